@@ -1,0 +1,1 @@
+/* Stand-in: nccl.h includes it for half types it does not use in signatures. */

@@ -1,0 +1,15 @@
+/* Once-only loading of a library (lz_load.c). */
+#ifndef LZ_LOAD_H
+#define LZ_LOAD_H
+
+#include "lz_search.h"
+
+/* Returned by lz_ensure_loaded to a call made from inside the load itself
+ * (a constructor of the real library calling back into the shim). */
+enum { LZ_REENTERED = 3 };
+
+/* Load the library unless done already; LZ_LOADED, LZ_FAILED or LZ_REENTERED.
+ * Thread-safe; after the first call it is one acquire load. */
+LZ_HIDDEN int lz_ensure_loaded(const lz_lib *lib);
+
+#endif

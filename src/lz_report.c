@@ -1,0 +1,68 @@
+/* Reports and logging. Silent unless asked: LAZYNCCL_DEBUG=1 prints to
+ * stderr, a callback set through <shim>_set_log_callback receives lines. */
+#include "lz_search.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+
+int lz_secure(void)
+{
+    return getauxval(AT_SECURE) != 0;
+}
+
+const char *lz_getenv(const char *name)
+{
+    return lz_secure() ? NULL : getenv(name);
+}
+
+static void lz_vlog(const lz_lib *lib, const char *fmt, va_list ap)
+{
+    lz_log_fn fn = __atomic_load_n(&lib->st->log_fn, __ATOMIC_ACQUIRE);
+    const char *debug = lz_getenv("LAZYNCCL_DEBUG");
+    int to_stderr = debug && *debug && strcmp(debug, "0") != 0;
+    if (!fn && !to_stderr)
+        return;
+    char line[1024];
+    int n = snprintf(line, sizeof line, "%s: ", lib->shim);
+    vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
+    if (fn)
+        fn(lib->st->log_user, line);
+    else
+        fprintf(stderr, "%s\n", line);
+}
+
+void lz_log(const lz_lib *lib, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    lz_vlog(lib, fmt, ap);
+    va_end(ap);
+}
+
+void lz_note(lz_walk *w, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    if (w->report && w->report_len + 1 < w->report_size) {
+        va_list copy;
+        va_copy(copy, ap);
+        size_t room = w->report_size - w->report_len;
+        int n = snprintf(w->report + w->report_len, room, "  ");
+        if (n > 0 && (size_t)n < room) {
+            int m = vsnprintf(w->report + w->report_len + n, room - (size_t)n, fmt, copy);
+            size_t used = (size_t)n + (m > 0 ? (size_t)m : 0);
+            if (used + 1 < room) {
+                w->report[w->report_len + used] = '\n';
+                w->report[w->report_len + used + 1] = '\0';
+                used++;
+            }
+            w->report_len += used < room ? used : room - 1;
+        }
+        va_end(copy);
+    }
+    lz_vlog(w->lib, fmt, ap);
+    va_end(ap);
+}

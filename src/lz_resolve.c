@@ -1,0 +1,91 @@
+/* Resolving one export on its first call, with the versioned-name policy
+ * (docs/search-order.md, "Versioned names"). */
+#include "lz_load.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int strict_versions(void)
+{
+    const char *v = lz_getenv("LAZYNCCL_STRICT_VERSIONS");
+    return v && *v && strcmp(v, "0") != 0;
+}
+
+/* Record why a name could not be had. Each message is its own allocation,
+ * published atomically and never changed, so a reader is never torn. */
+static void symbol_failed(const lz_lib *lib, const char *name, const char *why)
+{
+    lz_state *st = lib->st;
+    char text[1024];
+    int n = snprintf(text, sizeof text, "%s: %s: not exported by %s%s", lib->shim, name,
+                     st->path, why);
+    size_t len = n < 0 ? 0 : (size_t)n < sizeof text ? (size_t)n : sizeof text - 1;
+    lz_msg *m = malloc(sizeof *m + len + 1);
+    if (m) {
+        memcpy(m->text, text, len);
+        m->text[len] = '\0';
+        m->next = st->sym_msgs;
+        __atomic_store_n(&st->sym_msgs, m, __ATOMIC_RELEASE);
+    }
+    lz_log(lib, "%s", text + strlen(lib->shim) + 2);
+}
+
+/* Another member of the family: for a versioned name, an older version of the
+ * same major; for the unversioned name, the newest version. The table lists a
+ * family's members by ascending version, so walk it backwards. */
+static void *family_fallback(const lz_lib *lib, const lz_sym *want)
+{
+    void *handle = lib->st->handle;
+    for (size_t j = lib->nsyms; j-- > 0;) {
+        const lz_sym *s = &lib->syms[j];
+        if (!s->family || s->major < 0 || strcmp(s->family, want->family) != 0)
+            continue;
+        if (want->major >= 0 && (s->major != want->major || s->minor >= want->minor))
+            continue;
+        void *p = dlsym(handle, s->name);
+        if (p) {
+            lz_log(lib, "%s: not exported by %s; using %s", want->name, lib->st->path, s->name);
+            return p;
+        }
+    }
+    return NULL;
+}
+
+static void *lookup(const lz_lib *lib, size_t i)
+{
+    const lz_sym *s = &lib->syms[i];
+    void *p = dlsym(lib->st->handle, s->name);
+    if (p || !s->family)
+        goto out;
+    if (s->major >= 0 && strict_versions()) {
+        symbol_failed(lib, s->name, " (LAZYNCCL_STRICT_VERSIONS is set: no fallback)");
+        return NULL;
+    }
+    p = family_fallback(lib, s);
+out:
+    if (!p)
+        symbol_failed(lib, s->name, "");
+    return p;
+}
+
+lz_fn lz_resolve(const lz_lib *lib, size_t i)
+{
+    int status = lz_ensure_loaded(lib);
+    if (status == LZ_REENTERED)
+        return lib->fails[i]; /* not published: the next call tries again */
+    pthread_mutex_lock(&lib->st->mu);
+    lz_fn f = __atomic_load_n(&lib->slots[i], __ATOMIC_ACQUIRE);
+    if (f == lib->resolvers[i]) {
+        f = lib->fails[i];
+        if (status == LZ_LOADED) {
+            void *p = lookup(lib, i);
+            if (p)
+                f = (lz_fn)p;
+        }
+        __atomic_store_n(&lib->slots[i], f, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&lib->st->mu);
+    return f;
+}

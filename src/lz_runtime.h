@@ -1,0 +1,91 @@
+/* The hand-written runtime shared by every generated shim.
+ *
+ * A generated shim (build/<lib>_stubs.c) describes its library with one
+ * constant lz_lib; everything here works from that description, so a new
+ * library needs a spec, never new runtime code. All symbols are hidden:
+ * only the wrapped API and the control API leave a shared object. */
+#ifndef LZ_RUNTIME_H
+#define LZ_RUNTIME_H
+
+#include <limits.h>
+#include <pthread.h>
+#include <stddef.h>
+
+#define LZ_HIDDEN __attribute__((visibility("hidden")))
+#define LZ_API __attribute__((visibility("default")))
+
+typedef void (*lz_fn)(void);
+
+/* One exported name. Versioned names belong to a family (nvJitLinkCreate)
+ * and carry their version; major is -1 for the unversioned name. */
+typedef struct lz_sym {
+    const char *name;
+    const char *family;
+    int major, minor;
+} lz_sym;
+
+enum { LZ_UNTRIED = 0, LZ_LOADED = 1, LZ_FAILED = 2 };
+
+#define LZ_MESSAGE_MAX 8192
+
+typedef void (*lz_log_fn)(void *user, const char *message);
+
+typedef struct lz_msg {
+    struct lz_msg *next;
+    char text[];
+} lz_msg;
+
+/* Mutable state of one library, guarded by mu except where noted. */
+typedef struct lz_state {
+    pthread_mutex_t mu;
+    int status;              /* atomic: LZ_UNTRIED / LZ_LOADED / LZ_FAILED */
+    void *handle;
+    const char *step;        /* search step that found the library */
+    char path[PATH_MAX];     /* path of the loaded library */
+    char *search_list;       /* set by <shim>_set_search_path, or NULL */
+    lz_log_fn log_fn;        /* atomic */
+    void *log_user;
+    /* The last load attempt: every candidate and why it was rejected.
+     * Written only while loading, so readers see a stable string. */
+    char message[LZ_MESSAGE_MAX];
+    /* Why the last symbol could not be resolved in a loaded library
+     * (atomic; a list so that earlier messages stay valid). */
+    struct lz_msg *sym_msgs;
+} lz_state;
+
+#define LZ_STATE_INIT { .mu = PTHREAD_MUTEX_INITIALIZER }
+
+/* Constant description of one library, generated from its spec. */
+typedef struct lz_lib {
+    const char *id, *display, *shim, *env_var;
+    const char *const *sonames;     /* NULL-terminated, preference order */
+    const char *const *wheel_dirs;  /* below site-packages */
+    const char *const *home_vars;   /* <var>/lib */
+    const char *const *required;    /* a candidate must export these */
+    const lz_sym *syms;
+    size_t nsyms;
+    lz_fn *slots;                   /* what each thunk jumps through */
+    const lz_fn *resolvers;         /* initial slot values */
+    const lz_fn *fails;             /* what a slot holds when it cannot be had */
+    lz_state *st;
+} lz_lib;
+
+/* First call of export i: make sure the library is loaded, find the symbol,
+ * publish it in the slot (release) and return what the caller must call. */
+LZ_HIDDEN lz_fn lz_resolve(const lz_lib *lib, size_t i);
+
+/* The message a failing function reports (library not loaded, or symbol
+ * missing): always a valid string. */
+LZ_HIDDEN const char *lz_message(const lz_lib *lib);
+
+/* Control API, behind the per-library functions of include/lazynccl.h. */
+LZ_HIDDEN int lz_api_load(const lz_lib *lib);
+LZ_HIDDEN int lz_api_is_loaded(const lz_lib *lib);
+LZ_HIDDEN const char *lz_api_loaded_path(const lz_lib *lib);
+LZ_HIDDEN const char *lz_api_loaded_step(const lz_lib *lib);
+LZ_HIDDEN const char *lz_api_last_error(const lz_lib *lib);
+LZ_HIDDEN int lz_api_set_search_path(const lz_lib *lib, const char *list);
+LZ_HIDDEN void lz_api_set_log_callback(const lz_lib *lib, lz_log_fn fn, void *user);
+LZ_HIDDEN int lz_api_would_load(const lz_lib *lib, char *path, size_t size);
+
+#endif

@@ -1,0 +1,53 @@
+/* One-line-per-function building blocks for generated shims.
+ *
+ * The generated file defines LZ_LIB, the tables lz_slots/lz_fails and an
+ * index LZ_I_<name> per export, then uses these macros once per function.
+ * Each exported thunk is a load of its slot and one indirect (tail) jump: the
+ * acquire load costs nothing on x86-64 and pairs with the release store in
+ * lz_resolve, so a thread that sees the resolved pointer sees the loaded
+ * library too. No flag test and no lock stand on the hot path. */
+#ifndef LZ_THUNK_H
+#define LZ_THUNK_H
+
+#include "lz_runtime.h"
+
+#define LZ_SLOT(name) __atomic_load_n(&lz_slots[LZ_I_##name], __ATOMIC_ACQUIRE)
+
+#define LZ_THUNK(ret, name, params, args) \
+    LZ_API ret name params { return ((__typeof__(&name))LZ_SLOT(name)) args; }
+#define LZ_THUNK_VOID(ret, name, params, args) \
+    LZ_API ret name params { ((__typeof__(&name))LZ_SLOT(name)) args; }
+
+#define LZ_RESOLVER(ret, name, params, args) \
+    static ret lz_r_##name params \
+    { return ((__typeof__(&name))lz_resolve(&LZ_LIB, LZ_I_##name)) args; }
+#define LZ_RESOLVER_VOID(ret, name, params, args) \
+    static ret lz_r_##name params \
+    { ((__typeof__(&name))lz_resolve(&LZ_LIB, LZ_I_##name)) args; }
+
+#define LZ_FAIL(ret, name, params, value) static ret lz_f_##name params { return value; }
+#define LZ_FAIL_VOID(name, params) static void lz_f_##name params { }
+
+#define LZ_CONTROL_API(p) \
+    LZ_API int p##_load(void) { return lz_api_load(&LZ_LIB); } \
+    LZ_API int p##_is_loaded(void) { return lz_api_is_loaded(&LZ_LIB); } \
+    LZ_API const char *p##_loaded_path(void) { return lz_api_loaded_path(&LZ_LIB); } \
+    LZ_API const char *p##_loaded_step(void) { return lz_api_loaded_step(&LZ_LIB); } \
+    LZ_API const char *p##_last_error(void) { return lz_api_last_error(&LZ_LIB); } \
+    LZ_API int p##_set_search_path(const char *list) \
+    { return lz_api_set_search_path(&LZ_LIB, list); } \
+    LZ_API void p##_set_log_callback(void (*fn)(void *, const char *), void *user) \
+    { lz_api_set_log_callback(&LZ_LIB, fn, user); } \
+    LZ_API int p##_would_load(char *path, size_t size) \
+    { return lz_api_would_load(&LZ_LIB, path, size); }
+
+/* ELF note "FDO"/0x407c0c0a holding JSON: the freedesktop dlopen metadata. */
+#define LZ_DLOPEN_NOTE(json) \
+    __attribute__((used, section(".note.dlopen"), aligned(4))) \
+    static const struct { \
+        unsigned namesz, descsz, type; \
+        char name[4]; \
+        char desc[(sizeof(json) + 3) & ~3u]; \
+    } lz_dlopen_note = { 4, sizeof(json), 0x407c0c0a, "FDO", json };
+
+#endif
