@@ -124,7 +124,7 @@ def emit(spec, spec_display, headers, functions, macros):
         else:
             w(f"LZ_FAIL({e.fn.ret}, {e.name}, ({e.fn.params}), {_failure_value(spec, e.fn)})\n")
 
-    w("\nstatic lz_fn lz_slots[LZ_COUNT] = {\n")
+    w("\n__attribute__((used)) static lz_fn lz_slots[LZ_COUNT] = {\n")
     for e in exports:
         w(f"    (lz_fn)lz_r_{e.name},\n")
     w("};\nstatic const lz_fn lz_resolvers[LZ_COUNT] = {\n")
@@ -156,9 +156,9 @@ def emit(spec, spec_display, headers, functions, macros):
     w(f"    .st = &lz_state_{spec.id},\n}};\n\n")
 
     w("/* The exported API: one load of the slot and one indirect jump each. */\n")
-    for e in exports:
+    for i, e in enumerate(exports):
         macro = "LZ_THUNK_VOID" if e.fn.ret == "void" else "LZ_THUNK"
-        w(f"{macro}({e.fn.ret}, {e.name}, ({e.fn.params}), ({e.fn.args}))\n")
+        w(f"{macro}({e.fn.ret}, {e.name}, {i}, ({e.fn.params}), ({e.fn.args}))\n")
 
     w(f"\n/* The control API (include/lazynccl.h). */\nLZ_CONTROL_API({spec.shim})\n\n")
     note = dlopen_note_json(spec)

@@ -13,7 +13,7 @@ import subprocess
 from dataclasses import dataclass
 
 from pycparser import c_ast, c_generator, c_parser
-from pycparser.plyparser import ParseError
+from pycparser.c_parser import ParseError
 
 from spec import GenError
 

@@ -2,10 +2,10 @@
  *
  * The generated file defines LZ_LIB, the tables lz_slots/lz_fails and an
  * index LZ_I_<name> per export, then uses these macros once per function.
- * Each exported thunk is a load of its slot and one indirect (tail) jump: the
- * acquire load costs nothing on x86-64 and pairs with the release store in
- * lz_resolve, so a thread that sees the resolved pointer sees the loaded
- * library too. No flag test and no lock stand on the hot path. */
+ * Each exported thunk is one indirect jump through its slot, as a PLT entry
+ * is: on x86-64 a load is an acquire load, which pairs with the release
+ * store in lz_resolve, so a thread that sees the resolved pointer sees the
+ * loaded library too. No flag test and no lock stand on the hot path. */
 #ifndef LZ_THUNK_H
 #define LZ_THUNK_H
 
@@ -13,10 +13,30 @@
 
 #define LZ_SLOT(name) __atomic_load_n(&lz_slots[LZ_I_##name], __ATOMIC_ACQUIRE)
 
-#define LZ_THUNK(ret, name, params, args) \
+/* The compiler checks each generated signature against the real header. */
+#define LZ_CHECK(ret, name, params) \
+    _Static_assert(__builtin_types_compatible_p(__typeof__(&name), ret(*) params), \
+                   #name ": generated signature differs from the header");
+
+#if defined(__x86_64__) && !defined(LZ_C_THUNKS)
+/* Written in assembly: a C thunk with stack-passed arguments (more than six)
+ * makes GCC copy them onto themselves before the jump. */
+#define LZ_STR2(x) #x
+#define LZ_STR(x) LZ_STR2(x)
+#define LZ_THUNK(ret, name, idx, params, args) \
+    LZ_CHECK(ret, name, params) \
+    __asm__(".pushsection .text\n\t.p2align 4\n\t.globl " #name "\n\t.type " #name \
+            ",@function\n" #name ":\n\tjmp *lz_slots+8*" #idx "(%rip)\n\t.size " #name \
+            ",.-" #name "\n\t.popsection");
+#define LZ_THUNK_VOID LZ_THUNK
+#else
+#define LZ_THUNK(ret, name, idx, params, args) \
+    LZ_CHECK(ret, name, params) \
     LZ_API ret name params { return ((__typeof__(&name))LZ_SLOT(name)) args; }
-#define LZ_THUNK_VOID(ret, name, params, args) \
+#define LZ_THUNK_VOID(ret, name, idx, params, args) \
+    LZ_CHECK(ret, name, params) \
     LZ_API ret name params { ((__typeof__(&name))LZ_SLOT(name)) args; }
+#endif
 
 #define LZ_RESOLVER(ret, name, params, args) \
     static ret lz_r_##name params \

@@ -1,0 +1,160 @@
+"""Small harness for the test scripts (standard library only).
+
+Each test script defines cases with @case and ends with lztest.main(). Meson
+runs one case per test: `python3 tests/test_x.py CASE`. Exit status: 0 pass,
+1 fail, 77 skip (with the reason printed). Fake libraries and programs are
+compiled by the cases themselves into a fresh directory per case.
+"""
+
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+
+BUILD = os.environ.get("LZ_BUILD_DIR", "")
+SOURCE = os.environ.get("LZ_SOURCE_DIR", os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+CC = shlex.split(os.environ.get("LZ_CC", "cc"))
+NCCL_INCLUDE = os.environ.get("LZ_NCCL_INCLUDE", "/usr/local/cuda/include")
+CUDA_INCLUDE = os.environ.get("LZ_CUDA_INCLUDE", "/usr/local/cuda/include")
+OPTIMIZATION = os.environ.get("LZ_OPTIMIZATION", "2")
+SANITIZE = os.environ.get("LZ_SANITIZE", "none")
+PROGS = os.path.join(SOURCE, "tests", "progs")
+FAKES = os.path.join(SOURCE, "tests", "fakes")
+
+CASES = {}
+SKIP = 77
+
+
+class Skip(Exception):
+    pass
+
+
+class Fail(Exception):
+    pass
+
+
+def case(fn):
+    CASES[fn.__name__] = fn
+    return fn
+
+
+def check(cond, message):
+    if not cond:
+        raise Fail(message)
+
+
+def equal(got, want, what):
+    if got != want:
+        raise Fail(f"{what}: got {got!r}, want {want!r}")
+
+
+def contains(text, part, what):
+    if part not in text:
+        raise Fail(f"{what}: {part!r} not found in:\n{text}")
+
+
+def workdir(name):
+    d = os.path.join(BUILD or "/tmp", "tests-work", name)
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    return d
+
+
+def run(cmd, env=None, check_rc=None, cwd=None, input=None):
+    """Run a command with a clean, explicit environment on top of os.environ."""
+    e = dict(os.environ)
+    for k in ("LAZYNCCL_LIBPATH", "LAZYNVRTC_LIBPATH", "LAZYNVJITLINK_LIBPATH",
+              "LAZYNCCL_DEBUG", "LAZYNCCL_STRICT_VERSIONS", "LZ_CTOR_LOG"):
+        e.pop(k, None)
+    e.update(env or {})
+    r = subprocess.run(cmd, env=e, capture_output=True, text=True, cwd=cwd, input=input,
+                       errors="replace")
+    if check_rc is not None and r.returncode != check_rc:
+        raise Fail(f"{shlex.join(cmd)} exited {r.returncode}, want {check_rc}\n"
+                   f"stdout:\n{r.stdout}\nstderr:\n{r.stderr}")
+    return r
+
+
+def compile_c(out, sources, args=(), shared=False):
+    cmd = CC + (["-shared", "-fPIC"] if shared else []) + ["-o", out] + list(sources) + list(args)
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise Fail(f"compile failed: {shlex.join(cmd)}\n{r.stderr}")
+    return out
+
+
+def shim(lib, static=False):
+    name = f"liblazy{lib}.a" if static else f"liblazy{lib}.so"
+    return os.path.join(BUILD, name)
+
+
+def link_shim_args(*libs):
+    args = [f"-I{SOURCE}/include", f"-I{NCCL_INCLUDE}", f"-I{CUDA_INCLUDE}", f"-L{BUILD}",
+            f"-Wl,-rpath,{BUILD}"]
+    args += [f"-llazy{lib}" for lib in libs]
+    return args + sanitizer_link_args()
+
+
+def fake_nccl(directory, name="libnccl.so.2", soname="libnccl.so.2", version=99999,
+              omit=(), extra=()):
+    """A fake NCCL: a few functions with recognisable answers."""
+    os.makedirs(directory, exist_ok=True)
+    args = [f"-DFAKE_VERSION={version}", f"-DFAKE_NAME=\"{directory}/{name}\""]
+    args += [f"-DOMIT_{o}" for o in omit] + list(extra)
+    if soname:
+        args.append(f"-Wl,-soname,{soname}")
+    return compile_c(os.path.join(directory, name), [os.path.join(FAKES, "fake_nccl.c")],
+                     args, shared=True)
+
+
+def real_library(soname):
+    """Path of a real library for tests that need one, else raise Skip."""
+    for d in ("/usr/local/cuda/lib64", "/usr/local/cuda/lib"):
+        p = os.path.join(d, soname)
+        if os.path.exists(p):
+            return p
+    r = subprocess.run(["/sbin/ldconfig", "-p"], capture_output=True, text=True)
+    m = re.search(rf"\s{re.escape(soname)} .*=> (\S+)", r.stdout)
+    if m:
+        return m.group(1)
+    raise Skip(f"{soname} is not installed here")
+
+
+def exported(path):
+    """Defined dynamic symbols (functions), version suffixes removed."""
+    r = run(["nm", "-D", "--defined-only", path], check_rc=0)
+    names = set()
+    for line in r.stdout.splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[1] in "TWiu":
+            names.add(parts[2].split("@")[0])
+    return names
+
+
+def main():
+    if sys.argv[1:] == ["--list"]:
+        print("\n".join(CASES))
+        return 0
+    if len(sys.argv) != 2 or sys.argv[1] not in CASES:
+        print("usage: " + sys.argv[0] + " CASE; cases: " + ", ".join(CASES))
+        return 2
+    try:
+        CASES[sys.argv[1]]()
+    except Skip as e:
+        print(f"SKIP: {e}")
+        return SKIP
+    except Fail as e:
+        print(f"FAIL: {e}")
+        return 1
+    print("ok")
+    return 0
+
+
+def sanitizer_link_args():
+    """Linking a program against an instrumented static archive needs the
+    sanitizer runtime too."""
+    if SANITIZE in ("", "none"):
+        return []
+    return [f"-fsanitize={SANITIZE}"]

@@ -1,0 +1,82 @@
+/* A client of nccl.h for the tests, built against the real header and linked
+ * either with liblazynccl or (with -DDIRECT) with the real -lnccl.
+ *   nccl_client version     ->  before=0 rc=0 version=22809 after=1
+ *   nccl_client uniqueid    ->  rc=0 family=2 nonzero=1
+ *   nccl_client call NAME.. ->  NAME: rc=... value=... [error=...] [last_error=...] */
+#include <nccl.h>
+#ifndef DIRECT
+#include <lazynccl.h>
+#endif
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int nccl_mapped(void)
+{
+    char line[4096];
+    int found = 0;
+    FILE *f = fopen("/proc/self/maps", "r");
+    while (f && fgets(line, sizeof line, f))
+        if (strstr(line, "/libnccl.so"))
+            found = 1;
+    if (f)
+        fclose(f);
+    return found;
+}
+
+static void report(ncclResult_t rc)
+{
+    if (rc != ncclSuccess)
+        printf(" error=%s", ncclGetErrorString(rc));
+#ifndef DIRECT
+    const char *e = lazynccl_last_error();
+    if (e)
+        printf(" last_error=%s", e);
+#endif
+    printf("\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc >= 2 && strcmp(argv[1], "version") == 0) {
+        int before = nccl_mapped(), v = 0;
+        ncclResult_t rc = ncclGetVersion(&v);
+        printf("before=%d rc=%d version=%d after=%d\n", before, (int)rc, v, nccl_mapped());
+        return 0;
+    }
+    if (argc >= 2 && strcmp(argv[1], "uniqueid") == 0) {
+        ncclUniqueId id;
+        memset(&id, 0, sizeof id);
+        ncclResult_t rc = ncclGetUniqueId(&id);
+        int nonzero = 0;
+        for (size_t i = 0; i < sizeof id.internal; i++)
+            nonzero |= id.internal[i] != 0;
+        unsigned short family;
+        memcpy(&family, id.internal + 8, sizeof family);
+        printf("rc=%d family=%u nonzero=%d\n", (int)rc, family, nonzero);
+        return 0;
+    }
+    if (argc >= 3 && strcmp(argv[1], "call") == 0) {
+        for (int a = 2; a < argc; a++) {
+            ncclResult_t rc = ncclInternalError;
+            int value = -1;
+            if (strcmp(argv[a], "ncclGetVersion") == 0)
+                rc = ncclGetVersion(&value);
+            else if (strcmp(argv[a], "ncclCommCount") == 0)
+                rc = ncclCommCount(NULL, &value);
+            else if (strcmp(argv[a], "ncclGetUniqueId") == 0) {
+                ncclUniqueId id;
+                rc = ncclGetUniqueId(&id);
+                value = id.internal[0];
+            } else {
+                fprintf(stderr, "unknown function %s\n", argv[a]);
+                return 2;
+            }
+            printf("%s: rc=%d value=%d", argv[a], (int)rc, value);
+            report(rc);
+        }
+        return 0;
+    }
+    fprintf(stderr, "usage: nccl_client version|uniqueid|call NAME\n");
+    return 2;
+}

@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""End-to-end tests against the real CUDA 13.0 libraries (skip where absent)."""
+import filecmp
+import os
+
+import lztest as t
+from lztest import case
+
+
+def build_client(d, direct=False):
+    src = os.path.join(t.PROGS, "nccl_client.c")
+    if direct:
+        lib = os.path.dirname(t.real_library("libnccl.so.2"))
+        return t.compile_c(os.path.join(d, "client_direct"), [src],
+                           ["-DDIRECT", f"-I{t.NCCL_INCLUDE}", f"-L{lib}", f"-Wl,-rpath,{lib}",
+                            "-l:libnccl.so.2"])
+    return t.compile_c(os.path.join(d, "client_shim"), [src], t.link_shim_args("nccl"))
+
+
+@case
+def pkgconfig_lazy_version():
+    """Built with `pkg-config --cflags --libs lazynccl` only: NCCL is not mapped
+    before the first call, is after, and gives the direct link's version."""
+    t.real_library("libnccl.so.2")
+    d = t.workdir("pkgconfig_lazy_version")
+    env = {"PKG_CONFIG_PATH": os.path.join(t.BUILD, "meson-uninstalled")}
+    flags = t.run(["pkg-config", "--cflags", "--libs", "lazynccl"], env=env, check_rc=0).stdout.split()
+    t.check("-llazynccl" in flags and not any("-lnccl" == f for f in flags),
+            f"pkg-config flags: {flags}")
+    exe = t.compile_c(os.path.join(d, "client"), [os.path.join(t.PROGS, "nccl_client.c")],
+                      flags + [f"-Wl,-rpath,{t.BUILD}"])
+    needed = t.run(["readelf", "-d", exe], check_rc=0).stdout
+    t.check("libnccl" not in needed, "the program has a DT_NEEDED on libnccl")
+    lazy = t.run([exe, "version"], check_rc=0).stdout.split()
+    direct = t.run([build_client(d, direct=True), "version"], check_rc=0).stdout.split()
+    t.equal(lazy[0], "before=0", "libnccl mapped before the first call")
+    t.equal(lazy[3], "after=1", "libnccl mapped after the first call")
+    t.equal(lazy[1:3], direct[1:3], "rc and version, shim vs direct")
+    t.equal(direct[1], "rc=0", "direct ncclGetVersion")
+
+
+@case
+def unique_id():
+    """ncclGetUniqueId through the shim answers like the direct library."""
+    t.real_library("libnccl.so.2")
+    d = t.workdir("unique_id")
+    lazy = t.run([build_client(d), "uniqueid"], check_rc=0).stdout.strip()
+    direct = t.run([build_client(d, direct=True), "uniqueid"], check_rc=0).stdout.strip()
+    t.equal(lazy, direct, "ncclGetUniqueId result, address family and content")
+    t.check(direct.startswith("rc=0 ") and direct.endswith("nonzero=1"), direct)
+
+
+@case
+def nvrtc_nvjitlink_bytes():
+    """PTX and cubin made through the shims are byte-identical to the direct ones."""
+    rtc = os.path.dirname(t.real_library("libnvrtc.so.13"))
+    jit = os.path.dirname(t.real_library("libnvJitLink.so.13"))
+    d = t.workdir("nvrtc_nvjitlink_bytes")
+    src = os.path.join(t.PROGS, "rtc_link.c")
+    shim = t.compile_c(os.path.join(d, "shim"), [src], t.link_shim_args("nvrtc", "nvjitlink"))
+    direct = t.compile_c(os.path.join(d, "direct"), [src],
+                         [f"-I{t.CUDA_INCLUDE}", f"-L{rtc}", f"-L{jit}", f"-Wl,-rpath,{rtc}",
+                          "-l:libnvrtc.so.13", "-l:libnvJitLink.so.13"])
+    a = t.run([shim, f"{d}/shim.ptx", f"{d}/shim.cubin"], check_rc=0).stdout
+    b = t.run([direct, f"{d}/direct.ptx", f"{d}/direct.cubin"], check_rc=0).stdout
+    t.equal(a, b, "sizes")
+    t.check(filecmp.cmp(f"{d}/shim.ptx", f"{d}/direct.ptx", shallow=False), "PTX differs")
+    t.check(filecmp.cmp(f"{d}/shim.cubin", f"{d}/direct.cubin", shallow=False), "cubin differs")
+    with open(f"{d}/shim.cubin", "rb") as f:
+        t.equal(f.read(4), b"\x7fELF", "cubin magic")
+
+
+@case
+def static_link():
+    """The static shim works the same, and the program has no DT_NEEDED on NCCL."""
+    t.real_library("libnccl.so.2")
+    d = t.workdir("static_link")
+    exe = t.compile_c(os.path.join(d, "client"), [os.path.join(t.PROGS, "nccl_client.c")],
+                      [f"-I{t.SOURCE}/include", f"-I{t.NCCL_INCLUDE}", t.shim("nccl", static=True),
+                       "-ldl", "-lpthread"] + t.sanitizer_link_args())
+    t.check("lazynccl" not in t.run(["readelf", "-d", exe], check_rc=0).stdout,
+            "statically linked program still needs liblazynccl")
+    out = t.run([exe, "version"], check_rc=0).stdout
+    t.check(out.startswith("before=0 rc=0 version=2") and out.strip().endswith("after=1"), out)
+
+
+@case
+def demo():
+    """The main job: lazynccl-demo shows nothing mapped before, all three after."""
+    t.real_library("libnccl.so.2")
+    out = t.run([os.path.join(t.BUILD, "lazynccl-demo")], check_rc=0).stdout
+    before, after = out.split("loaded by the shims:")
+    for lib in ("libnccl.so", "libnvrtc.so", "libnvJitLink.so"):
+        t.check(f"{lib}" in before and before.count("not mapped") == 3, before)
+        t.contains(after.split("after:")[1], "/" + lib, "mapped after")
+    t.contains(out, "ncclGetVersion: 2", "demo output")
+    t.contains(out, "sm_90 cubin", "demo output")
+
+
+if __name__ == "__main__":
+    raise SystemExit(t.main())

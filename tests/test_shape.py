@@ -1,0 +1,153 @@
+#!/usr/bin/env python3
+"""The shape of the shims: completeness against header and library, ELF
+hygiene, the one-jump hot path, deterministic generation."""
+import os
+import re
+import sys
+
+import lztest as t
+from lztest import case
+
+LIBS = {
+    # id: (header, real soname, API name pattern)
+    "nccl": ("nccl.h", "libnccl.so.2", r"^p?nccl[A-Z]\w*$"),
+    "nvrtc": ("nvrtc.h", "libnvrtc.so.13", r"^nvrtc[A-Z]\w*$"),
+    "nvjitlink": ("nvJitLink.h", "libnvJitLink.so.13", r"^(__)?nvJitLink[A-Z]\w*$"),
+}
+CONTROL = ["load", "is_loaded", "loaded_path", "loaded_step", "last_error",
+           "set_search_path", "set_log_callback", "would_load"]
+
+
+def header_text(lib):
+    inc = t.NCCL_INCLUDE if lib == "nccl" else t.CUDA_INCLUDE
+    with open(os.path.join(inc, LIBS[lib][0])) as f:
+        return f.read()
+
+
+def declared_in_header(lib):
+    """Function names the header text declares or defines: NAME followed by '('."""
+    return set(re.findall(r"\b([A-Za-z_]\w*)\s*\(", header_text(lib)))
+
+
+def completeness(lib):
+    real = t.exported(t.real_library(LIBS[lib][1]))
+    shim = t.exported(t.shim(lib))
+    wanted = real & declared_in_header(lib)
+    missing = sorted(wanted - shim)
+    print(f"{lib}: header and library share {len(wanted)} functions; "
+          f"the shim exports {len(shim)} names")
+    if missing:
+        print("missing from the shim: " + ", ".join(missing))
+    extra = sorted((real - shim) - wanted)
+    if extra:
+        print("exported by the library but not declared in the header (not wrapped): "
+              + ", ".join(extra))
+    t.check(wanted and not missing, f"{len(missing)} functions missing")
+
+
+def hygiene_needed(lib):
+    out = t.run(["readelf", "-d", t.shim(lib)], check_rc=0).stdout
+    needed = re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", out)
+    print("DT_NEEDED:", needed)
+    bad = [n for n in needed if re.match(r"lib(nccl|nvrtc|nvJitLink|elf|cuda)", n)]
+    t.check(not bad, f"DT_NEEDED on {bad}")
+    allowed = re.compile(r"^(libc\.so|ld-linux|libdl\.so|libpthread\.so|libasan|libubsan|libtsan|"
+                         r"libgcc_s|libm\.so|libstdc\+\+)")
+    t.check(all(allowed.match(n) for n in needed), f"unexpected DT_NEEDED in {needed}")
+
+
+def hygiene_exports(lib):
+    pattern = re.compile(LIBS[lib][2])
+    declared = declared_in_header(lib)
+    control = {f"lazy{lib}_{c}" for c in CONTROL}
+    names = t.exported(t.shim(lib))
+    bad = []
+    for n in sorted(names):
+        if n in control:
+            continue
+        versioned = lib == "nvjitlink" and re.match(r"^__nvJitLink[A-Za-z]+_\d+_\d+$", n)
+        if not pattern.match(n) or not (n in declared or versioned):
+            bad.append(n)
+    print(f"{len(names)} exports; outside the API: {bad}")
+    t.check(not bad, f"exports outside the wrapped and control API: {bad}")
+    t.check(control <= names, f"control API missing: {sorted(control - names)}")
+
+
+for _lib in LIBS:
+    t.CASES[f"completeness_{_lib}"] = (lambda lib: lambda: completeness(lib))(_lib)
+    t.CASES[f"needed_{_lib}"] = (lambda lib: lambda: hygiene_needed(lib))(_lib)
+    t.CASES[f"exports_{_lib}"] = (lambda lib: lambda: hygiene_exports(lib))(_lib)
+
+
+def function_bodies(path):
+    """{symbol: [instructions]} from objdump, alignment padding dropped."""
+    out = t.run(["objdump", "-d", "--no-show-raw-insn", "-M", "att", path], check_rc=0).stdout
+    bodies, cur = {}, None
+    for line in out.splitlines():
+        m = re.match(r"^[0-9a-f]+ <([^>]+)>:$", line)
+        if m:
+            cur = bodies.setdefault(m.group(1), [])
+            continue
+        m = re.match(r"^\s+[0-9a-f]+:\s+(.*?)\s*(#.*)?$", line)
+        if m and cur is not None:
+            ins = m.group(1)
+            if not ins.startswith(("nop", "xchg   %ax,%ax", "data16", "cs nop", "int3")):
+                cur.append(ins)
+    return bodies
+
+
+SLOT_LOAD = re.compile(r"^mov\s+0x[0-9a-f]+\(%rip\),(%r\w+)$")
+
+
+@case
+def hot_path():
+    """Every exported thunk is a load of its slot and one indirect jump."""
+    if t.OPTIMIZATION in ("0", "plain"):
+        raise t.Skip(f"optimization={t.OPTIMIZATION}: thunks are only one jump in optimised builds")
+    if t.SANITIZE not in ("", "none"):
+        raise t.Skip(f"sanitizer build ({t.SANITIZE}) instruments the slot load")
+    checked, bad = 0, []
+    for lib in LIBS:
+        with open(os.path.join(t.BUILD, f"{lib}_exports.txt")) as f:
+            names = f.read().split()
+        bodies = function_bodies(t.shim(lib))
+        for n in names:
+            body = bodies.get(n)
+            ok = False
+            if body and len(body) == 2:
+                m = SLOT_LOAD.match(body[0])
+                ok = bool(m) and re.match(rf"^jmp\s+\*{re.escape(m.group(1))}$", body[1])
+            elif body and len(body) == 1:
+                ok = bool(re.match(r"^jmp\s+\*0x[0-9a-f]+\(%rip\)$", body[0]))
+            checked += 1
+            if not ok:
+                bad.append(f"{lib}:{n}: {body}")
+    print(f"{checked} thunks checked")
+    for b in bad[:20]:
+        print(b)
+    t.check(checked > 200 and not bad, f"{len(bad)} thunks are not one load and one jump")
+
+
+@case
+def generator_deterministic():
+    """Two runs of the generator give identical output, with its provenance."""
+    d = t.workdir("generator_deterministic")
+    outs = []
+    for i in range(2):
+        out = os.path.join(d, f"nccl{i}.c")
+        t.run([sys.executable, os.path.join(t.SOURCE, "gen", "lazygen.py"), "--spec",
+               os.path.join(t.SOURCE, "stubs", "nccl.toml"), "--include-dir", t.NCCL_INCLUDE,
+               "--cc", " ".join(t.CC), "--out-c", out], check_rc=0)
+        with open(out) as f:
+            outs.append(f.read())
+    t.equal(outs[0], outs[1], "generated text of two runs")
+    head = outs[0][:600]
+    for part in ("Spec:    stubs/nccl.toml", os.path.join(t.NCCL_INCLUDE, "nccl.h"),
+                 "NCCL_MAJOR = 2", "do not edit"):
+        t.contains(head, part, "provenance comment")
+    with open(os.path.join(t.BUILD, "nccl_stubs.c")) as f:
+        t.equal(f.read(), outs[0], "the build's generated file vs a fresh run")
+
+
+if __name__ == "__main__":
+    raise SystemExit(t.main())
