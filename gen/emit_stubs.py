@@ -12,13 +12,14 @@ from spec import GenError
 
 @dataclass
 class Export:
-    name: str        # the exported symbol
+    name: str        # the library's name for it (resolved with dlsym)
     typed_as: str    # the header-declared function whose type it has
     fn: object       # model.Function giving return type and parameters
     family: str      # versioned family, "" when not versioned
     major: int
     minor: int
     declared: bool   # declared by the header (else we declare it)
+    sym: str = ""    # the symbol the shim defines: name, prefixed if internal
 
 
 def expand_exports(spec, functions):
@@ -27,6 +28,7 @@ def expand_exports(spec, functions):
     exports, names = [], set()
 
     def add(e):
+        e.sym = spec.symbol_prefix + e.name
         if e.name not in names:
             names.add(e.name)
             exports.append(e)
@@ -67,7 +69,8 @@ def dlopen_note_json(spec):
     sonames = ",".join(_json_string(s) for s in spec.sonames)
     return (f'[{{"feature":{_json_string(spec.feature)},'
             f'"description":{_json_string(spec.description)},'
-            f'"priority":"recommended","soname":[{sonames}]}}]')
+            f'"priority":"{"suggested" if spec.internal else "recommended"}",'
+            f'"soname":[{sonames}]}}]')
 
 
 def _json_string(s):
@@ -97,9 +100,10 @@ def emit(spec, spec_display, headers, functions, macros):
     w('#pragma GCC diagnostic ignored "-Wdeprecated-declarations"\n')
     w('#pragma GCC diagnostic ignored "-Wunused-parameter"\n\n')
     w("#define LZ_LIB lz_lib_" + spec.id + "\n")
-    w("static const lz_lib LZ_LIB;\n\n")
+    w(("LZ_HIDDEN extern const lz_lib LZ_LIB;\n\n" if spec.internal else
+       "static const lz_lib LZ_LIB;\n\n"))
 
-    undeclared = [e for e in exports if not e.declared]
+    undeclared = [e for e in exports if not e.declared and not spec.internal]
     if undeclared:
         w("/* Names the header does not declare, typed like the version it does. */\n")
         for e in undeclared:
@@ -108,31 +112,32 @@ def emit(spec, spec_display, headers, functions, macros):
 
     w("/* Index of each export in the tables below. */\nenum {\n")
     for e in exports:
-        w(f"    LZ_I_{e.name},\n")
+        w(f"    LZ_I_{e.sym},\n")
     w("    LZ_COUNT\n};\n\n")
 
     w("/* First-call resolvers: load, resolve, publish, call. */\n")
     for e in exports:
         macro = "LZ_RESOLVER_VOID" if e.fn.ret == "void" else "LZ_RESOLVER"
-        w(f"{macro}({e.fn.ret}, {e.name}, ({e.fn.params}), ({e.fn.args}))\n")
+        w(f"{macro}({e.fn.ret}, {e.typed_as if not e.declared else e.name}, {e.sym}, "
+          f"({e.fn.params}), ({e.fn.args}))\n")
     w("\n/* What a function does when the library or its symbol cannot be had. */\n")
     for e in exports:
         if e.fn.ret == "void":
-            w(f"LZ_FAIL_VOID({e.name}, ({e.fn.params}))\n")
+            w(f"LZ_FAIL_VOID({e.sym}, ({e.fn.params}))\n")
         elif e.name in spec.own_answers:
-            w(f"LZ_FAIL({e.fn.ret}, {e.name}, ({e.fn.params}), lz_message(&LZ_LIB))\n")
+            w(f"LZ_FAIL({e.fn.ret}, {e.sym}, ({e.fn.params}), lz_message(&LZ_LIB))\n")
         else:
-            w(f"LZ_FAIL({e.fn.ret}, {e.name}, ({e.fn.params}), {_failure_value(spec, e.fn)})\n")
+            w(f"LZ_FAIL({e.fn.ret}, {e.sym}, ({e.fn.params}), {_failure_value(spec, e.fn)})\n")
 
     w("\n__attribute__((used)) static lz_fn lz_slots[LZ_COUNT] = {\n")
     for e in exports:
-        w(f"    (lz_fn)lz_r_{e.name},\n")
+        w(f"    (lz_fn)lz_r_{e.sym},\n")
     w("};\nstatic const lz_fn lz_resolvers[LZ_COUNT] = {\n")
     for e in exports:
-        w(f"    (lz_fn)lz_r_{e.name},\n")
+        w(f"    (lz_fn)lz_r_{e.sym},\n")
     w("};\nstatic const lz_fn lz_fails[LZ_COUNT] = {\n")
     for e in exports:
-        w(f"    (lz_fn)lz_f_{e.name},\n")
+        w(f"    (lz_fn)lz_f_{e.sym},\n")
     w("};\nstatic const lz_sym lz_syms[LZ_COUNT] = {\n")
     for e in exports:
         fam = _c_string(e.family) if e.family else "NULL"
@@ -144,7 +149,8 @@ def emit(spec, spec_display, headers, functions, macros):
     w(_string_array("lz_home_vars", spec.home_vars))
     w(_string_array("lz_required", spec.required))
     w(f"static lz_state lz_state_{spec.id} = LZ_STATE_INIT;\n\n")
-    w("static const lz_lib LZ_LIB = {\n")
+    w(("LZ_HIDDEN const lz_lib LZ_LIB = {\n" if spec.internal else
+       "static const lz_lib LZ_LIB = {\n"))
     w(f"    .id = {_c_string(spec.id)},\n")
     w(f"    .display = {_c_string(spec.display)},\n")
     w(f"    .shim = {_c_string(spec.shim)},\n")
@@ -153,15 +159,34 @@ def emit(spec, spec_display, headers, functions, macros):
     w("    .home_vars = lz_home_vars,\n    .required = lz_required,\n")
     w("    .syms = lz_syms,\n    .nsyms = LZ_COUNT,\n")
     w("    .slots = lz_slots,\n    .resolvers = lz_resolvers,\n    .fails = lz_fails,\n")
+    w(f"    .probe = {0 if spec.internal else 1},\n")
     w(f"    .st = &lz_state_{spec.id},\n}};\n\n")
 
-    w("/* The exported API: one load of the slot and one indirect jump each. */\n")
+    w("/* The API: one indirect jump through the slot each. */\n")
     for i, e in enumerate(exports):
         macro = "LZ_THUNK_VOID" if e.fn.ret == "void" else "LZ_THUNK"
-        w(f"{macro}({e.fn.ret}, {e.name}, {i}, ({e.fn.params}), ({e.fn.args}))\n")
+        macro += "_HIDDEN" if spec.internal else ""
+        typed = e.name if e.declared else e.typed_as
+        w(f"{macro}({e.fn.ret}, {typed}, {e.sym}, {i}, ({e.fn.params}), ({e.fn.args}))\n")
 
-    w(f"\n/* The control API (include/lazynccl.h). */\nLZ_CONTROL_API({spec.shim})\n\n")
+    if not spec.internal:
+        w(f"\n/* The control API (include/lazynccl.h). */\nLZ_CONTROL_API({spec.shim})\n")
+    w("\n")
     note = dlopen_note_json(spec)
     w("/* ELF dlopen metadata (freedesktop/systemd format): the soft dependency. */\n")
     w(f"LZ_DLOPEN_NOTE({_c_string(note)})\n")
     return "".join(out), exports
+
+
+def emit_header(spec, exports):
+    """Declarations of an internal shim's prefixed functions, for the runtime."""
+    guard = f"LZ_{spec.id.upper()}_SHIM_H"
+    out = [f"/* Generated by lazynccl's gen/lazygen.py from stubs/{spec.id}.toml: do not edit. */\n",
+           f"#ifndef {guard}\n#define {guard}\n"]
+    out += [f"#include <{h}>\n" for h in spec.headers]
+    out.append('#include "lz_runtime.h"\n\n')
+    out.append(f"LZ_HIDDEN extern const lz_lib lz_lib_{spec.id};\n")
+    for e in exports:
+        out.append(f"LZ_HIDDEN extern __typeof__({e.name}) {e.sym};\n")
+    out.append("\n#endif\n")
+    return "".join(out)

@@ -14,7 +14,7 @@ import sys
 
 sys.dont_write_bytecode = True  # keep the source tree clean when run from it
 
-from emit_stubs import emit  # noqa: E402
+from emit_stubs import emit, emit_header  # noqa: E402
 from model import macro_values, parse_functions, preprocess  # noqa: E402
 from spec import GenError, load_spec  # noqa: E402
 
@@ -38,6 +38,7 @@ def main(argv):
     ap.add_argument("--cc", default="cc", help="C compiler command (split like a shell)")
     ap.add_argument("--out-c", required=True)
     ap.add_argument("--out-list", help="write the exported names, one a line")
+    ap.add_argument("--out-h", help="write declarations of the shim's symbols (internal shims)")
     a = ap.parse_args(argv)
     cc = shlex.split(a.cc)
     try:
@@ -53,6 +54,8 @@ def main(argv):
         print(f"lazygen: {e}", file=sys.stderr)
         return 1
     write_if_changed(a.out_c, c_text)
+    if a.out_h:
+        write_if_changed(a.out_h, emit_header(spec, exports))
     if a.out_list:
         write_if_changed(a.out_list, "".join(e.name + "\n" for e in exports))
     return 0

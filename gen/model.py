@@ -47,14 +47,14 @@ def _cc(cc, args, what):
     return r.stdout
 
 
-def preprocess(cc, header_path, include_dirs, defines, real):
+def preprocess(cc, header_path, include_dirs, defines, real, after_dirs=()):
     """Preprocess header_path. real=False uses the stand-ins (for parsing);
     real=True uses the real include path and returns the macro definitions."""
     d = [f"-D{x}" for x in defines]
     inc = [f"-I{x}" for x in include_dirs]
     if real:
         return _cc(cc, ["-E", "-dM", "-x", "c"] + d + inc + [header_path], header_path)
-    return _cc(cc, ["-E", "-nostdinc", "-undef", "-D__STDC__=1", "-D__x86_64__=1",
+    return _cc(cc, ["-E", "-nostdinc", "-undef", "-D__x86_64__=1",
                     "-D__linux__=1", "-D__attribute__(x)=", "-D__extension__=",
                     "-D__restrict=", "-D__inline=inline", "-D__asm__(x)=", "-I", STANDINS, "-x", "c"] + d + inc + [header_path],
                header_path)
@@ -116,7 +116,8 @@ def parse_functions(cc, spec, include_dirs):
     for header in spec.headers:
         path = find_header(header, include_dirs)
         headers.append(path)
-        text = preprocess(cc, path, include_dirs, spec.defines, real=False)
+        text = preprocess(cc, path, include_dirs, spec.defines, real=False,
+                          after_dirs=spec.parse_include_dirs)
         try:
             ast = c_parser.CParser().parse(text, path)
         except ParseError as e:

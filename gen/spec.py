@@ -41,6 +41,9 @@ class Spec:
     failure: dict
     own_answers: dict
     defines: list = field(default_factory=list)
+    parse_include_dirs: list = field(default_factory=list)
+    internal: bool = False
+    symbol_prefix: str = ""
     version_macros: list = field(default_factory=list)
     versioned: Versioned = None
 
@@ -83,7 +86,8 @@ def load_spec(path):
     where = f"{path} [library]"
     known_keys = {"id", "display", "shim", "headers", "function_pattern", "sonames",
                   "wheel_dirs", "env", "home_vars", "required", "feature",
-                  "description", "defines", "version_macros"}
+                  "description", "defines", "version_macros", "parse_include_dirs",
+                  "internal", "symbol_prefix"}
     for key in lib:
         if key not in known_keys:
             raise GenError(where, f"unknown key '{key}'")
@@ -107,6 +111,9 @@ def load_spec(path):
         own_answers={},
         defines=lib.get("defines", []),
         version_macros=lib.get("version_macros", []),
+        parse_include_dirs=lib.get("parse_include_dirs", []),
+        internal=bool(lib.get("internal", False)),
+        symbol_prefix=lib.get("symbol_prefix", ""),
     )
     for key in ("id", "shim", "env"):
         if not _IDENT.match(getattr(spec, key)):

@@ -1,13 +1,12 @@
-/* Judging one candidate: is it there, can it serve, then load it. */
+/* Judging one candidate: probe it, score it against what the first call
+ * asked for, and load it only when it is the one. */
+#include "lz_probe.h"
 #include "lz_search.h"
 
 #include <dlfcn.h>
-#include <errno.h>
 #include <link.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #define LZ_DLOPEN_FLAGS (RTLD_LAZY | RTLD_LOCAL)
 
@@ -39,33 +38,9 @@ static int accept(lz_walk *w, const char *step, const char *path, void *handle)
     return 1;
 }
 
-/* Load a handle and check it exports what the spec requires. */
-static int take_handle(lz_walk *w, const char *step, const char *shown, void *handle)
+/* Load a probed (or unprobeable) file; on failure the walk goes on. */
+static int load(lz_walk *w, const char *step, const char *path, int probed)
 {
-    const char *missing = missing_required(w->lib, handle);
-    if (missing) {
-        lz_note(w, "[%s] %s: rejected: does not export %s", step, shown, missing);
-        dlclose(handle);
-        return 0;
-    }
-    return accept(w, step, handle_path(handle, shown), handle);
-}
-
-int lz_try_file(lz_walk *w, const char *step, const char *path)
-{
-    struct stat sb;
-    if (stat(path, &sb) != 0) {
-        lz_note(w, "[%s] %s: rejected: %s", step, path, strerror(errno));
-        return 0;
-    }
-    if (S_ISDIR(sb.st_mode)) {
-        lz_note(w, "[%s] %s: rejected: is a directory", step, path);
-        return 0;
-    }
-    if (access(path, R_OK) != 0) {
-        lz_note(w, "[%s] %s: rejected: %s", step, path, strerror(errno));
-        return 0;
-    }
     if (w->dry_run)
         return accept(w, step, path, NULL);
     void *handle = dlopen(path, LZ_DLOPEN_FLAGS);
@@ -74,22 +49,73 @@ int lz_try_file(lz_walk *w, const char *step, const char *path)
         lz_note(w, "[%s] %s: rejected: %s", step, path, e ? e : "dlopen failed");
         return 0;
     }
-    return take_handle(w, step, path, handle);
+    const char *missing = probed ? NULL : missing_required(w->lib, handle);
+    if (missing) {
+        lz_note(w, "[%s] %s: rejected: does not export %s", step, path, missing);
+        dlclose(handle);
+        return 0;
+    }
+    return accept(w, step, handle_path(handle, path), handle);
 }
 
-int lz_try_soname(lz_walk *w, const char *step, const char *soname)
+/* 2: serves the wanted name exactly; 1: only through an older version of
+ * the same major; 0: not that family's major at all. */
+static int score(const lz_walk *w, const lz_probe *p)
 {
-    if (w->dry_run) {
-        lz_note(w, "[%s] %s: not judged without loading", step, soname);
+    const lz_sym *want = w->want;
+    if (!want || !want->family || lz_probe_exports(p, want->name))
+        return 2;
+    int same_major = 0, any = 0;
+    for (size_t j = 0; j < w->lib->nsyms; j++) {
+        const lz_sym *s = &w->lib->syms[j];
+        if (!s->family || strcmp(s->family, want->family) != 0 || !lz_probe_exports(p, s->name))
+            continue;
+        any = 1;
+        if (want->major >= 0 && s->major == want->major && s->minor < want->minor)
+            same_major = 1;
+    }
+    if (want->major < 0)
+        return any ? 2 : 0; /* the unversioned name: any member serves */
+    return same_major;
+}
+
+int lz_try_file(lz_walk *w, const char *step, const char *path)
+{
+    if (!w->lib->probe)
+        return load(w, step, path, 0);
+    lz_probe p;
+    int rc = lz_probe_file(w->lib, path, &p);
+    if (rc == LZ_PROBE_REJECTED) {
+        lz_note(w, "[%s] %s: rejected: %s", step, path, p.reason);
         return 0;
     }
-    void *handle = dlopen(soname, LZ_DLOPEN_FLAGS);
-    if (!handle) {
-        const char *e = dlerror();
-        lz_note(w, "[%s] %s: rejected: %s", step, soname, e ? e : "dlopen failed");
-        return 0;
+    if (rc == LZ_PROBE_UNAVAILABLE) {
+        lz_note(w, "[%s] %s: not probed (%s)", step, path, p.reason);
+        return load(w, step, path, 0);
     }
-    return take_handle(w, step, soname, handle);
+    int sc = score(w, &p);
+    lz_probe_free(&p);
+    if (sc == 2)
+        return load(w, step, path, 1);
+    lz_note(w, "[%s] %s: does not export %s%s", step, path, w->want->name,
+            sc ? "; kept in case no candidate does"
+               : " nor an older version of its major; kept as a last resort");
+    if (sc > w->fallback_score) {
+        w->fallback_score = sc;
+        w->fallback_step = step;
+        snprintf(w->fallback_path, sizeof w->fallback_path, "%s", path);
+    }
+    return 0;
+}
+
+void lz_take_fallback(lz_walk *w)
+{
+    if (w->found || w->fallback_score < 0)
+        return;
+    lz_note(w, "no candidate exports %s; taking the first %s", w->want->name,
+            w->fallback_score ? "that has an older version of its major"
+                              : "acceptable one (that function will fail)");
+    load(w, w->fallback_step, w->fallback_path, 1);
 }
 
 int lz_try_loaded(lz_walk *w, const char *step, const char *soname)
@@ -97,10 +123,12 @@ int lz_try_loaded(lz_walk *w, const char *step, const char *soname)
     void *handle = dlopen(soname, LZ_DLOPEN_FLAGS | RTLD_NOLOAD);
     if (!handle)
         return 0;
+    /* A copy is already mapped: reuse it, so the process never holds two. */
+    const char *path = handle_path(handle, soname);
     if (w->dry_run) {
-        accept(w, step, handle_path(handle, soname), NULL);
+        accept(w, step, path, NULL);
         dlclose(handle);
         return 1;
     }
-    return take_handle(w, step, soname, handle);
+    return accept(w, step, path, handle);
 }

@@ -16,10 +16,11 @@ static int status_of(const lz_lib *lib)
 }
 
 /* Run the search and record its outcome. Called with st->mu held. */
-static void load_locked(const lz_lib *lib)
+static void load_locked(const lz_lib *lib, const lz_sym *want)
 {
     lz_state *st = lib->st;
-    lz_walk w = {.lib = lib, .report = st->message, .report_size = sizeof st->message};
+    lz_walk w = {.lib = lib, .want = want, .report = st->message,
+                 .report_size = sizeof st->message};
     int n = snprintf(st->message, sizeof st->message,
                      "%s: %s could not be loaded; candidates tried:\n", lib->shim,
                      lib->display);
@@ -41,7 +42,7 @@ static void load_locked(const lz_lib *lib)
     __atomic_store_n(&st->status, LZ_FAILED, __ATOMIC_RELEASE);
 }
 
-int lz_ensure_loaded(const lz_lib *lib)
+int lz_ensure_loaded(const lz_lib *lib, const lz_sym *want)
 {
     int s = status_of(lib);
     if (s != LZ_UNTRIED)
@@ -50,7 +51,7 @@ int lz_ensure_loaded(const lz_lib *lib)
         return LZ_REENTERED;
     pthread_mutex_lock(&lib->st->mu);
     if (status_of(lib) == LZ_UNTRIED)
-        load_locked(lib);
+        load_locked(lib, want);
     s = status_of(lib);
     pthread_mutex_unlock(&lib->st->mu);
     return s;
@@ -83,7 +84,7 @@ int lz_api_load(const lz_lib *lib)
         __atomic_store_n(&st->status, LZ_UNTRIED, __ATOMIC_RELEASE);
     }
     pthread_mutex_unlock(&st->mu);
-    return lz_ensure_loaded(lib) == LZ_LOADED ? 0 : -1;
+    return lz_ensure_loaded(lib, NULL) == LZ_LOADED ? 0 : -1;
 }
 
 int lz_api_is_loaded(const lz_lib *lib)

@@ -9,7 +9,9 @@
 enum { LZ_REENTERED = 3 };
 
 /* Load the library unless done already; LZ_LOADED, LZ_FAILED or LZ_REENTERED.
- * Thread-safe; after the first call it is one acquire load. */
-LZ_HIDDEN int lz_ensure_loaded(const lz_lib *lib);
+ * want (or NULL) is the export whose first call asks: a candidate that
+ * exports it exactly is preferred. Thread-safe; after the first call it is
+ * one acquire load. */
+LZ_HIDDEN int lz_ensure_loaded(const lz_lib *lib, const lz_sym *want);
 
 #endif

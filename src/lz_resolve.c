@@ -66,13 +66,14 @@ static void *lookup(const lz_lib *lib, size_t i)
     p = family_fallback(lib, s);
 out:
     if (!p)
-        symbol_failed(lib, s->name, "");
+        symbol_failed(lib, s->name, s->major >= 0 ? " nor an older version of its major "
+                                                    "(another major is never used)" : "");
     return p;
 }
 
 lz_fn lz_resolve(const lz_lib *lib, size_t i)
 {
-    int status = lz_ensure_loaded(lib);
+    int status = lz_ensure_loaded(lib, &lib->syms[i]);
     if (status == LZ_REENTERED)
         return lib->fails[i]; /* not published: the next call tries again */
     pthread_mutex_lock(&lib->st->mu);

@@ -67,6 +67,7 @@ typedef struct lz_lib {
     lz_fn *slots;                   /* what each thunk jumps through */
     const lz_fn *resolvers;         /* initial slot values */
     const lz_fn *fails;             /* what a slot holds when it cannot be had */
+    int probe;                      /* probe candidates with libelf first */
     lz_state *st;
 } lz_lib;
 

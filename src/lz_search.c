@@ -1,25 +1,57 @@
-/* The search order (docs/search-order.md). Each step proposes candidates;
- * the first candidate accepted ends the walk. */
+/* The search order (docs/search-order.md). Each step proposes candidates in
+ * turn; the first one accepted ends the walk. */
 #include "lz_search.h"
 
+#include <dlfcn.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
-/* Try every soname in a directory. */
-static int try_dir(lz_walk *w, const char *step, const char *dir)
+static const char *const default_dirs[] = {"/usr/local/cuda/lib64", "/usr/local/cuda/lib", NULL};
+static const char *const system_dirs[] = {
+#if defined(__x86_64__)
+    "/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu",
+#elif defined(__aarch64__)
+    "/lib/aarch64-linux-gnu", "/usr/lib/aarch64-linux-gnu",
+#endif
+    "/lib64", "/usr/lib64", "/lib", "/usr/lib", NULL};
+
+static int join(lz_walk *w, const char *step, char *out, const char *dir, const char *name)
+{
+    int n = snprintf(out, PATH_MAX, "%s/%s", dir, name);
+    if (n < 0 || n >= PATH_MAX) {
+        lz_note(w, "[%s] %.64s.../%s: rejected: path longer than PATH_MAX (%d)", step, dir, name,
+                PATH_MAX);
+        return 0;
+    }
+    return 1;
+}
+
+static int exists(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0;
+}
+
+/* Try every soname in a directory. quiet: a file that is not there is not a
+ * candidate worth a line (directories of the default order). */
+static int try_dir(lz_walk *w, const char *step, const char *dir, int quiet)
 {
     char path[PATH_MAX];
+    int any = 0;
     for (const char *const *s = w->lib->sonames; *s; s++) {
-        int n = snprintf(path, sizeof path, "%s/%s", dir, *s);
-        if (n < 0 || (size_t)n >= sizeof path) {
-            lz_note(w, "[%s] %s/%s: rejected: path longer than PATH_MAX", step, dir, *s);
+        if (!join(w, step, path, dir, *s))
             continue;
-        }
+        if (quiet && !exists(path))
+            continue;
+        any = 1;
         if (lz_try_file(w, step, path))
             return 1;
     }
+    if (!any && !quiet)
+        lz_note(w, "[%s] %s: rejected: the directory holds no %s", step, dir, w->lib->sonames[0]);
     return 0;
 }
 
@@ -44,11 +76,8 @@ static int try_entry(lz_walk *w, const char *step, const char *entry, size_t len
         return 0;
     }
     struct stat sb;
-    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
-        if (try_dir(w, step, path))
-            return 1;
-        return 0;
-    }
+    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
+        return try_dir(w, step, path, 0);
     return lz_try_file(w, step, path);
 }
 
@@ -66,8 +95,7 @@ static int try_list(lz_walk *w, const char *step, const char *list)
     }
 }
 
-/* Step 1: the override, authoritative when set. Returns 1 when the walk must
- * stop here (found, or an override was set and failed). */
+/* 1. The override: authoritative when set. 1 when the walk must stop. */
 static int step_override(lz_walk *w)
 {
     const lz_lib *lib = w->lib;
@@ -87,19 +115,117 @@ static int step_override(lz_walk *w)
     return 0;
 }
 
-/* Step 6: the dynamic linker's own search for each soname. */
-static int step_linker(lz_walk *w)
+/* 2. A copy already in the process. */
+static int step_loaded(lz_walk *w)
 {
     for (const char *const *s = w->lib->sonames; *s; s++)
-        if (lz_try_soname(w, "dynamic linker", *s))
+        if (lz_try_loaded(w, "already loaded", *s))
+            return 1;
+    return 0;
+}
+
+/* 3. Python wheels: the site-packages directory above the object holding
+ * this code (a shim vendored in site-packages/<pkg>/ or <pkg>/_libs/). */
+static int step_wheel(lz_walk *w)
+{
+    if (!w->lib->wheel_dirs[0])
+        return 0;
+    Dl_info info;
+    char dir[PATH_MAX], sub[PATH_MAX];
+    if (!dladdr((void *)step_wheel, &info) || !info.dli_fname ||
+        !realpath(info.dli_fname, dir))
+        return 0;
+    for (char *slash = strrchr(dir, '/'); slash && slash != dir; slash = strrchr(dir, '/')) {
+        *slash = '\0';
+        const char *base = strrchr(dir, '/');
+        base = base ? base + 1 : dir;
+        if (strcmp(base, "site-packages") != 0 && strcmp(base, "dist-packages") != 0)
+            continue;
+        for (const char *const *wd = w->lib->wheel_dirs; *wd; wd++)
+            if (join(w, "wheel", sub, dir, *wd) && try_dir(w, "wheel", sub, 1))
+                return 1;
+        return 0;
+    }
+    return 0;
+}
+
+/* 4. and 5. Directories named by environment variables. */
+static int step_env_dirs(lz_walk *w, const char *var, const char *const *subdirs)
+{
+    const char *root = lz_getenv(var);
+    if (!root || !*root)
+        return 0;
+    if (root[0] != '/') {
+        lz_note(w, "[%s] %s: rejected: relative path", var, root);
+        return 0;
+    }
+    char dir[PATH_MAX];
+    for (const char *const *s = subdirs; *s; s++)
+        if (join(w, var, dir, root, *s) && try_dir(w, var, dir, 1))
+            return 1;
+    return 0;
+}
+
+static int step_environment(lz_walk *w)
+{
+    static const char *const lib_only[] = {"lib", NULL};
+    static const char *const cuda[] = {"lib64", "lib", NULL};
+    if (step_env_dirs(w, "CONDA_PREFIX", lib_only))
+        return 1;
+    if (step_env_dirs(w, "CUDA_HOME", cuda) || step_env_dirs(w, "CUDA_PATH", cuda))
+        return 1;
+    for (const char *const *v = w->lib->home_vars; *v; v++)
+        if (step_env_dirs(w, *v, lib_only))
+            return 1;
+    return 0;
+}
+
+/* 6. The dynamic linker's search, followed here so that the file it would
+ * load is probed first: LD_LIBRARY_PATH, ld.so.cache, system directories. */
+static int step_linker(lz_walk *w)
+{
+    char path[PATH_MAX];
+    for (const char *const *s = w->lib->sonames; *s; s++) {
+        const char *llp = lz_getenv("LD_LIBRARY_PATH");
+        for (const char *p = llp; p && *p;) {
+            size_t len = strcspn(p, ":;");
+            /* Empty and relative entries are skipped, never read as ".". */
+            if (len > 0 && len < PATH_MAX - 1 && p[0] == '/') {
+                char dir[PATH_MAX];
+                memcpy(dir, p, len);
+                dir[len] = '\0';
+                if (join(w, "LD_LIBRARY_PATH", path, dir, *s) && exists(path) &&
+                    lz_try_file(w, "LD_LIBRARY_PATH", path))
+                    return 1;
+            }
+            p += len + (p[len] != '\0');
+        }
+        if (lz_ldcache_lookup("/etc/ld.so.cache", *s, path, sizeof path) &&
+            lz_try_file(w, "ld.so.cache", path))
+            return 1;
+        for (const char *const *d = system_dirs; *d; d++)
+            if (join(w, "system directories", path, *d, *s) && exists(path) &&
+                lz_try_file(w, "system directories", path))
+                return 1;
+    }
+    return 0;
+}
+
+/* 7. The CUDA Toolkit's default location. */
+static int step_default(lz_walk *w)
+{
+    for (const char *const *d = default_dirs; *d; d++)
+        if (try_dir(w, "/usr/local/cuda", *d, 1))
             return 1;
     return 0;
 }
 
 void lz_search(lz_walk *w)
 {
-    if (step_override(w))
-        return;
-    if (step_linker(w))
-        return;
+    w->fallback_score = -1;
+    if (!step_override(w))
+        (void)(step_loaded(w) || step_wheel(w) || step_environment(w) || step_linker(w) ||
+               step_default(w));
+    if (!w->found)
+        lz_take_fallback(w);
 }

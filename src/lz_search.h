@@ -4,16 +4,21 @@
 
 #include "lz_runtime.h"
 
-/* One walk of the search order. dry_run walks it without loading anything
- * (the would-load question); otherwise the first acceptable candidate is
- * loaded and the walk stops. */
+/* One walk of the search order. The first candidate that fully serves ends
+ * it; a candidate that serves only by a versioned-name fallback is kept, and
+ * taken when the walk finds none better. dry_run walks it without loading
+ * anything (the would-load question). */
 typedef struct lz_walk {
     const lz_lib *lib;
+    const lz_sym *want;      /* the export whose first call started the load */
     int dry_run;
     int found;
     void *handle;            /* when found and not dry_run */
     const char *step;        /* the step that found it */
     char path[PATH_MAX];     /* the candidate that was accepted */
+    int fallback_score;      /* -1: none kept */
+    const char *fallback_step;
+    char fallback_path[PATH_MAX];
     char *report;            /* every candidate and its verdict */
     size_t report_size, report_len;
 } lz_walk;
@@ -21,12 +26,15 @@ typedef struct lz_walk {
 /* Walk the whole search order (lz_search.c). */
 LZ_HIDDEN void lz_search(lz_walk *w);
 
-/* Judge one file: 1 when it was accepted (lz_candidate.c). */
+/* Judge one file: 1 when it was accepted and the walk ends (lz_candidate.c). */
 LZ_HIDDEN int lz_try_file(lz_walk *w, const char *step, const char *path);
-/* Judge a bare soname left to the dynamic linker's own search. */
-LZ_HIDDEN int lz_try_soname(lz_walk *w, const char *step, const char *soname);
 /* Reuse a copy already in the process: 1 when one was found. */
 LZ_HIDDEN int lz_try_loaded(lz_walk *w, const char *step, const char *soname);
+/* Take the fallback kept by the walk, if any (after the last step). */
+LZ_HIDDEN void lz_take_fallback(lz_walk *w);
+
+/* The path ld.so.cache gives for soname: 1 when found (lz_ldcache.c). */
+LZ_HIDDEN int lz_ldcache_lookup(const char *cache, const char *soname, char *out, size_t size);
 
 /* Append one line to the walk's report and to the log (lz_report.c). */
 LZ_HIDDEN void lz_note(lz_walk *w, const char *fmt, ...)

@@ -11,7 +11,10 @@
 
 #include "lz_runtime.h"
 
-#define LZ_SLOT(name) __atomic_load_n(&lz_slots[LZ_I_##name], __ATOMIC_ACQUIRE)
+/* In every macro, name is the header's function (its type) and sym the
+ * symbol defined for it: the same for a public shim, prefixed for an
+ * internal one. */
+#define LZ_SLOT(sym) __atomic_load_n(&lz_slots[LZ_I_##sym], __ATOMIC_ACQUIRE)
 
 /* The compiler checks each generated signature against the real header. */
 #define LZ_CHECK(ret, name, params) \
@@ -21,32 +24,39 @@
 #if defined(__x86_64__) && !defined(LZ_C_THUNKS)
 /* Written in assembly: a C thunk with stack-passed arguments (more than six)
  * makes GCC copy them onto themselves before the jump. */
-#define LZ_STR2(x) #x
-#define LZ_STR(x) LZ_STR2(x)
-#define LZ_THUNK(ret, name, idx, params, args) \
-    LZ_CHECK(ret, name, params) \
-    __asm__(".pushsection .text\n\t.p2align 4\n\t.globl " #name "\n\t.type " #name \
-            ",@function\n" #name ":\n\tjmp *lz_slots+8*" #idx "(%rip)\n\t.size " #name \
-            ",.-" #name "\n\t.popsection");
+#define LZ_ASM_THUNK(sym, idx, extra) \
+    __asm__(".pushsection .text\n\t.p2align 4\n\t.globl " #sym "\n\t" extra ".type " #sym \
+            ",@function\n" #sym ":\n\tjmp *lz_slots+8*" #idx "(%rip)\n\t.size " #sym \
+            ",.-" #sym "\n\t.popsection");
+#define LZ_THUNK(ret, name, sym, idx, params, args) \
+    LZ_CHECK(ret, name, params) LZ_ASM_THUNK(sym, idx, "")
+#define LZ_THUNK_HIDDEN(ret, name, sym, idx, params, args) \
+    LZ_CHECK(ret, name, params) LZ_ASM_THUNK(sym, idx, ".hidden " #sym "\n\t")
 #define LZ_THUNK_VOID LZ_THUNK
+#define LZ_THUNK_VOID_HIDDEN LZ_THUNK_HIDDEN
 #else
-#define LZ_THUNK(ret, name, idx, params, args) \
+#define LZ_C_THUNK(vis, ret, name, sym, params, call) \
     LZ_CHECK(ret, name, params) \
-    LZ_API ret name params { return ((__typeof__(&name))LZ_SLOT(name)) args; }
-#define LZ_THUNK_VOID(ret, name, idx, params, args) \
-    LZ_CHECK(ret, name, params) \
-    LZ_API ret name params { ((__typeof__(&name))LZ_SLOT(name)) args; }
+    vis ret sym params { call; }
+#define LZ_THUNK(ret, name, sym, idx, params, args) \
+    LZ_C_THUNK(LZ_API, ret, name, sym, params, return ((__typeof__(&name))LZ_SLOT(sym)) args)
+#define LZ_THUNK_HIDDEN(ret, name, sym, idx, params, args) \
+    LZ_C_THUNK(LZ_HIDDEN, ret, name, sym, params, return ((__typeof__(&name))LZ_SLOT(sym)) args)
+#define LZ_THUNK_VOID(ret, name, sym, idx, params, args) \
+    LZ_C_THUNK(LZ_API, ret, name, sym, params, ((__typeof__(&name))LZ_SLOT(sym)) args)
+#define LZ_THUNK_VOID_HIDDEN(ret, name, sym, idx, params, args) \
+    LZ_C_THUNK(LZ_HIDDEN, ret, name, sym, params, ((__typeof__(&name))LZ_SLOT(sym)) args)
 #endif
 
-#define LZ_RESOLVER(ret, name, params, args) \
-    static ret lz_r_##name params \
-    { return ((__typeof__(&name))lz_resolve(&LZ_LIB, LZ_I_##name)) args; }
-#define LZ_RESOLVER_VOID(ret, name, params, args) \
-    static ret lz_r_##name params \
-    { ((__typeof__(&name))lz_resolve(&LZ_LIB, LZ_I_##name)) args; }
+#define LZ_RESOLVER(ret, name, sym, params, args) \
+    static ret lz_r_##sym params \
+    { return ((__typeof__(&name))lz_resolve(&LZ_LIB, LZ_I_##sym)) args; }
+#define LZ_RESOLVER_VOID(ret, name, sym, params, args) \
+    static ret lz_r_##sym params \
+    { ((__typeof__(&name))lz_resolve(&LZ_LIB, LZ_I_##sym)) args; }
 
-#define LZ_FAIL(ret, name, params, value) static ret lz_f_##name params { return value; }
-#define LZ_FAIL_VOID(name, params) static void lz_f_##name params { }
+#define LZ_FAIL(ret, sym, params, value) static ret lz_f_##sym params { return value; }
+#define LZ_FAIL_VOID(sym, params) static void lz_f_##sym params { }
 
 #define LZ_CONTROL_API(p) \
     LZ_API int p##_load(void) { return lz_api_load(&LZ_LIB); } \

@@ -1,0 +1,1 @@
+/* Stand-in: elf.h includes it for AT_* macros only. */

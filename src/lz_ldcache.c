@@ -1,0 +1,74 @@
+/* Looking a soname up in /etc/ld.so.cache, as the dynamic linker does, so
+ * that the file it would load can be probed first. Only the current format
+ * ("glibc-ld.so.cache1.1") is read; anything else is "not found". */
+#include "lz_search.h"
+
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define CACHE_MAGIC "glibc-ld.so.cache1.1"
+#define FLAG_ELF_LIBC6 0x0003
+#define FLAG_TYPE_MASK 0x00ff
+#define FLAG_ARCH_MASK 0xff00
+#if defined(__x86_64__)
+#define FLAG_OWN_ARCH 0x0300
+#elif defined(__aarch64__)
+#define FLAG_OWN_ARCH 0x0a00
+#else
+#define FLAG_OWN_ARCH (-1)
+#endif
+
+struct cache_header {
+    char magic[sizeof CACHE_MAGIC - 1];
+    uint32_t nlibs, len_strings;
+    uint8_t flags, pad[3];
+    uint32_t extension_offset, unused[3];
+};
+
+struct cache_entry {
+    int32_t flags;
+    uint32_t key, value, osversion;
+    uint64_t hwcap;
+};
+
+int lz_ldcache_lookup(const char *file, const char *soname, char *out, size_t size)
+{
+    int fd = open(file, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    struct stat sb;
+    char *buf = NULL;
+    int found = 0;
+    if (fstat(fd, &sb) != 0 || sb.st_size < (off_t)sizeof(struct cache_header) ||
+        sb.st_size > (64 << 20) || !(buf = malloc((size_t)sb.st_size + 1)) ||
+        read(fd, buf, (size_t)sb.st_size) != sb.st_size)
+        goto out;
+    size_t len = (size_t)sb.st_size;
+    buf[len] = '\0'; /* every string offset below is then terminated */
+    struct cache_header h;
+    memcpy(&h, buf, sizeof h);
+    if (memcmp(h.magic, CACHE_MAGIC, sizeof h.magic) != 0 ||
+        h.nlibs > (len - sizeof h) / sizeof(struct cache_entry))
+        goto out;
+    for (uint32_t i = 0; i < h.nlibs && !found; i++) {
+        struct cache_entry e;
+        memcpy(&e, buf + sizeof h + i * sizeof e, sizeof e);
+        if ((e.flags & FLAG_TYPE_MASK) != FLAG_ELF_LIBC6 || e.key >= len || e.value >= len)
+            continue;
+        if (FLAG_OWN_ARCH != -1 && (e.flags & FLAG_ARCH_MASK) != FLAG_OWN_ARCH)
+            continue;
+        if (strcmp(buf + e.key, soname) == 0) {
+            snprintf(out, size, "%s", buf + e.value);
+            found = 1;
+        }
+    }
+out:
+    free(buf);
+    close(fd);
+    return found;
+}

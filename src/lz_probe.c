@@ -1,0 +1,216 @@
+/* The candidate probe: read a few pages of a file with libelf and decide
+ * whether it can serve, without loading it (loading runs constructors and
+ * maps hundreds of megabytes). libelf itself is reached through the lazy
+ * internal shim generated from stubs/libelf.toml (lz_elf_* functions). */
+#include "lz_probe.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#ifdef LZ_HAVE_LIBELF
+#include "libelf_shim.h"
+#endif
+
+static int reject(lz_probe *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int reject(lz_probe *p, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(p->reason, sizeof p->reason, fmt, ap);
+    va_end(ap);
+    return LZ_PROBE_REJECTED;
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int lz_probe_exports(const lz_probe *p, const char *name)
+{
+    return p->names && bsearch(&name, p->names, p->nnames, sizeof *p->names, by_name) != NULL;
+}
+
+void lz_probe_free(lz_probe *p)
+{
+    for (size_t i = 0; i < p->nnames; i++)
+        free(p->names[i]);
+    free(p->names);
+    p->names = NULL;
+    p->nnames = 0;
+}
+
+#ifdef LZ_HAVE_LIBELF
+static const char *machine_name(unsigned m)
+{
+    switch (m) {
+    case EM_X86_64: return "x86-64";
+    case EM_386: return "i386";
+    case EM_AARCH64: return "AArch64";
+    case EM_ARM: return "ARM";
+    case EM_PPC64: return "PowerPC64";
+    case EM_S390: return "s390";
+    case EM_RISCV: return "RISC-V";
+    default: return "unknown";
+    }
+}
+
+/* This process's machine: the ELF header of the object holding this code
+ * is mapped at its base address. */
+static unsigned own_machine(void)
+{
+    Dl_info info;
+    if (dladdr((void *)own_machine, &info) && info.dli_fbase)
+        return ((const GElf_Ehdr *)info.dli_fbase)->e_machine;
+    return EM_NONE;
+}
+
+static int add_name(lz_probe *p, size_t *cap, const char *name)
+{
+    if (p->nnames == *cap) {
+        size_t n = *cap ? *cap * 2 : 256;
+        char **grown = realloc(p->names, n * sizeof *grown);
+        if (!grown)
+            return -1;
+        p->names = grown;
+        *cap = n;
+    }
+    size_t len = strcspn(name, "@");
+    char *copy = strndup(name, len);
+    if (!copy)
+        return -1;
+    p->names[p->nnames++] = copy;
+    return 0;
+}
+
+/* Collect SONAME and defined dynamic symbols from the section table. */
+static int read_dynamic(Elf *e, lz_probe *p)
+{
+    size_t cap = 0;
+    for (Elf_Scn *scn = lz_elf_nextscn(e, NULL); scn; scn = lz_elf_nextscn(e, scn)) {
+        GElf_Shdr sh;
+        if (!lz_gelf_getshdr(scn, &sh))
+            return reject(p, "malformed ELF section header: %s", lz_elf_errmsg(-1));
+        if (sh.sh_type != SHT_DYNAMIC && sh.sh_type != SHT_DYNSYM)
+            continue;
+        Elf_Data *data = lz_elf_getdata(scn, NULL);
+        if (!data)
+            return reject(p, "malformed ELF (%s section): %s",
+                          sh.sh_type == SHT_DYNSYM ? "dynamic symbol" : "dynamic",
+                          lz_elf_errmsg(-1));
+        size_t n = sh.sh_entsize ? sh.sh_size / sh.sh_entsize : 0;
+        for (size_t i = 0; i < n; i++) {
+            if (sh.sh_type == SHT_DYNAMIC) {
+                GElf_Dyn dyn;
+                if (!lz_gelf_getdyn(data, (int)i, &dyn))
+                    break;
+                if (dyn.d_tag == DT_SONAME) {
+                    const char *s = lz_elf_strptr(e, sh.sh_link, dyn.d_un.d_val);
+                    snprintf(p->soname, sizeof p->soname, "%s", s ? s : "");
+                }
+            } else {
+                GElf_Sym sym;
+                if (!lz_gelf_getsym(data, (int)i, &sym) || sym.st_shndx == SHN_UNDEF)
+                    continue;
+                const char *s = lz_elf_strptr(e, sh.sh_link, sym.st_name);
+                if (s && *s && add_name(p, &cap, s) != 0)
+                    return reject(p, "out of memory");
+            }
+        }
+    }
+    if (p->names)
+        qsort(p->names, p->nnames, sizeof *p->names, by_name);
+    return LZ_PROBE_OK;
+}
+
+static int judge(const lz_lib *lib, Elf *e, off_t size, lz_probe *p)
+{
+    if (lz_elf_kind(e) != ELF_K_ELF)
+        return reject(p, "not an ELF file");
+    int cls = lz_gelf_getclass(e), want = sizeof(void *) == 8 ? ELFCLASS64 : ELFCLASS32;
+    if (cls != want)
+        return reject(p, "ELF class %s, this process is %s",
+                      cls == ELFCLASS32 ? "32-bit" : cls == ELFCLASS64 ? "64-bit" : "invalid",
+                      want == ELFCLASS64 ? "64-bit" : "32-bit");
+    GElf_Ehdr eh;
+    if (!lz_gelf_getehdr(e, &eh))
+        return reject(p, "malformed ELF header: %s", lz_elf_errmsg(-1));
+    if (eh.e_type != ET_DYN)
+        return reject(p, "not a shared object (ELF type %u)", (unsigned)eh.e_type);
+    unsigned mine = own_machine();
+    if (eh.e_machine != mine)
+        return reject(p, "ELF machine %u (%s), this process is %u (%s)", (unsigned)eh.e_machine,
+                      machine_name(eh.e_machine), mine, machine_name(mine));
+    unsigned long long end = eh.e_shoff + (unsigned long long)eh.e_shnum * eh.e_shentsize;
+    if (eh.e_shoff == 0 || end > (unsigned long long)size)
+        return reject(p, "truncated or stripped ELF: section headers end at byte %llu, "
+                         "the file has %lld", end, (long long)size);
+    int rc = read_dynamic(e, p);
+    if (rc != LZ_PROBE_OK)
+        return rc;
+    if (!p->soname[0])
+        return reject(p, "no SONAME (want %s)", lib->sonames[0]);
+    int known = 0;
+    for (const char *const *s = lib->sonames; *s; s++)
+        known |= strcmp(*s, p->soname) == 0;
+    if (!known)
+        return reject(p, "SONAME %s is not %s%s", p->soname, lib->sonames[0],
+                      lib->sonames[1] ? " (or another of the spec's)" : "");
+    for (const char *const *r = lib->required; *r; r++)
+        if (!lz_probe_exports(p, *r))
+            return reject(p, "does not export %s", *r);
+    return LZ_PROBE_OK;
+}
+#endif
+
+int lz_probe_file(const lz_lib *lib, const char *path, lz_probe *p)
+{
+    memset(p, 0, sizeof *p);
+    if (strlen(path) >= PATH_MAX)
+        return reject(p, "path longer than PATH_MAX (%d)", PATH_MAX);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return reject(p, "%s", strerror(errno));
+    struct stat sb;
+    if (fstat(fd, &sb) != 0) {
+        int err = errno;
+        close(fd);
+        return reject(p, "%s", strerror(err));
+    }
+    if (!S_ISREG(sb.st_mode)) {
+        close(fd);
+        return reject(p, S_ISDIR(sb.st_mode) ? "is a directory" : "not a regular file");
+    }
+#ifdef LZ_HAVE_LIBELF
+    if (lz_elf_version(EV_CURRENT) == EV_NONE) {
+        close(fd);
+        snprintf(p->reason, sizeof p->reason, "libelf unavailable, so loaded to check: %.400s",
+                 lz_message(&lz_lib_libelf));
+        return LZ_PROBE_UNAVAILABLE;
+    }
+    /* ELF_C_READ, not _MMAP: a truncated file must give an error, not SIGBUS. */
+    Elf *e = lz_elf_begin(fd, ELF_C_READ, NULL);
+    if (!e) {
+        close(fd);
+        return reject(p, "not readable as ELF: %s", lz_elf_errmsg(-1));
+    }
+    int rc = judge(lib, e, sb.st_size, p);
+    lz_elf_end(e);
+    close(fd);
+    if (rc != LZ_PROBE_OK)
+        lz_probe_free(p);
+    return rc;
+#else
+    (void)lib;
+    close(fd);
+    snprintf(p->reason, sizeof p->reason, "built without libelf, so loaded to check");
+    return LZ_PROBE_UNAVAILABLE;
+#endif
+}

@@ -1,0 +1,30 @@
+/* Probing a candidate file before loading it (lz_probe.c). */
+#ifndef LZ_PROBE_H
+#define LZ_PROBE_H
+
+#include "lz_runtime.h"
+
+enum {
+    LZ_PROBE_OK = 0,          /* the file can serve */
+    LZ_PROBE_REJECTED = 1,    /* it cannot; the reason says why */
+    LZ_PROBE_UNAVAILABLE = 2, /* libelf cannot be had: load, then check */
+};
+
+/* What the probe read from the file. names is a sorted array of the defined
+ * dynamic symbols (names without version suffix), owned by the probe. */
+typedef struct lz_probe {
+    char soname[256];
+    char reason[512];
+    char **names;
+    size_t nnames;
+} lz_probe;
+
+/* Read path with libelf: a regular ELF shared object of this process's class
+ * and machine, whose SONAME is one of lib's and which exports lib's required
+ * symbols. Nothing is loaded; no constructor runs. */
+LZ_HIDDEN int lz_probe_file(const lz_lib *lib, const char *path, lz_probe *p);
+/* 1 when the probed file exports name. */
+LZ_HIDDEN int lz_probe_exports(const lz_probe *p, const char *name);
+LZ_HIDDEN void lz_probe_free(lz_probe *p);
+
+#endif
