@@ -35,16 +35,14 @@ static int exists(const char *path)
     return stat(path, &sb) == 0;
 }
 
-/* Try every soname in a directory. quiet: a file that is not there is not a
- * candidate worth a line (directories of the default order). */
+/* Try every soname in a directory. quiet: a directory of the default order
+ * that holds none is not worth a line in the report. */
 static int try_dir(lz_walk *w, const char *step, const char *dir, int quiet)
 {
     char path[PATH_MAX];
     int any = 0;
     for (const char *const *s = w->lib->sonames; *s; s++) {
-        if (!join(w, step, path, dir, *s))
-            continue;
-        if (quiet && !exists(path))
+        if (!join(w, step, path, dir, *s) || !exists(path))
             continue;
         any = 1;
         if (lz_try_file(w, step, path))

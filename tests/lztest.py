@@ -65,8 +65,10 @@ def workdir(name):
 def run(cmd, env=None, check_rc=None, cwd=None, input=None):
     """Run a command with a clean, explicit environment on top of os.environ."""
     e = dict(os.environ)
+    # Only what a case sets: the search order reads all of these.
     for k in ("LAZYNCCL_LIBPATH", "LAZYNVRTC_LIBPATH", "LAZYNVJITLINK_LIBPATH",
-              "LAZYNCCL_DEBUG", "LAZYNCCL_STRICT_VERSIONS", "LZ_CTOR_LOG"):
+              "LAZYNCCL_DEBUG", "LAZYNCCL_STRICT_VERSIONS", "LZ_CTOR_LOG", "LD_LIBRARY_PATH",
+              "CONDA_PREFIX", "CUDA_HOME", "CUDA_PATH", "NCCL_HOME"):
         e.pop(k, None)
     e.update(env or {})
     r = subprocess.run(cmd, env=e, capture_output=True, text=True, cwd=cwd, input=input,
@@ -101,7 +103,7 @@ def fake_nccl(directory, name="libnccl.so.2", soname="libnccl.so.2", version=999
               omit=(), extra=()):
     """A fake NCCL: a few functions with recognisable answers."""
     os.makedirs(directory, exist_ok=True)
-    args = [f"-DFAKE_VERSION={version}", f"-DFAKE_NAME=\"{directory}/{name}\""]
+    args = [f"-DFAKE_VERSION={version}", f"-DFAKE_NAME=\"{directory}/{name}\"", f"-I{FAKES}"]
     args += [f"-DOMIT_{o}" for o in omit] + list(extra)
     if soname:
         args.append(f"-Wl,-soname,{soname}")
@@ -158,3 +160,24 @@ def sanitizer_link_args():
     if SANITIZE in ("", "none"):
         return []
     return [f"-fsanitize={SANITIZE}"]
+
+
+def fake_nvjitlink(directory, major, minor, unversioned=False):
+    """A fake nvJitLink of version major.minor: like the real ones, it exports
+    __nvJitLinkGetErrorLogSize_<major>_<k> for every k up to minor, each
+    answering size = major*100 + k."""
+    os.makedirs(directory, exist_ok=True)
+    soname = f"libnvJitLink.so.{major}"
+    src = os.path.join(directory, "fake_nvjitlink.c")
+    lines = ['#include <stddef.h>', '#include "' + os.path.join(FAKES, "fake_ctor.h") + '"']
+    for k in range(minor + 1):
+        lines.append(f"int __nvJitLinkGetErrorLogSize_{major}_{k}(void *h, size_t *s)"
+                     f" {{ (void)h; *s = {major * 100 + k}; return 0; }}")
+    if unversioned:
+        lines.append(f"int nvJitLinkGetErrorLogSize(void *h, size_t *s)"
+                     f" {{ (void)h; *s = {major * 100 + minor}; return 0; }}")
+    with open(src, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    path = os.path.join(directory, soname)
+    return compile_c(path, [src], [f"-Wl,-soname,{soname}", f"-DFAKE_NAME=\"{path}\""],
+                     shared=True)

@@ -2,7 +2,13 @@
  * either with liblazynccl or (with -DDIRECT) with the real -lnccl.
  *   nccl_client version     ->  before=0 rc=0 version=22809 after=1
  *   nccl_client uniqueid    ->  rc=0 family=2 nonzero=1
- *   nccl_client call NAME.. ->  NAME: rc=... value=... [error=...] [last_error=...] */
+ *   nccl_client call NAME.. ->  NAME: rc=... value=... [error=...] [last_error=...]
+ *                               then: loaded=PATH step=STEP copies=N
+ *   nccl_client preload FILE call NAME..   dlopen FILE first (as PyTorch would)
+ *   nccl_client wouldload   ->  would=1 path=PATH loaded=0 mapped=0
+ *   nccl_client searchpath LIST ...   lazynccl_set_search_path(LIST) first
+ *   nccl_client logcb ...             print log lines received by a callback */
+#include <dlfcn.h>
 #include <nccl.h>
 #ifndef DIRECT
 #include <lazynccl.h>
@@ -10,6 +16,27 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Distinct libnccl files mapped. */
+static int nccl_copies(void)
+{
+    char line[4096], seen[8][512];
+    int n = 0;
+    FILE *f = fopen("/proc/self/maps", "r");
+    while (f && fgets(line, sizeof line, f)) {
+        const char *path = strchr(line, '/');
+        if (!path || !strstr(path, "/libnccl.so"))
+            continue;
+        int dup = 0;
+        for (int i = 0; i < n; i++)
+            dup |= strncmp(seen[i], path, sizeof seen[i] - 1) == 0;
+        if (!dup && n < 8)
+            snprintf(seen[n++], sizeof seen[0], "%s", path);
+    }
+    if (f)
+        fclose(f);
+    return n;
+}
 
 static int nccl_mapped(void)
 {
@@ -36,8 +63,43 @@ static void report(ncclResult_t rc)
     printf("\n");
 }
 
+#ifndef DIRECT
+static void print_log(void *user, const char *line)
+{
+    (void)user;
+    printf("log: %s\n", line);
+}
+#endif
+
 int main(int argc, char **argv)
 {
+    if (argc >= 3 && strcmp(argv[1], "preload") == 0) {
+        if (!dlopen(argv[2], RTLD_NOW | RTLD_GLOBAL)) {
+            printf("preload failed: %s\n", dlerror());
+            return 1;
+        }
+        argv += 2;
+        argc -= 2;
+    }
+#ifndef DIRECT
+    if (argc >= 3 && strcmp(argv[1], "searchpath") == 0) {
+        printf("set_search_path=%d\n", lazynccl_set_search_path(argv[2]));
+        argv += 2;
+        argc -= 2;
+    }
+    if (argc >= 2 && strcmp(argv[1], "logcb") == 0) {
+        lazynccl_set_log_callback(print_log, NULL);
+        argv += 1;
+        argc -= 1;
+    }
+    if (argc >= 2 && strcmp(argv[1], "wouldload") == 0) {
+        char path[4096] = "";
+        int would = lazynccl_would_load(path, sizeof path);
+        printf("would=%d path=%s loaded=%d mapped=%d\n", would, path, lazynccl_is_loaded(),
+               nccl_mapped());
+        return 0;
+    }
+#endif
     if (argc >= 2 && strcmp(argv[1], "version") == 0) {
         int before = nccl_mapped(), v = 0;
         ncclResult_t rc = ncclGetVersion(&v);
@@ -66,6 +128,7 @@ int main(int argc, char **argv)
                 rc = ncclCommCount(NULL, &value);
             else if (strcmp(argv[a], "ncclGetUniqueId") == 0) {
                 ncclUniqueId id;
+                memset(&id, 0, sizeof id);
                 rc = ncclGetUniqueId(&id);
                 value = id.internal[0];
             } else {
@@ -75,6 +138,13 @@ int main(int argc, char **argv)
             printf("%s: rc=%d value=%d", argv[a], (int)rc, value);
             report(rc);
         }
+#ifndef DIRECT
+        printf("loaded=%s step=%s copies=%d\n",
+               lazynccl_loaded_path() ? lazynccl_loaded_path() : "-",
+               lazynccl_loaded_step() ? lazynccl_loaded_step() : "-", nccl_copies());
+        if (argc >= 3)
+            printf("set_search_path_after=%d\n", lazynccl_set_search_path("/x"));
+#endif
         return 0;
     }
     fprintf(stderr, "usage: nccl_client version|uniqueid|call NAME\n");

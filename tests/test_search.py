@@ -1,0 +1,430 @@
+#!/usr/bin/env python3
+"""The search order, reuse, the probe's verdicts, versioned names, the
+control API and secure execution, against fake libraries and trees staged
+here. Each step has a case that shows it is used and one that it yields to
+the step before it."""
+import os
+import shutil
+import stat
+
+import lztest as t
+from lztest import case
+
+
+def client(d, shim_dir=None):
+    args = t.link_shim_args("nccl")
+    if shim_dir:  # link the copy of the shim in shim_dir instead of the build's
+        args = [a for a in args if not a.startswith(("-L", "-Wl,-rpath"))]
+        args += [f"-L{shim_dir}", f"-Wl,-rpath,{shim_dir}"]
+    return t.compile_c(os.path.join(d, "client"), [os.path.join(t.PROGS, "nccl_client.c")], args)
+
+
+def call(exe, env, *names, prefix=()):
+    out = t.run([exe, *prefix, "call", *(names or ["ncclGetVersion"])], env=env, check_rc=0).stdout
+    return out
+
+
+def loaded_line(out):
+    return [l for l in out.splitlines() if l.startswith("loaded=")][0]
+
+
+def ctor_log(path):
+    try:
+        with open(path) as f:
+            return f.read().split()
+    except FileNotFoundError:
+        return []
+
+
+# --- 1. the override -------------------------------------------------------
+
+@case
+def step_override_wins():
+    """LAZYNCCL_LIBPATH beats every other step (here CONDA_PREFIX)."""
+    d = t.workdir("step_override_wins")
+    a = t.fake_nccl(f"{d}/override", version=1)
+    t.fake_nccl(f"{d}/conda/lib", version=2)
+    out = call(client(d), {"LAZYNCCL_LIBPATH": a, "CONDA_PREFIX": f"{d}/conda"})
+    t.contains(out, "ncclGetVersion: rc=0 value=1", "override answer")
+    t.equal(loaded_line(out), f"loaded={a} step=LAZYNCCL_LIBPATH copies=1", "loaded")
+
+
+# --- 2. a copy already loaded ------------------------------------------------
+
+@case
+def step_loaded_reuse():
+    """A copy loaded by path before the first call is reused: one copy mapped."""
+    d = t.workdir("step_loaded_reuse")
+    pre = t.fake_nccl(f"{d}/torch", version=3)
+    t.fake_nccl(f"{d}/conda/lib", version=4)
+    log = f"{d}/ctor.log"
+    out = call(client(d), {"CONDA_PREFIX": f"{d}/conda", "LZ_CTOR_LOG": log}, prefix=["preload", pre])
+    t.contains(out, "ncclGetVersion: rc=0 value=3", "reused copy answers")
+    t.equal(loaded_line(out), f"loaded={pre} step=already loaded copies=1", "loaded")
+    t.equal(ctor_log(log), [pre], "constructors run")
+
+
+@case
+def step_loaded_yields_to_override():
+    """The override is authoritative even when another copy is loaded."""
+    d = t.workdir("step_loaded_yields_to_override")
+    pre = t.fake_nccl(f"{d}/torch", version=3)
+    a = t.fake_nccl(f"{d}/override", version=5)
+    out = call(client(d), {"LAZYNCCL_LIBPATH": a}, prefix=["preload", pre])
+    t.contains(out, "ncclGetVersion: rc=0 value=5", "override answer")
+    t.contains(loaded_line(out), "step=LAZYNCCL_LIBPATH", "step")
+
+
+# --- 3. wheels ---------------------------------------------------------------
+
+def wheel_tree(d, version):
+    """site-packages/pkg/liblazynccl.so (the shim, vendored) and
+    site-packages/nvidia/nccl/lib/libnccl.so.2 (a fake wheel)."""
+    site = f"{d}/venv/lib/python3.11/site-packages"
+    os.makedirs(f"{site}/pkg")
+    for name in ("liblazynccl.so", "liblazynccl.so.0"):
+        shutil.copy(t.shim("nccl"), f"{site}/pkg/{name}")
+    fake = t.fake_nccl(f"{site}/nvidia/nccl/lib", version=version)
+    return site, fake
+
+
+@case
+def step_wheel():
+    """A shim in site-packages/pkg/ finds site-packages/nvidia/nccl/lib first."""
+    d = t.workdir("step_wheel")
+    site, fake = wheel_tree(d, version=6)
+    t.fake_nccl(f"{d}/conda/lib", version=7)
+    out = call(client(d, shim_dir=f"{site}/pkg"), {"CONDA_PREFIX": f"{d}/conda"})
+    t.contains(out, "ncclGetVersion: rc=0 value=6", "wheel answer")
+    t.equal(loaded_line(out), f"loaded={fake} step=wheel copies=1", "loaded")
+
+
+@case
+def step_wheel_yields_to_loaded():
+    """A copy already loaded beats the wheel layout."""
+    d = t.workdir("step_wheel_yields_to_loaded")
+    site, _ = wheel_tree(d, version=6)
+    pre = t.fake_nccl(f"{d}/torch", version=8)
+    out = call(client(d, shim_dir=f"{site}/pkg"), {}, prefix=["preload", pre])
+    t.contains(out, "ncclGetVersion: rc=0 value=8", "loaded copy answers")
+    t.equal(loaded_line(out), f"loaded={pre} step=already loaded copies=1", "loaded")
+
+
+# --- 4. and 5. environment directories ---------------------------------------
+
+@case
+def step_conda():
+    """$CONDA_PREFIX/lib beats $CUDA_HOME."""
+    d = t.workdir("step_conda")
+    c = t.fake_nccl(f"{d}/conda/lib", version=9)
+    t.fake_nccl(f"{d}/cuda/lib64", version=10)
+    out = call(client(d), {"CONDA_PREFIX": f"{d}/conda", "CUDA_HOME": f"{d}/cuda"})
+    t.contains(out, "ncclGetVersion: rc=0 value=9", "conda answer")
+    t.equal(loaded_line(out), f"loaded={c} step=CONDA_PREFIX copies=1", "loaded")
+
+
+@case
+def step_cuda_home():
+    """$CUDA_HOME/lib64 beats $NCCL_HOME and LD_LIBRARY_PATH."""
+    d = t.workdir("step_cuda_home")
+    h = t.fake_nccl(f"{d}/cuda/lib64", version=11)
+    t.fake_nccl(f"{d}/nccl/lib", version=12)
+    t.fake_nccl(f"{d}/llp", version=13)
+    out = call(client(d), {"CUDA_HOME": f"{d}/cuda", "NCCL_HOME": f"{d}/nccl",
+                           "LD_LIBRARY_PATH": f"{d}/llp"})
+    t.contains(out, "ncclGetVersion: rc=0 value=11", "CUDA_HOME answer")
+    t.equal(loaded_line(out), f"loaded={h} step=CUDA_HOME copies=1", "loaded")
+
+
+@case
+def step_nccl_home():
+    """$NCCL_HOME/lib beats LD_LIBRARY_PATH."""
+    d = t.workdir("step_nccl_home")
+    n = t.fake_nccl(f"{d}/nccl/lib", version=12)
+    t.fake_nccl(f"{d}/llp", version=13)
+    out = call(client(d), {"NCCL_HOME": f"{d}/nccl", "LD_LIBRARY_PATH": f"{d}/llp"})
+    t.equal(loaded_line(out), f"loaded={n} step=NCCL_HOME copies=1", "loaded")
+
+
+# --- 6. the dynamic linker's search -------------------------------------------
+
+@case
+def step_ld_library_path():
+    """LD_LIBRARY_PATH beats ld.so.cache (where the real NCCL may be)."""
+    d = t.workdir("step_ld_library_path")
+    llp = t.fake_nccl(f"{d}/llp", version=13)
+    out = call(client(d), {"LD_LIBRARY_PATH": f"::relative:{d}/llp"})
+    t.contains(out, "ncclGetVersion: rc=0 value=13", "LD_LIBRARY_PATH answer")
+    t.equal(loaded_line(out), f"loaded={llp} step=LD_LIBRARY_PATH copies=1", "loaded")
+
+
+@case
+def step_ld_so_cache():
+    """With no variable set, the real NCCL comes from ld.so.cache."""
+    r = t.run(["/sbin/ldconfig", "-p"])
+    if "libnccl.so.2 " not in r.stdout:
+        raise t.Skip("libnccl.so.2 is not in ld.so.cache here")
+    d = t.workdir("step_ld_so_cache")
+    out = call(client(d), {})
+    t.contains(out, "ncclGetVersion: rc=0 value=2", "real NCCL version")
+    t.contains(loaded_line(out), "step=ld.so.cache copies=1", "step")
+
+
+# --- the probe ----------------------------------------------------------------
+
+def patched(src, dst, offset, data):
+    with open(src, "rb") as f:
+        b = bytearray(f.read())
+    b[offset:offset + len(data)] = data
+    with open(dst, "wb") as f:
+        f.write(b)
+    return dst
+
+
+def bad_inputs(d):
+    """{name: (LAZYNCCL_LIBPATH value, expected reason)} for every bad input."""
+    good = t.fake_nccl(f"{d}/good")
+    os.makedirs(f"{d}/bad")
+    with open(f"{d}/bad/text.so", "w") as f:
+        f.write("this is not a library\n" * 20)
+    with open(good, "rb") as f:
+        head = f.read(2000)
+    with open(f"{d}/bad/truncated.so", "wb") as f:
+        f.write(head)
+    patched(good, f"{d}/bad/arm64.so", 18, b"\xb7\x00")     # e_machine = EM_AARCH64
+    patched(good, f"{d}/bad/class32.so", 4, b"\x01")        # EI_CLASS = ELFCLASS32
+    os.symlink(f"{d}/bad/loop_b", f"{d}/bad/loop_a")
+    os.symlink(f"{d}/bad/loop_a", f"{d}/bad/loop_b")
+    os.makedirs(f"{d}/emptydir")
+    wrong = t.fake_nccl(f"{d}/wrong", name="libnccl.so.2", soname="libfoo.so.1")
+    long_path = "/" + "a" * 5000
+    return {
+        "empty": ("", "[LAZYNCCL_LIBPATH] empty entry: rejected (never read as the current directory)"),
+        "colon": (":", "[LAZYNCCL_LIBPATH] empty entry: rejected (never read as the current directory)"),
+        "relative": ("lib/libnccl.so.2",
+                     "[LAZYNCCL_LIBPATH] lib/libnccl.so.2: rejected: relative path (only absolute paths are accepted)"),
+        "missing": (f"{d}/none/libnccl.so.2",
+                    f"[LAZYNCCL_LIBPATH] {d}/none/libnccl.so.2: rejected: No such file or directory"),
+        "dir_without_library": (f"{d}/emptydir",
+                                f"[LAZYNCCL_LIBPATH] {d}/emptydir: rejected: the directory holds no libnccl.so.2"),
+        "text_file": (f"{d}/bad/text.so", f"[LAZYNCCL_LIBPATH] {d}/bad/text.so: rejected: not an ELF file"),
+        "truncated_elf": (f"{d}/bad/truncated.so",
+                          f"[LAZYNCCL_LIBPATH] {d}/bad/truncated.so: rejected: truncated or stripped ELF: section headers end at byte"),
+        "other_machine": (f"{d}/bad/arm64.so",
+                          f"[LAZYNCCL_LIBPATH] {d}/bad/arm64.so: rejected: ELF machine 183 (AArch64), this process is 62 (x86-64)"),
+        "other_class": (f"{d}/bad/class32.so",
+                        f"[LAZYNCCL_LIBPATH] {d}/bad/class32.so: rejected: ELF class 32-bit, this process is 64-bit"),
+        "soname_mismatch": (wrong, f"[LAZYNCCL_LIBPATH] {wrong}: rejected: SONAME libfoo.so.1 is not libnccl.so.2"),
+        "symlink_loop": (f"{d}/bad/loop_a",
+                         f"[LAZYNCCL_LIBPATH] {d}/bad/loop_a: rejected: Too many levels of symbolic links"),
+        "overlong_path": (long_path, "[LAZYNCCL_LIBPATH] /aaaaaaaaaaaaaaa"),
+    }
+
+
+def bad_input(name):
+    d = t.workdir(f"bad_input_{name}")
+    value, reason = bad_inputs(d)[name]
+    log = f"{d}/ctor.log"
+    r = t.run([client(d), "call", "ncclGetVersion"], env={"LAZYNCCL_LIBPATH": value, "LZ_CTOR_LOG": log})
+    t.equal(r.returncode, 0, "exit status (no crash)")
+    t.check(r.stdout.startswith("ncclGetVersion: rc=2 value=-1 error=lazynccl: NCCL could not be loaded"),
+            r.stdout)
+    t.contains(r.stdout, reason, "reason")
+    if name == "overlong_path":
+        t.contains(r.stdout, "rejected: path longer than PATH_MAX (4096)", "reason")
+    t.contains(r.stdout, "LAZYNCCL_LIBPATH is set, so nothing else was tried", "authoritative")
+    t.equal(ctor_log(log), [], "libraries loaded")
+    t.equal(r.stderr, "", "stderr (the library prints nothing unless asked)")
+
+
+for _name in ["empty", "colon", "relative", "missing", "dir_without_library", "text_file",
+              "truncated_elf", "other_machine", "other_class", "soname_mismatch",
+              "symlink_loop", "overlong_path"]:
+    t.CASES[f"bad_input_{_name}"] = (lambda n: lambda: bad_input(n))(_name)
+
+
+@case
+def rejected_never_loaded():
+    """Candidates the probe rejects are never loaded: their constructors never run."""
+    d = t.workdir("rejected_never_loaded")
+    cases = bad_inputs(d)
+    good = t.fake_nccl(f"{d}/good2", version=77)
+    nosym = t.fake_nccl(f"{d}/nosym", omit=["ncclGetErrorString"])
+    bad = [cases[k][0] for k in ("text_file", "truncated_elf", "other_machine", "other_class",
+                                 "soname_mismatch")] + [nosym]
+    log = f"{d}/ctor.log"
+    out = call(client(d), {"LAZYNCCL_LIBPATH": ":".join(bad + [good]), "LZ_CTOR_LOG": log})
+    t.contains(out, "ncclGetVersion: rc=0 value=77", "the good candidate answers")
+    t.equal(ctor_log(log), [good], "constructors that ran")
+    t.contains(t.run([client(d), "call", "ncclGetVersion"],
+                     env={"LAZYNCCL_LIBPATH": nosym}).stdout,
+               f"{nosym}: rejected: does not export ncclGetErrorString", "reason")
+
+
+# --- versioned names ----------------------------------------------------------
+
+def jit_client(d):
+    return t.compile_c(os.path.join(d, "jit"), [os.path.join(t.PROGS, "jit_client.c")],
+                       t.link_shim_args("nvjitlink"))
+
+
+@case
+def versioned_exact_preferred():
+    """_12_9 asked, a 12.8-like library first on the path and a 12.9-like one
+    second: the second is loaded, the first never is."""
+    d = t.workdir("versioned_exact_preferred")
+    old = t.fake_nvjitlink(f"{d}/v128", 12, 8)
+    new = t.fake_nvjitlink(f"{d}/v129", 12, 9)
+    log = f"{d}/ctor.log"
+    out = t.run([jit_client(d), "__nvJitLinkGetErrorLogSize_12_9"],
+                env={"LAZYNVJITLINK_LIBPATH": f"{d}/v128:{d}/v129", "LZ_CTOR_LOG": log},
+                check_rc=0).stdout
+    t.contains(out, "__nvJitLinkGetErrorLogSize_12_9: rc=0 size=1209", "answer")
+    t.contains(out, f"loaded={new}\n", "loaded")
+    t.equal(ctor_log(log), [new], "constructors that ran")
+    t.check(old not in ctor_log(log), "the 12.8 library was loaded")
+
+
+@case
+def versioned_fallback():
+    """Only a 12.8-like library: _12_9 falls back to _12_8, and says so in the log."""
+    d = t.workdir("versioned_fallback")
+    old = t.fake_nvjitlink(f"{d}/v128", 12, 8)
+    r = t.run([jit_client(d), "__nvJitLinkGetErrorLogSize_12_9"],
+              env={"LAZYNVJITLINK_LIBPATH": old, "LAZYNCCL_DEBUG": "1"}, check_rc=0)
+    t.contains(r.stdout, "__nvJitLinkGetErrorLogSize_12_9: rc=0 size=1208", "answer")
+    t.contains(r.stderr, f"lazynvjitlink: __nvJitLinkGetErrorLogSize_12_9: not exported by {old}; "
+                         "using __nvJitLinkGetErrorLogSize_12_8", "log")
+
+
+@case
+def versioned_strict():
+    """LAZYNCCL_STRICT_VERSIONS=1: no fallback, the typed error instead."""
+    d = t.workdir("versioned_strict")
+    old = t.fake_nvjitlink(f"{d}/v128", 12, 8)
+    out = t.run([jit_client(d), "__nvJitLinkGetErrorLogSize_12_9", "__nvJitLinkGetErrorLogSize_12_8"],
+                env={"LAZYNVJITLINK_LIBPATH": old, "LAZYNCCL_STRICT_VERSIONS": "1"},
+                check_rc=0).stdout
+    t.contains(out, "__nvJitLinkGetErrorLogSize_12_9: rc=6 size=0", "strict answer")
+    t.contains(out, "__nvJitLinkGetErrorLogSize_12_8: rc=0 size=1208", "exact name still works")
+    t.contains(out, f"last_error=lazynvjitlink: __nvJitLinkGetErrorLogSize_12_9: not exported by "
+                    f"{old} (LAZYNCCL_STRICT_VERSIONS is set: no fallback)", "message")
+
+
+@case
+def versioned_cross_major():
+    """Only a 13.0-like library: a 12.x name is refused, never served by 13."""
+    d = t.workdir("versioned_cross_major")
+    v13 = t.fake_nvjitlink(f"{d}/v130", 13, 0, unversioned=True)
+    out = t.run([jit_client(d), "__nvJitLinkGetErrorLogSize_12_9", "__nvJitLinkGetErrorLogSize_13_0"],
+                env={"LAZYNVJITLINK_LIBPATH": v13}, check_rc=0).stdout
+    t.contains(out, "__nvJitLinkGetErrorLogSize_12_9: rc=6 size=0", "cross-major refused")
+    t.contains(out, "__nvJitLinkGetErrorLogSize_13_0: rc=0 size=1300", "own major works")
+    t.contains(out, "another major is never used", "message")
+
+
+@case
+def versioned_same_major_preferred():
+    """_12_9 asked, a 13.0 library first and a 12.8 one second: the 12.8 one
+    (same major, older version) is taken, not the 13.0."""
+    d = t.workdir("versioned_same_major_preferred")
+    t.fake_nvjitlink(f"{d}/v130", 13, 0, unversioned=True)
+    old = t.fake_nvjitlink(f"{d}/v128", 12, 8)
+    out = t.run([jit_client(d), "__nvJitLinkGetErrorLogSize_12_9"],
+                env={"LAZYNVJITLINK_LIBPATH": f"{d}/v130:{d}/v128"}, check_rc=0).stdout
+    t.contains(out, "__nvJitLinkGetErrorLogSize_12_9: rc=0 size=1208", "answer")
+    t.contains(out, f"loaded={old}\n", "loaded")
+
+
+@case
+def unversioned_takes_newest():
+    """The unversioned name, where the library exports only versioned ones,
+    resolves to the newest of them."""
+    d = t.workdir("unversioned_takes_newest")
+    old = t.fake_nvjitlink(f"{d}/v128", 12, 8)
+    out = t.run([jit_client(d), "nvJitLinkGetErrorLogSize"], env={"LAZYNVJITLINK_LIBPATH": old},
+                check_rc=0).stdout
+    t.contains(out, "nvJitLinkGetErrorLogSize: rc=0 size=1208", "answer")
+
+
+# --- control API and logging ---------------------------------------------------
+
+@case
+def api_would_load_loads_nothing():
+    """would_load names the file but loads nothing: no constructor, nothing mapped."""
+    d = t.workdir("api_would_load_loads_nothing")
+    fake = t.fake_nccl(f"{d}/fake")
+    log = f"{d}/ctor.log"
+    out = t.run([client(d), "wouldload"], env={"LAZYNCCL_LIBPATH": fake, "LZ_CTOR_LOG": log},
+                check_rc=0).stdout
+    t.equal(out.strip(), f"would=1 path={fake} loaded=0 mapped=0", "would_load")
+    t.equal(ctor_log(log), [], "constructors that ran")
+    out = t.run([client(d), "wouldload"], env={"LAZYNCCL_LIBPATH": f"{d}/none"}, check_rc=0).stdout
+    t.equal(out.strip(), "would=0 path= loaded=0 mapped=0", "would_load without a library")
+
+
+@case
+def api_search_path():
+    """A search list set before the first call replaces the default order;
+    once loaded it can no longer be changed; the environment still wins."""
+    d = t.workdir("api_search_path")
+    a = t.fake_nccl(f"{d}/a", version=31)
+    b = t.fake_nccl(f"{d}/b", version=32)
+    out = call(client(d), {"CUDA_HOME": f"{d}/b"}, "ncclGetVersion", prefix=["searchpath", f"{d}/none:{d}/a"])
+    t.contains(out, "set_search_path=0\nncclGetVersion: rc=0 value=31", "search list answer")
+    t.contains(out, f"loaded={a} step=search list copies=1\nset_search_path_after=-1", "after load")
+    out = call(client(d), {"LAZYNCCL_LIBPATH": b}, prefix=["searchpath", f"{d}/a"])
+    t.contains(out, "ncclGetVersion: rc=0 value=32", "environment wins")
+
+
+@case
+def api_log_callback():
+    """The log callback receives each candidate and the outcome; stderr stays silent."""
+    d = t.workdir("api_log_callback")
+    fake = t.fake_nccl(f"{d}/fake")
+    r = t.run([client(d), "logcb", "call", "ncclGetVersion"],
+              env={"LAZYNCCL_LIBPATH": f"{d}/none:{fake}"}, check_rc=0)
+    t.contains(r.stdout, f"log: lazynccl: [LAZYNCCL_LIBPATH] {d}/none: rejected: No such file or directory",
+               "log line")
+    t.contains(r.stdout, f"log: lazynccl: loaded {fake} (found by: LAZYNCCL_LIBPATH)", "log line")
+    t.equal(r.stderr, "", "stderr")
+
+
+@case
+def debug_env_logs():
+    """LAZYNCCL_DEBUG=1 logs to stderr; unset, nothing is printed."""
+    d = t.workdir("debug_env_logs")
+    fake = t.fake_nccl(f"{d}/fake")
+    r = t.run([client(d), "call", "ncclGetVersion"],
+              env={"LAZYNCCL_LIBPATH": fake, "LAZYNCCL_DEBUG": "1"}, check_rc=0)
+    t.contains(r.stderr, f"lazynccl: [LAZYNCCL_LIBPATH] {fake}: chosen", "debug log")
+    r = t.run([client(d), "call", "ncclGetVersion"], env={"LAZYNCCL_LIBPATH": fake}, check_rc=0)
+    t.equal(r.stderr, "", "stderr without LAZYNCCL_DEBUG")
+
+
+# --- secure execution ----------------------------------------------------------
+
+@case
+def setuid_ignores_override():
+    """A setuid copy (owner nobody) run as root ignores LAZYNCCL_LIBPATH."""
+    if os.geteuid() != 0:
+        raise t.Skip("needs root to make a setuid-nobody program")
+    d = t.workdir("setuid_ignores_override")
+    os.chmod(d, 0o755)
+    fake = t.fake_nccl(f"{d}/fake", version=55)
+    exe = client(d)
+    shutil.chown(exe, "nobody")
+    os.chmod(exe, stat.S_IRWXU | stat.S_IRGRP | stat.S_IXGRP | stat.S_IROTH | stat.S_IXOTH | stat.S_ISUID)
+    log = f"{d}/ctor.log"
+    open(log, "w").close()
+    os.chmod(log, 0o666)
+    out = t.run([exe, "call", "ncclGetVersion"], env={"LAZYNCCL_LIBPATH": fake, "LZ_CTOR_LOG": log},
+                check_rc=0).stdout
+    t.check("value=55" not in out and fake not in loaded_line(out), out)
+    t.equal(ctor_log(log), [], "constructors that ran")
+    plain = call(client(t.workdir("setuid_control")), {"LAZYNCCL_LIBPATH": fake})
+    t.contains(plain, "value=55", "the same override in a normal process")
+
+
+if __name__ == "__main__":
+    raise SystemExit(t.main())
