@@ -28,34 +28,36 @@ static const char *missing_required(const lz_lib *lib, void *handle)
     return NULL;
 }
 
-static int accept(lz_walk *w, const char *step, const char *path, void *handle)
+/* The walk ends at the chosen candidate, except an exhaustive one. */
+static int accept(lz_walk *w, const char *step, const char *path, void *handle,
+                  const lz_probe *p)
 {
     w->found = 1;
     w->handle = handle;
     w->step = step;
     snprintf(w->path, sizeof w->path, "%s", path);
-    lz_note(w, "[%s] %s: chosen", step, path);
-    return 1;
+    lz_verdict(w, step, path, LZ_CHOSEN, p, NULL);
+    return !w->exhaustive;
 }
 
 /* Load a probed (or unprobeable) file; on failure the walk goes on. */
-static int load(lz_walk *w, const char *step, const char *path, int probed)
+static int load(lz_walk *w, const char *step, const char *path, const lz_probe *p)
 {
     if (w->dry_run)
-        return accept(w, step, path, NULL);
+        return accept(w, step, path, NULL, p);
     void *handle = dlopen(path, LZ_DLOPEN_FLAGS);
     if (!handle) {
         const char *e = dlerror();
-        lz_note(w, "[%s] %s: rejected: %s", step, path, e ? e : "dlopen failed");
+        lz_verdict(w, step, path, LZ_REJECTED, p, "%s", e ? e : "dlopen failed");
         return 0;
     }
-    const char *missing = probed ? NULL : missing_required(w->lib, handle);
+    const char *missing = p ? NULL : missing_required(w->lib, handle);
     if (missing) {
-        lz_note(w, "[%s] %s: rejected: does not export %s", step, path, missing);
+        lz_verdict(w, step, path, LZ_REJECTED, NULL, "does not export %s", missing);
         dlclose(handle);
         return 0;
     }
-    return accept(w, step, handle_path(handle, path), handle);
+    return accept(w, step, handle_path(handle, path), handle, p);
 }
 
 /* 2: serves the wanted name exactly; 1: only through an older version of
@@ -82,24 +84,32 @@ static int score(const lz_walk *w, const lz_probe *p)
 int lz_try_file(lz_walk *w, const char *step, const char *path)
 {
     if (!w->lib->probe)
-        return load(w, step, path, 0);
+        return load(w, step, path, NULL);
     lz_probe p;
     int rc = lz_probe_file(w->lib, path, &p);
     if (rc == LZ_PROBE_REJECTED) {
-        lz_note(w, "[%s] %s: rejected: %s", step, path, p.reason);
+        lz_verdict(w, step, path, LZ_REJECTED, &p, "%s", p.reason);
         return 0;
     }
     if (rc == LZ_PROBE_UNAVAILABLE) {
         lz_note(w, "[%s] %s: not probed (%s)", step, path, p.reason);
-        return load(w, step, path, 0);
+        return w->found ? 0 : load(w, step, path, NULL);
+    }
+    if (w->found) { /* an exhaustive walk, past the chosen one */
+        lz_verdict(w, step, path, LZ_NOT_REACHED, &p, NULL);
+        lz_probe_free(&p);
+        return 0;
     }
     int sc = score(w, &p);
+    if (sc == 2) {
+        rc = load(w, step, path, &p);
+        lz_probe_free(&p);
+        return rc;
+    }
+    lz_verdict(w, step, path, LZ_KEPT, &p, "does not export %s%s", w->want->name,
+               sc ? "; kept in case no candidate does"
+                  : " nor an older version of its major; kept as a last resort");
     lz_probe_free(&p);
-    if (sc == 2)
-        return load(w, step, path, 1);
-    lz_note(w, "[%s] %s: does not export %s%s", step, path, w->want->name,
-            sc ? "; kept in case no candidate does"
-               : " nor an older version of its major; kept as a last resort");
     if (sc > w->fallback_score) {
         w->fallback_score = sc;
         w->fallback_step = step;
@@ -115,7 +125,11 @@ void lz_take_fallback(lz_walk *w)
     lz_note(w, "no candidate exports %s; taking the first %s", w->want->name,
             w->fallback_score ? "that has an older version of its major"
                               : "acceptable one (that function will fail)");
-    load(w, w->fallback_step, w->fallback_path, 1);
+    lz_probe p;
+    if (lz_probe_file(w->lib, w->fallback_path, &p) == LZ_PROBE_OK) {
+        load(w, w->fallback_step, w->fallback_path, &p);
+        lz_probe_free(&p);
+    }
 }
 
 int lz_try_loaded(lz_walk *w, const char *step, const char *soname)
@@ -126,9 +140,9 @@ int lz_try_loaded(lz_walk *w, const char *step, const char *soname)
     /* A copy is already mapped: reuse it, so the process never holds two. */
     const char *path = handle_path(handle, soname);
     if (w->dry_run) {
-        accept(w, step, path, NULL);
+        int rc = accept(w, step, path, NULL, NULL);
         dlclose(handle);
-        return 1;
+        return rc;
     }
-    return accept(w, step, path, handle);
+    return accept(w, step, path, handle, NULL);
 }

@@ -5,6 +5,7 @@
 #include "lz_probe.h"
 
 #include <dlfcn.h>
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -38,17 +39,7 @@ int lz_probe_exports(const lz_probe *p, const char *name)
     return p->names && bsearch(&name, p->names, p->nnames, sizeof *p->names, by_name) != NULL;
 }
 
-void lz_probe_free(lz_probe *p)
-{
-    for (size_t i = 0; i < p->nnames; i++)
-        free(p->names[i]);
-    free(p->names);
-    p->names = NULL;
-    p->nnames = 0;
-}
-
-#ifdef LZ_HAVE_LIBELF
-static const char *machine_name(unsigned m)
+const char *lz_machine_name(unsigned m)
 {
     switch (m) {
     case EM_X86_64: return "x86-64";
@@ -62,6 +53,16 @@ static const char *machine_name(unsigned m)
     }
 }
 
+void lz_probe_free(lz_probe *p)
+{
+    for (size_t i = 0; i < p->nnames; i++)
+        free(p->names[i]);
+    free(p->names);
+    p->names = NULL;
+    p->nnames = 0;
+}
+
+#ifdef LZ_HAVE_LIBELF
 /* This process's machine: the ELF header of the object holding this code
  * is mapped at its base address. */
 static unsigned own_machine(void)
@@ -130,31 +131,37 @@ static int read_dynamic(Elf *e, lz_probe *p)
     return LZ_PROBE_OK;
 }
 
-static int judge(const lz_lib *lib, Elf *e, off_t size, lz_probe *p)
+/* Read the facts of an open ELF: class, machine, SONAME, exports. */
+static int read_elf(Elf *e, off_t size, lz_probe *p)
 {
     if (lz_elf_kind(e) != ELF_K_ELF)
         return reject(p, "not an ELF file");
-    int cls = lz_gelf_getclass(e), want = sizeof(void *) == 8 ? ELFCLASS64 : ELFCLASS32;
-    if (cls != want)
-        return reject(p, "ELF class %s, this process is %s",
-                      cls == ELFCLASS32 ? "32-bit" : cls == ELFCLASS64 ? "64-bit" : "invalid",
-                      want == ELFCLASS64 ? "64-bit" : "32-bit");
+    p->elf_class = lz_gelf_getclass(e);
     GElf_Ehdr eh;
     if (!lz_gelf_getehdr(e, &eh))
         return reject(p, "malformed ELF header: %s", lz_elf_errmsg(-1));
+    p->machine = eh.e_machine;
     if (eh.e_type != ET_DYN)
         return reject(p, "not a shared object (ELF type %u)", (unsigned)eh.e_type);
-    unsigned mine = own_machine();
-    if (eh.e_machine != mine)
-        return reject(p, "ELF machine %u (%s), this process is %u (%s)", (unsigned)eh.e_machine,
-                      machine_name(eh.e_machine), mine, machine_name(mine));
     unsigned long long end = eh.e_shoff + (unsigned long long)eh.e_shnum * eh.e_shentsize;
     if (eh.e_shoff == 0 || end > (unsigned long long)size)
         return reject(p, "truncated or stripped ELF: section headers end at byte %llu, "
                          "the file has %lld", end, (long long)size);
-    int rc = read_dynamic(e, p);
-    if (rc != LZ_PROBE_OK)
-        return rc;
+    return read_dynamic(e, p);
+}
+
+static int judge(const lz_lib *lib, lz_probe *p)
+{
+    int want = sizeof(void *) == 8 ? ELFCLASS64 : ELFCLASS32;
+    if (p->elf_class != want)
+        return reject(p, "ELF class %s, this process is %s",
+                      p->elf_class == ELFCLASS32 ? "32-bit"
+                      : p->elf_class == ELFCLASS64 ? "64-bit" : "invalid",
+                      want == ELFCLASS64 ? "64-bit" : "32-bit");
+    unsigned mine = own_machine();
+    if (p->machine != mine)
+        return reject(p, "ELF machine %u (%s), this process is %u (%s)", p->machine,
+                      lz_machine_name(p->machine), mine, lz_machine_name(mine));
     if (!p->soname[0])
         return reject(p, "no SONAME (want %s)", lib->sonames[0]);
     int known = 0;
@@ -170,47 +177,115 @@ static int judge(const lz_lib *lib, Elf *e, off_t size, lz_probe *p)
 }
 #endif
 
-int lz_probe_file(const lz_lib *lib, const char *path, lz_probe *p)
+/* Open path for reading as ELF; LZ_PROBE_OK with *fd and *size set. */
+static int open_elf(const char *path, lz_probe *p, int *fd, off_t *size)
 {
     memset(p, 0, sizeof *p);
     if (strlen(path) >= PATH_MAX)
         return reject(p, "path longer than PATH_MAX (%d)", PATH_MAX);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    *fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (*fd < 0)
         return reject(p, "%s", strerror(errno));
     struct stat sb;
-    if (fstat(fd, &sb) != 0) {
+    if (fstat(*fd, &sb) != 0) {
         int err = errno;
-        close(fd);
+        close(*fd);
         return reject(p, "%s", strerror(err));
     }
     if (!S_ISREG(sb.st_mode)) {
-        close(fd);
+        close(*fd);
         return reject(p, S_ISDIR(sb.st_mode) ? "is a directory" : "not a regular file");
     }
+    *size = sb.st_size;
 #ifdef LZ_HAVE_LIBELF
     if (lz_elf_version(EV_CURRENT) == EV_NONE) {
-        close(fd);
+        close(*fd);
         snprintf(p->reason, sizeof p->reason, "libelf unavailable, so loaded to check: %.400s",
                  lz_message(&lz_lib_libelf));
         return LZ_PROBE_UNAVAILABLE;
     }
+    return LZ_PROBE_OK;
+#else
+    close(*fd);
+    snprintf(p->reason, sizeof p->reason, "built without libelf, so loaded to check");
+    return LZ_PROBE_UNAVAILABLE;
+#endif
+}
+
+static int probe(const lz_lib *lib, const char *path, lz_probe *p)
+{
+    int fd;
+    off_t size;
+    int rc = open_elf(path, p, &fd, &size);
+    if (rc != LZ_PROBE_OK)
+        return rc;
+#ifdef LZ_HAVE_LIBELF
     /* ELF_C_READ, not _MMAP: a truncated file must give an error, not SIGBUS. */
     Elf *e = lz_elf_begin(fd, ELF_C_READ, NULL);
-    if (!e) {
-        close(fd);
-        return reject(p, "not readable as ELF: %s", lz_elf_errmsg(-1));
+    if (!e)
+        rc = reject(p, "not readable as ELF: %s", lz_elf_errmsg(-1));
+    else {
+        rc = read_elf(e, size, p);
+        if (rc == LZ_PROBE_OK && lib)
+            rc = judge(lib, p);
+        lz_elf_end(e);
     }
-    int rc = judge(lib, e, sb.st_size, p);
-    lz_elf_end(e);
+#else
+    (void)lib;
+#endif
     close(fd);
     if (rc != LZ_PROBE_OK)
         lz_probe_free(p);
     return rc;
-#else
-    (void)lib;
+}
+
+int lz_probe_file(const lz_lib *lib, const char *path, lz_probe *p)
+{
+    return probe(lib, path, p);
+}
+
+int lz_probe_read(const char *path, lz_probe *p)
+{
+    return probe(NULL, path, p);
+}
+
+int lz_probe_rodata_string(const char *path, const char *marker, char *out, size_t size)
+{
+    int found = 0;
+#ifdef LZ_HAVE_LIBELF
+    lz_probe p;
+    int fd;
+    off_t fsize;
+    if (open_elf(path, &p, &fd, &fsize) != LZ_PROBE_OK)
+        return 0;
+    Elf *e = lz_elf_begin(fd, ELF_C_READ, NULL);
+    size_t shstrndx = 0;
+    GElf_Ehdr eh;
+    if (e && lz_gelf_getehdr(e, &eh))
+        shstrndx = eh.e_shstrndx;
+    for (Elf_Scn *scn = e ? lz_elf_nextscn(e, NULL) : NULL; scn && !found;
+         scn = lz_elf_nextscn(e, scn)) {
+        GElf_Shdr sh;
+        const char *name;
+        if (!lz_gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
+            !(name = lz_elf_strptr(e, shstrndx, sh.sh_name)) || strcmp(name, ".rodata") != 0)
+            continue;
+        Elf_Data *d = lz_elf_getdata(scn, NULL);
+        size_t mlen = strlen(marker);
+        const char *hit = d && d->d_buf ? memmem(d->d_buf, d->d_size, marker, mlen) : NULL;
+        if (hit) {
+            size_t room = d->d_size - (size_t)(hit - (const char *)d->d_buf);
+            size_t len = strnlen(hit, room < size ? room : size - 1);
+            memcpy(out, hit, len);
+            out[len] = '\0';
+            found = 1;
+        }
+    }
+    if (e)
+        lz_elf_end(e);
     close(fd);
-    snprintf(p->reason, sizeof p->reason, "built without libelf, so loaded to check");
-    return LZ_PROBE_UNAVAILABLE;
+#else
+    (void)path, (void)marker, (void)out, (void)size;
 #endif
+    return found;
 }

@@ -15,6 +15,8 @@ enum {
 typedef struct lz_probe {
     char soname[256];
     char reason[512];
+    unsigned machine;         /* e_machine */
+    int elf_class;            /* ELFCLASS32 / ELFCLASS64 */
     char **names;
     size_t nnames;
 } lz_probe;
@@ -23,6 +25,15 @@ typedef struct lz_probe {
  * and machine, whose SONAME is one of lib's and which exports lib's required
  * symbols. Nothing is loaded; no constructor runs. */
 LZ_HIDDEN int lz_probe_file(const lz_lib *lib, const char *path, lz_probe *p);
+/* Read any ELF shared object (a net plugin, say) into p without judging it
+ * against a library's spec: LZ_PROBE_OK when it could be read. */
+LZ_HIDDEN int lz_probe_read(const char *path, lz_probe *p);
+/* The printable name of an ELF machine number ("x86-64"). */
+LZ_HIDDEN const char *lz_machine_name(unsigned machine);
+/* Copy the NUL-terminated string starting with marker found in the file's
+ * .rodata (e.g. "NCCL version 2.28.9+cuda13.0"); 1 when found. */
+LZ_HIDDEN int lz_probe_rodata_string(const char *path, const char *marker, char *out,
+                                     size_t size);
 /* 1 when the probed file exports name. */
 LZ_HIDDEN int lz_probe_exports(const lz_probe *p, const char *name);
 LZ_HIDDEN void lz_probe_free(lz_probe *p);

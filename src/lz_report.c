@@ -66,3 +66,27 @@ void lz_note(lz_walk *w, const char *fmt, ...)
     lz_vlog(w->lib, fmt, ap);
     va_end(ap);
 }
+
+void lz_verdict(lz_walk *w, const char *step, const char *path, int verdict,
+                const lz_probe *probe, const char *fmt, ...)
+{
+    static const char *const words[] = {"chosen", "rejected", "kept", "not reached"};
+    char reason[1024] = "";
+    if (fmt) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(reason, sizeof reason, fmt, ap);
+        va_end(ap);
+    }
+    const char *shown = path && *path ? path : "empty entry";
+    if (verdict == LZ_KEPT)
+        lz_note(w, "[%s] %s: %s", step, shown, reason);
+    else if (reason[0])
+        lz_note(w, "[%s] %s: %s: %s", step, shown, words[verdict], reason);
+    else
+        lz_note(w, "[%s] %s: %s", step, shown, words[verdict]);
+    if (w->on_event) {
+        lz_event ev = {step, path ? path : "", verdict, reason, probe};
+        w->on_event(w->ctx, &ev);
+    }
+}

@@ -22,8 +22,9 @@ static int join(lz_walk *w, const char *step, char *out, const char *dir, const 
 {
     int n = snprintf(out, PATH_MAX, "%s/%s", dir, name);
     if (n < 0 || n >= PATH_MAX) {
-        lz_note(w, "[%s] %.64s.../%s: rejected: path longer than PATH_MAX (%d)", step, dir, name,
-                PATH_MAX);
+        char shown[96];
+        snprintf(shown, sizeof shown, "%.64s.../%.16s", dir, name);
+        lz_verdict(w, step, shown, LZ_REJECTED, NULL, "path longer than PATH_MAX (%d)", PATH_MAX);
         return 0;
     }
     return 1;
@@ -49,7 +50,8 @@ static int try_dir(lz_walk *w, const char *step, const char *dir, int quiet)
             return 1;
     }
     if (!any && !quiet)
-        lz_note(w, "[%s] %s: rejected: the directory holds no %s", step, dir, w->lib->sonames[0]);
+        lz_verdict(w, step, dir, LZ_REJECTED, NULL, "the directory holds no %s",
+                   w->lib->sonames[0]);
     return 0;
 }
 
@@ -57,20 +59,21 @@ static int try_dir(lz_walk *w, const char *step, const char *dir, int quiet)
 static int try_entry(lz_walk *w, const char *step, const char *entry, size_t len)
 {
     if (len == 0) {
-        lz_note(w, "[%s] empty entry: rejected (never read as the current directory)", step);
+        lz_verdict(w, step, "", LZ_REJECTED, NULL, "never read as the current directory");
         return 0;
     }
     if (len >= PATH_MAX) {
-        lz_note(w, "[%s] %.64s...: rejected: path longer than PATH_MAX (%d)", step, entry,
-                PATH_MAX);
+        char shown[80];
+        snprintf(shown, sizeof shown, "%.64s...", entry);
+        lz_verdict(w, step, shown, LZ_REJECTED, NULL, "path longer than PATH_MAX (%d)", PATH_MAX);
         return 0;
     }
     char path[PATH_MAX];
     memcpy(path, entry, len);
     path[len] = '\0';
     if (path[0] != '/') {
-        lz_note(w, "[%s] %s: rejected: relative path (only absolute paths are accepted)",
-                step, path);
+        lz_verdict(w, step, path, LZ_REJECTED, NULL,
+                   "relative path (only absolute paths are accepted)");
         return 0;
     }
     struct stat sb;
@@ -130,8 +133,10 @@ static int step_wheel(lz_walk *w)
         return 0;
     Dl_info info;
     char dir[PATH_MAX], sub[PATH_MAX];
-    if (!dladdr((void *)step_wheel, &info) || !info.dli_fname ||
-        !realpath(info.dli_fname, dir))
+    const char *self = w->origin;
+    if (!self && dladdr((void *)step_wheel, &info))
+        self = info.dli_fname;
+    if (!self || !realpath(self, dir))
         return 0;
     for (char *slash = strrchr(dir, '/'); slash && slash != dir; slash = strrchr(dir, '/')) {
         *slash = '\0';
@@ -154,7 +159,8 @@ static int step_env_dirs(lz_walk *w, const char *var, const char *const *subdirs
     if (!root || !*root)
         return 0;
     if (root[0] != '/') {
-        lz_note(w, "[%s] %s: rejected: relative path", var, root);
+        lz_verdict(w, var, root, LZ_REJECTED, NULL,
+                   "relative path (only absolute paths are accepted)");
         return 0;
     }
     char dir[PATH_MAX];

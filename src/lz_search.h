@@ -2,7 +2,20 @@
 #ifndef LZ_SEARCH_H
 #define LZ_SEARCH_H
 
+#include "lz_probe.h"
 #include "lz_runtime.h"
+
+enum { LZ_CHOSEN, LZ_REJECTED, LZ_KEPT, LZ_NOT_REACHED };
+
+/* One verdict on one candidate, for tools (lazynccl-info). probe is NULL
+ * where the file was not read. */
+typedef struct lz_event {
+    const char *step;
+    const char *path;
+    int verdict;
+    const char *reason;
+    const lz_probe *probe;
+} lz_event;
 
 /* One walk of the search order. The first candidate that fully serves ends
  * it; a candidate that serves only by a versioned-name fallback is kept, and
@@ -21,6 +34,12 @@ typedef struct lz_walk {
     char fallback_path[PATH_MAX];
     char *report;            /* every candidate and its verdict */
     size_t report_size, report_len;
+    /* For tools: walk on past the chosen candidate (dry run only), calling
+     * on_event for every verdict; origin stands for the shim's own path. */
+    int exhaustive;
+    const char *origin;
+    void (*on_event)(void *ctx, const lz_event *ev);
+    void *ctx;
 } lz_walk;
 
 /* Walk the whole search order (lz_search.c). */
@@ -39,6 +58,10 @@ LZ_HIDDEN int lz_ldcache_lookup(const char *cache, const char *soname, char *out
 /* Append one line to the walk's report and to the log (lz_report.c). */
 LZ_HIDDEN void lz_note(lz_walk *w, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* Record a verdict on a candidate: a report line, a log line, an event. */
+LZ_HIDDEN void lz_verdict(lz_walk *w, const char *step, const char *path, int verdict,
+                          const lz_probe *probe, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
 /* Log a line when logging is on (LAZYNCCL_DEBUG or a callback). */
 LZ_HIDDEN void lz_log(const lz_lib *lib, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

@@ -199,8 +199,8 @@ def bad_inputs(d):
     wrong = t.fake_nccl(f"{d}/wrong", name="libnccl.so.2", soname="libfoo.so.1")
     long_path = "/" + "a" * 5000
     return {
-        "empty": ("", "[LAZYNCCL_LIBPATH] empty entry: rejected (never read as the current directory)"),
-        "colon": (":", "[LAZYNCCL_LIBPATH] empty entry: rejected (never read as the current directory)"),
+        "empty": ("", "[LAZYNCCL_LIBPATH] empty entry: rejected: never read as the current directory"),
+        "colon": (":", "[LAZYNCCL_LIBPATH] empty entry: rejected: never read as the current directory"),
         "relative": ("lib/libnccl.so.2",
                      "[LAZYNCCL_LIBPATH] lib/libnccl.so.2: rejected: relative path (only absolute paths are accepted)"),
         "missing": (f"{d}/none/libnccl.so.2",
