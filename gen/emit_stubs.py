@@ -100,8 +100,7 @@ def emit(spec, spec_display, headers, functions, macros):
     w('#pragma GCC diagnostic ignored "-Wdeprecated-declarations"\n')
     w('#pragma GCC diagnostic ignored "-Wunused-parameter"\n\n')
     w("#define LZ_LIB lz_lib_" + spec.id + "\n")
-    w(("LZ_HIDDEN extern const lz_lib LZ_LIB;\n\n" if spec.internal else
-       "static const lz_lib LZ_LIB;\n\n"))
+    w("LZ_HIDDEN extern const lz_lib LZ_LIB;\n\n")
 
     undeclared = [e for e in exports if not e.declared and not spec.internal]
     if undeclared:
@@ -149,12 +148,13 @@ def emit(spec, spec_display, headers, functions, macros):
     w(_string_array("lz_home_vars", spec.home_vars))
     w(_string_array("lz_required", spec.required))
     w(f"static lz_state lz_state_{spec.id} = LZ_STATE_INIT;\n\n")
-    w(("LZ_HIDDEN const lz_lib LZ_LIB = {\n" if spec.internal else
-       "static const lz_lib LZ_LIB = {\n"))
+    w("LZ_HIDDEN const lz_lib LZ_LIB = {\n")
     w(f"    .id = {_c_string(spec.id)},\n")
     w(f"    .display = {_c_string(spec.display)},\n")
     w(f"    .shim = {_c_string(spec.shim)},\n")
     w(f"    .env_var = {_c_string(spec.env)},\n")
+    if spec.version_marker:
+        w(f"    .version_marker = {_c_string(spec.version_marker)},\n")
     w("    .sonames = lz_sonames,\n    .wheel_dirs = lz_wheel_dirs,\n")
     w("    .home_vars = lz_home_vars,\n    .required = lz_required,\n")
     w("    .syms = lz_syms,\n    .nsyms = LZ_COUNT,\n")

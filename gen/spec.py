@@ -44,6 +44,7 @@ class Spec:
     parse_include_dirs: list = field(default_factory=list)
     internal: bool = False
     symbol_prefix: str = ""
+    version_marker: str = ""
     version_macros: list = field(default_factory=list)
     versioned: Versioned = None
 
@@ -87,7 +88,7 @@ def load_spec(path):
     known_keys = {"id", "display", "shim", "headers", "function_pattern", "sonames",
                   "wheel_dirs", "env", "home_vars", "required", "feature",
                   "description", "defines", "version_macros", "parse_include_dirs",
-                  "internal", "symbol_prefix"}
+                  "internal", "symbol_prefix", "version_marker"}
     for key in lib:
         if key not in known_keys:
             raise GenError(where, f"unknown key '{key}'")
@@ -114,6 +115,7 @@ def load_spec(path):
         parse_include_dirs=lib.get("parse_include_dirs", []),
         internal=bool(lib.get("internal", False)),
         symbol_prefix=lib.get("symbol_prefix", ""),
+        version_marker=lib.get("version_marker", ""),
     )
     for key in ("id", "shim", "env"):
         if not _IDENT.match(getattr(spec, key)):

@@ -272,13 +272,18 @@ int lz_probe_rodata_string(const char *path, const char *marker, char *out, size
             continue;
         Elf_Data *d = lz_elf_getdata(scn, NULL);
         size_t mlen = strlen(marker);
-        const char *hit = d && d->d_buf ? memmem(d->d_buf, d->d_size, marker, mlen) : NULL;
-        if (hit) {
-            size_t room = d->d_size - (size_t)(hit - (const char *)d->d_buf);
-            size_t len = strnlen(hit, room < size ? room : size - 1);
-            memcpy(out, hit, len);
-            out[len] = '\0';
+        const char *buf = d ? d->d_buf : NULL, *end = buf ? buf + d->d_size : NULL;
+        /* The marker followed by a version: a digit, then no space to the NUL
+         * (messages that mention the marker are skipped). */
+        for (const char *hit = buf; hit && (hit = memmem(hit, (size_t)(end - hit), marker, mlen));
+             hit += mlen) {
+            size_t room = (size_t)(end - hit), len = strnlen(hit, room);
+            if (len == room || len <= mlen || hit[mlen] < '0' || hit[mlen] > '9' ||
+                memchr(hit + mlen, ' ', len - mlen) || len >= size)
+                continue;
+            memcpy(out, hit, len + 1);
             found = 1;
+            break;
         }
     }
     if (e)

@@ -184,34 +184,45 @@ static int step_environment(lz_walk *w)
     return 0;
 }
 
+/* The dynamic linker's search for one soname, as far as it is followed
+ * here: each existing file is passed to visit until it returns 1. */
+int lz_linker_lookup(const char *soname, lz_visit_fn visit, void *ctx)
+{
+    char path[PATH_MAX];
+    const char *llp = lz_getenv("LD_LIBRARY_PATH");
+    for (const char *p = llp; p && *p;) {
+        size_t len = strcspn(p, ":;");
+        /* Empty and relative entries are skipped, never read as ".". */
+        if (len > 0 && p[0] == '/' && len + strlen(soname) + 2 <= sizeof path) {
+            snprintf(path, sizeof path, "%.*s/%s", (int)len, p, soname);
+            if (exists(path) && visit(ctx, "LD_LIBRARY_PATH", path))
+                return 1;
+        }
+        p += len + (p[len] != '\0');
+    }
+    if (lz_ldcache_lookup("/etc/ld.so.cache", soname, path, sizeof path) &&
+        visit(ctx, "ld.so.cache", path))
+        return 1;
+    for (const char *const *d = system_dirs; *d; d++) {
+        snprintf(path, sizeof path, "%s/%s", *d, soname);
+        if (exists(path) && visit(ctx, "system directories", path))
+            return 1;
+    }
+    return 0;
+}
+
+static int visit_candidate(void *ctx, const char *step, const char *path)
+{
+    return lz_try_file(ctx, step, path);
+}
+
 /* 6. The dynamic linker's search, followed here so that the file it would
  * load is probed first: LD_LIBRARY_PATH, ld.so.cache, system directories. */
 static int step_linker(lz_walk *w)
 {
-    char path[PATH_MAX];
-    for (const char *const *s = w->lib->sonames; *s; s++) {
-        const char *llp = lz_getenv("LD_LIBRARY_PATH");
-        for (const char *p = llp; p && *p;) {
-            size_t len = strcspn(p, ":;");
-            /* Empty and relative entries are skipped, never read as ".". */
-            if (len > 0 && len < PATH_MAX - 1 && p[0] == '/') {
-                char dir[PATH_MAX];
-                memcpy(dir, p, len);
-                dir[len] = '\0';
-                if (join(w, "LD_LIBRARY_PATH", path, dir, *s) && exists(path) &&
-                    lz_try_file(w, "LD_LIBRARY_PATH", path))
-                    return 1;
-            }
-            p += len + (p[len] != '\0');
-        }
-        if (lz_ldcache_lookup("/etc/ld.so.cache", *s, path, sizeof path) &&
-            lz_try_file(w, "ld.so.cache", path))
+    for (const char *const *s = w->lib->sonames; *s; s++)
+        if (lz_linker_lookup(*s, visit_candidate, w))
             return 1;
-        for (const char *const *d = system_dirs; *d; d++)
-            if (join(w, "system directories", path, *d, *s) && exists(path) &&
-                lz_try_file(w, "system directories", path))
-                return 1;
-    }
     return 0;
 }
 

@@ -52,6 +52,11 @@ LZ_HIDDEN int lz_try_loaded(lz_walk *w, const char *step, const char *soname);
 /* Take the fallback kept by the walk, if any (after the last step). */
 LZ_HIDDEN void lz_take_fallback(lz_walk *w);
 
+/* Follow the dynamic linker's search for soname: visit(ctx, step, path) for
+ * each existing file until it returns 1 (lz_search.c). */
+typedef int (*lz_visit_fn)(void *ctx, const char *step, const char *path);
+LZ_HIDDEN int lz_linker_lookup(const char *soname, lz_visit_fn visit, void *ctx);
+
 /* The path ld.so.cache gives for soname: 1 when found (lz_ldcache.c). */
 LZ_HIDDEN int lz_ldcache_lookup(const char *cache, const char *soname, char *out, size_t size);
 

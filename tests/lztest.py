@@ -55,8 +55,13 @@ def contains(text, part, what):
         raise Fail(f"{what}: {part!r} not found in:\n{text}")
 
 
+def flat(text):
+    """Text with every run of white space made one space (wrapped output)."""
+    return " ".join(text.split())
+
+
 def workdir(name):
-    d = os.path.join(BUILD or "/tmp", "tests-work", name)
+    d = os.path.realpath(os.path.join(BUILD or "/tmp", "tests-work", name))
     shutil.rmtree(d, ignore_errors=True)
     os.makedirs(d)
     return d

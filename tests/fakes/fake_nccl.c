@@ -20,3 +20,7 @@ int ncclGetUniqueId(char *id) { memset(id, 'F', 128); return 0; }
 #ifndef OMIT_ncclCommCount
 int ncclCommCount(void *comm, int *count) { (void)comm; *count = 42; return 0; }
 #endif
+#ifdef FAKE_VERSION_STRING
+/* Where lazynccl-info reads a real NCCL's version: a string in .rodata. */
+__attribute__((used)) const char fake_nccl_version[] = "NCCL version " FAKE_VERSION_STRING;
+#endif

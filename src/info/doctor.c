@@ -1,0 +1,185 @@
+/* lazynccl-info --doctor: the environment traps users hit, each said in one
+ * line with the fix in the next. */
+#include "info.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+static doctor_finding *add(doctor_report *r, const char *check, const char *status,
+                           const char *fix, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+static doctor_finding *add(doctor_report *r, const char *check, const char *status,
+                           const char *fix, const char *fmt, ...)
+{
+    if (r->n == DOCTOR_MAX)
+        return NULL;
+    doctor_finding *f = &r->f[r->n++];
+    f->check = check;
+    f->status = status;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(f->message, sizeof f->message, fmt, ap);
+    va_end(ap);
+    snprintf(f->fix, sizeof f->fix, "%s", fix ? fix : "");
+    return f;
+}
+
+/* NCCL_NET names a transport; the built-in IB transport needs libibverbs. */
+static void check_net(doctor_report *r)
+{
+    const char *net = lz_getenv("NCCL_NET");
+    char path[PATH_MAX];
+    if (!net || !*net)
+        return;
+    if (strcasecmp(net, "IB") == 0) {
+        if (info_find_soname("libibverbs.so.1", path, sizeof path))
+            add(r, "nccl-net", "ok", NULL, "NCCL_NET=IB: libibverbs.so.1 found at %s", path);
+        else
+            add(r, "nccl-net", "problem",
+                "install libibverbs1 (rdma-core), or set NCCL_NET=Socket",
+                "NCCL_NET=IB, but libibverbs.so.1 is not installed");
+    } else if (strcasecmp(net, "Socket") == 0) {
+        add(r, "nccl-net", "ok", NULL, "NCCL_NET=Socket: built into NCCL");
+    } else {
+        add(r, "nccl-net", "warning", "set NCCL_NET_PLUGIN to the plugin that provides it",
+            "NCCL_NET=%s is not built in (IB, Socket): a net plugin must provide it", net);
+    }
+}
+
+/* The API versions a net plugin exports: ncclNetPlugin_vN, ncclNet_vN,
+ * ncclCollNetPlugin_vN, ncclCollNet_vN. */
+static void plugin_versions(const lz_probe *p, char *out, size_t size)
+{
+    static const char *const prefixes[] = {"ncclNetPlugin_v", "ncclNet_v", "ncclCollNetPlugin_v",
+                                           "ncclCollNet_v", NULL};
+    size_t len = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < p->nnames; i++)
+        for (const char *const *pre = prefixes; *pre; pre++) {
+            size_t n = strlen(*pre);
+            const char *s = p->names[i];
+            if (strncmp(s, *pre, n) == 0 && isdigit((unsigned char)s[n]) && len < size) {
+                int m = snprintf(out + len, size - len, "%s%s", len ? ", " : "", s);
+                len += m > 0 ? (size_t)m : 0;
+            }
+        }
+}
+
+static void check_plugin(doctor_report *r)
+{
+    const char *value = lz_getenv("NCCL_NET_PLUGIN");
+    char name[256], path[PATH_MAX], versions[512];
+    if (value && strcasecmp(value, "none") == 0)
+        return;
+    /* NCCL tries libnccl-net-<value>.so, then <value> itself; unset, libnccl-net.so. */
+    const char *names[2] = {NULL, NULL};
+    if (value && *value) {
+        snprintf(name, sizeof name, "libnccl-net-%s.so", value);
+        names[0] = name;
+        names[1] = value;
+    } else {
+        names[0] = "libnccl-net.so";
+    }
+    for (int i = 0; i < 2 && names[i]; i++) {
+        int found = names[i][0] == '/' ? access(names[i], R_OK) == 0 : 0;
+        if (found)
+            snprintf(path, sizeof path, "%s", names[i]);
+        else if (!strchr(names[i], '/'))
+            found = info_find_soname(names[i], path, sizeof path);
+        if (!found)
+            continue;
+        lz_probe p;
+        if (lz_probe_read(path, &p) != LZ_PROBE_OK) {
+            add(r, "nccl-net-plugin", "problem", "replace the file with a working plugin build",
+                "net plugin %s cannot be read: %s", path, p.reason);
+            return;
+        }
+        plugin_versions(&p, versions, sizeof versions);
+        lz_probe_free(&p);
+        if (versions[0])
+            add(r, "nccl-net-plugin", "ok", NULL, "net plugin %s exports %s", path, versions);
+        else
+            add(r, "nccl-net-plugin", "problem",
+                "use a plugin built for this NCCL (it must export ncclNetPlugin_vN or ncclNet_vN)",
+                "%s exports no net plugin API (no ncclNetPlugin_vN / ncclNet_vN symbol)", path);
+        return;
+    }
+    if (value && *value)
+        add(r, "nccl-net-plugin", "problem",
+            "install the plugin or add its directory to LD_LIBRARY_PATH",
+            "NCCL_NET_PLUGIN=%s, but libnccl-net-%s.so is not found", value, value);
+}
+
+/* An LD_LIBRARY_PATH copy older than the wheel's shadows it for every
+ * program linked to the real library. */
+static void check_shadowing(doctor_report *r, info_lib *libs, int nlibs)
+{
+    for (int l = 0; l < nlibs; l++)
+        for (int i = 0; i < libs[l].ncands; i++) {
+            info_candidate *a = &libs[l].cands[i];
+            if (strcmp(a->step, "LD_LIBRARY_PATH") != 0 || !a->version[0])
+                continue;
+            for (int j = 0; j < libs[l].ncands; j++) {
+                info_candidate *b = &libs[l].cands[j];
+                if (strcmp(b->step, "wheel") != 0 || !b->version[0] ||
+                    strcmp(a->soname, b->soname) != 0 || info_version_cmp(a->version, b->version) >= 0)
+                    continue;
+                char fix[512];
+                snprintf(fix, sizeof fix, "drop %.*s from LD_LIBRARY_PATH",
+                         (int)(strrchr(a->path, '/') - a->path), a->path);
+                add(r, "shadowing", "problem", fix,
+                    "LD_LIBRARY_PATH shadows the wheel's %s: %s (%s) is older than %s (%s)",
+                    a->soname, a->path, a->version, b->path, b->version);
+            }
+        }
+}
+
+/* Several different files for one soname across the search order. */
+static void check_copies(doctor_report *r, info_lib *libs, int nlibs)
+{
+    for (int l = 0; l < nlibs; l++) {
+        char seen[INFO_MAX_CANDIDATES][PATH_MAX];
+        int nseen = 0;
+        char list[900] = "";
+        size_t len = 0;
+        const char *soname = NULL;
+        for (int i = 0; i < libs[l].ncands; i++) {
+            info_candidate *c = &libs[l].cands[i];
+            char real[PATH_MAX];
+            if (!c->soname[0] || c->verdict == LZ_REJECTED || !realpath(c->path, real))
+                continue;
+            int dup = 0;
+            for (int k = 0; k < nseen; k++)
+                dup |= strcmp(seen[k], real) == 0;
+            if (dup)
+                continue;
+            snprintf(seen[nseen++], PATH_MAX, "%s", real);
+            soname = c->soname;
+            int m = snprintf(list + len, sizeof list - len, "%s%s (%s)", len ? "; " : "", real,
+                             c->version[0] ? c->version : "version unknown");
+            len += m > 0 && (size_t)m < sizeof list - len ? (size_t)m : 0;
+        }
+        if (nseen > 1)
+            add(r, "copies", "warning", "set the library's override variable to the one you mean",
+                "%d copies of %s: %s", nseen, soname, list);
+    }
+}
+
+void doctor_run(doctor_report *r, info_lib *libs, int nlibs)
+{
+    memset(r, 0, sizeof *r);
+    int has_nccl = 0;
+    for (int i = 0; i < nlibs; i++)
+        has_nccl |= strcmp(libs[i].lib->id, "nccl") == 0;
+    if (has_nccl) {
+        check_net(r);
+        check_plugin(r);
+    }
+    check_shadowing(r, libs, nlibs);
+    check_copies(r, libs, nlibs);
+}

@@ -1,0 +1,71 @@
+/* lazynccl-info: shared declarations of the tool's files. */
+#ifndef LZ_INFO_H
+#define LZ_INFO_H
+
+#include "lz_load.h"
+#include "lz_search.h"
+
+#include <stdio.h>
+
+#define INFO_MAX_CANDIDATES 64
+
+typedef struct info_candidate {
+    char step[64];
+    char path[PATH_MAX];
+    int verdict;
+    char reason[512];
+    char soname[256];
+    char machine[32];
+    char version[128];
+} info_candidate;
+
+/* What the tool learned of one library. */
+typedef struct info_lib {
+    const lz_lib *lib;
+    int would_load;
+    char chosen[PATH_MAX];
+    char chosen_step[64];
+    char report[LZ_MESSAGE_MAX];
+    info_candidate cands[INFO_MAX_CANDIDATES];
+    int ncands;
+    /* with --load */
+    int loaded;
+    char loaded_path[PATH_MAX];
+    char loaded_step[64];
+    char loaded_version[64];
+    char load_error[LZ_MESSAGE_MAX];
+} info_lib;
+
+typedef struct doctor_finding {
+    const char *check;   /* "nccl-net", "nccl-net-plugin", "shadowing", "copies" */
+    const char *status;  /* "ok", "problem", "warning", "info" */
+    char message[1024];
+    char fix[512];
+} doctor_finding;
+
+#define DOCTOR_MAX 32
+
+typedef struct doctor_report {
+    doctor_finding f[DOCTOR_MAX];
+    int n;
+} doctor_report;
+
+/* Walk a library's search order without loading anything (inspect.c). */
+void info_inspect(info_lib *out, const lz_lib *lib, const char *origin);
+/* Version text of a candidate ("NCCL version 2.28.9+cuda13.0"); "" if unknown. */
+void info_version(const lz_lib *lib, const char *path, const lz_probe *p, char *out, size_t size);
+/* Compare the first dotted numbers in two version texts: <0, 0, >0. */
+int info_version_cmp(const char *a, const char *b);
+/* Where the dynamic linker would find soname (LD_LIBRARY_PATH, cache, system). */
+int info_find_soname(const char *soname, char *out, size_t size);
+
+/* Environment checks (doctor.c). */
+void doctor_run(doctor_report *r, info_lib *libs, int nlibs);
+
+/* Output (print.c). */
+void print_text(FILE *f, info_lib *libs, int nlibs, const doctor_report *d, int color);
+void print_json(FILE *f, info_lib *libs, int nlibs, const doctor_report *d);
+
+extern const char *const info_verdicts[];
+
+#endif

@@ -1,0 +1,121 @@
+/* Inspecting one library with the runtime's own search (no second
+ * implementation): an exhaustive dry-run walk that records every verdict. */
+#include "info.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+const char *const info_verdicts[] = {"chosen", "rejected", "kept", "not reached"};
+
+static const lz_lib *current_lib;
+
+void info_version(const lz_lib *lib, const char *path, const lz_probe *p, char *out, size_t size)
+{
+    out[0] = '\0';
+    if (lib->version_marker && lz_probe_rodata_string(path, lib->version_marker, out, size))
+        return;
+    if (!p)
+        return;
+    /* Versioned families: the newest version whose names the file exports. */
+    const lz_sym *best = NULL;
+    for (size_t i = 0; i < lib->nsyms; i++) {
+        const lz_sym *s = &lib->syms[i];
+        if (s->major < 0 || !lz_probe_exports(p, s->name))
+            continue;
+        if (!best || s->major > best->major || (s->major == best->major && s->minor > best->minor))
+            best = s;
+    }
+    if (best)
+        snprintf(out, size, "%s %d.%d (newest versioned names)", lib->display, best->major,
+                 best->minor);
+}
+
+static void on_event(void *ctx, const lz_event *ev)
+{
+    info_lib *out = ctx;
+    if (out->ncands == INFO_MAX_CANDIDATES)
+        return;
+    info_candidate *c = &out->cands[out->ncands++];
+    memset(c, 0, sizeof *c);
+    snprintf(c->step, sizeof c->step, "%s", ev->step);
+    snprintf(c->path, sizeof c->path, "%s", ev->path);
+    c->verdict = ev->verdict;
+    snprintf(c->reason, sizeof c->reason, "%s", ev->reason);
+    const lz_probe *p = ev->probe;
+    lz_probe extra;
+    int have_extra = 0;
+    if (!p && ev->path[0] == '/') { /* e.g. a copy already loaded: read it too */
+        have_extra = lz_probe_read(ev->path, &extra) == LZ_PROBE_OK;
+        p = have_extra ? &extra : NULL;
+    }
+    if (p) {
+        snprintf(c->soname, sizeof c->soname, "%s", p->soname);
+        if (p->machine)
+            snprintf(c->machine, sizeof c->machine, "%s", lz_machine_name(p->machine));
+        if (ev->verdict != LZ_REJECTED || p->soname[0])
+            info_version(current_lib, ev->path, p, c->version, sizeof c->version);
+    }
+    if (have_extra)
+        lz_probe_free(&extra);
+}
+
+void info_inspect(info_lib *out, const lz_lib *lib, const char *origin)
+{
+    memset(out, 0, sizeof *out);
+    out->lib = lib;
+    current_lib = lib;
+    lz_walk w = {.lib = lib, .dry_run = 1, .exhaustive = 1, .origin = origin,
+                 .on_event = on_event, .ctx = out, .report = out->report,
+                 .report_size = sizeof out->report};
+    pthread_mutex_lock(&lib->st->mu);
+    lz_search(&w);
+    pthread_mutex_unlock(&lib->st->mu);
+    out->would_load = w.found;
+    if (w.found) {
+        snprintf(out->chosen, sizeof out->chosen, "%s", w.path);
+        snprintf(out->chosen_step, sizeof out->chosen_step, "%s", w.step);
+    }
+}
+
+static const char *first_number(const char *s)
+{
+    while (*s && !(s[0] >= '0' && s[0] <= '9'))
+        s++;
+    return s;
+}
+
+int info_version_cmp(const char *a, const char *b)
+{
+    a = first_number(a);
+    b = first_number(b);
+    while (*a || *b) {
+        char *ea, *eb;
+        long x = strtol(a, &ea, 10), y = strtol(b, &eb, 10);
+        if (x != y)
+            return x < y ? -1 : 1;
+        if (*ea != '.' || *eb != '.')
+            return (*ea == '.') - (*eb == '.');
+        a = ea + 1;
+        b = eb + 1;
+    }
+    return 0;
+}
+
+struct first_file {
+    char *out;
+    size_t size;
+};
+
+static int take_first(void *ctx, const char *step, const char *path)
+{
+    struct first_file *f = ctx;
+    (void)step;
+    snprintf(f->out, f->size, "%s", path);
+    return 1;
+}
+
+int info_find_soname(const char *soname, char *out, size_t size)
+{
+    struct first_file f = {out, size};
+    return lz_linker_lookup(soname, take_first, &f);
+}

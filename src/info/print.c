@@ -1,0 +1,222 @@
+/* lazynccl-info output: aligned text for people, JSON for tools
+ * (schema in docs/lazynccl-info.md). */
+#include "info.h"
+
+#include <string.h>
+
+#define GREEN "\033[32m"
+#define RED "\033[31m"
+#define YELLOW "\033[33m"
+#define BOLD "\033[1m"
+#define RESET "\033[0m"
+
+static const char *paint(int color, const char *code)
+{
+    return color ? code : "";
+}
+
+#define COLUMNS 80
+
+/* Print text from the current column (indent), wrapping at spaces so lines
+ * stay within 80 columns; a word longer than a line (a path) stands alone. */
+static void wrapped_rest(FILE *f, int indent, const char *text)
+{
+    int col = indent;
+    while (*text) {
+        size_t word = strcspn(text, " ");
+        if (col > indent && col + 1 + (int)word > COLUMNS) {
+            fprintf(f, "\n%*s", indent, "");
+            col = indent;
+        } else if (col > indent) {
+            fputc(' ', f);
+            col++;
+        }
+        fprintf(f, "%.*s", (int)word, text);
+        col += (int)word;
+        text += word;
+        while (*text == ' ')
+            text++;
+    }
+    fputc('\n', f);
+}
+
+static void wrapped(FILE *f, int indent, const char *text)
+{
+    fprintf(f, "%*s", indent, "");
+    wrapped_rest(f, indent, text);
+}
+
+static const char *verdict_color(int verdict)
+{
+    return verdict == LZ_CHOSEN ? GREEN : verdict == LZ_REJECTED ? RED : "";
+}
+
+void print_text(FILE *f, info_lib *libs, int nlibs, const doctor_report *d, int color)
+{
+    for (int l = 0; l < nlibs; l++) {
+        info_lib *li = &libs[l];
+        const lz_lib *lib = li->lib;
+        fprintf(f, "%s%s%s (lib%s, ", paint(color, BOLD), lib->display, paint(color, RESET),
+                lib->shim);
+        for (const char *const *s = lib->sonames; *s; s++)
+            fprintf(f, "%s%s", s == lib->sonames ? "" : ", ", *s);
+        fprintf(f, ")\n");
+        if (li->would_load)
+            fprintf(f, "  would load: %s%s%s\n  found by:   %s\n", paint(color, GREEN), li->chosen,
+                    paint(color, RESET), li->chosen_step);
+        else
+            fprintf(f, "  would load: %snothing%s\n", paint(color, RED), paint(color, RESET));
+        if (li->loaded)
+            fprintf(f, "  loaded:     %s (%s), version %s\n", li->loaded_path, li->loaded_step,
+                    li->loaded_version);
+        else if (li->load_error[0])
+            fprintf(f, "  load:       failed\n%s", li->load_error); /* the report's own lines */
+        if (li->ncands == 0) {
+            fprintf(f, "  no candidate found in any step\n\n");
+            continue;
+        }
+        fprintf(f, "\n    %-20s %-12s %s\n", "step", "verdict", "candidate");
+        for (int i = 0; i < li->ncands; i++) {
+            info_candidate *c = &li->cands[i];
+            fprintf(f, "  %s %-20s %s%-12s%s %s\n", c->verdict == LZ_CHOSEN ? "*" : " ", c->step,
+                    paint(color, verdict_color(c->verdict)), info_verdicts[c->verdict],
+                    paint(color, RESET), c->path[0] ? c->path : "(empty entry)");
+            char facts[512] = "";
+            size_t n = 0;
+            if (c->soname[0])
+                n += (size_t)snprintf(facts + n, sizeof facts - n, "SONAME %s", c->soname);
+            if (c->machine[0] && n < sizeof facts)
+                n += (size_t)snprintf(facts + n, sizeof facts - n, "%s%s", n ? ", " : "", c->machine);
+            if (c->version[0] && n < sizeof facts)
+                snprintf(facts + n, sizeof facts - n, "%s%s", n ? ", " : "", c->version);
+            if (facts[0])
+                wrapped(f, 8, facts);
+            if (c->reason[0])
+                wrapped(f, 8, c->reason);
+        }
+        fprintf(f, "\n");
+    }
+    if (!d)
+        return;
+    fprintf(f, "%sdoctor%s\n", paint(color, BOLD), paint(color, RESET));
+    if (d->n == 0)
+        fprintf(f, "  %sok%s       nothing to report\n", paint(color, GREEN), paint(color, RESET));
+    for (int i = 0; i < d->n; i++) {
+        const doctor_finding *x = &d->f[i];
+        const char *c = strcmp(x->status, "problem") == 0 ? RED
+                        : strcmp(x->status, "warning") == 0 ? YELLOW : GREEN;
+        fprintf(f, "  %s%-8s%s ", paint(color, c), x->status, paint(color, RESET));
+        wrapped_rest(f, 11, x->message);
+        if (x->fix[0]) {
+            fprintf(f, "  %-8s ", "fix:");
+            wrapped_rest(f, 11, x->fix);
+        }
+    }
+}
+
+static void json_string(FILE *f, const char *s)
+{
+    if (!s) {
+        fputs("null", f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c == '\n')
+            fputs("\\n", f);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+static const char *nonempty(const char *s)
+{
+    return s && *s ? s : NULL;
+}
+
+void print_json(FILE *f, info_lib *libs, int nlibs, const doctor_report *d)
+{
+    fputs("{\"schema\": \"lazynccl-info/1\", \"libraries\": [", f);
+    for (int l = 0; l < nlibs; l++) {
+        info_lib *li = &libs[l];
+        const lz_lib *lib = li->lib;
+        fprintf(f, "%s\n  {\"id\": ", l ? "," : "");
+        json_string(f, lib->id);
+        fputs(", \"name\": ", f);
+        json_string(f, lib->display);
+        fputs(", \"shim\": ", f);
+        json_string(f, lib->shim);
+        fputs(", \"sonames\": [", f);
+        for (const char *const *s = lib->sonames; *s; s++) {
+            fputs(s == lib->sonames ? "" : ", ", f);
+            json_string(f, *s);
+        }
+        fprintf(f, "], \"would_load\": %s, \"chosen\": ", li->would_load ? "true" : "false");
+        if (li->would_load) {
+            fputs("{\"path\": ", f);
+            json_string(f, li->chosen);
+            fputs(", \"step\": ", f);
+            json_string(f, li->chosen_step);
+            fputs("}", f);
+        } else {
+            fputs("null", f);
+        }
+        fputs(", \"loaded\": ", f);
+        if (li->loaded) {
+            fputs("{\"path\": ", f);
+            json_string(f, li->loaded_path);
+            fputs(", \"step\": ", f);
+            json_string(f, li->loaded_step);
+            fputs(", \"version\": ", f);
+            json_string(f, li->loaded_version);
+            fputs("}", f);
+        } else {
+            fputs("null", f);
+        }
+        fputs(", \"error\": ", f);
+        json_string(f, li->would_load ? nonempty(li->load_error) : li->report);
+        fputs(",\n   \"candidates\": [", f);
+        for (int i = 0; i < li->ncands; i++) {
+            info_candidate *c = &li->cands[i];
+            fprintf(f, "%s\n    {\"step\": ", i ? "," : "");
+            json_string(f, c->step);
+            fputs(", \"path\": ", f);
+            json_string(f, c->path);
+            fputs(", \"verdict\": ", f);
+            json_string(f, info_verdicts[c->verdict]);
+            fputs(", \"reason\": ", f);
+            json_string(f, nonempty(c->reason));
+            fputs(", \"soname\": ", f);
+            json_string(f, nonempty(c->soname));
+            fputs(", \"machine\": ", f);
+            json_string(f, nonempty(c->machine));
+            fputs(", \"version\": ", f);
+            json_string(f, nonempty(c->version));
+            fputs("}", f);
+        }
+        fputs("]}", f);
+    }
+    fputs("]", f);
+    if (d) {
+        fputs(",\n \"doctor\": [", f);
+        for (int i = 0; i < d->n; i++) {
+            fprintf(f, "%s\n  {\"check\": ", i ? "," : "");
+            json_string(f, d->f[i].check);
+            fputs(", \"status\": ", f);
+            json_string(f, d->f[i].status);
+            fputs(", \"message\": ", f);
+            json_string(f, d->f[i].message);
+            fputs(", \"fix\": ", f);
+            json_string(f, nonempty(d->f[i].fix));
+            fputs("}", f);
+        }
+        fputs("]", f);
+    }
+    fputs("}\n", f);
+}

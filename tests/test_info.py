@@ -1,0 +1,193 @@
+#!/usr/bin/env python3
+"""lazynccl-info: verdicts, versions, JSON, doctor checks, exit codes, and
+that nothing is loaded."""
+import json
+import os
+import pty
+import subprocess
+
+import lztest as t
+from lztest import case
+
+
+def info(*args, env=None, rc=None):
+    return t.run([os.path.join(t.BUILD, "lazynccl-info"), *args], env=env or {}, check_rc=rc)
+
+
+def ctor_log(path):
+    return open(path).read().split() if os.path.exists(path) else []
+
+
+def staged(d):
+    """A text file, two good fakes: rejected, chosen, not reached."""
+    os.makedirs(f"{d}/bad")
+    with open(f"{d}/bad/libnccl.so.2", "w") as f:
+        f.write("not a library\n")
+    a = t.fake_nccl(f"{d}/a", extra=['-DFAKE_VERSION_STRING="2.28.9+fake"'])
+    b = t.fake_nccl(f"{d}/b", extra=['-DFAKE_VERSION_STRING="2.27.3+fake"'])
+    return f"{d}/bad/libnccl.so.2", a, b
+
+
+@case
+def verdicts_without_loading():
+    """Every verdict with its reason and version, and no constructor runs."""
+    d = t.workdir("info_verdicts")
+    bad, a, b = staged(d)
+    log = f"{d}/ctor.log"
+    out = info("nccl", env={"LAZYNCCL_LIBPATH": f"{bad}:{a}:{b}", "LZ_CTOR_LOG": log}, rc=0).stdout
+    print(out)
+    t.contains(out, f"would load: {a}\n  found by:   LAZYNCCL_LIBPATH", "summary")
+    t.contains(out, f"LAZYNCCL_LIBPATH     rejected     {bad}\n        not an ELF file", "rejected")
+    t.contains(out, f"* LAZYNCCL_LIBPATH     chosen       {a}\n"
+                    "        SONAME libnccl.so.2, x86-64, NCCL version 2.28.9+fake", "chosen")
+    t.contains(out, f"LAZYNCCL_LIBPATH     not reached  {b}\n"
+                    "        SONAME libnccl.so.2, x86-64, NCCL version 2.27.3+fake", "not reached")
+    t.equal(ctor_log(log), [], "constructors that ran")
+
+
+@case
+def exit_codes():
+    """0 when it would load, 1 when not, 2 for a usage error."""
+    d = t.workdir("info_exit_codes")
+    fake = t.fake_nccl(f"{d}/fake")
+    info("nccl", env={"LAZYNCCL_LIBPATH": fake}, rc=0)
+    r = info("nccl", env={"LAZYNCCL_LIBPATH": f"{d}/none"}, rc=1)
+    t.contains(r.stdout, "would load: nothing", "text")
+    t.contains(r.stdout, "rejected     " + f"{d}/none", "candidate line")
+    r = info("--bogus", rc=2)
+    t.contains(r.stderr, "unknown argument '--bogus'", "usage error")
+    t.contains(info("--help", rc=0).stdout, "usage: lazynccl-info", "help")
+
+
+@case
+def json_schema():
+    """--json parses and follows docs/lazynccl-info.md's schema."""
+    d = t.workdir("info_json")
+    bad, a, b = staged(d)
+    r = info("--json", "--doctor", "nccl", "nvjitlink",
+             env={"LAZYNCCL_LIBPATH": f"{bad}:{a}", "LAZYNVJITLINK_LIBPATH": f"{d}/none"}, rc=1)
+    doc = json.loads(r.stdout)
+    t.equal(doc["schema"], "lazynccl-info/1", "schema")
+    t.equal([l["id"] for l in doc["libraries"]], ["nccl", "nvjitlink"], "libraries")
+    nccl, jit = doc["libraries"]
+    t.equal(set(nccl), {"id", "name", "shim", "sonames", "would_load", "chosen", "loaded",
+                        "error", "candidates"}, "library keys")
+    t.equal(nccl["would_load"], True, "would_load")
+    t.equal(nccl["chosen"], {"path": a, "step": "LAZYNCCL_LIBPATH"}, "chosen")
+    t.equal(nccl["loaded"], None, "loaded without --load")
+    t.equal([c["verdict"] for c in nccl["candidates"]], ["rejected", "chosen"], "verdicts")
+    for c in nccl["candidates"]:
+        t.equal(set(c), {"step", "path", "verdict", "reason", "soname", "machine", "version"}, "keys")
+    t.equal(nccl["candidates"][0]["reason"], "not an ELF file", "reason")
+    t.equal(nccl["candidates"][1]["version"], "NCCL version 2.28.9+fake", "version")
+    t.equal(jit["would_load"], False, "nvjitlink would not load")
+    t.contains(jit["error"], "LAZYNVJITLINK_LIBPATH is set, so nothing else was tried", "error")
+    t.check(isinstance(doc["doctor"], list), "doctor list")
+
+
+@case
+def real_libraries_versions():
+    """The real CUDA 13.0 libraries are reported with their real versions;
+    --load loads them and asks their version functions, which agree."""
+    t.real_library("libnccl.so.2")
+    doc = json.loads(info("--json", "--load", rc=0).stdout)
+    by_id = {l["id"]: l for l in doc["libraries"]}
+    chosen = {i: [c for c in l["candidates"] if c["verdict"] == "chosen"][0] for i, l in by_id.items()}
+    print({i: c["version"] for i, c in chosen.items()}, {i: l["loaded"] for i, l in by_id.items()})
+    nccl_v = by_id["nccl"]["loaded"]["version"]            # "2.28.9 (22809)"
+    t.contains(chosen["nccl"]["version"], "NCCL version " + nccl_v.split()[0], "NCCL version")
+    t.contains(chosen["nvrtc"]["version"], "libnvrtc-builtins.so." + by_id["nvrtc"]["loaded"]["version"],
+               "NVRTC version")
+    t.equal(chosen["nvjitlink"]["version"],
+            f"nvJitLink {by_id['nvjitlink']['loaded']['version']} (newest versioned names)",
+            "nvJitLink version")
+    for l in by_id.values():
+        t.equal(os.path.realpath(l["loaded"]["path"]), os.path.realpath(l["chosen"]["path"]),
+                f"{l['id']}: loaded what it said it would")
+
+
+@case
+def doctor_net_ib():
+    """NCCL_NET=IB without libibverbs: a problem and its fix; with it: ok."""
+    d = t.workdir("doctor_net_ib")
+    have = t.run(["/sbin/ldconfig", "-p"]).stdout.count("libibverbs.so.1 ")
+    if have:
+        raise t.Skip("libibverbs.so.1 is installed here; the missing case cannot be staged")
+    r = info("nccl", "--doctor", env={"NCCL_NET": "IB"}, rc=1)
+    t.contains(r.stdout, "problem  NCCL_NET=IB, but libibverbs.so.1 is not installed\n"
+                         "  fix:     install libibverbs1 (rdma-core), or set NCCL_NET=Socket\n", "doctor")
+    lib = t.compile_c(f"{d}/libibverbs.so.1", [os.path.join(t.FAKES, "fake_net_plugin.c")],
+                      ["-Wl,-soname,libibverbs.so.1", f"-I{t.FAKES}"], shared=True)
+    r = info("nccl", "--doctor", env={"NCCL_NET": "IB", "LD_LIBRARY_PATH": d})
+    t.contains(t.flat(r.stdout), f"ok NCCL_NET=IB: libibverbs.so.1 found at {lib}", "doctor")
+
+
+@case
+def doctor_net_plugin():
+    """NCCL_NET_PLUGIN: missing is a problem; found, its API versions are listed."""
+    d = t.workdir("doctor_net_plugin")
+    r = info("nccl", "--doctor", env={"NCCL_NET_PLUGIN": "nowhere"}, rc=1)
+    t.contains(r.stdout, "problem  NCCL_NET_PLUGIN=nowhere, but libnccl-net-nowhere.so is not found", "doctor")
+    plugin = t.compile_c(f"{d}/libnccl-net-fake.so", [os.path.join(t.FAKES, "fake_net_plugin.c")],
+                         [f"-I{t.FAKES}"], shared=True)
+    r = info("nccl", "--doctor", env={"NCCL_NET_PLUGIN": "fake", "LD_LIBRARY_PATH": d})
+    t.contains(t.flat(r.stdout), f"ok net plugin {plugin} exports ncclCollNet_v8, ncclNetPlugin_v9, "
+                                 "ncclNet_v8", "doctor")
+
+
+@case
+def doctor_shadowing_and_copies():
+    """An older copy in LD_LIBRARY_PATH than the wheel's: a problem; two
+    different copies: a warning listing both with their versions."""
+    d = t.workdir("doctor_shadowing")
+    site = f"{d}/site-packages"
+    os.makedirs(f"{site}/pkg")
+    shim = f"{site}/pkg/liblazynccl.so"
+    open(shim, "w").close()
+    new = t.fake_nccl(f"{site}/nvidia/nccl/lib", extra=['-DFAKE_VERSION_STRING="2.28.9"'])
+    old = t.fake_nccl(f"{d}/llp", extra=['-DFAKE_VERSION_STRING="2.21.5"'])
+    r = info("nccl", "--doctor", "--from", shim, env={"LD_LIBRARY_PATH": f"{d}/llp"}, rc=1)
+    print(r.stdout)
+    out = t.flat(r.stdout)
+    t.contains(out, f"problem LD_LIBRARY_PATH shadows the wheel's libnccl.so.2: {old} "
+                    f"(NCCL version 2.21.5) is older than {new} (NCCL version 2.28.9) "
+                    f"fix: drop {d}/llp from LD_LIBRARY_PATH", "shadowing")
+    t.contains(out, f"copies of libnccl.so.2: {new} (NCCL version 2.28.9); {old} (NCCL version 2.21.5)",
+               "copies")
+
+
+def run_in_pty(args, env):
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.execve(args[0], args, env)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(fd, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.waitpid(pid, 0)
+    return out.decode(errors="replace")
+
+
+@case
+def colour_and_columns():
+    """Colour only on a terminal without NO_COLOR; lines fit in 80 columns."""
+    d = t.workdir("info_colour")
+    fake = t.fake_nccl(f"{d}/f")
+    env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "LD_LIBRARY_PATH")}
+    env["LAZYNCCL_LIBPATH"] = fake
+    exe = os.path.join(t.BUILD, "lazynccl-info")
+    t.contains(run_in_pty([exe, "nccl"], env), "\033[32m", "colour on a terminal")
+    t.check("\033[" not in run_in_pty([exe, "nccl"], dict(env, NO_COLOR="1")), "NO_COLOR honoured")
+    out = info("nccl", "--doctor", env={"LAZYNCCL_LIBPATH": fake, "NCCL_NET": "IB"}).stdout
+    t.check("\033[" not in out, "no colour into a pipe")
+    long_lines = [l for l in out.splitlines() if len(l) > 80 and fake not in l]
+    t.equal(long_lines, [], "lines over 80 columns (other than long paths)")
+
+
+if __name__ == "__main__":
+    raise SystemExit(t.main())
