@@ -64,8 +64,13 @@ void print_text(FILE *f, info_lib *libs, int nlibs, const doctor_report *d, int 
         if (li->would_load)
             fprintf(f, "  would load: %s%s%s\n  found by:   %s\n", paint(color, GREEN), li->chosen,
                     paint(color, RESET), li->chosen_step);
-        else
+        else {
             fprintf(f, "  would load: %snothing%s\n", paint(color, RED), paint(color, RESET));
+            /* The report's own remarks ("... so nothing else was tried"). */
+            for (const char *line = strchr(li->report, '\n'); line && line[1]; line = strchr(line + 1, '\n'))
+                if (strncmp(line + 1, "  [", 3) != 0)
+                    fprintf(f, "  %.*s\n", (int)strcspn(line + 3, "\n"), line + 3);
+        }
         if (li->loaded)
             fprintf(f, "  loaded:     %s (%s), version %s\n", li->loaded_path, li->loaded_step,
                     li->loaded_version);
