@@ -11,8 +11,25 @@
 #include <pthread.h>
 #include <stddef.h>
 
-#define LZ_HIDDEN __attribute__((visibility("hidden")))
+/* LZ_HIDDEN declares runtime functions, LZ_DECL_DATA/LZ_DEF_DATA the
+ * generated library descriptions, LZ_API what leaves the shim. In the
+ * amalgamation (one .c for vendoring) everything internal is static and the
+ * API is hidden unless LAZYNCCL_EXPORT_API is defined. */
+#ifdef LZ_AMALGAMATION
+#define LZ_HIDDEN static __attribute__((unused))
+#define LZ_DECL_DATA static
+#define LZ_DEF_DATA static
+#ifdef LAZYNCCL_EXPORT_API
 #define LZ_API __attribute__((visibility("default")))
+#else
+#define LZ_API __attribute__((visibility("hidden")))
+#endif
+#else
+#define LZ_HIDDEN __attribute__((visibility("hidden")))
+#define LZ_DECL_DATA extern __attribute__((visibility("hidden")))
+#define LZ_DEF_DATA __attribute__((visibility("hidden")))
+#define LZ_API __attribute__((visibility("default")))
+#endif
 
 typedef void (*lz_fn)(void);
 
