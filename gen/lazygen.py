@@ -9,11 +9,14 @@ Run by Meson at build time (custom_target); never at run time.
 
 import argparse
 import os
+import re
 import shlex
 import sys
 
 sys.dont_write_bytecode = True  # keep the source tree clean when run from it
+HERE = os.path.dirname(os.path.abspath(__file__))
 
+from amalgamate import amalgamate  # noqa: E402
 from emit_stubs import emit, emit_header  # noqa: E402
 from model import macro_values, parse_functions, preprocess  # noqa: E402
 from spec import GenError, load_spec  # noqa: E402
@@ -38,7 +41,14 @@ def main(argv):
     ap.add_argument("--cc", default="cc", help="C compiler command (split like a shell)")
     ap.add_argument("--out-c", required=True)
     ap.add_argument("--out-list", help="write the exported names, one a line")
-    ap.add_argument("--out-h", help="write declarations of the shim's symbols (internal shims)")
+    ap.add_argument("--out-h", help="write declarations of the shim's symbols (internal shims), "
+                                    "or the control API of an amalgamation")
+    ap.add_argument("--amalgamate", action="store_true",
+                    help="write one .c (runtime included) and one .h for vendoring")
+    ap.add_argument("--prefix", help="control API prefix of the amalgamation (default: <shim>_)")
+    ap.add_argument("--runtime-dir", help="src/ of lazynccl (for --amalgamate)")
+    ap.add_argument("--libelf-spec", help="stubs/libelf.toml (for --amalgamate)")
+    ap.add_argument("--libelf-include-dir", default="/usr/include")
     a = ap.parse_args(argv)
     cc = shlex.split(a.cc)
     try:
@@ -49,13 +59,31 @@ def main(argv):
             text = preprocess(cc, headers[0], a.include_dir, spec.defines, real=True)
             macros = macro_values(text, spec.version_macros)
         spec_display = os.path.join("stubs", os.path.basename(a.spec))
-        c_text, exports = emit(spec, spec_display, headers, functions, macros)
+        h_text = None
+        if a.amalgamate:
+            prefix = a.prefix or spec.shim + "_"
+            if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", prefix):
+                raise GenError("--prefix", f"{prefix!r} is not a C identifier prefix")
+            runtime = a.runtime_dir or os.path.join(os.path.dirname(HERE), "src")
+            libelf = None
+            if a.libelf_spec:
+                e_spec = load_spec(a.libelf_spec)
+                try:
+                    libelf = (e_spec,) + parse_functions(cc, e_spec, [a.libelf_include_dir])
+                except GenError as e:  # no libelf headers: the probe loads, then checks
+                    print(f"lazygen: note: amalgamating without libelf ({e})", file=sys.stderr)
+            c_text, h_text, exports = amalgamate(spec, spec_display, headers, functions, macros,
+                                                 prefix, runtime, libelf)
+        else:
+            c_text, exports = emit(spec, spec_display, headers, functions, macros)
+            if a.out_h:
+                h_text = emit_header(spec, exports)
     except GenError as e:
         print(f"lazygen: {e}", file=sys.stderr)
         return 1
     write_if_changed(a.out_c, c_text)
-    if a.out_h:
-        write_if_changed(a.out_h, emit_header(spec, exports))
+    if a.out_h and h_text is not None:
+        write_if_changed(a.out_h, h_text)
     if a.out_list:
         write_if_changed(a.out_list, "".join(e.name + "\n" for e in exports))
     return 0

@@ -214,8 +214,8 @@ static int open_elf(const char *path, lz_probe *p, int *fd, off_t *size)
 
 static int probe(const lz_lib *lib, const char *path, lz_probe *p)
 {
-    int fd;
-    off_t size;
+    int fd = -1;
+    off_t size = 0;
     int rc = open_elf(path, p, &fd, &size);
     if (rc != LZ_PROBE_OK)
         return rc;
@@ -254,8 +254,8 @@ int lz_probe_rodata_string(const char *path, const char *marker, char *out, size
     int found = 0;
 #ifdef LZ_HAVE_LIBELF
     lz_probe p;
-    int fd;
-    off_t fsize;
+    int fd = -1;
+    off_t fsize = 0;
     if (open_elf(path, &p, &fd, &fsize) != LZ_PROBE_OK)
         return 0;
     Elf *e = lz_elf_begin(fd, ELF_C_READ, NULL);
