@@ -47,11 +47,11 @@ def expand_exports(spec, functions):
     return exports
 
 
-def _failure_value(spec, fn):
+def _failure_value(spec, fn, header):
     if fn.ret not in spec.failure:
-        raise GenError(f"{spec.path} [failure]",
-                       f"no failure value for return type '{fn.ret}' (used by {fn.name}); "
-                       f"add a line '\"{fn.ret}\" = ...'")
+        raise GenError(f"{header}:{fn.line}",
+                       f"{fn.name} returns '{fn.ret}', which has no failure value in "
+                       f"{spec.path} [failure]; add a line '\"{fn.ret}\" = ...'")
     value = spec.failure[fn.ret]
     return "lz_message(&LZ_LIB)" if value == "@message" else value
 
@@ -130,7 +130,8 @@ def emit(spec, spec_display, headers, functions, macros, control_prefix=None):
         elif e.name in spec.own_answers:
             w(f"LZ_FAIL({e.fn.ret}, {e.sym}, ({e.fn.params}), lz_message(&LZ_LIB))\n")
         else:
-            w(f"LZ_FAIL({e.fn.ret}, {e.sym}, ({e.fn.params}), {_failure_value(spec, e.fn)})\n")
+            w(f"LZ_FAIL({e.fn.ret}, {e.sym}, ({e.fn.params}), "
+              f"{_failure_value(spec, e.fn, headers[0])})\n")
 
     w(f"\n__attribute__((used)) static lz_fn lz_slots_{i_d}[LZ_COUNT_{i_d}] = {{\n")
     for e in exports:

@@ -90,4 +90,11 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except Exception as e:  # a bug of ours: say so, with the traceback for the report
+        import traceback
+        traceback.print_exc()
+        print(f"lazygen: internal error: {e!r} (please report it with the traceback above)",
+              file=sys.stderr)
+        sys.exit(2)

@@ -6,9 +6,68 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The library this thread is loading: a constructor of the real library that
- * calls back into the shim must not wait on the lock its own thread holds. */
-static __thread const lz_lib *lz_loading;
+/* The libraries this thread is loading, innermost last (loading NCCL loads
+ * libelf for the probe): a constructor of a real library that calls back
+ * into the shim gets the failure value instead of loading it again. */
+#define LZ_MAX_NESTING 8
+static __thread const lz_lib *lz_loading[LZ_MAX_NESTING];
+static __thread int lz_depth;
+
+static int loading(const lz_lib *lib)
+{
+    for (int i = 0; i < lz_depth; i++)
+        if (lz_loading[i] == lib)
+            return 1;
+    return 0;
+}
+
+/* Fork safety: the libraries this runtime has touched, and fork handlers
+ * that hold their locks across fork(). A fork while another thread is
+ * loading waits for that load to finish; the child then sees a library
+ * either loaded or untouched, never half-loaded, and no lock held. */
+#define LZ_MAX_LIBS 16
+static const lz_lib *lz_libs[LZ_MAX_LIBS];
+static int lz_nlibs;
+static pthread_mutex_t lz_registry = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t lz_atfork_once = PTHREAD_ONCE_INIT;
+
+static void fork_prepare(void)
+{
+    pthread_mutex_lock(&lz_registry);
+    for (int i = 0; i < lz_nlibs; i++)
+        pthread_mutex_lock(&lz_libs[i]->st->mu);
+}
+
+static void fork_release(void)
+{
+    for (int i = lz_nlibs; i-- > 0;)
+        pthread_mutex_unlock(&lz_libs[i]->st->mu);
+    pthread_mutex_unlock(&lz_registry);
+}
+
+static void install_atfork(void)
+{
+    pthread_atfork(fork_prepare, fork_release, fork_release);
+}
+
+/* Called before a library's lock is first taken (slow paths only). */
+static void lz_register(const lz_lib *lib)
+{
+    pthread_once(&lz_atfork_once, install_atfork);
+    pthread_mutex_lock(&lz_registry);
+    int known = 0;
+    for (int i = 0; i < lz_nlibs; i++)
+        known |= lz_libs[i] == lib;
+    if (!known && lz_nlibs < LZ_MAX_LIBS)
+        lz_libs[lz_nlibs++] = lib;
+    pthread_mutex_unlock(&lz_registry);
+}
+
+static void lock(const lz_lib *lib)
+{
+    lz_register(lib);
+    pthread_mutex_lock(&lib->st->mu);
+}
 
 static int status_of(const lz_lib *lib)
 {
@@ -25,9 +84,14 @@ static void load_locked(const lz_lib *lib, const lz_sym *want)
                      "%s: %s could not be loaded; candidates tried:\n", lib->shim,
                      lib->display);
     w.report_len = (size_t)n;
-    lz_loading = lib;
+    if (lz_depth == LZ_MAX_NESTING) {
+        lz_note(&w, "(loads nested too deeply in one thread; not loaded)");
+        __atomic_store_n(&st->status, LZ_FAILED, __ATOMIC_RELEASE);
+        return;
+    }
+    lz_loading[lz_depth++] = lib;
     lz_search(&w);
-    lz_loading = NULL;
+    lz_depth--;
     if (w.found) {
         st->handle = w.handle;
         st->step = w.step;
@@ -47,9 +111,9 @@ int lz_ensure_loaded(const lz_lib *lib, const lz_sym *want)
     int s = status_of(lib);
     if (s != LZ_UNTRIED)
         return s;
-    if (lz_loading == lib)
+    if (loading(lib))
         return LZ_REENTERED;
-    pthread_mutex_lock(&lib->st->mu);
+    lock(lib);
     if (status_of(lib) == LZ_UNTRIED)
         load_locked(lib, want);
     s = status_of(lib);
@@ -76,8 +140,8 @@ const char *lz_message(const lz_lib *lib)
 int lz_api_load(const lz_lib *lib)
 {
     lz_state *st = lib->st;
-    pthread_mutex_lock(&st->mu);
-    if (status_of(lib) == LZ_FAILED && lz_loading != lib) {
+    lock(lib);
+    if (status_of(lib) == LZ_FAILED && !loading(lib)) {
         /* An explicit load retries: calls that cached the failure resolve again. */
         for (size_t i = 0; i < lib->nsyms; i++)
             __atomic_store_n(&lib->slots[i], lib->resolvers[i], __ATOMIC_RELEASE);
@@ -118,7 +182,7 @@ int lz_api_set_search_path(const lz_lib *lib, const char *list)
 {
     lz_state *st = lib->st;
     int rc = -1;
-    pthread_mutex_lock(&st->mu);
+    lock(lib);
     if (status_of(lib) != LZ_LOADED) {
         char *copy = list ? strdup(list) : NULL;
         if (!list || copy) {
@@ -133,7 +197,7 @@ int lz_api_set_search_path(const lz_lib *lib, const char *list)
 
 void lz_api_set_log_callback(const lz_lib *lib, lz_log_fn fn, void *user)
 {
-    pthread_mutex_lock(&lib->st->mu);
+    lock(lib);
     lib->st->log_user = user;
     __atomic_store_n(&lib->st->log_fn, fn, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&lib->st->mu);
@@ -147,7 +211,7 @@ int lz_api_would_load(const lz_lib *lib, char *path, size_t size)
         return 1;
     }
     lz_walk w = {.lib = lib, .dry_run = 1};
-    pthread_mutex_lock(&lib->st->mu);
+    lock(lib);
     lz_search(&w);
     pthread_mutex_unlock(&lib->st->mu);
     if (w.found && path && size)

@@ -70,7 +70,9 @@ typedef struct lz_state {
     struct lz_msg *sym_msgs;
 } lz_state;
 
-#define LZ_STATE_INIT { .mu = PTHREAD_MUTEX_INITIALIZER }
+/* Recursive: a fork from inside a library constructor must not deadlock in
+ * the fork handlers (lz_load.c). */
+#define LZ_STATE_INIT { .mu = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP }
 
 /* Constant description of one library, generated from its spec. */
 typedef struct lz_lib {

@@ -202,7 +202,8 @@ def meson_subproject():
     d = t.workdir("vendor_meson")
     os.makedirs(f"{d}/proj/subprojects")
     shutil.copy(os.path.join(VENDOR, "consumer.meson.build"), f"{d}/proj/meson.build")
-    shutil.copy(os.path.join(t.PROGS, "nccl_client.c"), f"{d}/proj/nccl_client.c")
+    for f in ("nccl_client.c", "maps.h"):
+        shutil.copy(os.path.join(t.PROGS, f), f"{d}/proj/{f}")
     # The subproject is this repository's tree (what git would ship), as a wrap fetches it.
     files = t.run(["git", "ls-files", "--cached", "--others", "--exclude-standard"],
                   cwd=t.SOURCE).stdout.split()

@@ -4,6 +4,31 @@
 
 #include "fake_ctor.h"
 
+#include <dlfcn.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#ifdef FAKE_CTOR_SLEEP_MS
+/* A slow constructor: a test forks while another thread is inside the load. */
+__attribute__((constructor)) static void fake_slow(void) { usleep(FAKE_CTOR_SLEEP_MS * 1000); }
+#endif
+
+#ifdef FAKE_REENTER
+/* A constructor that calls back into the shim (as TensorRT's did with
+ * Implib.so): the shim's ncclGetVersion, found in the global scope. */
+__attribute__((constructor)) static void fake_reenter(void)
+{
+    int (*shim_get_version)(int *) = (int (*)(int *))dlsym(RTLD_DEFAULT, "ncclGetVersion");
+    int v = -1, rc = shim_get_version ? shim_get_version(&v) : -99;
+    const char *log = getenv("LZ_CTOR_LOG");
+    FILE *f = log ? fopen(log, "a") : NULL;
+    if (f) {
+        fprintf(f, "reentrant-call rc=%d version=%d\n", rc, v);
+        fclose(f);
+    }
+}
+#endif
+
 #ifndef FAKE_VERSION
 #define FAKE_VERSION 99999
 #endif

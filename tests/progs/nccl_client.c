@@ -17,38 +17,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Distinct libnccl files mapped. */
-static int nccl_copies(void)
-{
-    char line[4096], seen[8][512];
-    int n = 0;
-    FILE *f = fopen("/proc/self/maps", "r");
-    while (f && fgets(line, sizeof line, f)) {
-        const char *path = strchr(line, '/');
-        if (!path || !strstr(path, "/libnccl.so"))
-            continue;
-        int dup = 0;
-        for (int i = 0; i < n; i++)
-            dup |= strncmp(seen[i], path, sizeof seen[i] - 1) == 0;
-        if (!dup && n < 8)
-            snprintf(seen[n++], sizeof seen[0], "%s", path);
-    }
-    if (f)
-        fclose(f);
-    return n;
-}
+#include "maps.h"
 
 static int nccl_mapped(void)
 {
-    char line[4096];
-    int found = 0;
-    FILE *f = fopen("/proc/self/maps", "r");
-    while (f && fgets(line, sizeof line, f))
-        if (strstr(line, "/libnccl.so"))
-            found = 1;
-    if (f)
-        fclose(f);
-    return found;
+    return count_mapped("/libnccl.so") > 0;
 }
 
 static void report(ncclResult_t rc)
@@ -141,7 +114,7 @@ int main(int argc, char **argv)
 #ifndef DIRECT
         printf("loaded=%s step=%s copies=%d\n",
                lazynccl_loaded_path() ? lazynccl_loaded_path() : "-",
-               lazynccl_loaded_step() ? lazynccl_loaded_step() : "-", nccl_copies());
+               lazynccl_loaded_step() ? lazynccl_loaded_step() : "-", count_mapped("/libnccl.so"));
         if (argc >= 3)
             printf("set_search_path_after=%d\n", lazynccl_set_search_path("/x"));
 #endif

@@ -1,0 +1,199 @@
+#!/usr/bin/env python3
+"""Threads, forks, re-entrancy, failure caching and retry; generator errors."""
+import os
+import sys
+
+import lztest as t
+from lztest import case
+
+
+def race_client(d):
+    return t.compile_c(os.path.join(d, "race"), [os.path.join(t.PROGS, "race_client.c")],
+                       t.link_shim_args("nccl", "nvrtc") + ["-lpthread"])
+
+
+def ctor_log(path):
+    return open(path).read().splitlines() if os.path.exists(path) else []
+
+
+@case
+def race_fake_64_threads():
+    """64 threads released together call different functions first: all get
+    the right answer, and the library is loaded exactly once."""
+    d = t.workdir("race_fake")
+    fake = t.fake_nccl(f"{d}/fake")
+    log = f"{d}/ctor.log"
+    out = t.run([race_client(d), "race", "64"],
+                env={"LAZYNCCL_LIBPATH": fake, "LZ_CTOR_LOG": log, "WANT_VERSION": "99999"},
+                check_rc=0).stdout
+    t.equal(out.strip(), "ok calls=64 failures=0 copies=1", "race")
+    t.equal(ctor_log(log), [fake], "constructor runs")
+
+
+@case
+def race_real_nccl():
+    """The same with the real NCCL: every thread sees the real version, one copy mapped."""
+    lib = t.real_library("libnccl.so.2")
+    d = t.workdir("race_real_nccl")
+    exe = race_client(d)
+    want = t.run([os.path.join(t.BUILD, "lazynccl-info"), "--json", "--load", "nccl"], check_rc=0).stdout
+    import json
+    version = json.loads(want)["libraries"][0]["loaded"]["version"].split("(")[1].rstrip(")")
+    out = t.run([exe, "race", "64"], env={"WANT_VERSION": version}, check_rc=0).stdout
+    t.equal(out.strip(), "ok calls=64 failures=0 copies=1", f"race against {lib}")
+
+
+@case
+def race_real_nvrtc():
+    """64 threads make their first NVRTC calls together: all answers right."""
+    t.real_library("libnvrtc.so.13")
+    d = t.workdir("race_real_nvrtc")
+    exe = race_client(d)
+    import json
+    doc = json.loads(t.run([os.path.join(t.BUILD, "lazynccl-info"), "--json", "--load", "nvrtc"],
+                           check_rc=0).stdout)
+    out = t.run([exe, "race-nvrtc", "64"], env={"WANT_VERSION": doc["libraries"][0]["loaded"]["version"]},
+                check_rc=0).stdout
+    t.equal(out.strip(), "ok calls=64 failures=0 copies=0", "race")
+
+
+@case
+def fork_before_first_call():
+    """A child forked before the first call loads on its own; the parent stays unloaded."""
+    d = t.workdir("fork_before")
+    fake = t.fake_nccl(f"{d}/fake", version=4242)
+    out = t.run([race_client(d), "fork-before"], env={"LAZYNCCL_LIBPATH": fake}, check_rc=0).stdout
+    t.equal(out, "before child: rc=0 version=4242 loaded_in_child=yes\nparent loaded=no\n", "output")
+
+
+@case
+def fork_after_first_call():
+    """A child forked after the first call uses the parent's resolution (no new load)."""
+    d = t.workdir("fork_after")
+    fake = t.fake_nccl(f"{d}/fake", version=4343)
+    log = f"{d}/ctor.log"
+    out = t.run([race_client(d), "fork-after"], env={"LAZYNCCL_LIBPATH": fake, "LZ_CTOR_LOG": log},
+                check_rc=0).stdout
+    t.equal(out, "after child: rc=0 version=4343 loaded_in_child=yes\n", "output")
+    t.equal(ctor_log(log), [fake], "constructor ran once (in the parent)")
+
+
+@case
+def fork_during_first_load():
+    """A fork while another thread is inside the first load does not deadlock:
+    fork waits for the load, and the child sees the library loaded."""
+    d = t.workdir("fork_during")
+    fake = t.fake_nccl(f"{d}/fake", version=4444, extra=["-DFAKE_CTOR_SLEEP_MS=800"])
+    r = t.run(["timeout", "20", race_client(d), "fork-during"], env={"LAZYNCCL_LIBPATH": fake})
+    t.equal(r.returncode, 0, f"exit status (124 = deadlock): {r.stdout} {r.stderr}")
+    t.equal(r.stdout, "during child: rc=0 version=4444 loaded_in_child=yes\n", "output")
+
+
+@case
+def reentrant_constructor():
+    """A library whose constructor calls back into the shim: no deadlock, no
+    endless recursion; the inner call gets the failure value, later calls work."""
+    d = t.workdir("reentrant")
+    fake = t.fake_nccl(f"{d}/fake", version=4545, extra=["-DFAKE_REENTER", "-ldl"])
+    log = f"{d}/ctor.log"
+    client = t.compile_c(os.path.join(d, "client"), [os.path.join(t.PROGS, "nccl_client.c")],
+                         t.link_shim_args("nccl"))
+    r = t.run(["timeout", "20", client, "call", "ncclGetVersion", "ncclGetVersion"],
+              env={"LAZYNCCL_LIBPATH": fake, "LZ_CTOR_LOG": log})
+    t.equal(r.returncode, 0, f"exit status (124 = deadlock): {r.stdout}")
+    t.equal(ctor_log(log), [fake, "reentrant-call rc=2 version=-1"], "constructor log")
+    t.equal(r.stdout.splitlines()[:2], ["ncclGetVersion: rc=0 value=4545"] * 2, "outer calls")
+
+
+@case
+def failure_cached_then_retry():
+    """After a failed load calls do not search again; lazynccl_load() retries
+    and, once the library is there, every function works."""
+    d = t.workdir("retry")
+    staged = t.fake_nccl(f"{d}/staging", version=4646)
+    final = f"{d}/lib/libnccl.so.2"
+    os.makedirs(f"{d}/lib")
+    r = t.run([race_client(d), "retry", staged, final],
+              env={"LAZYNCCL_LIBPATH": final, "LAZYNCCL_DEBUG": "1"}, check_rc=0)
+    t.equal(r.stdout, "call 0: rc=2\ncall 1: rc=2\ncall 2: rc=2\n"
+                      "call after fix, before retry: rc=2\nlazynccl_load: 0\n"
+                      "call after retry: rc=0 version=4646\n", "output")
+    searches = r.stderr.count(f"[LAZYNCCL_LIBPATH] {final}:")
+    t.equal(searches, 2, "searches (the first call and the explicit retry)")
+
+
+# --- generator errors ---------------------------------------------------------
+
+def lazygen(d, spec_text, header=None, include=None):
+    spec = f"{d}/bad.toml"
+    with open(spec, "w") as f:
+        f.write(spec_text)
+    if header is not None:
+        with open(f"{d}/bad.h", "w") as f:
+            f.write(header)
+    r = t.run([sys.executable, os.path.join(t.SOURCE, "gen", "lazygen.py"), "--spec", spec,
+               "--include-dir", include or d, "--cc", " ".join(t.CC), "--out-c", f"{d}/out.c"])
+    t.equal(r.returncode, 1, f"exit status; stderr: {r.stderr}")
+    t.check("Traceback" not in r.stderr, "a Python traceback:\n" + r.stderr)
+    t.check(not os.path.exists(f"{d}/out.c"), "output written despite the error")
+    return spec, r.stderr
+
+
+GOOD = """[library]
+id = "bad"
+display = "Bad"
+shim = "lazybad"
+headers = ["bad.h"]
+function_pattern = "^bad"
+sonames = ["libbad.so.1"]
+wheel_dirs = []
+env = "LAZYBAD_LIBPATH"
+home_vars = []
+required = []
+feature = "bad"
+description = "test"
+
+[failure]
+"int" = "-1"
+"""
+
+
+@case
+def generator_malformed_spec():
+    d = t.workdir("gen_malformed")
+    spec, err = lazygen(d, GOOD.replace('shim = "lazybad"', 'shim = "lazybad'))
+    t.contains(err, f"lazygen: {spec}: error: malformed TOML:", "message")
+    t.contains(err, "line 4", "line number")
+
+
+@case
+def generator_missing_key():
+    d = t.workdir("gen_missing_key")
+    spec, err = lazygen(d, GOOD.replace('env = "LAZYBAD_LIBPATH"\n', ""))
+    t.contains(err, f"lazygen: {spec} [library]: error: missing key 'env'", "message")
+
+
+@case
+def generator_unknown_type():
+    d = t.workdir("gen_unknown_type")
+    spec, err = lazygen(d, GOOD, header="int bad_a(int x);\ndouble bad_b(void);\n")
+    t.contains(err, f"{d}/bad.h:2: error: bad_b returns 'double', which has no failure value "
+                    f"in {spec} [failure]", "message")
+
+
+@case
+def generator_header_not_found():
+    d = t.workdir("gen_no_header")
+    spec, err = lazygen(d, GOOD)
+    t.contains(err, f"lazygen: bad.h: error: header not found in: {d}", "message")
+
+
+@case
+def generator_header_parse_error():
+    d = t.workdir("gen_parse_error")
+    spec, err = lazygen(d, GOOD, header="int bad_a(int x);\nint bad_b(int x y);\n")
+    t.contains(err, f"{d}/bad.h: error: cannot parse (after preprocessing): {d}/bad.h:2:", "message")
+
+
+if __name__ == "__main__":
+    raise SystemExit(t.main())
