@@ -21,10 +21,13 @@ static int loading(const lz_lib *lib)
     return 0;
 }
 
-/* Fork safety: the libraries this runtime has touched, and fork handlers
- * that hold their locks across fork(). A fork while another thread is
- * loading waits for that load to finish; the child then sees a library
- * either loaded or untouched, never half-loaded, and no lock held. */
+/* Fork safety: the libraries this runtime has touched, and fork handlers.
+ * fork() never waits for a load in another thread (a prepare handler that
+ * waited would deadlock under allocators that lock before the handlers run,
+ * as ASan's does). The child, which has only the forking thread, gives every
+ * library a fresh lock: a library loaded before the fork stays loaded; one
+ * that another thread was still loading is untouched in the child, which
+ * loads it on its own first call (dlopen finds what is already mapped). */
 #define LZ_MAX_LIBS 16
 static const lz_lib *lz_libs[LZ_MAX_LIBS];
 static int lz_nlibs;
@@ -34,20 +37,30 @@ static pthread_once_t lz_atfork_once = PTHREAD_ONCE_INIT;
 static void fork_prepare(void)
 {
     pthread_mutex_lock(&lz_registry);
-    for (int i = 0; i < lz_nlibs; i++)
-        pthread_mutex_lock(&lz_libs[i]->st->mu);
 }
 
-static void fork_release(void)
+static void fork_parent(void)
 {
-    for (int i = lz_nlibs; i-- > 0;)
-        pthread_mutex_unlock(&lz_libs[i]->st->mu);
     pthread_mutex_unlock(&lz_registry);
+}
+
+static void fork_child(void)
+{
+    static const pthread_mutex_t fresh = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+    static const pthread_mutex_t fresh_plain = PTHREAD_MUTEX_INITIALIZER;
+    for (int i = 0; i < lz_nlibs; i++) {
+        lz_state *st = lz_libs[i]->st;
+        memcpy(&st->mu, &fresh, sizeof fresh);
+        /* A load another thread had not finished: start again in the child. */
+        if (__atomic_load_n(&st->status, __ATOMIC_ACQUIRE) == LZ_UNTRIED)
+            st->handle = NULL;
+    }
+    memcpy(&lz_registry, &fresh_plain, sizeof fresh_plain);
 }
 
 static void install_atfork(void)
 {
-    pthread_atfork(fork_prepare, fork_release, fork_release);
+    pthread_atfork(fork_prepare, fork_parent, fork_child);
 }
 
 /* Called before a library's lock is first taken (slow paths only). */

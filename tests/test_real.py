@@ -28,7 +28,7 @@ def pkgconfig_lazy_version():
     t.check("-llazynccl" in flags and not any("-lnccl" == f for f in flags),
             f"pkg-config flags: {flags}")
     exe = t.compile_c(os.path.join(d, "client"), [os.path.join(t.PROGS, "nccl_client.c")],
-                      flags + [f"-Wl,-rpath,{t.BUILD}"])
+                      flags + [f"-Wl,-rpath,{t.BUILD}"] + t.sanitizer_link_args())
     needed = t.run(["readelf", "-d", exe], check_rc=0).stdout
     t.check("libnccl" not in needed, "the program has a DT_NEEDED on libnccl")
     lazy = t.run([exe, "version"], check_rc=0).stdout.split()

@@ -1,0 +1,40 @@
+/* libFuzzer target: the ELF probe on arbitrary bytes. Every input must give
+ * a verdict (accepted or rejected with a reason), never a crash, a leak or
+ * undefined behaviour. The bytes are served through a memfd, so the probe
+ * reads them by path, as it reads candidates. */
+#include "lz_probe.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+static const char *const sonames[] = {"libnccl.so.2", NULL};
+static const char *const required[] = {"ncclGetVersion", NULL};
+static lz_state state = LZ_STATE_INIT;
+static const lz_lib fuzz_lib = {.id = "fuzz", .display = "fuzz", .shim = "lazyfuzz",
+                                .env_var = "LAZYFUZZ_LIBPATH", .sonames = sonames,
+                                .required = required, .probe = 1, .st = &state};
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    static int fd = -1;
+    if (fd < 0)
+        fd = memfd_create("fuzz-elf", 0);
+    if (fd < 0 || ftruncate(fd, 0) != 0 || pwrite(fd, data, size, 0) != (ssize_t)size)
+        return 0;
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    lz_probe p;
+    int rc = lz_probe_file(&fuzz_lib, path, &p);
+    if (rc == LZ_PROBE_OK) {
+        (void)lz_probe_exports(&p, "ncclGetVersion");
+        lz_probe_free(&p);
+    } else if (rc == LZ_PROBE_REJECTED && !p.reason[0]) {
+        __builtin_trap(); /* a rejection must say why */
+    }
+    char version[128];
+    (void)lz_probe_rodata_string(path, "NCCL version ", version, sizeof version);
+    return 0;
+}

@@ -1,0 +1,34 @@
+/* libFuzzer target: the override list parser (LAZYNCCL_LIBPATH and
+ * <shim>_set_search_path), through a dry-run walk of the real search code.
+ * Any string must be walked to a verdict without a crash or a load. */
+#include "lz_search.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const sonames[] = {"libnccl.so.2", NULL};
+static const char *const none[] = {NULL};
+static lz_state state = LZ_STATE_INIT;
+static const lz_lib fuzz_lib = {.id = "fuzz", .display = "fuzz", .shim = "lazyfuzz",
+                                .env_var = "LAZYFUZZ_LIBPATH_UNSET", .sonames = sonames,
+                                .wheel_dirs = none, .home_vars = none, .required = none,
+                                .probe = 1, .st = &state};
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    char *list = malloc(size + 1);
+    if (!list)
+        return 0;
+    memcpy(list, data, size);
+    list[size] = '\0';
+    char report[4096];
+    state.search_list = list;
+    lz_walk w = {.lib = &fuzz_lib, .dry_run = 1, .report = report, .report_size = sizeof report};
+    lz_search(&w);
+    if (w.report_len >= sizeof report)
+        __builtin_trap();
+    state.search_list = NULL;
+    free(list);
+    return 0;
+}
