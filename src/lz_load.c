@@ -6,19 +6,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The libraries this thread is loading, innermost last (loading NCCL loads
- * libelf for the probe): a constructor of a real library that calls back
- * into the shim gets the failure value instead of loading it again. */
-#define LZ_MAX_NESTING 8
-static __thread const lz_lib *lz_loading[LZ_MAX_NESTING];
-static __thread int lz_depth;
-
+/* Whether the calling thread is inside this library's load: a constructor
+ * of the real library that calls back into the shim gets the failure value
+ * instead of waiting on its own lock or loading again. Kept per library (no
+ * thread-local storage: TLS in a shared object costs every process at
+ * start-up). */
 static int loading(const lz_lib *lib)
 {
-    for (int i = 0; i < lz_depth; i++)
-        if (lz_loading[i] == lib)
-            return 1;
-    return 0;
+    return __atomic_load_n(&lib->st->loading, __ATOMIC_ACQUIRE) &&
+           pthread_equal(lib->st->loader, pthread_self());
 }
 
 /* Fork safety: the libraries this runtime has touched, and fork handlers.
@@ -97,14 +93,10 @@ static void load_locked(const lz_lib *lib, const lz_sym *want)
                      "%s: %s could not be loaded; candidates tried:\n", lib->shim,
                      lib->display);
     w.report_len = (size_t)n;
-    if (lz_depth == LZ_MAX_NESTING) {
-        lz_note(&w, "(loads nested too deeply in one thread; not loaded)");
-        __atomic_store_n(&st->status, LZ_FAILED, __ATOMIC_RELEASE);
-        return;
-    }
-    lz_loading[lz_depth++] = lib;
+    st->loader = pthread_self();
+    __atomic_store_n(&st->loading, 1, __ATOMIC_RELEASE);
     lz_search(&w);
-    lz_depth--;
+    __atomic_store_n(&st->loading, 0, __ATOMIC_RELEASE);
     if (w.found) {
         st->handle = w.handle;
         st->step = w.step;

@@ -58,6 +58,8 @@ typedef struct lz_state {
     int status;              /* atomic: LZ_UNTRIED / LZ_LOADED / LZ_FAILED */
     void *handle;
     const char *step;        /* search step that found the library */
+    pthread_t loader;        /* the thread inside the load, while loading */
+    int loading;             /* atomic */
     char path[PATH_MAX];     /* path of the loaded library */
     char *search_list;       /* set by <shim>_set_search_path, or NULL */
     lz_log_fn log_fn;        /* atomic */
