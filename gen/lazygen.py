@@ -39,7 +39,7 @@ def main(argv):
     ap.add_argument("--spec", required=True)
     ap.add_argument("--include-dir", action="append", default=[])
     ap.add_argument("--cc", default="cc", help="C compiler command (split like a shell)")
-    ap.add_argument("--out-c", required=True)
+    ap.add_argument("--out-c")
     ap.add_argument("--out-list", help="write the exported names, one a line")
     ap.add_argument("--out-h", help="write declarations of the shim's symbols (internal shims), "
                                     "or the control API of an amalgamation")
@@ -49,8 +49,21 @@ def main(argv):
     ap.add_argument("--runtime-dir", help="src/ of lazynccl (for --amalgamate)")
     ap.add_argument("--libelf-spec", help="stubs/libelf.toml (for --amalgamate)")
     ap.add_argument("--libelf-include-dir", default="/usr/include")
+    ap.add_argument("--describe", action="store_true",
+                    help="print the spec's sonames and symbol versioning, for meson.build")
     a = ap.parse_args(argv)
     cc = shlex.split(a.cc)
+    if a.describe:
+        try:
+            spec = load_spec(a.spec)
+        except GenError as e:
+            print(f"lazygen: {e}", file=sys.stderr)
+            return 1
+        print(" ".join(spec.sonames))
+        print("versioned" if spec.symbol_versions else "unversioned")
+        return 0
+    if not a.out_c:
+        ap.error("--out-c is required")
     try:
         spec = load_spec(a.spec)
         headers, functions = parse_functions(cc, spec, a.include_dir)

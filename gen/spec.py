@@ -45,6 +45,7 @@ class Spec:
     internal: bool = False
     symbol_prefix: str = ""
     version_marker: str = ""
+    symbol_versions: bool = False
     version_macros: list = field(default_factory=list)
     versioned: Versioned = None
 
@@ -88,7 +89,7 @@ def load_spec(path):
     known_keys = {"id", "display", "shim", "headers", "function_pattern", "sonames",
                   "wheel_dirs", "env", "home_vars", "required", "feature",
                   "description", "defines", "version_macros", "parse_include_dirs",
-                  "internal", "symbol_prefix", "version_marker"}
+                  "internal", "symbol_prefix", "version_marker", "symbol_versions"}
     for key in lib:
         if key not in known_keys:
             raise GenError(where, f"unknown key '{key}'")
@@ -116,6 +117,7 @@ def load_spec(path):
         internal=bool(lib.get("internal", False)),
         symbol_prefix=lib.get("symbol_prefix", ""),
         version_marker=lib.get("version_marker", ""),
+        symbol_versions=bool(lib.get("symbol_versions", False)),
     )
     for key in ("id", "shim", "env"):
         if not _IDENT.match(getattr(spec, key)):

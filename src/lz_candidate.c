@@ -7,6 +7,7 @@
 #include <link.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define LZ_DLOPEN_FLAGS (RTLD_LAZY | RTLD_LOCAL)
 
@@ -51,6 +52,12 @@ static int load(lz_walk *w, const char *step, const char *path, const lz_probe *
         lz_verdict(w, step, path, LZ_REJECTED, p, "%s", e ? e : "dlopen failed");
         return 0;
     }
+    char marker[128];
+    if (!p && dlsym(handle, lz_shim_marker(w->lib, marker, sizeof marker))) {
+        lz_verdict(w, step, path, LZ_REJECTED, NULL, "a lazynccl shim (drop-in), not the real library");
+        dlclose(handle);
+        return 0;
+    }
     const char *missing = p ? NULL : missing_required(w->lib, handle);
     if (missing) {
         lz_verdict(w, step, path, LZ_REJECTED, NULL, "does not export %s", missing);
@@ -81,8 +88,22 @@ static int score(const lz_walk *w, const lz_probe *p)
     return same_major;
 }
 
+/* 1 when path is the file holding this very code (a drop-in on its own
+ * search path). */
+static int is_self(const char *path)
+{
+    Dl_info info;
+    struct stat a, b;
+    return dladdr((void *)is_self, &info) && info.dli_fname && stat(info.dli_fname, &a) == 0 &&
+           stat(path, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
 int lz_try_file(lz_walk *w, const char *step, const char *path)
 {
+    if (w->lib->probe && is_self(path)) {
+        lz_verdict(w, step, path, LZ_REJECTED, NULL, "this shim itself (a drop-in), not the real library");
+        return 0;
+    }
     if (!w->lib->probe)
         return load(w, step, path, NULL);
     lz_probe p;
@@ -137,8 +158,15 @@ int lz_try_loaded(lz_walk *w, const char *step, const char *soname)
     void *handle = dlopen(soname, LZ_DLOPEN_FLAGS | RTLD_NOLOAD);
     if (!handle)
         return 0;
-    /* A copy is already mapped: reuse it, so the process never holds two. */
+    /* A copy is already mapped: reuse it, so the process never holds two.
+     * Unless it is a shim (a drop-in loaded under the library's soname). */
     const char *path = handle_path(handle, soname);
+    char marker[128];
+    if (dlsym(handle, lz_shim_marker(w->lib, marker, sizeof marker))) {
+        lz_note(w, "[%s] %s: a lazynccl shim (drop-in), not the real library: skipped", step, path);
+        dlclose(handle);
+        return 0;
+    }
     if (w->dry_run) {
         int rc = accept(w, step, path, NULL, NULL);
         dlclose(handle);

@@ -53,6 +53,12 @@ const char *lz_machine_name(unsigned m)
     }
 }
 
+const char *lz_shim_marker(const lz_lib *lib, char *buf, size_t size)
+{
+    snprintf(buf, size, "%s_load", lib->shim);
+    return buf;
+}
+
 void lz_probe_free(lz_probe *p)
 {
     for (size_t i = 0; i < p->nnames; i++)
@@ -170,6 +176,9 @@ static int judge(const lz_lib *lib, lz_probe *p)
     if (!known)
         return reject(p, "SONAME %s is not %s%s", p->soname, lib->sonames[0],
                       lib->sonames[1] ? " (or another of the spec's)" : "");
+    char marker[128];
+    if (lz_probe_exports(p, lz_shim_marker(lib, marker, sizeof marker)))
+        return reject(p, "a lazynccl shim (drop-in), not the real library");
     for (const char *const *r = lib->required; *r; r++)
         if (!lz_probe_exports(p, *r))
             return reject(p, "does not export %s", *r);

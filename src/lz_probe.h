@@ -34,6 +34,9 @@ LZ_HIDDEN const char *lz_machine_name(unsigned machine);
  * .rodata (e.g. "NCCL version 2.28.9+cuda13.0"); 1 when found. */
 LZ_HIDDEN int lz_probe_rodata_string(const char *path, const char *marker, char *out,
                                      size_t size);
+/* The symbol every shim of lib exports and the real library never does
+ * ("lazynccl_load"): how a drop-in is told from the library it stands for. */
+LZ_HIDDEN const char *lz_shim_marker(const lz_lib *lib, char *buf, size_t size);
 /* 1 when the probed file exports name. */
 LZ_HIDDEN int lz_probe_exports(const lz_probe *p, const char *name);
 LZ_HIDDEN void lz_probe_free(lz_probe *p);

@@ -167,7 +167,7 @@ def sanitizer_link_args():
     return [f"-fsanitize={SANITIZE}"]
 
 
-def fake_nvjitlink(directory, major, minor, unversioned=False):
+def fake_nvjitlink(directory, major, minor, unversioned=False, version_node=False):
     """A fake nvJitLink of version major.minor: like the real ones, it exports
     __nvJitLinkGetErrorLogSize_<major>_<k> for every k up to minor, each
     answering size = major*100 + k."""
@@ -184,5 +184,9 @@ def fake_nvjitlink(directory, major, minor, unversioned=False):
     with open(src, "w") as f:
         f.write("\n".join(lines) + "\n")
     path = os.path.join(directory, soname)
-    return compile_c(path, [src], [f"-Wl,-soname,{soname}", f"-DFAKE_NAME=\"{path}\""],
-                     shared=True)
+    args = [f"-Wl,-soname,{soname}", f"-DFAKE_NAME=\"{path}\""]
+    if version_node:  # like the real ones: __nvJitLinkCreate_12_9@@libnvJitLink.so.12
+        with open(os.path.join(directory, "fake.map"), "w") as f:
+            f.write(f"{soname} {{ global: *; }};\n")
+        args.append(f"-Wl,--version-script,{directory}/fake.map")
+    return compile_c(path, [src], args, shared=True)
