@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# Everything of docs/gpu.md in one call on a GPU machine: build the GPU
+# programs against a bundle of our built shims, check the collectives, the
+# kernel pipeline and PyTorch coexistence, compare AllReduce bandwidth with a
+# direct -lnccl build, and report which NCCL is chosen where two are installed.
+#   tests/gpu/run.sh BUNDLE_DIR OUT_DIR
+# BUNDLE_DIR holds liblazy*.so*, lazynccl-info and include/lazynccl.h (made by
+# tests/gpu/bundle.sh on the build machine). Prints the table last.
+set -u
+export NCCL_NVLS_ENABLE=0          # NVLink multicast stays off on these machines
+B=$(realpath "${1:?bundle dir}")
+OUT=$(mkdir -p "${2:?out dir}" && realpath "$2")
+SRC=$(cd "$(dirname "$0")/../.." && pwd)
+W=/tmp/lazynccl-gpu
+rm -rf "$W" && mkdir -p "$W"
+PY=${PYTHON:-python3}
+SITE=$($PY -c 'import site; print(site.getsitepackages()[0])')
+WHEEL_LIB=$SITE/nvidia/nccl/lib
+NCCL_INC=$SITE/nvidia/nccl/include
+[ -f "$NCCL_INC/nccl.h" ] || NCCL_INC=/usr/include
+CUDA=${CUDA_HOME:-/usr/local/cuda}
+table=$OUT/table.md
+: > "$table"
+row() { echo "| $1 | $2 |" >> "$table"; }
+
+{
+    nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv,noheader
+    nvidia-smi topo -m 2>/dev/null | head -4
+    echo "python: $PY ($($PY --version 2>&1)); site-packages: $SITE"
+    ls -l "$WHEEL_LIB" /lib/x86_64-linux-gnu/libnccl.so* 2>&1
+} > "$OUT/machine.txt" 2>&1
+cat "$OUT/machine.txt"
+
+CC="gcc -O2 -I$CUDA/include -I$NCCL_INC -I$B/include"
+SHIM="-L$B -Wl,-rpath,$B"
+build() { echo "+ $*"; "$@" || echo "BUILD FAILED: $*"; }
+build $CC "$SRC/tests/gpu/collectives.c" -o "$W/coll" $SHIM -llazynccl -L$CUDA/lib64 -lcudart -Wl,-rpath,$CUDA/lib64
+build $CC "$SRC/tests/gpu/bandwidth.c" -o "$W/bw_shim" $SHIM -llazynccl -L$CUDA/lib64 -lcudart -Wl,-rpath,$CUDA/lib64
+build $CC "$SRC/tests/gpu/bandwidth.c" -o "$W/bw_direct" -L"$WHEEL_LIB" -l:libnccl.so.2 -Wl,-rpath,"$WHEEL_LIB" -L$CUDA/lib64 -lcudart -Wl,-rpath,$CUDA/lib64
+build $CC "$SRC/tests/gpu/kernel.c" -o "$W/kernel" $SHIM -llazynvrtc -llazynvjitlink -L$CUDA/lib64/stubs -lcuda -lm
+build $CC -I"$SRC/tests/progs" "$SRC/tests/progs/nccl_client.c" -o "$W/client" $SHIM -llazynccl
+
+echo "| check | result |" >> "$table"; echo "| --- | --- |" >> "$table"
+if [ "${ONLY_BANDWIDTH:-0}" != 1 ]; then
+
+# 1. Collectives, through the shim, on the wheel's NCCL.
+export LAZYNCCL_LIBPATH=$WHEEL_LIB/libnccl.so.2
+"$W/coll" single > "$OUT/coll_single.txt" 2>&1; rc=$?
+cat "$OUT/coll_single.txt"
+row "collectives, 1 process, ncclCommInitAll ($(grep -c ' ok$' "$OUT/coll_single.txt")/7 ok)" \
+    "$([ $rc = 0 ] && echo pass || echo FAIL) — $(grep -o '^[A-Za-z]* [a-zA-Z]*' "$OUT/coll_single.txt" | tr '\n' ' ')"
+rm -f "$W/id"
+"$W/coll" rank 0 2 "$W/id" > "$OUT/coll_rank0.txt" 2>&1 & p0=$!
+CUDA_VISIBLE_DEVICES=1 "$W/coll" rank 1 2 "$W/id" > "$OUT/coll_rank1.txt" 2>&1; rc1=$?
+wait $p0; rc0=$?
+cat "$OUT/coll_rank0.txt" "$OUT/coll_rank1.txt"
+row "collectives, 2 processes, unique id through a file (rank0 $(grep -c ' ok$' "$OUT/coll_rank0.txt")/7, rank1 $(grep -c ' ok$' "$OUT/coll_rank1.txt")/7 ok)" \
+    "$([ $rc0 = 0 ] && [ $rc1 = 0 ] && echo pass || echo FAIL)"
+unset LAZYNCCL_LIBPATH
+
+# 2. Kernel: NVRTC + nvJitLink through the shims, run by the driver.
+"$W/kernel" > "$OUT/kernel.txt" 2>&1; rc=$?
+cat "$OUT/kernel.txt"
+row "NVRTC + nvJitLink kernel run on the GPU" "$([ $rc = 0 ] && echo pass || echo FAIL) — $(head -1 "$OUT/kernel.txt")"
+
+# 3. PyTorch coexistence.
+$PY "$SRC/tests/gpu/torch_coexist.py" "$B" > "$OUT/torch.json" 2> "$OUT/torch.err"; rc=$?
+tail -3 "$OUT/torch.err"; cat "$OUT/torch.json"
+row "PyTorch first, then the shim: reuse of torch's NCCL" \
+    "$($PY -c "import json,sys; d=json.load(open('$OUT/torch.json')); print(('pass' if d['same_file'] and d['shim_loaded_step']=='already loaded' and d['torch_after_shim_ok'] and d['shim_rc']==0 else 'FAIL')+' — torch '+d['torch']+' NCCL '+d['torch_nccl']+'; shim: '+d['shim_loaded_step']+' '+d['shim_loaded_path']+', version '+str(d['shim_version'])+'; libnccl mapped: '+str(len(d['maps_after_shim'])))" 2>&1)"
+
+# 4. Two NCCLs on one host.
+STAGE=$W/stage/lib/python3/site-packages
+mkdir -p "$STAGE/lazytest" && ln -s "$SITE/nvidia" "$STAGE/nvidia"
+cp -P "$B"/liblazynccl.so* "$STAGE/lazytest/"
+build $CC -I"$SRC/tests/progs" "$SRC/tests/progs/nccl_client.c" -o "$STAGE/lazytest/client" -L"$STAGE/lazytest" -Wl,-rpath,"$STAGE/lazytest" -llazynccl
+"$B/lazynccl-info" nccl > "$OUT/info_plain.txt" 2>&1
+"$B/lazynccl-info" --json nccl > "$OUT/info_plain.json" 2>&1
+"$B/lazynccl-info" --from "$STAGE/lazytest/liblazynccl.so" nccl > "$OUT/info_wheel.txt" 2>&1
+"$B/lazynccl-info" --json --from "$STAGE/lazytest/liblazynccl.so" nccl > "$OUT/info_wheel.json" 2>&1
+NCCL_NET=IB "$B/lazynccl-info" --doctor --from "$STAGE/lazytest/liblazynccl.so" nccl > "$OUT/info_doctor.txt" 2>&1
+cat "$OUT/info_plain.txt" "$OUT/info_wheel.txt" "$OUT/info_doctor.txt"
+pick() { $PY -c "import json; d=json.load(open('$1'))['libraries'][0]; c=d['chosen'] or {}; v=[x['version'] for x in d['candidates'] if x['verdict']=='chosen']; print(c.get('step','-'), c.get('path','-'), (v or ['?'])[0])"; }
+row "lazynccl-info, wheel layout out of reach" "$(pick "$OUT/info_plain.json")"
+row "lazynccl-info --from site-packages/lazytest/liblazynccl.so" "$(pick "$OUT/info_wheel.json")"
+"$W/client" call ncclGetVersion > "$OUT/client_plain.txt" 2>&1
+"$STAGE/lazytest/client" call ncclGetVersion > "$OUT/client_wheel.txt" 2>&1
+cat "$OUT/client_plain.txt" "$OUT/client_wheel.txt"
+row "program linked to the bundle's shim (no wheel beside it)" "$(tr '\n' ' ' < "$OUT/client_plain.txt")"
+row "program linked to the shim vendored next to the wheel" "$(tr '\n' ' ' < "$OUT/client_wheel.txt")"
+
+fi
+
+# 5. AllReduce bandwidth, shim vs direct, interleaved.
+# Both pinned to the same cores: NCCL places its proxy threads by affinity,
+# and latency-bound sizes move by 20% with that placement.
+# Rounds in ABBA order, so neither build always follows the other.
+PIN=$(command -v taskset >/dev/null && echo "taskset -c 0-7")
+bw() { if [ "$1" = shim ]; then LAZYNCCL_LIBPATH=$WHEEL_LIB/libnccl.so.2 $PIN "$W/bw_shim"; else $PIN "$W/bw_direct"; fi > "$OUT/bw_$1_$2.txt" 2>&1; }
+for round in $(seq "${BW_ROUNDS:-8}"); do
+    if [ $((round % 2)) = 1 ]; then bw shim "$round"; bw direct "$round"; else bw direct "$round"; bw shim "$round"; fi
+done
+$PY - "$OUT" >> "$table" <<'PYEOF'
+import glob, statistics, sys
+out = sys.argv[1]
+def load(kind):
+    runs = []
+    for f in sorted(glob.glob(f"{out}/bw_{kind}_*.txt")):
+        rows = {}
+        for line in open(f):
+            p = line.split()
+            if len(p) == 3 and p[0].isdigit():
+                rows[int(p[0])] = float(p[2])
+        runs.append(rows)
+    return runs
+shim, direct = load("shim"), load("direct")
+sizes = sorted(set.intersection(*[set(r) for r in shim + direct])) if shim and direct else []
+print(f"\n{len(shim)} runs of each build, ABBA order; busbw in GB/s\n")
+print("| AllReduce bytes | shim median | direct median | ratio of medians | shim best | direct best | ratio of bests |")
+print("| --- | --- | --- | --- | --- | --- | --- |")
+for s in sizes:
+    a = statistics.median(r[s] for r in shim)
+    b = statistics.median(r[s] for r in direct)
+    ab, bb = max(r[s] for r in shim), max(r[s] for r in direct)
+    print(f"| {s} | {a:.4g} | {b:.4g} | {a / b:.3f} | {ab:.4g} | {bb:.4g} | {ab / bb:.3f} |")
+PYEOF
+echo
+echo "=== table"
+cat "$table"
