@@ -27,7 +27,7 @@ def nccl_program_made_lazy():
     lib = os.path.dirname(t.real_library("libnccl.so.2"))
     exe = t.compile_c(f"{d}/client", [os.path.join(t.PROGS, "nccl_client.c")],
                       ["-DDIRECT", f"-I{t.NCCL_INCLUDE}", f"-L{lib}", f"-Wl,-rpath,{lib}",
-                       "-l:libnccl.so.2"])
+                       "-l:libnccl.so.2"] + t.sanitizer_link_args())
     t.check("libnccl.so.2" in t.run(["readelf", "-d", exe], check_rc=0).stdout, "DT_NEEDED libnccl.so.2")
     direct = t.run([exe, "version"], env={"LZ_WATCH": real}, check_rc=0).stdout
     t.equal(direct.split()[0], "before=1", "without the drop-in, NCCL is mapped at start")
@@ -52,7 +52,7 @@ def nvrtc_nvjitlink_program_through_dropins():
     d = t.workdir("dropin_rtc")
     exe = t.compile_c(f"{d}/rtc", [os.path.join(t.PROGS, "rtc_link.c")],
                       [f"-I{t.CUDA_INCLUDE}", f"-L{rtc}", f"-Wl,-rpath,{rtc}",
-                       "-l:libnvrtc.so.13", "-l:libnvJitLink.so.13"])
+                       "-l:libnvrtc.so.13", "-l:libnvJitLink.so.13"] + t.sanitizer_link_args())
     syms = t.run(["nm", "-D", "--undefined-only", exe], check_rc=0).stdout
     t.contains(syms, "@libnvJitLink.so.13", "versioned references")
     t.run([exe, f"{d}/a.ptx", f"{d}/a.cubin"], check_rc=0)
@@ -89,7 +89,7 @@ def field_failure_12_9_on_12_8():
     with open(f"{d}/caller.c", "w") as f:
         f.write(CALLER)
     exe = t.compile_c(f"{d}/caller", [f"{d}/caller.c"],
-                      [f"-L{d}/v129", "-l:libnvJitLink.so.12", "-Wl,-z,now"])
+                      [f"-L{d}/v129", "-l:libnvJitLink.so.12", "-Wl,-z,now"] + t.sanitizer_link_args())
     t.contains(t.run(["nm", "-D", "--undefined-only", exe], check_rc=0).stdout,
                "__nvJitLinkGetErrorLogSize_12_9@libnvJitLink.so.12", "reference")
     before = t.run([exe], env={"LD_LIBRARY_PATH": f"{d}/v128"})
@@ -119,7 +119,8 @@ def no_loop():
     shutil.copytree(dropin_dir(), copy, ignore=shutil.ignore_patterns("*.p", "*.map", "liblazy*"))
     lib = os.path.dirname(t.real_library("libnccl.so.2"))
     exe = t.compile_c(f"{d}/client", [os.path.join(t.PROGS, "nccl_client.c")],
-                      ["-DDIRECT", f"-I{t.NCCL_INCLUDE}", f"-L{lib}", "-l:libnccl.so.2"])
+                      ["-DDIRECT", f"-I{t.NCCL_INCLUDE}", f"-L{lib}", "-l:libnccl.so.2"]
+                      + t.sanitizer_link_args())
     r = t.run(["timeout", "20", exe, "call", "ncclGetVersion"],
               env={"LD_LIBRARY_PATH": f"{dropin_dir()}:{copy}:{dropin_dir()}", "LAZYNCCL_DEBUG": "1"})
     t.equal(r.returncode, 0, f"exit status: {r.stderr[-2000:]}")

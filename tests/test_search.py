@@ -261,6 +261,26 @@ def rejected_never_loaded():
                f"{nosym}: rejected: does not export ncclGetErrorString", "reason")
 
 
+@case
+def without_libelf_load_then_check():
+    """Where libelf cannot be loaded the probe degrades to load-then-check,
+    and says so: a candidate lacking a required export is loaded, then
+    rejected (its constructor ran), and the next one serves."""
+    d = t.workdir("without_libelf")
+    nosym = t.fake_nccl(f"{d}/nosym", omit=["ncclGetErrorString"])
+    good = t.fake_nccl(f"{d}/good", version=88)
+    log = f"{d}/ctor.log"
+    r = t.run([client(d), "call", "ncclGetVersion"],
+              env={"LAZYNCCL_LIBPATH": f"{nosym}:{good}", "LAZYNCCL_LIBELF_PATH": f"{d}/no-libelf",
+                   "LAZYNCCL_DEBUG": "1", "LZ_CTOR_LOG": log}, check_rc=0)
+    t.contains(r.stdout, "ncclGetVersion: rc=0 value=88", "the good candidate answers")
+    t.contains(r.stderr, f"lazynccl: [LAZYNCCL_LIBPATH] {nosym}: not probed (libelf unavailable, so "
+                         "loaded to check: lzelf: libelf could not be loaded", "log")
+    t.contains(r.stderr, f"[LAZYNCCL_LIBPATH] {nosym}: rejected: does not export ncclGetErrorString",
+               "checked after loading")
+    t.equal(ctor_log(log), [nosym, good], "constructors that ran (degraded mode loads to check)")
+
+
 # --- versioned names ----------------------------------------------------------
 
 def jit_client(d):
