@@ -145,83 +145,76 @@ static const char *nonempty(const char *s)
     return s && *s ? s : NULL;
 }
 
+/* "key": value, after a comma unless first (value: a JSON string, or null). */
+static void field(FILE *f, int first, const char *key, const char *value)
+{
+    fprintf(f, "%s\"%s\": ", first ? "" : ", ", key);
+    json_string(f, value);
+}
+
+/* {"path": ..., "step": ...[, "version": ...]}, or null when absent. */
+static void place(FILE *f, const char *key, int present, const char *path, const char *step,
+                  const char *version)
+{
+    fprintf(f, ", \"%s\": ", key);
+    if (!present) {
+        fputs("null", f);
+        return;
+    }
+    fputc('{', f);
+    field(f, 1, "path", path);
+    field(f, 0, "step", step);
+    if (version)
+        field(f, 0, "version", version);
+    fputc('}', f);
+}
+
 void print_json(FILE *f, info_lib *libs, int nlibs, const doctor_report *d)
 {
     fputs("{\"schema\": \"lazynccl-info/1\", \"libraries\": [", f);
     for (int l = 0; l < nlibs; l++) {
         info_lib *li = &libs[l];
         const lz_lib *lib = li->lib;
-        fprintf(f, "%s\n  {\"id\": ", l ? "," : "");
-        json_string(f, lib->id);
-        fputs(", \"name\": ", f);
-        json_string(f, lib->display);
-        fputs(", \"shim\": ", f);
-        json_string(f, lib->shim);
+        fputs(l ? ",\n  {" : "\n  {", f);
+        field(f, 1, "id", lib->id);
+        field(f, 0, "name", lib->display);
+        field(f, 0, "shim", lib->shim);
         fputs(", \"sonames\": [", f);
         for (const char *const *s = lib->sonames; *s; s++) {
             fputs(s == lib->sonames ? "" : ", ", f);
             json_string(f, *s);
         }
-        fprintf(f, "], \"would_load\": %s, \"chosen\": ", li->would_load ? "true" : "false");
-        if (li->would_load) {
-            fputs("{\"path\": ", f);
-            json_string(f, li->chosen);
-            fputs(", \"step\": ", f);
-            json_string(f, li->chosen_step);
-            fputs("}", f);
-        } else {
-            fputs("null", f);
-        }
-        fputs(", \"loaded\": ", f);
-        if (li->loaded) {
-            fputs("{\"path\": ", f);
-            json_string(f, li->loaded_path);
-            fputs(", \"step\": ", f);
-            json_string(f, li->loaded_step);
-            fputs(", \"version\": ", f);
-            json_string(f, li->loaded_version);
-            fputs("}", f);
-        } else {
-            fputs("null", f);
-        }
-        fputs(", \"error\": ", f);
-        json_string(f, li->would_load ? nonempty(li->load_error) : li->report);
+        fprintf(f, "], \"would_load\": %s", li->would_load ? "true" : "false");
+        place(f, "chosen", li->would_load, li->chosen, li->chosen_step, NULL);
+        place(f, "loaded", li->loaded, li->loaded_path, li->loaded_step, li->loaded_version);
+        field(f, 0, "error", li->would_load ? nonempty(li->load_error) : li->report);
         fputs(",\n   \"candidates\": [", f);
         for (int i = 0; i < li->ncands; i++) {
             info_candidate *c = &li->cands[i];
-            fprintf(f, "%s\n    {\"step\": ", i ? "," : "");
-            json_string(f, c->step);
-            fputs(", \"path\": ", f);
-            json_string(f, c->path);
-            fputs(", \"verdict\": ", f);
-            json_string(f, info_verdicts[c->verdict]);
-            fputs(", \"reason\": ", f);
-            json_string(f, nonempty(c->reason));
-            fputs(", \"soname\": ", f);
-            json_string(f, nonempty(c->soname));
-            fputs(", \"machine\": ", f);
-            json_string(f, nonempty(c->machine));
-            fputs(", \"version\": ", f);
-            json_string(f, nonempty(c->version));
-            fputs("}", f);
+            fputs(i ? ",\n    {" : "\n    {", f);
+            field(f, 1, "step", c->step);
+            field(f, 0, "path", c->path);
+            field(f, 0, "verdict", info_verdicts[c->verdict]);
+            field(f, 0, "reason", nonempty(c->reason));
+            field(f, 0, "soname", nonempty(c->soname));
+            field(f, 0, "machine", nonempty(c->machine));
+            field(f, 0, "version", nonempty(c->version));
+            fputc('}', f);
         }
         fputs("]}", f);
     }
-    fputs("]", f);
+    fputc(']', f);
     if (d) {
         fputs(",\n \"doctor\": [", f);
         for (int i = 0; i < d->n; i++) {
-            fprintf(f, "%s\n  {\"check\": ", i ? "," : "");
-            json_string(f, d->f[i].check);
-            fputs(", \"status\": ", f);
-            json_string(f, d->f[i].status);
-            fputs(", \"message\": ", f);
-            json_string(f, d->f[i].message);
-            fputs(", \"fix\": ", f);
-            json_string(f, nonempty(d->f[i].fix));
-            fputs("}", f);
+            fputs(i ? ",\n  {" : "\n  {", f);
+            field(f, 1, "check", d->f[i].check);
+            field(f, 0, "status", d->f[i].status);
+            field(f, 0, "message", d->f[i].message);
+            field(f, 0, "fix", nonempty(d->f[i].fix));
+            fputc('}', f);
         }
-        fputs("]", f);
+        fputc(']', f);
     }
     fputs("}\n", f);
 }
