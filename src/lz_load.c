@@ -48,8 +48,10 @@ static void fork_child(void)
         lz_state *st = lz_libs[i]->st;
         memcpy(&st->mu, &fresh, sizeof fresh);
         /* A load another thread had not finished: start again in the child. */
-        if (__atomic_load_n(&st->status, __ATOMIC_ACQUIRE) == LZ_UNTRIED)
+        if (__atomic_load_n(&st->status, __ATOMIC_ACQUIRE) == LZ_UNTRIED) {
             st->handle = NULL;
+            __atomic_store_n(&st->loading, 0, __ATOMIC_RELEASE);
+        }
     }
     memcpy(&lz_registry, &fresh_plain, sizeof fresh_plain);
 }
