@@ -170,6 +170,40 @@ def step_ld_so_cache():
     t.contains(loaded_line(out), "step=ld.so.cache copies=1", "step")
 
 
+# --- 7. /usr/local/cuda ------------------------------------------------------
+
+def under_own_usr_local_cuda(d, fake_root, cmd, env):
+    """Run cmd in a private mount namespace where /usr/local/cuda is fake_root."""
+    target = os.path.realpath("/usr/local/cuda")
+    if os.geteuid() != 0 or not shutil.which("unshare") or not os.path.isdir(target):
+        raise t.Skip("needs root, unshare and an existing /usr/local/cuda to stage step 7")
+    script = f'mount --bind "{fake_root}" "{target}" && exec "$@"'
+    r = t.run(["unshare", "-m", "sh", "-c", script, "sh"] + cmd, env=env)
+    if "unshare failed" in r.stderr or "mount:" in r.stderr:
+        raise t.Skip(f"no private mount namespace here: {r.stderr.strip()}")
+    return r
+
+
+@case
+def step_usr_local_cuda():
+    """With nothing earlier, /usr/local/cuda/lib64 is used (staged in a private
+    mount namespace); LD_LIBRARY_PATH beats it."""
+    d = t.workdir("step_usr_local_cuda")
+    for sysdir in ("/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/lib64"):
+        if os.path.exists(f"{sysdir}/libnccl.so.2"):
+            raise t.Skip(f"{sysdir}/libnccl.so.2 exists: step 6 would find it before step 7")
+    t.fake_nccl(f"{d}/cuda/lib64", version=70)
+    llp = t.fake_nccl(f"{d}/llp", version=71)
+    exe = client(d)
+    r = under_own_usr_local_cuda(d, f"{d}/cuda", [exe, "call", "ncclGetVersion"], {})
+    t.equal(r.returncode, 0, f"exit status: {r.stderr}")
+    t.contains(r.stdout, "ncclGetVersion: rc=0 value=70", "the /usr/local/cuda copy answers")
+    t.contains(loaded_line(r.stdout), "step=/usr/local/cuda copies=1", "step")
+    r = under_own_usr_local_cuda(d, f"{d}/cuda", [exe, "call", "ncclGetVersion"],
+                                 {"LD_LIBRARY_PATH": f"{d}/llp"})
+    t.equal(loaded_line(r.stdout), f"loaded={llp} step=LD_LIBRARY_PATH copies=1", "step 6 wins")
+
+
 # --- the probe ----------------------------------------------------------------
 
 def patched(src, dst, offset, data):
