@@ -149,5 +149,26 @@ def generator_deterministic():
         t.equal(f.read(), outs[0], "the build's generated file vs a fresh run")
 
 
+@case
+def meson_install():
+    """meson install puts the libraries, header, .pc files, tool, drop-ins and
+    amalgamations in place (into a DESTDIR)."""
+    d = t.workdir("meson_install")
+    t.run(["meson", "install", "-C", t.BUILD, "--no-rebuild", "--quiet", "--destdir", d], check_rc=0)
+    files = {os.path.relpath(os.path.join(r, f), d) for r, _, fs in os.walk(d) for f in fs}
+    names = {os.path.basename(f) for f in files}
+    want = {"liblazynccl.so.0.1.0", "liblazynccl.a", "liblazynvrtc.so.0.1.0", "liblazynvrtc.a",
+            "liblazynvjitlink.so.0.1.0", "liblazynvjitlink.a", "lazynccl.pc", "lazynvrtc.pc",
+            "lazynvjitlink.pc", "lazynccl.h", "lazynccl-info", "lazynccl_amalg.c",
+            "lazynccl_amalg.h", "libnccl.so.2", "libnvrtc.so.13", "libnvJitLink.so.12"}
+    t.equal(sorted(want - names), [], "missing from the installation")
+    dropins = [f for f in files if os.path.basename(f) == "libnccl.so.2"]
+    t.check(dropins and all("/lazynccl/dropin/" in f for f in dropins),
+            f"drop-ins outside lib/lazynccl/dropin: {dropins}")
+    pc = open(os.path.join(d, next(f for f in files if f.endswith("lazynccl.pc")))).read()
+    t.contains(pc, "-llazynccl", "lazynccl.pc")
+    t.contains(pc, f"-I{t.NCCL_INCLUDE}", "lazynccl.pc points at nccl.h")
+
+
 if __name__ == "__main__":
     raise SystemExit(t.main())
