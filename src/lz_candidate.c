@@ -29,6 +29,13 @@ static const char *missing_required(const lz_lib *lib, void *handle)
     return NULL;
 }
 
+/* 1 when a loaded handle is a shim (a drop-in), not the real library. */
+static int is_shim(const lz_lib *lib, void *handle)
+{
+    char marker[128];
+    return dlsym(handle, lz_shim_marker(lib, marker, sizeof marker)) != NULL;
+}
+
 /* The walk ends at the chosen candidate, except an exhaustive one. */
 static int accept(lz_walk *w, const char *step, const char *path, void *handle,
                   const lz_probe *p)
@@ -52,8 +59,7 @@ static int load(lz_walk *w, const char *step, const char *path, const lz_probe *
         lz_verdict(w, step, path, LZ_REJECTED, p, "%s", e ? e : "dlopen failed");
         return 0;
     }
-    char marker[128];
-    if (!p && dlsym(handle, lz_shim_marker(w->lib, marker, sizeof marker))) {
+    if (!p && is_shim(w->lib, handle)) {
         lz_verdict(w, step, path, LZ_REJECTED, NULL, "a lazynccl shim (drop-in), not the real library");
         dlclose(handle);
         return 0;
@@ -161,8 +167,7 @@ int lz_try_loaded(lz_walk *w, const char *step, const char *soname)
     /* A copy is already mapped: reuse it, so the process never holds two.
      * Unless it is a shim (a drop-in loaded under the library's soname). */
     const char *path = handle_path(handle, soname);
-    char marker[128];
-    if (dlsym(handle, lz_shim_marker(w->lib, marker, sizeof marker))) {
+    if (is_shim(w->lib, handle)) {
         lz_note(w, "[%s] %s: a lazynccl shim (drop-in), not the real library: skipped", step, path);
         dlclose(handle);
         return 0;

@@ -7,8 +7,6 @@
 
 const char *const info_verdicts[] = {"chosen", "rejected", "kept", "not reached"};
 
-static const lz_lib *current_lib;
-
 void info_version(const lz_lib *lib, const char *path, const lz_probe *p, char *out, size_t size)
 {
     out[0] = '\0';
@@ -53,7 +51,7 @@ static void on_event(void *ctx, const lz_event *ev)
         if (p->machine)
             snprintf(c->machine, sizeof c->machine, "%s", lz_machine_name(p->machine));
         if (ev->verdict != LZ_REJECTED || p->soname[0])
-            info_version(current_lib, ev->path, p, c->version, sizeof c->version);
+            info_version(out->lib, ev->path, p, c->version, sizeof c->version);
     }
     if (have_extra)
         lz_probe_free(&extra);
@@ -63,7 +61,6 @@ void info_inspect(info_lib *out, const lz_lib *lib, const char *origin)
 {
     memset(out, 0, sizeof *out);
     out->lib = lib;
-    current_lib = lib;
     lz_walk w = {.lib = lib, .dry_run = 1, .exhaustive = 1, .origin = origin,
                  .on_event = on_event, .ctx = out, .report = out->report,
                  .report_size = sizeof out->report};
