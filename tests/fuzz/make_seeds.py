@@ -12,7 +12,8 @@ def main(out):
     probe, lists = f"{out}/probe", f"{out}/search_list"
     os.makedirs(probe, exist_ok=True)
     os.makedirs(lists, exist_ok=True)
-    work = t.workdir("fuzz_seeds")
+    work = f"{out}/libs"  # under out: each fuzz run has its own (they run in parallel)
+    os.makedirs(work, exist_ok=True)
     good = open(t.fake_nccl(f"{work}/good", extra=['-DFAKE_VERSION_STRING="2.28.9"']), "rb").read()
     wrong = open(t.fake_nccl(f"{work}/wrong", soname="libfoo.so.1"), "rb").read()
     seeds = {"good": good, "wrong_soname": wrong, "truncated": good[:1500], "header": good[:64],
