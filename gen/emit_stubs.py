@@ -5,6 +5,7 @@ compiler checks every thunk's signature against it. All per-function code is
 one line each, through the hand-written macros of src/lz_thunk.h.
 """
 
+import os
 from dataclasses import dataclass
 
 from spec import GenError
@@ -77,7 +78,13 @@ def _json_string(s):
     return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def emit(spec, spec_display, headers, functions, macros, control_prefix=None):
+def _unsupported_array(name, table):
+    body = "".join(f"    {{{_c_string(k)}, {_c_string(v)}}},\n" for k, v in table.items())
+    return f"static const lz_unsupported {name}[] = {{\n{body}    {{NULL, NULL}}\n}};\n"
+
+
+def emit(spec, spec_display, headers, functions, macros, control_prefix=None,
+         inline_extras=False):
     """The shim's C text. Every file-scope name carries the spec's id, so
     several shims can share one translation unit (the amalgamation)."""
     exports = expand_exports(spec, functions)
@@ -98,12 +105,19 @@ def emit(spec, spec_display, headers, functions, macros, control_prefix=None):
         w(f"#define {d}\n")
     for h in spec.headers:
         w(f"#include <{h}>\n")
+    for path in spec.extra_headers:
+        if inline_extras:  # the amalgamation carries them: vendors have no stubs/
+            with open(path, encoding="utf-8") as f:
+                w(f"/* ---- stubs/{os.path.basename(path)} ---- */\n{f.read()}\n")
+        else:
+            w(f'#include "{os.path.basename(path)}"\n')
     w('#include "lz_thunk.h"\n\n')
     w("/* Thunks of deprecated functions are still exported; forwarding is not use. */\n")
     w('#pragma GCC diagnostic ignored "-Wdeprecated-declarations"\n')
     w('#pragma GCC diagnostic ignored "-Wunused-parameter"\n\n')
-    w("#undef LZ_LIB\n#undef LZ_SLOTS\n")
-    w(f"#define LZ_LIB lz_lib_{i_d}\n#define LZ_SLOTS lz_slots_{i_d}\n")
+    w("#undef LZ_LIB\n#undef LZ_SLOTS\n#undef LZ_REALS\n")
+    w(f"#define LZ_LIB lz_lib_{i_d}\n#define LZ_SLOTS lz_slots_{i_d}\n"
+      f"#define LZ_REALS lz_reals_{i_d}\n")
     w("LZ_DECL_DATA const lz_lib LZ_LIB;\n\n")
 
     undeclared = [e for e in exports if not e.declared and not spec.internal]
@@ -123,12 +137,23 @@ def emit(spec, spec_display, headers, functions, macros, control_prefix=None):
         macro = "LZ_RESOLVER_VOID" if e.fn.ret == "void" else "LZ_RESOLVER"
         w(f"{macro}({e.fn.ret}, {e.typed_as if not e.declared else e.name}, {e.sym}, "
           f"({e.fn.params}), ({e.fn.args}))\n")
+    answers = [e for e in exports if e.name in spec.own_answers]
+    for e in answers:
+        if e.fn.ret != "const char *":
+            raise GenError(f"{spec.path} [own_answers]",
+                           f"'{e.name}' returns '{e.fn.ret}'; only 'const char *' can be answered")
+    if answers:
+        w("\n/* Own answers once loaded: the library's message, or ours when it has none. */\n")
+        w(f"static lz_fn lz_reals_{i_d}[LZ_COUNT_{i_d}];\n")
+        for e in answers:
+            w(f"LZ_ANSWER({e.fn.ret}, {e.typed_as if not e.declared else e.name}, {e.sym}, "
+              f"({e.fn.params}), ({e.fn.args}))\n")
     w("\n/* What a function does when the library or its symbol cannot be had. */\n")
     for e in exports:
         if e.fn.ret == "void":
             w(f"LZ_FAIL_VOID({e.sym}, ({e.fn.params}))\n")
         elif e.name in spec.own_answers:
-            w(f"LZ_FAIL({e.fn.ret}, {e.sym}, ({e.fn.params}), lz_message(&LZ_LIB))\n")
+            w(f"LZ_OWN_FAIL({e.fn.ret}, {e.sym}, ({e.fn.params}), lz_message(&LZ_LIB))\n")
         else:
             w(f"LZ_FAIL({e.fn.ret}, {e.sym}, ({e.fn.params}), "
               f"{_failure_value(spec, e.fn, headers[0])})\n")
@@ -146,9 +171,22 @@ def emit(spec, spec_display, headers, functions, macros, control_prefix=None):
     for e in exports:
         fam = _c_string(e.family) if e.family else "NULL"
         w(f"    {{{_c_string(e.name)}, {fam}, {e.major}, {e.minor}}},\n")
-    w("};\n\n")
+    w("};\n")
+    if answers:
+        w(f"static const lz_fn lz_answers_{i_d}[LZ_COUNT_{i_d}] = {{\n")
+        for e in answers:
+            w(f"    [LZ_I_{e.sym}] = (lz_fn)lz_a_{e.sym},\n")
+        w("};\n")
+    w("\n")
 
+    w("/* A drop-in stands in for one soname and accepts only that one. */\n"
+      "#ifdef LZ_DROPIN_SONAME\n"
+      f"static const char *const lz_sonames_{i_d}[] = {{LZ_DROPIN_SONAME, NULL}};\n"
+      "#else\n")
     w(_string_array(f"lz_sonames_{i_d}", spec.sonames))
+    w("#endif\n")
+    w(_unsupported_array(f"lz_unsupported_{i_d}", spec.unsupported))
+    w(_string_array(f"lz_companions_{i_d}", spec.companions))
     w(_string_array(f"lz_wheel_dirs_{i_d}", spec.wheel_dirs))
     w(_string_array(f"lz_home_vars_{i_d}", spec.home_vars))
     w(_string_array(f"lz_required_{i_d}", spec.required))
@@ -165,6 +203,9 @@ def emit(spec, spec_display, headers, functions, macros, control_prefix=None):
     w(f"    .syms = lz_syms_{i_d},\n    .nsyms = LZ_COUNT_{i_d},\n")
     w(f"    .slots = lz_slots_{i_d},\n    .resolvers = lz_resolvers_{i_d},\n")
     w(f"    .fails = lz_fails_{i_d},\n")
+    w(f"    .unsupported = lz_unsupported_{i_d},\n    .companions = lz_companions_{i_d},\n")
+    if answers:
+        w(f"    .answers = lz_answers_{i_d},\n    .reals = lz_reals_{i_d},\n")
     w(f"    .probe = {0 if spec.internal else 1},\n")
     w(f"    .st = &lz_state_{i_d},\n}};\n\n")
 

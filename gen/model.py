@@ -113,8 +113,8 @@ def parse_functions(cc, spec, include_dirs):
     """Return (header paths, [Function]) for every matching declaration."""
     gen = c_generator.CGenerator()
     functions, seen, headers = [], set(), []
-    for header in spec.headers:
-        path = find_header(header, include_dirs)
+    extra = [(os.path.basename(p), p) for p in spec.extra_headers]
+    for header, path in [(h, find_header(h, include_dirs)) for h in spec.headers] + extra:
         headers.append(path)
         text = preprocess(cc, path, include_dirs, spec.defines, real=False,
                           after_dirs=spec.parse_include_dirs)

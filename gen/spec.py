@@ -4,6 +4,7 @@ Every problem is reported as a GenError naming the spec file (and the line,
 where tomllib gives one), so a build log points at the file to fix.
 """
 
+import os
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -48,6 +49,9 @@ class Spec:
     symbol_versions: bool = False
     version_macros: list = field(default_factory=list)
     versioned: Versioned = None
+    extra_headers: list = field(default_factory=list)  # paths, beside the spec
+    companions: list = field(default_factory=list)
+    unsupported: dict = field(default_factory=dict)
 
 
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -89,7 +93,8 @@ def load_spec(path):
     known_keys = {"id", "display", "shim", "headers", "function_pattern", "sonames",
                   "wheel_dirs", "env", "home_vars", "required", "feature",
                   "description", "defines", "version_macros", "parse_include_dirs",
-                  "internal", "symbol_prefix", "version_marker", "symbol_versions"}
+                  "internal", "symbol_prefix", "version_marker", "symbol_versions",
+                  "extra_headers", "companions"}
     for key in lib:
         if key not in known_keys:
             raise GenError(where, f"unknown key '{key}'")
@@ -119,6 +124,13 @@ def load_spec(path):
         version_marker=lib.get("version_marker", ""),
         symbol_versions=bool(lib.get("symbol_versions", False)),
     )
+    here = os.path.dirname(os.path.abspath(path))
+    for name in lib.get("extra_headers", []):
+        full = os.path.join(here, name)
+        if not os.path.isfile(full):
+            raise GenError(where, f"extra header {name!r} not found beside the spec ({full})")
+        spec.extra_headers.append(full)
+    spec.companions = lib.get("companions", [])
     for key in ("id", "shim", "env"):
         if not _IDENT.match(getattr(spec, key)):
             raise GenError(where, f"'{key}' must be a C identifier")
@@ -132,6 +144,12 @@ def load_spec(path):
         if not isinstance(value, str):
             raise GenError(f"{path} [failure]", f"value for '{ctype}' must be a string")
     spec.failure = failure
+
+    unsupported = data.get("unsupported", {})
+    for soname, what in unsupported.items():
+        if not isinstance(what, str):
+            raise GenError(f"{path} [unsupported]", f"value for '{soname}' must be a string")
+    spec.unsupported = unsupported
 
     answers = data.get("own_answers", {})
     for name, value in answers.items():

@@ -1,5 +1,6 @@
 /* Judging one candidate: probe it, score it against what the first call
  * asked for, and load it only when it is the one. */
+#include "lz_objects.h"
 #include "lz_probe.h"
 #include "lz_search.h"
 
@@ -48,15 +49,57 @@ static int accept(lz_walk *w, const char *step, const char *path, void *handle,
     return !w->exhaustive;
 }
 
+/* Load the companions the library opens by bare name (NVRTC's builtins)
+ * from its own directory, so that they are found wherever it came from.
+ * Returns how many handles were stored in out. */
+static int load_companions(lz_walk *w, const char *step, const char *path, void **out, int max)
+{
+    int n = 0;
+    const char *slash = strrchr(path, '/');
+    if (!slash || !w->lib->companions)
+        return 0;
+    for (const char *const *c = w->lib->companions; *c && n < max; c++) {
+        char name[256], file[PATH_MAX];
+        if (!lz_probe_rodata_string(path, *c, name, sizeof name))
+            continue;
+        int len = snprintf(file, sizeof file, "%.*s/%s", (int)(slash - path), path, name);
+        struct stat sb;
+        if (len < 0 || (size_t)len >= sizeof file || stat(file, &sb) != 0) {
+            lz_note(w, "[%s] %s: companion %s is not beside it (left to the library)", step,
+                    path, name);
+            continue;
+        }
+        lz_probe p;
+        if (lz_probe_read(file, &p) == LZ_PROBE_REJECTED) {
+            lz_note(w, "[%s] companion %s: not loaded: %s", step, file, p.reason);
+            continue;
+        }
+        lz_probe_free(&p);
+        void *h = dlopen(file, LZ_DLOPEN_FLAGS);
+        if (!h) {
+            const char *e = dlerror();
+            lz_note(w, "[%s] companion %s: not loaded: %s", step, file, e ? e : "dlopen failed");
+            continue;
+        }
+        lz_log(w->lib, "loaded companion %s", file);
+        out[n++] = h;
+    }
+    return n;
+}
+
 /* Load a probed (or unprobeable) file; on failure the walk goes on. */
 static int load(lz_walk *w, const char *step, const char *path, const lz_probe *p)
 {
     if (w->dry_run)
         return accept(w, step, path, NULL, p);
+    void *companions[4];
+    int ncomp = load_companions(w, step, path, companions, 4);
     void *handle = dlopen(path, LZ_DLOPEN_FLAGS);
     if (!handle) {
         const char *e = dlerror();
         lz_verdict(w, step, path, LZ_REJECTED, p, "%s", e ? e : "dlopen failed");
+        while (ncomp > 0)
+            dlclose(companions[--ncomp]);
         return 0;
     }
     if (!p && is_shim(w->lib, handle)) {
@@ -73,12 +116,11 @@ static int load(lz_walk *w, const char *step, const char *path, const lz_probe *
     return accept(w, step, handle_path(handle, path), handle, p);
 }
 
-/* 2: serves the wanted name exactly; 1: only through an older version of
- * the same major; 0: not that family's major at all. */
-static int score(const lz_walk *w, const lz_probe *p)
+/* How well a probed file serves one name: 2 exactly; 1 only through an
+ * older version of the same major; 0 not that family's major at all. */
+static int score_name(const lz_walk *w, const lz_probe *p, const lz_sym *want)
 {
-    const lz_sym *want = w->want;
-    if (!want || !want->family || lz_probe_exports(p, want->name))
+    if (!want->family || lz_probe_exports(p, want->name))
         return 2;
     int same_major = 0, any = 0;
     for (size_t j = 0; j < w->lib->nsyms; j++) {
@@ -94,14 +136,57 @@ static int score(const lz_walk *w, const lz_probe *p)
     return same_major;
 }
 
+/* How well a file serves the names asked for: the first call's name counts
+ * most, then every name loaded objects import. *full: all served exactly;
+ * else *worst is the first name that is not, and *worst_score its score. */
+static long rank(const lz_walk *w, const lz_probe *p, int *full, const lz_sym **worst,
+                 int *worst_score)
+{
+    int first = w->want ? score_name(w, p, w->want) : 2;
+    long sum = 0;
+    *full = first == 2;
+    *worst = first < 2 ? w->want : NULL;
+    *worst_score = first;
+    for (size_t j = 0; w->wanted && j < w->lib->nsyms; j++) {
+        if (!w->wanted[j])
+            continue;
+        int s = score_name(w, p, &w->lib->syms[j]);
+        sum += s;
+        if (s < 2 && *full) {
+            *full = 0;
+            *worst = &w->lib->syms[j];
+            *worst_score = s;
+        }
+    }
+    return first * 100000L + sum;
+}
+
+/* 1 when some imported name is of the major a soname stands for. */
+static int wanted_major_of(const lz_walk *w, const lz_probe *p)
+{
+    for (size_t j = 0; w->wanted && j < w->lib->nsyms; j++)
+        if (w->wanted[j] && lz_probe_exports(p, w->lib->syms[j].name))
+            return 1;
+    return 0;
+}
+
+static void keep(lz_walk *w, const char *step, const char *path, long sc)
+{
+    if (sc > w->fallback_score) {
+        w->fallback_score = sc;
+        w->fallback_step = step;
+        snprintf(w->fallback_path, sizeof w->fallback_path, "%s", path);
+    }
+}
+
 /* 1 when path is the file holding this very code (a drop-in on its own
  * search path). */
 static int is_self(const char *path)
 {
-    Dl_info info;
+    char self[PATH_MAX];
     struct stat a, b;
-    return dladdr((void *)is_self, &info) && info.dli_fname && stat(info.dli_fname, &a) == 0 &&
-           stat(path, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+    return lz_objects_self_path(self) && stat(self, &a) == 0 && stat(path, &b) == 0 &&
+           a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
 int lz_try_file(lz_walk *w, const char *step, const char *path)
@@ -127,21 +212,29 @@ int lz_try_file(lz_walk *w, const char *step, const char *path)
         lz_probe_free(&p);
         return 0;
     }
-    int sc = score(w, &p);
-    if (sc == 2) {
+    const lz_sym *worst;
+    int full, worst_score;
+    long r = rank(w, &p, &full, &worst, &worst_score);
+    if (full && w->reusing && strcmp(p.soname, w->lib->sonames[0]) != 0 &&
+        !wanted_major_of(w, &p)) {
+        /* A copy of another major that some other component loaded: the
+         * shim's own major, if it can be found, comes first. */
+        lz_verdict(w, step, path, LZ_KEPT, &p, "%s is loaded, but this shim prefers %s; "
+                   "kept in case none is found", p.soname, w->lib->sonames[0]);
+        lz_probe_free(&p);
+        keep(w, step, path, r);
+        return 0;
+    }
+    if (full) {
         rc = load(w, step, path, &p);
         lz_probe_free(&p);
         return rc;
     }
-    lz_verdict(w, step, path, LZ_KEPT, &p, "does not export %s%s", w->want->name,
-               sc ? "; kept in case no candidate does"
-                  : " nor an older version of its major; kept as a last resort");
+    lz_verdict(w, step, path, LZ_KEPT, &p, "does not export %s%s", worst->name,
+               worst_score ? "; kept in case no candidate does"
+                           : " nor an older version of its major; kept as a last resort");
     lz_probe_free(&p);
-    if (sc > w->fallback_score) {
-        w->fallback_score = sc;
-        w->fallback_step = step;
-        snprintf(w->fallback_path, sizeof w->fallback_path, "%s", path);
-    }
+    keep(w, step, path, r);
     return 0;
 }
 
@@ -149,33 +242,11 @@ void lz_take_fallback(lz_walk *w)
 {
     if (w->found || w->fallback_score < 0)
         return;
-    lz_note(w, "no candidate exports %s; taking the first %s", w->want->name,
-            w->fallback_score ? "that has an older version of its major"
-                              : "acceptable one (that function will fail)");
+    lz_note(w, "no candidate was a full match; taking the best one kept: %s",
+            w->fallback_path);
     lz_probe p;
     if (lz_probe_file(w->lib, w->fallback_path, &p) == LZ_PROBE_OK) {
         load(w, w->fallback_step, w->fallback_path, &p);
         lz_probe_free(&p);
     }
-}
-
-int lz_try_loaded(lz_walk *w, const char *step, const char *soname)
-{
-    void *handle = dlopen(soname, LZ_DLOPEN_FLAGS | RTLD_NOLOAD);
-    if (!handle)
-        return 0;
-    /* A copy is already mapped: reuse it, so the process never holds two.
-     * Unless it is a shim (a drop-in loaded under the library's soname). */
-    const char *path = handle_path(handle, soname);
-    if (is_shim(w->lib, handle)) {
-        lz_note(w, "[%s] %s: a lazynccl shim (drop-in), not the real library: skipped", step, path);
-        dlclose(handle);
-        return 0;
-    }
-    if (w->dry_run) {
-        int rc = accept(w, step, path, NULL, NULL);
-        dlclose(handle);
-        return rc;
-    }
-    return accept(w, step, path, handle, NULL);
 }

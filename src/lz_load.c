@@ -1,5 +1,6 @@
 /* Loading a library once, and the control API around it. */
 #include "lz_load.h"
+#include "lz_objects.h"
 
 #include <dlfcn.h>
 #include <stdio.h>
@@ -85,6 +86,16 @@ static int status_of(const lz_lib *lib)
     return __atomic_load_n(&lib->st->status, __ATOMIC_ACQUIRE);
 }
 
+/* The versioned names loaded objects import from us (marks over lib->syms),
+ * so that the first call, whichever it is, loads a library that serves them. */
+static unsigned char *imported_names(const lz_lib *lib)
+{
+    unsigned char *marks = calloc(lib->nsyms, 1);
+    if (marks)
+        lz_objects_imports(lib, marks);
+    return marks;
+}
+
 /* Run the search and record its outcome. Called with st->mu held. */
 static void load_locked(const lz_lib *lib, const lz_sym *want)
 {
@@ -97,7 +108,10 @@ static void load_locked(const lz_lib *lib, const lz_sym *want)
     w.report_len = (size_t)n;
     st->loader = pthread_self();
     __atomic_store_n(&st->loading, 1, __ATOMIC_RELEASE);
+    unsigned char *wanted = imported_names(lib);
+    w.wanted = wanted;
     lz_search(&w);
+    free(wanted);
     __atomic_store_n(&st->loading, 0, __ATOMIC_RELEASE);
     if (w.found) {
         st->handle = w.handle;
@@ -142,6 +156,21 @@ const char *lz_message(const lz_lib *lib)
     default:
         return "lazynccl: library not loaded yet";
     }
+}
+
+void lz_failed_call(const lz_lib *lib)
+{
+    if (!__atomic_load_n(&lib->st->failed_calls, __ATOMIC_RELAXED))
+        __atomic_store_n(&lib->st->failed_calls, 1, __ATOMIC_RELAXED);
+}
+
+const char *lz_fill_message(const lz_lib *lib, const char *real)
+{
+    if (real && *real)
+        return real;
+    const char *ours = __atomic_load_n(&lib->st->failed_calls, __ATOMIC_RELAXED)
+                           ? lz_api_last_error(lib) : NULL;
+    return ours ? ours : real;
 }
 
 int lz_api_load(const lz_lib *lib)
@@ -218,9 +247,12 @@ int lz_api_would_load(const lz_lib *lib, char *path, size_t size)
         return 1;
     }
     lz_walk w = {.lib = lib, .dry_run = 1};
+    unsigned char *wanted = imported_names(lib);
+    w.wanted = wanted;
     lock(lib);
     lz_search(&w);
     pthread_mutex_unlock(&lib->st->mu);
+    free(wanted);
     if (w.found && path && size)
         snprintf(path, size, "%s", w.path);
     return w.found;

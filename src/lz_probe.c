@@ -8,6 +8,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <gnu/libc-version.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,6 +60,14 @@ const char *lz_shim_marker(const lz_lib *lib, char *buf, size_t size)
     return buf;
 }
 
+void lz_soname_list(const lz_lib *lib, char *out, size_t size)
+{
+    size_t o = 0;
+    out[0] = '\0';
+    for (const char *const *s = lib->sonames; *s && o < size; s++)
+        o += (size_t)snprintf(out + o, size - o, "%s%s", s == lib->sonames ? "" : " or ", *s);
+}
+
 void lz_probe_free(lz_probe *p)
 {
     for (size_t i = 0; i < p->nnames; i++)
@@ -97,6 +106,49 @@ static int add_name(lz_probe *p, size_t *cap, const char *name)
     return 0;
 }
 
+/* "2.38" < "2.41": compare dotted version numbers. */
+static int version_cmp(const char *a, const char *b)
+{
+    while (*a || *b) {
+        char *ea, *eb;
+        unsigned long x = strtoul(a, &ea, 10), y = strtoul(b, &eb, 10);
+        if (x != y)
+            return x < y ? -1 : 1;
+        a = *ea == '.' ? ea + 1 : ea;
+        b = *eb == '.' ? eb + 1 : eb;
+        if (ea == a && eb == b)
+            break;
+    }
+    return 0;
+}
+
+/* Keep the newest GLIBC_x.y version the file needs (DT_VERNEED). */
+static void read_verneed(Elf *e, const GElf_Shdr *sh, Elf_Data *data, lz_probe *p)
+{
+    size_t off = 0;
+    for (size_t i = 0; i < sh->sh_info && off < data->d_size; i++) {
+        GElf_Verneed vn;
+        if (!lz_gelf_getverneed(data, (int)off, &vn))
+            return;
+        size_t aoff = off + vn.vn_aux;
+        for (unsigned k = 0; k < vn.vn_cnt && aoff < data->d_size; k++) {
+            GElf_Vernaux aux;
+            if (!lz_gelf_getvernaux(data, (int)aoff, &aux))
+                return;
+            const char *name = lz_elf_strptr(e, sh->sh_link, aux.vna_name);
+            if (name && strncmp(name, "GLIBC_", 6) == 0 && name[6] >= '0' && name[6] <= '9' &&
+                strlen(name + 6) < sizeof p->glibc && version_cmp(name + 6, p->glibc) > 0)
+                snprintf(p->glibc, sizeof p->glibc, "%s", name + 6);
+            if (!aux.vna_next)
+                break;
+            aoff += aux.vna_next;
+        }
+        if (!vn.vn_next)
+            return;
+        off += vn.vn_next;
+    }
+}
+
 /* Collect SONAME and defined dynamic symbols from the section table. */
 static int read_dynamic(Elf *e, lz_probe *p)
 {
@@ -105,9 +157,14 @@ static int read_dynamic(Elf *e, lz_probe *p)
         GElf_Shdr sh;
         if (!lz_gelf_getshdr(scn, &sh))
             return reject(p, "malformed ELF section header: %s", lz_elf_errmsg(-1));
-        if (sh.sh_type != SHT_DYNAMIC && sh.sh_type != SHT_DYNSYM)
+        if (sh.sh_type != SHT_DYNAMIC && sh.sh_type != SHT_DYNSYM &&
+            sh.sh_type != SHT_GNU_verneed)
             continue;
         Elf_Data *data = lz_elf_getdata(scn, NULL);
+        if (data && sh.sh_type == SHT_GNU_verneed) {
+            read_verneed(e, &sh, data, p);
+            continue;
+        }
         if (!data)
             return reject(p, "malformed ELF (%s section): %s",
                           sh.sh_type == SHT_DYNSYM ? "dynamic symbol" : "dynamic",
@@ -173,9 +230,17 @@ static int judge(const lz_lib *lib, lz_probe *p)
     int known = 0;
     for (const char *const *s = lib->sonames; *s; s++)
         known |= strcmp(*s, p->soname) == 0;
-    if (!known)
-        return reject(p, "SONAME %s is not %s%s", p->soname, lib->sonames[0],
-                      lib->sonames[1] ? " (or another of the spec's)" : "");
+    for (const lz_unsupported *u = lib->unsupported; !known && u && u->soname; u++)
+        if (strcmp(u->soname, p->soname) == 0)
+            return reject(p, "%s, not supported by this shim (SONAME %s)", u->what, p->soname);
+    if (!known) {
+        char names[512];
+        lz_soname_list(lib, names, sizeof names);
+        return reject(p, "SONAME %s is not %s", p->soname, names);
+    }
+    const char *have = gnu_get_libc_version();
+    if (p->glibc[0] && version_cmp(p->glibc, have) > 0)
+        return reject(p, "needs GLIBC_%s, this process has %s", p->glibc, have);
     char marker[128];
     if (lz_probe_exports(p, lz_shim_marker(lib, marker, sizeof marker)))
         return reject(p, "a lazynccl shim (drop-in), not the real library");

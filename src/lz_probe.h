@@ -19,6 +19,7 @@ typedef struct lz_probe {
     int elf_class;            /* ELFCLASS32 / ELFCLASS64 */
     char **names;
     size_t nnames;
+    char glibc[32];           /* the newest GLIBC_x.y it needs, "" if none */
 } lz_probe;
 
 /* Read path with libelf: a regular ELF shared object of this process's class
@@ -37,6 +38,8 @@ LZ_HIDDEN int lz_probe_rodata_string(const char *path, const char *marker, char 
 /* The symbol every shim of lib exports and the real library never does
  * ("lazynccl_load"): how a drop-in is told from the library it stands for. */
 LZ_HIDDEN const char *lz_shim_marker(const lz_lib *lib, char *buf, size_t size);
+/* "libnvrtc.so.13 or libnvrtc.so.12": every soname lib accepts. */
+LZ_HIDDEN void lz_soname_list(const lz_lib *lib, char *out, size_t size);
 /* 1 when the probed file exports name. */
 LZ_HIDDEN int lz_probe_exports(const lz_probe *p, const char *name);
 LZ_HIDDEN void lz_probe_free(lz_probe *p);

@@ -82,7 +82,10 @@ lz_fn lz_resolve(const lz_lib *lib, size_t i)
         f = lib->fails[i];
         if (status == LZ_LOADED) {
             void *p = lookup(lib, i);
-            if (p)
+            if (p && lib->answers && lib->answers[i]) {
+                __atomic_store_n(&lib->reals[i], (lz_fn)p, __ATOMIC_RELEASE);
+                f = lib->answers[i];
+            } else if (p)
                 f = (lz_fn)p;
         }
         __atomic_store_n(&lib->slots[i], f, __ATOMIC_RELEASE);

@@ -70,11 +70,19 @@ typedef struct lz_state {
     /* Why the last symbol could not be resolved in a loaded library
      * (atomic; a list so that earlier messages stay valid). */
     struct lz_msg *sym_msgs;
+    /* Set (atomic) once a function has returned its failure value: the
+     * error APIs then explain it when the library itself has nothing to say. */
+    int failed_calls;
 } lz_state;
 
 /* Recursive: a fork from inside a library constructor must not deadlock in
  * the fork handlers (lz_load.c). */
 #define LZ_STATE_INIT { .mu = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP }
+
+/* A soname the spec knows and never loads, with what it is ("CUDA 11.x NVRTC"). */
+typedef struct lz_unsupported {
+    const char *soname, *what;
+} lz_unsupported;
 
 /* Constant description of one library, generated from its spec. */
 typedef struct lz_lib {
@@ -84,6 +92,12 @@ typedef struct lz_lib {
     const char *const *wheel_dirs;  /* below site-packages */
     const char *const *home_vars;   /* <var>/lib */
     const char *const *required;    /* a candidate must export these */
+    const lz_unsupported *unsupported; /* {NULL} terminated */
+    /* Files the library opens by bare name, loaded from its directory first:
+     * the start of the name as its .rodata spells it ("libnvrtc-builtins.so."). */
+    const char *const *companions;
+    const lz_fn *answers;           /* own answers once loaded, or NULL entries */
+    lz_fn *reals;                   /* the real functions behind them */
     const lz_sym *syms;
     size_t nsyms;
     lz_fn *slots;                   /* what each thunk jumps through */
@@ -100,6 +114,12 @@ LZ_HIDDEN lz_fn lz_resolve(const lz_lib *lib, size_t i);
 /* The message a failing function reports (library not loaded, or symbol
  * missing): always a valid string. */
 LZ_HIDDEN const char *lz_message(const lz_lib *lib);
+
+/* Called by a failure function before it returns the failure value. */
+LZ_HIDDEN void lz_failed_call(const lz_lib *lib);
+/* An own answer once the library is loaded: what the real function said,
+ * or, when that is empty and a function of this shim has failed, why. */
+LZ_HIDDEN const char *lz_fill_message(const lz_lib *lib, const char *real);
 
 /* Control API, behind the per-library functions of include/lazynccl.h. */
 LZ_HIDDEN int lz_api_load(const lz_lib *lib);

@@ -1,6 +1,7 @@
 /* The search order (docs/search-order.md). Each step proposes candidates in
  * turn; the first one accepted ends the walk. */
 #include "lz_search.h"
+#include "lz_objects.h"
 
 #include <dlfcn.h>
 #include <limits.h>
@@ -49,9 +50,18 @@ static int try_dir(lz_walk *w, const char *step, const char *dir, int quiet)
         if (lz_try_file(w, step, path))
             return 1;
     }
-    if (!any && !quiet)
-        lz_verdict(w, step, dir, LZ_REJECTED, NULL, "the directory holds no %s",
-                   w->lib->sonames[0]);
+    if (any || quiet)
+        return 0;
+    char names[512], also[512] = "";
+    lz_soname_list(w->lib, names, sizeof names);
+    /* A soname the spec knows it cannot serve (CUDA 11 NVRTC, say) is worth naming. */
+    for (const lz_unsupported *u = w->lib->unsupported; u && u->soname; u++)
+        if (join(w, step, path, dir, u->soname) && exists(path)) {
+            snprintf(also, sizeof also, " (it holds %s: %s, not supported by this shim)",
+                     u->soname, u->what);
+            break;
+        }
+    lz_verdict(w, step, dir, LZ_REJECTED, NULL, "the directory holds no %s%s", names, also);
     return 0;
 }
 
@@ -116,13 +126,23 @@ static int step_override(lz_walk *w)
     return 0;
 }
 
-/* 2. A copy already in the process. */
+/* 2. A copy already in the process: every loaded object carrying one of the
+ * spec's sonames, in preference order (not dlopen(RTLD_NOLOAD), which sees
+ * one object per soname). lz_try_file judges each like any candidate. */
+static int visit_loaded(void *ctx, const char *path, const char *why)
+{
+    (void)why;
+    return path && lz_try_file(ctx, "already loaded", path);
+}
+
 static int step_loaded(lz_walk *w)
 {
-    for (const char *const *s = w->lib->sonames; *s; s++)
-        if (lz_try_loaded(w, "already loaded", *s))
-            return 1;
-    return 0;
+    w->reusing = 1;
+    int rc = 0;
+    for (const char *const *s = w->lib->sonames; *s && !rc; s++)
+        rc = lz_objects_with_soname(*s, visit_loaded, w);
+    w->reusing = 0;
+    return rc;
 }
 
 /* 3. Python wheels: the site-packages directory above the object holding
@@ -131,11 +151,10 @@ static int step_wheel(lz_walk *w)
 {
     if (!w->lib->wheel_dirs[0])
         return 0;
-    Dl_info info;
-    char dir[PATH_MAX], sub[PATH_MAX];
+    char dir[PATH_MAX], sub[PATH_MAX], here[PATH_MAX];
     const char *self = w->origin;
-    if (!self && dladdr((void *)step_wheel, &info))
-        self = info.dli_fname;
+    if (!self && lz_objects_self_path(here))
+        self = here;
     if (!self || !realpath(self, dir))
         return 0;
     for (char *slash = strrchr(dir, '/'); slash && slash != dir; slash = strrchr(dir, '/')) {
@@ -152,7 +171,7 @@ static int step_wheel(lz_walk *w)
     return 0;
 }
 
-/* 4. and 5. Directories named by environment variables. */
+/* 4. and 6. Directories named by environment variables. */
 static int step_env_dirs(lz_walk *w, const char *var, const char *const *subdirs)
 {
     const char *root = lz_getenv(var);
@@ -170,13 +189,17 @@ static int step_env_dirs(lz_walk *w, const char *var, const char *const *subdirs
     return 0;
 }
 
-static int step_environment(lz_walk *w)
+static const char *const lib_only[] = {"lib", NULL};
+static const char *const cuda_subdirs[] = {"lib64", "lib", NULL};
+
+static int step_conda(lz_walk *w)
 {
-    static const char *const lib_only[] = {"lib", NULL};
-    static const char *const cuda[] = {"lib64", "lib", NULL};
-    if (step_env_dirs(w, "CONDA_PREFIX", lib_only))
-        return 1;
-    if (step_env_dirs(w, "CUDA_HOME", cuda) || step_env_dirs(w, "CUDA_PATH", cuda))
+    return step_env_dirs(w, "CONDA_PREFIX", lib_only);
+}
+
+static int step_cuda_home(lz_walk *w)
+{
+    if (step_env_dirs(w, "CUDA_HOME", cuda_subdirs) || step_env_dirs(w, "CUDA_PATH", cuda_subdirs))
         return 1;
     for (const char *const *v = w->lib->home_vars; *v; v++)
         if (step_env_dirs(w, *v, lib_only))
@@ -184,30 +207,61 @@ static int step_environment(lz_walk *w)
     return 0;
 }
 
-/* The dynamic linker's search for one soname, as far as it is followed
- * here: each existing file is passed to visit until it returns 1. */
-int lz_linker_lookup(const char *soname, lz_visit_fn visit, void *ctx)
+/* The dynamic linker's search (5), followed so that the file it would load
+ * is probed first. As ld.so does: each LD_LIBRARY_PATH directory is tried
+ * for every soname before the next directory; then the run paths of the
+ * objects that need the library (or the shim); then ld.so.cache, one soname
+ * after another in preference order; then the system directories. */
+struct linker_walk {
+    const char *const *sonames;
+    lz_visit_fn visit;
+    void *ctx;
+    lz_note_fn note;
+};
+
+static int linker_dir(struct linker_walk *lw, const char *step, const char *dir, size_t len)
 {
     char path[PATH_MAX];
+    for (const char *const *s = lw->sonames; *s; s++) {
+        int n = snprintf(path, sizeof path, "%.*s/%s", (int)len, dir, *s);
+        if (n > 0 && (size_t)n < sizeof path && exists(path) && lw->visit(lw->ctx, step, path))
+            return 1;
+    }
+    return 0;
+}
+
+static int visit_runpath(void *ctx, const char *dir, const char *why)
+{
+    struct linker_walk *lw = ctx;
+    if (!dir) {
+        if (lw->note)
+            lw->note(lw->ctx, "run path", why);
+        return 0;
+    }
+    return linker_dir(lw, "run path", dir, strlen(dir));
+}
+
+int lz_linker_lookup(const char *const *sonames, lz_visit_fn visit, lz_note_fn note, void *ctx)
+{
+    struct linker_walk lw = {sonames, visit, ctx, note};
     const char *llp = lz_getenv("LD_LIBRARY_PATH");
     for (const char *p = llp; p && *p;) {
         size_t len = strcspn(p, ":;");
         /* Empty and relative entries are skipped, never read as ".". */
-        if (len > 0 && p[0] == '/' && len + strlen(soname) + 2 <= sizeof path) {
-            snprintf(path, sizeof path, "%.*s/%s", (int)len, p, soname);
-            if (exists(path) && visit(ctx, "LD_LIBRARY_PATH", path))
-                return 1;
-        }
+        if (len > 0 && p[0] == '/' && linker_dir(&lw, "LD_LIBRARY_PATH", p, len))
+            return 1;
         p += len + (p[len] != '\0');
     }
-    if (lz_ldcache_lookup("/etc/ld.so.cache", soname, path, sizeof path) &&
-        visit(ctx, "ld.so.cache", path))
+    if (lz_objects_runpaths(sonames, visit_runpath, &lw))
         return 1;
-    for (const char *const *d = system_dirs; *d; d++) {
-        snprintf(path, sizeof path, "%s/%s", *d, soname);
-        if (exists(path) && visit(ctx, "system directories", path))
+    char path[PATH_MAX];
+    for (const char *const *s = sonames; *s; s++)
+        if (lz_ldcache_lookup("/etc/ld.so.cache", *s, path, sizeof path) &&
+            visit(ctx, "ld.so.cache", path))
             return 1;
-    }
+    for (const char *const *d = system_dirs; *d; d++)
+        if (linker_dir(&lw, "system directories", *d, strlen(*d)))
+            return 1;
     return 0;
 }
 
@@ -216,14 +270,14 @@ static int visit_candidate(void *ctx, const char *step, const char *path)
     return lz_try_file(ctx, step, path);
 }
 
-/* 6. The dynamic linker's search, followed here so that the file it would
- * load is probed first: LD_LIBRARY_PATH, ld.so.cache, system directories. */
+static void note_candidate(void *ctx, const char *step, const char *text)
+{
+    lz_note(ctx, "[%s] %s", step, text);
+}
+
 static int step_linker(lz_walk *w)
 {
-    for (const char *const *s = w->lib->sonames; *s; s++)
-        if (lz_linker_lookup(*s, visit_candidate, w))
-            return 1;
-    return 0;
+    return lz_linker_lookup(w->lib->sonames, visit_candidate, note_candidate, w);
 }
 
 /* 7. The CUDA Toolkit's default location. */
@@ -239,8 +293,8 @@ void lz_search(lz_walk *w)
 {
     w->fallback_score = -1;
     if (!step_override(w))
-        (void)(step_loaded(w) || step_wheel(w) || step_environment(w) || step_linker(w) ||
-               step_default(w));
+        (void)(step_loaded(w) || step_wheel(w) || step_conda(w) || step_linker(w) ||
+               step_cuda_home(w) || step_default(w));
     if (!w->found)
         lz_take_fallback(w);
 }

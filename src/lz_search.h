@@ -24,12 +24,16 @@ typedef struct lz_event {
 typedef struct lz_walk {
     const lz_lib *lib;
     const lz_sym *want;      /* the export whose first call started the load */
+    /* Versioned names loaded objects import (lib->nsyms marks, or NULL): the
+     * library chosen must serve them too, whichever call comes first. */
+    const unsigned char *wanted;
+    int reusing;             /* judging copies already loaded (step 2) */
     int dry_run;
     int found;
     void *handle;            /* when found and not dry_run */
     const char *step;        /* the step that found it */
     char path[PATH_MAX];     /* the candidate that was accepted */
-    int fallback_score;      /* -1: none kept */
+    long fallback_score;     /* rank of the best kept, -1: none kept */
     const char *fallback_step;
     char fallback_path[PATH_MAX];
     char *report;            /* every candidate and its verdict */
@@ -47,15 +51,16 @@ LZ_HIDDEN void lz_search(lz_walk *w);
 
 /* Judge one file: 1 when it was accepted and the walk ends (lz_candidate.c). */
 LZ_HIDDEN int lz_try_file(lz_walk *w, const char *step, const char *path);
-/* Reuse a copy already in the process: 1 when one was found. */
-LZ_HIDDEN int lz_try_loaded(lz_walk *w, const char *step, const char *soname);
 /* Take the fallback kept by the walk, if any (after the last step). */
 LZ_HIDDEN void lz_take_fallback(lz_walk *w);
 
 /* Follow the dynamic linker's search for soname: visit(ctx, step, path) for
  * each existing file until it returns 1 (lz_search.c). */
 typedef int (*lz_visit_fn)(void *ctx, const char *step, const char *path);
-LZ_HIDDEN int lz_linker_lookup(const char *soname, lz_visit_fn visit, void *ctx);
+/* What the walk could not follow (a run-path entry with an unknown token). */
+typedef void (*lz_note_fn)(void *ctx, const char *step, const char *text);
+LZ_HIDDEN int lz_linker_lookup(const char *const *sonames, lz_visit_fn visit, lz_note_fn note,
+                               void *ctx);
 
 /* The path ld.so.cache gives for soname: 1 when found (lz_ldcache.c). */
 LZ_HIDDEN int lz_ldcache_lookup(const char *cache, const char *soname, char *out, size_t size);

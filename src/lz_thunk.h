@@ -17,7 +17,8 @@
 #define LZ_STR(x) #x
 #define LZ_XSTR(x) LZ_STR(x)
 
-/* LZ_SLOTS names the generated file's slot table. */
+/* LZ_SLOTS names the generated file's slot table, LZ_REALS the real
+ * functions behind own answers. */
 #define LZ_SLOT(sym) __atomic_load_n(&LZ_SLOTS[LZ_I_##sym], __ATOMIC_ACQUIRE)
 
 /* The compiler checks each generated signature against the real header. */
@@ -72,8 +73,20 @@
     static ret lz_r_##sym params \
     { ((__typeof__(&name))lz_resolve(&LZ_LIB, LZ_I_##sym)) args; }
 
-#define LZ_FAIL(ret, sym, params, value) static ret lz_f_##sym params { return value; }
-#define LZ_FAIL_VOID(sym, params) static void lz_f_##sym params { }
+/* A failure function records that it ran, so the error APIs can explain it. */
+#define LZ_FAIL(ret, sym, params, ...) \
+    static ret lz_f_##sym params { lz_failed_call(&LZ_LIB); return __VA_ARGS__; }
+#define LZ_FAIL_VOID(sym, params) static void lz_f_##sym params { lz_failed_call(&LZ_LIB); }
+#define LZ_OWN_FAIL(ret, sym, params, value) static ret lz_f_##sym params { return value; }
+
+/* An error-message function of the library, once loaded: the library's
+ * answer, filled in with ours when it is empty and one of our calls failed. */
+#define LZ_ANSWER(ret, name, sym, params, args) \
+    static ret lz_a_##sym params \
+    { \
+        lz_fn real = __atomic_load_n(&LZ_REALS[LZ_I_##sym], __ATOMIC_ACQUIRE); \
+        return lz_fill_message(&LZ_LIB, ((__typeof__(&name))real) args); \
+    }
 
 /* p is the whole prefix, underscore included ("lazynccl_"). */
 #define LZ_CONTROL_API(p) \

@@ -123,27 +123,43 @@ def step_conda():
     t.equal(loaded_line(out), f"loaded={c} step=CONDA_PREFIX copies=1", "loaded")
 
 
+def without_ld_cache(cmd, env):
+    """Run cmd in a private mount namespace where /etc/ld.so.cache is empty,
+    so that the real libraries it names do not come before steps 6 and 7."""
+    if os.geteuid() != 0 or not shutil.which("unshare"):
+        raise t.Skip("needs root and unshare to hide ld.so.cache")
+    script = 'mount --bind /dev/null /etc/ld.so.cache && exec "$@"'
+    r = t.run(["unshare", "-m", "sh", "-c", script, "sh"] + cmd, env=env)
+    if "unshare failed" in r.stderr or "mount:" in r.stderr:
+        raise t.Skip(f"no private mount namespace here: {r.stderr.strip()}")
+    return r
+
+
 @case
 def step_cuda_home():
-    """$CUDA_HOME/lib64 beats $NCCL_HOME and LD_LIBRARY_PATH."""
+    """$CUDA_HOME/lib64 beats $NCCL_HOME, and yields to LD_LIBRARY_PATH (as
+    for a program linked -lnccl, and in cuda.pathfinder)."""
     d = t.workdir("step_cuda_home")
     h = t.fake_nccl(f"{d}/cuda/lib64", version=11)
     t.fake_nccl(f"{d}/nccl/lib", version=12)
-    t.fake_nccl(f"{d}/llp", version=13)
-    out = call(client(d), {"CUDA_HOME": f"{d}/cuda", "NCCL_HOME": f"{d}/nccl",
-                           "LD_LIBRARY_PATH": f"{d}/llp"})
-    t.contains(out, "ncclGetVersion: rc=0 value=11", "CUDA_HOME answer")
-    t.equal(loaded_line(out), f"loaded={h} step=CUDA_HOME copies=1", "loaded")
+    llp = t.fake_nccl(f"{d}/llp", version=13)
+    exe = client(d)
+    env = {"CUDA_HOME": f"{d}/cuda", "NCCL_HOME": f"{d}/nccl"}
+    r = without_ld_cache([exe, "call", "ncclGetVersion"], env)
+    t.contains(r.stdout, "ncclGetVersion: rc=0 value=11", "CUDA_HOME answer")
+    t.equal(loaded_line(r.stdout), f"loaded={h} step=CUDA_HOME copies=1", "loaded")
+    out = call(exe, dict(env, LD_LIBRARY_PATH=f"{d}/llp"))
+    t.equal(loaded_line(out), f"loaded={llp} step=LD_LIBRARY_PATH copies=1",
+            "LD_LIBRARY_PATH before CUDA_HOME")
 
 
 @case
 def step_nccl_home():
-    """$NCCL_HOME/lib beats LD_LIBRARY_PATH."""
+    """$NCCL_HOME/lib is used after the dynamic linker's search."""
     d = t.workdir("step_nccl_home")
     n = t.fake_nccl(f"{d}/nccl/lib", version=12)
-    t.fake_nccl(f"{d}/llp", version=13)
-    out = call(client(d), {"NCCL_HOME": f"{d}/nccl", "LD_LIBRARY_PATH": f"{d}/llp"})
-    t.equal(loaded_line(out), f"loaded={n} step=NCCL_HOME copies=1", "loaded")
+    r = without_ld_cache([client(d), "call", "ncclGetVersion"], {"NCCL_HOME": f"{d}/nccl"})
+    t.equal(loaded_line(r.stdout), f"loaded={n} step=NCCL_HOME copies=1", "loaded")
 
 
 # --- 6. the dynamic linker's search -------------------------------------------

@@ -8,6 +8,8 @@ import sys
 import lztest as t
 from lztest import case
 
+# Beyond the header, what the spec declares for its drop-in (extra_headers).
+EXTRA = {"nccl": "nccl_device_host.h", "nvrtc": "nvrtc_legacy.h"}
 LIBS = {
     # id: (header, real soname, API name pattern)
     "nccl": ("nccl.h", "libnccl.so.2", r"^p?nccl[A-Z]\w*$"),
@@ -20,8 +22,14 @@ CONTROL = ["load", "is_loaded", "loaded_path", "loaded_step", "last_error",
 
 def header_text(lib):
     inc = t.NCCL_INCLUDE if lib == "nccl" else t.CUDA_INCLUDE
-    with open(os.path.join(inc, LIBS[lib][0])) as f:
-        return f.read()
+    paths = [os.path.join(inc, LIBS[lib][0])]
+    if lib in EXTRA:
+        paths.append(os.path.join(t.SOURCE, "stubs", EXTRA[lib]))
+    text = ""
+    for p in paths:
+        with open(p) as f:
+            text += f.read()
+    return text
 
 
 def declared_in_header(lib):

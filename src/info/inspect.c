@@ -114,5 +114,6 @@ static int take_first(void *ctx, const char *step, const char *path)
 int info_find_soname(const char *soname, char *out, size_t size)
 {
     struct first_file f = {out, size};
-    return lz_linker_lookup(soname, take_first, &f);
+    const char *const sonames[] = {soname, NULL};
+    return lz_linker_lookup(sonames, take_first, NULL, &f);
 }

@@ -1,0 +1,378 @@
+/* Reading the dynamic sections of loaded objects (lz_objects.h).
+ *
+ * dl_iterate_phdr holds the dynamic linker's lock while it calls back, so the
+ * callbacks here only copy strings out; the visits happen after it returns.
+ * Every address taken from a dynamic section is checked to lie inside one of
+ * the object's loaded segments before it is read. */
+#include "lz_objects.h"
+#include "lz_search.h"
+
+#include <link.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef struct dynview {
+    const struct dl_phdr_info *info;
+    const char *strtab;
+    size_t strsz;
+    const ElfW(Sym) *symtab;
+    size_t nsyms;              /* symbols that may be undefined: [0, nsyms) */
+    const ElfW(Dyn) *dyn;
+    int self;                  /* the object holding this code */
+} dynview;
+
+static int mapped(const struct dl_phdr_info *info, uintptr_t addr, size_t len)
+{
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+        if (ph->p_type == PT_LOAD && addr >= lo && len <= ph->p_memsz &&
+            addr - lo <= ph->p_memsz - len)
+            return 1;
+    }
+    return 0;
+}
+
+/* glibc relocates these entries in place on the architectures built here;
+ * other loaders leave them relative to the base. */
+static uintptr_t dyn_addr(const struct dl_phdr_info *info, ElfW(Addr) v)
+{
+    return v < info->dlpi_addr ? info->dlpi_addr + v : v;
+}
+
+static int view(const struct dl_phdr_info *info, dynview *v)
+{
+    memset(v, 0, sizeof *v);
+    v->info = info;
+    for (int i = 0; i < info->dlpi_phnum; i++)
+        if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
+            v->dyn = (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+    if (!v->dyn)
+        return 0;
+    uintptr_t strtab = 0, symtab = 0, hash = 0, gnu_hash = 0;
+    for (const ElfW(Dyn) *d = v->dyn; d->d_tag != DT_NULL; d++) {
+        switch (d->d_tag) {
+        case DT_STRTAB: strtab = dyn_addr(info, d->d_un.d_ptr); break;
+        case DT_STRSZ: v->strsz = d->d_un.d_val; break;
+        case DT_SYMTAB: symtab = dyn_addr(info, d->d_un.d_ptr); break;
+        case DT_HASH: hash = dyn_addr(info, d->d_un.d_ptr); break;
+        case DT_GNU_HASH: gnu_hash = dyn_addr(info, d->d_un.d_ptr); break;
+        default: break;
+        }
+    }
+    if (!strtab || !v->strsz || !mapped(info, strtab, v->strsz))
+        return 0;
+    v->strtab = (const char *)strtab;
+    /* The symbol count: DT_HASH's nchain; with only DT_GNU_HASH, the
+     * undefined symbols all come before symoffset (they are never hashed). */
+    if (symtab && hash && mapped(info, hash, 8))
+        v->nsyms = ((const uint32_t *)hash)[1];
+    else if (symtab && gnu_hash && mapped(info, gnu_hash, 8))
+        v->nsyms = ((const uint32_t *)gnu_hash)[1];
+    if (v->nsyms && mapped(info, symtab, v->nsyms * sizeof(ElfW(Sym))))
+        v->symtab = (const ElfW(Sym) *)symtab;
+    else
+        v->nsyms = 0;
+    v->self = mapped(info, (uintptr_t)&view, 1);
+    return 1;
+}
+
+static const char *str(const dynview *v, size_t off)
+{
+    if (off >= v->strsz)
+        return NULL;
+    return memchr(v->strtab + off, '\0', v->strsz - off) ? v->strtab + off : NULL;
+}
+
+static const char *soname_of(const dynview *v)
+{
+    for (const ElfW(Dyn) *d = v->dyn; d->d_tag != DT_NULL; d++)
+        if (d->d_tag == DT_SONAME)
+            return str(v, d->d_un.d_val);
+    return NULL;
+}
+
+/* The file of an object: the main program's is /proc/self/exe, never argv[0]. */
+static void object_path(const struct dl_phdr_info *info, char *out, size_t size)
+{
+    const char *name = info->dlpi_name;
+    if (name && name[0]) {
+        snprintf(out, size, "%s", name);
+        return;
+    }
+    ssize_t n = readlink("/proc/self/exe", out, size - 1);
+    out[n > 0 ? (size_t)n : 0] = '\0';
+}
+
+/* A growing list of NUL-separated string pairs, filled inside callbacks. */
+typedef struct strlist {
+    char *buf;
+    size_t len, cap;
+    int oom;
+} strlist;
+
+static void push(strlist *l, const char *a, const char *b)
+{
+    size_t na = strlen(a) + 1, nb = strlen(b) + 1;
+    if (l->len + na + nb > l->cap) {
+        size_t cap = (l->cap ? l->cap * 2 : 4096) + na + nb;
+        char *grown = realloc(l->buf, cap);
+        if (!grown) {
+            l->oom = 1;
+            return;
+        }
+        l->buf = grown;
+        l->cap = cap;
+    }
+    memcpy(l->buf + l->len, a, na);
+    memcpy(l->buf + l->len + na, b, nb);
+    l->len += na + nb;
+}
+
+/* Call visit on each pair of the list until it returns 1; free the list. */
+static int visit_all(strlist *l, lz_object_visit_fn visit, void *ctx)
+{
+    int rc = 0;
+    for (size_t off = 0; off < l->len && !rc;) {
+        const char *a = l->buf + off, *b = a + strlen(a) + 1;
+        off = (size_t)(b + strlen(b) + 1 - l->buf);
+        rc = visit(ctx, a[0] ? a : NULL, b);
+    }
+    free(l->buf);
+    return rc;
+}
+
+/* --- objects by SONAME ---------------------------------------------------- */
+
+struct by_soname {
+    const char *soname;
+    strlist out;
+};
+
+static int soname_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    struct by_soname *q = data;
+    dynview v;
+    const char *so;
+    if (!view(info, &v) || !(so = soname_of(&v)) || strcmp(so, q->soname) != 0)
+        return 0;
+    char path[PATH_MAX];
+    object_path(info, path, sizeof path);
+    if (path[0])
+        push(&q->out, path, "");
+    return 0;
+}
+
+int lz_objects_with_soname(const char *soname, lz_object_visit_fn visit, void *ctx)
+{
+    struct by_soname q = {.soname = soname};
+    dl_iterate_phdr(soname_cb, &q);
+    return visit_all(&q.out, visit, ctx);
+}
+
+/* --- run paths ------------------------------------------------------------ */
+
+struct runpaths {
+    const char *const *sonames;
+    const char *self_soname;
+    strlist out;
+};
+
+static int needs(const dynview *v, const struct runpaths *q)
+{
+    if (v->self)
+        return 1;
+    for (const ElfW(Dyn) *d = v->dyn; d->d_tag != DT_NULL; d++) {
+        const char *n;
+        if (d->d_tag != DT_NEEDED || !(n = str(v, d->d_un.d_val)))
+            continue;
+        if (q->self_soname && strcmp(n, q->self_soname) == 0)
+            return 1;
+        for (const char *const *s = q->sonames; *s; s++)
+            if (strcmp(n, *s) == 0)
+                return 1;
+    }
+    return 0;
+}
+
+/* Expand one run-path entry as ld.so would ($ORIGIN, ${ORIGIN}). */
+static void add_entry(struct runpaths *q, const char *entry, size_t len, const char *origin,
+                      const char *why)
+{
+    char dir[PATH_MAX], reason[2 * PATH_MAX + 640];
+    int shown = len > 512 ? 512 : (int)len; /* of the entry, in messages */
+    size_t o = 0;
+    const char *p = entry, *end = entry + len;
+    if (len == 0)
+        return; /* ld.so skips empty run-path entries too */
+    while (p < end && o < sizeof dir - 1) {
+        size_t tok = 0;
+        if (*p == '$' && (size_t)(end - p) >= 7 && memcmp(p, "$ORIGIN", 7) == 0)
+            tok = 7;
+        else if (*p == '$' && (size_t)(end - p) >= 9 && memcmp(p, "${ORIGIN}", 9) == 0)
+            tok = 9;
+        else if (*p == '$') {
+            snprintf(reason, sizeof reason, "%s: entry %.*s: only $ORIGIN is expanded here",
+                     why, shown, entry);
+            push(&q->out, "", reason);
+            return;
+        }
+        if (tok) {
+            if (lz_secure()) {
+                snprintf(reason, sizeof reason,
+                         "%s: entry %.*s: $ORIGIN ignored in a secure-execution process", why,
+                         shown, entry);
+                push(&q->out, "", reason);
+                return;
+            }
+            o += (size_t)snprintf(dir + o, sizeof dir - o, "%s", origin);
+            p += tok;
+        } else
+            dir[o++] = *p++;
+    }
+    if (p < end || o >= sizeof dir - 1) {
+        snprintf(reason, sizeof reason, "%s: entry longer than PATH_MAX (%d)", why, PATH_MAX);
+        push(&q->out, "", reason);
+        return;
+    }
+    dir[o] = '\0';
+    if (dir[0] != '/') {
+        snprintf(reason, sizeof reason, "%s: relative entry %s not followed", why, dir);
+        push(&q->out, "", reason);
+        return;
+    }
+    push(&q->out, dir, why);
+}
+
+static int runpath_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    struct runpaths *q = data;
+    dynview v;
+    if (!view(info, &v) || !needs(&v, q))
+        return 0;
+    char path[PATH_MAX], origin[PATH_MAX], why[PATH_MAX + 16];
+    object_path(info, path, sizeof path);
+    snprintf(origin, sizeof origin, "%s", path);
+    char *slash = strrchr(origin, '/');
+    if (slash)
+        *slash = '\0';
+    for (const ElfW(Dyn) *d = v.dyn; d->d_tag != DT_NULL; d++) {
+        const char *rp;
+        if ((d->d_tag != DT_RPATH && d->d_tag != DT_RUNPATH) || !(rp = str(&v, d->d_un.d_val)))
+            continue;
+        snprintf(why, sizeof why, "%s of %s", d->d_tag == DT_RPATH ? "RPATH" : "RUNPATH",
+                 path[0] ? path : "the program");
+        for (const char *e = rp;;) {
+            size_t len = strcspn(e, ":");
+            add_entry(q, e, len, origin, why);
+            if (!e[len])
+                break;
+            e += len + 1;
+        }
+    }
+    return 0;
+}
+
+static int self_soname_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    dynview v;
+    if (view(info, &v) && v.self) {
+        const char *so = soname_of(&v);
+        if (so)
+            snprintf(data, 256, "%s", so);
+        return 1;
+    }
+    return 0;
+}
+
+static int self_path_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    dynview v;
+    if (!view(info, &v) || !v.self)
+        return 0;
+    object_path(info, data, PATH_MAX);
+    return 1;
+}
+
+int lz_objects_self_path(char *out)
+{
+    out[0] = '\0';
+    dl_iterate_phdr(self_path_cb, out);
+    return out[0] != '\0';
+}
+
+int lz_objects_runpaths(const char *const *sonames, lz_object_visit_fn visit, void *ctx)
+{
+    char self[256] = "";
+    dl_iterate_phdr(self_soname_cb, self);
+    struct runpaths q = {.sonames = sonames, .self_soname = self[0] ? self : NULL};
+    dl_iterate_phdr(runpath_cb, &q);
+    return visit_all(&q.out, visit, ctx);
+}
+
+/* --- imported versioned names --------------------------------------------- */
+
+struct imports {
+    const lz_lib *lib;
+    unsigned char *marks;
+    size_t *index;   /* versioned exports of lib, sorted by name */
+    size_t n;
+};
+
+static int by_sym_name(const void *a, const void *b, void *lib)
+{
+    const lz_sym *syms = ((const lz_lib *)lib)->syms;
+    return strcmp(syms[*(const size_t *)a].name, syms[*(const size_t *)b].name);
+}
+
+static int imports_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    struct imports *q = data;
+    dynview v;
+    if (!view(info, &v) || v.self)
+        return 0;
+    for (size_t i = 1; i < v.nsyms; i++) {
+        const ElfW(Sym) *s = &v.symtab[i];
+        const char *name;
+        if (s->st_shndx != SHN_UNDEF || !s->st_name || !(name = str(&v, s->st_name)))
+            continue;
+        size_t lo = 0, hi = q->n;
+        while (lo < hi) {
+            size_t mid = (lo + hi) / 2;
+            int c = strcmp(name, q->lib->syms[q->index[mid]].name);
+            if (c == 0) {
+                q->marks[q->index[mid]] = 1;
+                break;
+            }
+            if (c < 0)
+                hi = mid;
+            else
+                lo = mid + 1;
+        }
+    }
+    return 0;
+}
+
+void lz_objects_imports(const lz_lib *lib, unsigned char *marks)
+{
+    struct imports q = {.lib = lib, .marks = marks};
+    q.index = malloc(lib->nsyms * sizeof *q.index);
+    if (!q.index)
+        return;
+    for (size_t i = 0; i < lib->nsyms; i++)
+        if (lib->syms[i].major >= 0)
+            q.index[q.n++] = i;
+    if (q.n) {
+        qsort_r(q.index, q.n, sizeof *q.index, by_sym_name, (void *)lib);
+        dl_iterate_phdr(imports_cb, &q);
+    }
+    free(q.index);
+}

@@ -1,0 +1,35 @@
+/* What the objects already loaded in the process say about a library
+ * (lz_objects.c): which of them carry its SONAME, the run paths of those that
+ * need it, and the versioned names they import. Read from the dynamic
+ * sections the dynamic linker has mapped: no file is opened, nothing loaded. */
+#ifndef LZ_OBJECTS_H
+#define LZ_OBJECTS_H
+
+#include "lz_runtime.h"
+
+/* One directory (or file) proposed by the objects, with where it came from. */
+typedef int (*lz_object_visit_fn)(void *ctx, const char *path, const char *why);
+
+/* Every loaded object whose DT_SONAME is soname, in load order, passed to
+ * visit (path of the file, "") until it returns 1. */
+LZ_HIDDEN int lz_objects_with_soname(const char *soname, lz_object_visit_fn visit, void *ctx);
+
+/* The file holding this code (PATH_MAX bytes): a shared shim's path as the
+ * dynamic linker mapped it, or /proc/self/exe for code in the main program
+ * (never argv[0], which the caller chooses). 1 when known. */
+LZ_HIDDEN int lz_objects_self_path(char *out);
+
+/* The DT_RPATH/DT_RUNPATH directories of the loaded objects that need one of
+ * sonames (DT_NEEDED) or that need or are the object holding this code, in
+ * load order, $ORIGIN expanded; passed to visit (directory, "RPATH of OBJ")
+ * until it returns 1. Entries that cannot be followed (a token other than
+ * $ORIGIN, $ORIGIN in a secure-execution process, a relative entry) are
+ * passed with a NULL directory and the reason in why. */
+LZ_HIDDEN int lz_objects_runpaths(const char *const *sonames, lz_object_visit_fn visit, void *ctx);
+
+/* Mark in marks[i] (lib->nsyms entries) every versioned name of lib that a
+ * loaded object other than a shim of lib imports (an undefined symbol of its
+ * dynamic symbol table): the names the loaded library will have to serve. */
+LZ_HIDDEN void lz_objects_imports(const lz_lib *lib, unsigned char *marks);
+
+#endif
