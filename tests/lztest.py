@@ -190,3 +190,52 @@ def fake_nvjitlink(directory, major, minor, unversioned=False, version_node=Fals
             f.write(f"{soname} {{ global: *; }};\n")
         args.append(f"-Wl,--version-script,{directory}/fake.map")
     return compile_c(path, [src], args, shared=True)
+
+
+# --- real NVIDIA libraries from Debian's archive (tests/fetch_real.py) -------
+
+TRIPLET = {"amd64": "x86_64-linux-gnu", "arm64": "aarch64-linux-gnu"}
+
+
+def debian_cache():
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import fetch_real
+    return fetch_real.cache_dir()
+
+
+def debian(pkg, arch="amd64"):
+    """The library directory of a Debian package unpacked by tests/fetch_real.py,
+    or Skip, saying why, when the cache is not there."""
+    cache = debian_cache()
+    if not os.path.exists(os.path.join(cache, "complete")):
+        raise Skip(f"the real Debian libraries are not in {cache}: Debian's archive could not "
+                   f"be reached, or tests/fetch_real.py was not run")
+    d = os.path.join(cache, arch, pkg, "usr", "lib", TRIPLET[arch])
+    if not os.path.isdir(d):
+        raise Skip(f"{pkg}:{arch} is not in {cache}")
+    return d
+
+
+def debian_include(pkg, arch="amd64"):
+    debian(pkg, arch)
+    return os.path.join(debian_cache(), arch, pkg, "usr", "include")
+
+
+def newer_loader(arch="amd64"):
+    """[ld.so, --library-path, DIRS] of trixie's C library, to run a program
+    that must load a library needing a newer glibc (NCCL 2.22.3 needs 2.38)."""
+    libc = debian("libc6", arch)
+    ldso = os.path.join(libc, "ld-linux-x86-64.so.2" if arch == "amd64" else "ld-linux-aarch64.so.1")
+    return ldso, libc
+
+
+def link_dir(d, *files, name=None):
+    """A directory holding symlinks to files (a wheel's lib/, a conda lib/...)."""
+    os.makedirs(d, exist_ok=True)
+    for f in files:
+        os.symlink(f, os.path.join(d, os.path.basename(f)))
+    return d
+
+
+def glibc_version():
+    return os.confstr("CS_GNU_LIBC_VERSION").split()[1]

@@ -139,35 +139,45 @@ static void check_shadowing(doctor_report *r, info_lib *libs, int nlibs)
         }
 }
 
-/* Several different files for one soname across the search order. */
+/* Several different files of one soname across the search order, and
+ * which of them the search takes (the first acceptable one, by step). */
+static void check_copies_of(doctor_report *r, const info_lib *il, const char *soname)
+{
+    char seen[INFO_MAX_CANDIDATES][PATH_MAX];
+    int nseen = 0;
+    char list[900] = "";
+    size_t len = 0;
+    for (int i = 0; i < il->ncands; i++) {
+        const info_candidate *c = &il->cands[i];
+        char real[PATH_MAX];
+        if (strcmp(c->soname, soname) != 0 || c->verdict == LZ_REJECTED ||
+            !realpath(c->path, real))
+            continue;
+        int dup = 0;
+        for (int k = 0; k < nseen; k++)
+            dup |= strcmp(seen[k], real) == 0;
+        if (dup)
+            continue;
+        snprintf(seen[nseen++], PATH_MAX, "%s", real);
+        int m = snprintf(list + len, sizeof list - len, "%s%s (%s)", len ? "; " : "", real,
+                         c->version[0] ? c->version : "version unknown");
+        len += m > 0 && (size_t)m < sizeof list - len ? (size_t)m : 0;
+    }
+    if (nseen < 2)
+        return;
+    char used[PATH_MAX + 128] = "none of them is used";
+    if (il->would_load)
+        snprintf(used, sizeof used, "used: %s (found by %s, the first step that has one)",
+                 il->chosen, il->chosen_step);
+    add(r, "copies", "warning", "set the library's override variable to the one you mean",
+        "%d copies of %s: %s; %s", nseen, soname, list, used);
+}
+
 static void check_copies(doctor_report *r, info_lib *libs, int nlibs)
 {
-    for (int l = 0; l < nlibs; l++) {
-        char seen[INFO_MAX_CANDIDATES][PATH_MAX];
-        int nseen = 0;
-        char list[900] = "";
-        size_t len = 0;
-        const char *soname = NULL;
-        for (int i = 0; i < libs[l].ncands; i++) {
-            info_candidate *c = &libs[l].cands[i];
-            char real[PATH_MAX];
-            if (!c->soname[0] || c->verdict == LZ_REJECTED || !realpath(c->path, real))
-                continue;
-            int dup = 0;
-            for (int k = 0; k < nseen; k++)
-                dup |= strcmp(seen[k], real) == 0;
-            if (dup)
-                continue;
-            snprintf(seen[nseen++], PATH_MAX, "%s", real);
-            soname = c->soname;
-            int m = snprintf(list + len, sizeof list - len, "%s%s (%s)", len ? "; " : "", real,
-                             c->version[0] ? c->version : "version unknown");
-            len += m > 0 && (size_t)m < sizeof list - len ? (size_t)m : 0;
-        }
-        if (nseen > 1)
-            add(r, "copies", "warning", "set the library's override variable to the one you mean",
-                "%d copies of %s: %s", nseen, soname, list);
-    }
+    for (int l = 0; l < nlibs; l++)
+        for (const char *const *s = libs[l].lib->sonames; *s; s++)
+            check_copies_of(r, &libs[l], *s);
 }
 
 void doctor_run(doctor_report *r, info_lib *libs, int nlibs)

@@ -1,0 +1,351 @@
+#!/usr/bin/env python3
+"""The shims against real NVIDIA libraries of other versions than the
+toolkit's: CUDA 12.4's NVRTC and nvJitLink, NCCL 2.22.3 and CUDA 11.8's
+NVRTC from Debian's archive (tests/fetch_real.py), next to CUDA 13.0 and
+NCCL 2.28.9 in /usr/local/cuda. Each case skips, saying why, when the cache
+of Debian packages is missing."""
+import os
+import re
+import shutil
+import subprocess
+
+import lztest as t
+from lztest import case
+
+CUDA_LIB = "/usr/local/cuda/lib64"
+DROPIN = os.path.join(t.BUILD, "src", "dropin")
+
+
+def nvrtc124(d):
+    """A directory holding NVRTC 12.4 and its builtins, as a wheel's lib/ does."""
+    return t.link_dir(d, os.path.join(t.debian("libnvrtc12"), "libnvrtc.so.12"),
+                      os.path.join(t.debian("libnvrtc-builtins12.4"), "libnvrtc-builtins.so.12.4"))
+
+
+def nvjitlink124():
+    return os.path.join(t.debian("libnvjitlink12"), "libnvJitLink.so.12")
+
+
+def nccl2223():
+    return os.path.join(t.debian("libnccl2"), "libnccl.so.2")
+
+
+def client(d, name="client", suffix="13_0", link=(), shims=("nccl", "nvrtc", "nvjitlink"),
+           include=()):
+    """tests/progs/real_client.c linked to the given shims and extra link args."""
+    args = [f"-DJIT_SUFFIX={suffix}", *[f"-I{i}" for i in include], f"-I{t.NCCL_INCLUDE}",
+            f"-I{t.CUDA_INCLUDE}", f"-I{t.SOURCE}/include"]
+    args += list(link)
+    if shims:
+        args += [f"-L{t.BUILD}", f"-Wl,-rpath,{t.BUILD}"] + [f"-llazy{s}" for s in shims]
+    args += t.sanitizer_link_args()
+    return t.compile_c(os.path.join(d, name), [os.path.join(t.PROGS, "real_client.c")], args)
+
+
+def run(cmd, env, rc=0):
+    return t.run(cmd, env=env, check_rc=rc).stdout
+
+
+def expect(out, *lines):
+    for line in lines:
+        t.contains(out, line, "output")
+
+
+# --- NVRTC: companions, off the dynamic linker's path ---------------------------
+
+@case
+def nvrtc124_override_compiles():
+    """NVRTC 12.4 named by LAZYNVRTC_LIBPATH compiles a kernel: its builtins,
+    which it opens by bare name, are loaded from its directory first."""
+    d = t.workdir("nvrtc124_override_compiles")
+    lib = nvrtc124(f"{d}/nvrtc")
+    out = run([client(d), "rtc-version", "rtc-ptx"], {"LAZYNVRTC_LIBPATH": lib})
+    expect(out, "nvrtc=12.4 rc=0", "ptx .version 8.4", f"nvrtc loaded={lib}/libnvrtc.so.12")
+
+
+@case
+def nvrtc124_wheel_compiles():
+    """The same from a wheel layout: site-packages/nvidia/cuda_nvrtc/lib beside
+    a package vendoring the shim."""
+    d = t.workdir("nvrtc124_wheel_compiles")
+    site = f"{d}/venv/lib/python3.11/site-packages"
+    lib = nvrtc124(f"{site}/nvidia/cuda_nvrtc/lib")
+    os.makedirs(f"{site}/mypkg")
+    shutil.copy(os.path.join(t.BUILD, "liblazynvrtc.so.0"), f"{site}/mypkg/liblazynvrtc.so.0")
+    os.symlink("liblazynvrtc.so.0", f"{site}/mypkg/liblazynvrtc.so")
+    exe = client(d, shims=("nccl", "nvjitlink"),
+                 link=[f"-L{site}/mypkg", f"-Wl,-rpath,{site}/mypkg", "-llazynvrtc"])
+    out = run([exe, "rtc-version", "rtc-ptx"], {"LAZYNCCL_DEBUG": "1"})
+    expect(out, "nvrtc=12.4 rc=0", "ptx .version 8.4", f"nvrtc loaded={lib}/libnvrtc.so.12")
+
+
+@case
+def nvrtc124_conda_compiles():
+    """The same from $CONDA_PREFIX/lib, with CUDA 13.0 in $CUDA_HOME."""
+    d = t.workdir("nvrtc124_conda_compiles")
+    lib = nvrtc124(f"{d}/conda/lib")
+    out = run([client(d), "rtc-version", "rtc-ptx"],
+              {"CONDA_PREFIX": f"{d}/conda", "CUDA_HOME": "/usr/local/cuda"})
+    expect(out, "nvrtc=12.4 rc=0", "ptx .version 8.4", f"nvrtc loaded={lib}/libnvrtc.so.12")
+
+
+# --- the dynamic linker's order -------------------------------------------------
+
+@case
+def nvrtc124_ld_library_path_beats_cuda_home():
+    """LD_LIBRARY_PATH=<NVRTC 12.4> wins over CUDA_HOME=/usr/local/cuda (13.0)
+    and over ld.so.cache's libnvrtc.so.13, as it does for -lnvrtc."""
+    d = t.workdir("nvrtc124_ld_library_path_beats_cuda_home")
+    lib = nvrtc124(f"{d}/nvrtc")
+    exe = client(d)
+    for env in ({"LD_LIBRARY_PATH": lib, "CUDA_HOME": "/usr/local/cuda"},
+                {"LD_LIBRARY_PATH": lib}):
+        out = run([exe, "rtc-version", "rtc-ptx"], env)
+        expect(out, "nvrtc=12.4 rc=0", "ptx .version 8.4", f"nvrtc loaded={lib}/libnvrtc.so.12")
+
+
+@case
+def nvrtc124_dropin_for_real_program():
+    """A program linked -lnvrtc against the real 12.4, run with the .12
+    drop-in first and CUDA_HOME=/usr/local/cuda: it gets 12.4, as without
+    the drop-in."""
+    d = t.workdir("nvrtc124_dropin_for_real_program")
+    lib = nvrtc124(f"{d}/nvrtc")
+    exe = client(d, shims=("nccl", "nvjitlink"), link=[f"-L{lib}", "-l:libnvrtc.so.12"])
+    direct = run([exe, "rtc-version", "rtc-ptx"], {"LD_LIBRARY_PATH": lib})
+    expect(direct, "nvrtc=12.4 rc=0", "ptx .version 8.4")
+    out = run([exe, "rtc-version", "rtc-ptx"],
+              {"LD_LIBRARY_PATH": f"{DROPIN}:{lib}", "CUDA_HOME": "/usr/local/cuda"})
+    expect(out, "nvrtc=12.4 rc=0", "ptx .version 8.4", f"nvrtc loaded={lib}/libnvrtc.so.12")
+
+
+# --- nvJitLink: the major of the names the process imports ------------------------
+
+@case
+def nvjitlink124_version_first_dropin():
+    """A program linked to the real 12.4 libnvJitLink.so.12 (run path to it)
+    whose first call is nvJitLinkVersion, with the .12 drop-in first and 13.0
+    in CUDA_HOME: 12.4 is loaded, found by the program's run path, and a PTX
+    links through the __nvJitLink*_12_4 names."""
+    d = t.workdir("nvjitlink124_version_first_dropin")
+    real = nvjitlink124()
+    libdir = os.path.dirname(real)
+    exe = client(d, suffix="12_4", shims=("nccl", "nvrtc"),
+                 link=[f"-L{libdir}", f"-Wl,-rpath,{libdir}", "-l:libnvJitLink.so.12"])
+    r = t.run([exe, "jit-version", "jit-link"], check_rc=0,
+              env={"LD_LIBRARY_PATH": DROPIN, "CUDA_HOME": "/usr/local/cuda",
+                   "LAZYNCCL_DEBUG": "1"})
+    expect(r.stdout, "nvjitlink=12.4 rc=0", "cubin=", f"nvjitlink loaded={real}")
+    t.contains(r.stderr, f"loaded {real} (found by: run path)", "log")
+
+
+@case
+def nvjitlink_dropin_never_crosses_major():
+    """The .12 drop-in with only 13.0 to be found fails, saying why, instead of
+    answering 13.0 to a 12.x program."""
+    d = t.workdir("nvjitlink_dropin_never_crosses_major")
+    libdir = os.path.dirname(nvjitlink124())
+    exe = client(d, suffix="12_4", shims=("nccl", "nvrtc"),
+                 link=[f"-L{libdir}", "-l:libnvJitLink.so.12"])
+    r = t.run([exe, "jit-version"], env={"LD_LIBRARY_PATH": DROPIN, "CUDA_HOME": "/usr/local/cuda",
+                                         "LAZYNCCL_DEBUG": "1"}, check_rc=0)
+    expect(r.stdout, "nvjitlink=0.0 rc=6", "nvjitlink loaded=-")
+    t.contains(r.stderr, "nvJitLink is unavailable", "log")
+    t.check("libnvJitLink.so.13" not in r.stderr, f"a .13 was considered:\n{r.stderr}")
+
+
+@case
+def nvjitlink129_program_through_shim():
+    """A program built against 12.9 (imports __nvJitLink*_12_9 from the shim)
+    whose first call is nvJitLinkVersion, with 13.0 listed before 12.4: 12.4
+    is loaded, and the 12.9 names fall back to 12.4's."""
+    d = t.workdir("nvjitlink129_program_through_shim")
+    real = nvjitlink124()
+    exe = client(d, suffix="12_9")
+    r = t.run([exe, "jit-version", "jit-link"], check_rc=0,
+              env={"LAZYNVJITLINK_LIBPATH": f"{CUDA_LIB}:{os.path.dirname(real)}",
+                   "LAZYNCCL_DEBUG": "1"})
+    expect(r.stdout, "nvjitlink=12.4 rc=0", "cubin=", f"nvjitlink loaded={real}")
+    t.contains(r.stderr, "__nvJitLinkCreate_12_9: not exported by", "log")
+    t.contains(r.stderr, "using __nvJitLinkCreate_12_4", "log")
+
+
+@case
+def nvjitlink_13_minors():
+    """A binary built against CUDA 13.2 links against the shim (every name of
+    13.0-13.9 is exported) and runs on 13.0, the 13.2 names falling back."""
+    d = t.workdir("nvjitlink_13_minors")
+    names = t.exported(t.shim("nvjitlink"))
+    missing = [f"__nvJitLink{f}_{a}_{b}" for f in ("Create", "GetErrorLogSize", "Complete")
+               for a in (12, 13) for b in range(10)
+               if f"__nvJitLink{f}_{a}_{b}" not in names]
+    t.check(not missing, f"not exported: {missing}")
+    r = t.run([client(d, suffix="13_2"), "jit-version", "jit-link"], check_rc=0,
+              env={"LAZYNCCL_DEBUG": "1"})
+    expect(r.stdout, "nvjitlink=13.", "cubin=")
+    t.contains(r.stderr, "__nvJitLinkCreate_13_2: not exported by", "log")
+    t.contains(r.stderr, "using __nvJitLinkCreate_13_0", "log")
+
+
+# --- drop-in completeness -----------------------------------------------------
+
+# Entry points with a leading double underscore that are not versioned API
+# names (__nvrtcCPEx, __nvJitLinkAPI) are NVIDIA's private hooks for its own
+# tools: no header declares them, so no program can have been built to call them.
+PRIVATE = re.compile(r"^__(?!nvJitLink[A-Za-z]+_\d+_\d+$)")
+
+
+def compare_exports(real, soname):
+    dropin = os.path.join(DROPIN, soname)
+    want = {n for n in t.exported(real) if not PRIVATE.match(n)}
+    have = t.exported(dropin)
+    missing = sorted(want - have)
+    print(f"{real}: {len(want)} functions; the drop-in {soname} exports {len(have)}")
+    print("missing from the drop-in: " + (", ".join(missing) or "none"))
+    t.check(not missing, f"{len(missing)} functions of {real} missing from {dropin}")
+
+
+@case
+def dropin_complete_nvrtc124():
+    compare_exports(os.path.join(t.debian("libnvrtc12"), "libnvrtc.so.12"), "libnvrtc.so.12")
+
+
+@case
+def dropin_complete_nvrtc13():
+    compare_exports(t.real_library("libnvrtc.so.13"), "libnvrtc.so.13")
+
+
+@case
+def dropin_complete_nvjitlink124():
+    compare_exports(nvjitlink124(), "libnvJitLink.so.12")
+
+
+@case
+def dropin_complete_nvjitlink13():
+    compare_exports(t.real_library("libnvJitLink.so.13"), "libnvJitLink.so.13")
+
+
+@case
+def dropin_complete_nccl2223():
+    compare_exports(nccl2223(), "libnccl.so.2")
+
+
+@case
+def dropin_complete_nccl2289():
+    compare_exports(t.real_library("libnccl.so.2"), "libnccl.so.2")
+
+
+# --- NCCL across versions ------------------------------------------------------
+
+@case
+def nccl_shim_from_2223_header():
+    """A build whose nccl.h is Debian's 2.22.3 in its own directory (without
+    cuda_runtime.h beside it) generates a shim that serves NCCL 2.28.9."""
+    d = t.workdir("nccl_shim_from_2223_header")
+    inc = t.debian_include("libnccl-dev")
+    b = f"{d}/build"
+    r = t.run(["meson", "setup", b, t.SOURCE, f"-Dnccl_include={inc}", "-Dtests=false",
+               "-Dbench=false", "-Ddemo=false", f"-Dtoolkit_include={t.CUDA_INCLUDE}"])
+    t.check(r.returncode == 0, f"meson setup failed:\n{r.stdout}\n{r.stderr}")
+    r = t.run(["meson", "compile", "-C", b, "lazynccl:shared_library"])
+    t.check(r.returncode == 0, f"meson compile failed:\n{r.stdout[-3000:]}\n{r.stderr}")
+    with open(f"{b}/nccl_stubs.c") as f:
+        head = f.read(2000)
+    t.contains(head, "NCCL_VERSION_CODE = 22203", "provenance of the generated shim")
+    exe = t.compile_c(f"{d}/client", [os.path.join(t.PROGS, "real_client.c")],
+                      [f"-I{inc}", f"-I{t.CUDA_INCLUDE}", f"-I{t.SOURCE}/include",
+                       f"-L{b}", f"-Wl,-rpath,{b}", "-llazynccl", f"-L{t.BUILD}",
+                       f"-Wl,-rpath,{t.BUILD}", "-llazynvrtc", "-llazynvjitlink"]
+                      + t.sanitizer_link_args())
+    real = t.real_library("libnccl.so.2")
+    out = run([exe, "nccl-version"], {"LAZYNCCL_LIBPATH": real})
+    expect(out, "nccl=22809 rc=0", f"nccl loaded={real}")
+
+
+@case
+def nccl2223_served_by_2289_shim():
+    """The shim built against 2.28.9 serves NCCL 2.22.3 (run under trixie's C
+    library, which 2.22.3 needs); a function only 2.28 has fails alone, and
+    ncclGetLastError says why."""
+    d = t.workdir("nccl2223_served_by_2289_shim")
+    lib = nccl2223()
+    ldso, libc = t.newer_loader()
+    exe = client(d)
+    out = run([ldso, "--library-path", f"{libc}:{t.BUILD}", exe, "nccl-version", "nccl-new"],
+              {"LAZYNCCL_LIBPATH": lib})
+    expect(out, "nccl=22203 rc=0",
+           f"ncclCommWindowRegister rc=2 last_error=lazynccl: ncclCommWindowRegister: "
+           f"not exported by {lib}", f"nccl loaded={lib}")
+
+
+@case
+def glibc_too_old_rejected():
+    """NCCL 2.22.3 needs GLIBC_2.38: on an older C library the probe rejects it
+    (lazynccl-info and the shim alike) instead of calling it loadable."""
+    d = t.workdir("glibc_too_old_rejected")
+    have = t.glibc_version()
+    if tuple(map(int, have.split("."))) >= (2, 38):
+        raise t.Skip(f"this C library is {have}: NCCL 2.22.3 loads")
+    lib = nccl2223()
+    why = f"needs GLIBC_2.38, this process has {have}"
+    info = t.run([os.path.join(t.BUILD, "lazynccl-info"), "nccl"], env={"LAZYNCCL_LIBPATH": lib})
+    t.contains(t.flat(info.stdout), why, "lazynccl-info")
+    t.check("would load:" not in info.stdout or "would load: nothing" in info.stdout,
+            f"lazynccl-info would load it:\n{info.stdout}")
+    out = run([client(d), "nccl-version"], {"LAZYNCCL_LIBPATH": lib})
+    expect(out, "nccl=-1 rc=2", "nccl loaded=-")
+    r = t.run([client(d, name="client2"), "nccl-new"], env={"LAZYNCCL_LIBPATH": lib})
+    t.contains(r.stdout, f"{lib}: rejected: {why}", "ncclGetLastError")
+
+
+# --- messages ------------------------------------------------------------------
+
+@case
+def message_directory_names_every_soname():
+    d = t.workdir("message_directory_names_every_soname")
+    os.makedirs(f"{d}/empty")
+    t.link_dir(f"{d}/cuda11", os.path.join(t.debian("libnvrtc11.2"), "libnvrtc.so.11.2"))
+    exe = client(d)
+    out = run([exe, "rtc-version"], {"LAZYNVRTC_LIBPATH": f"{d}/empty", "LAZYNCCL_DEBUG": "1"})
+    r = t.run([exe, "rtc-version"], env={"LAZYNVRTC_LIBPATH": f"{d}/empty"})
+    t.contains(r.stdout, "nvrtc=-1.-1 rc=", "failed")
+    r = t.run([exe, "rtc-version"], env={"LAZYNVRTC_LIBPATH": f"{d}/empty", "LAZYNCCL_DEBUG": "1"})
+    t.contains(r.stderr, f"[LAZYNVRTC_LIBPATH] {d}/empty: rejected: the directory holds no "
+               "libnvrtc.so.13 or libnvrtc.so.12\n", "log")
+    r = t.run([exe, "rtc-version"], env={"LAZYNVRTC_LIBPATH": f"{d}/cuda11", "LAZYNCCL_DEBUG": "1"})
+    t.contains(r.stderr, f"[LAZYNVRTC_LIBPATH] {d}/cuda11: rejected: the directory holds no "
+               "libnvrtc.so.13 or libnvrtc.so.12 (it holds libnvrtc.so.11.2: CUDA 11.x NVRTC, "
+               "not supported by this shim)", "log")
+    del out
+
+
+@case
+def message_cuda11_nvrtc():
+    d = t.workdir("message_cuda11_nvrtc")
+    f = os.path.join(t.debian("libnvrtc11.2"), "libnvrtc.so.11.2")
+    r = t.run([client(d), "rtc-version"], env={"LAZYNVRTC_LIBPATH": f, "LAZYNCCL_DEBUG": "1"})
+    t.contains(r.stderr, f"[LAZYNVRTC_LIBPATH] {f}: rejected: CUDA 11.x NVRTC, not supported by "
+               "this shim (SONAME libnvrtc.so.11.2)", "log")
+
+
+@case
+def message_doctor_copies():
+    """--doctor counts copies per soname and says which one is used and why."""
+    d = t.workdir("message_doctor_copies")
+    llp = nvrtc124(f"{d}/llp")
+    os.makedirs(f"{d}/conda/lib")
+    shutil.copy(f"{llp}/libnvrtc.so.12", f"{d}/conda/lib/libnvrtc.so.12")
+    r = t.run([os.path.join(t.BUILD, "lazynccl-info"), "--doctor", "nvrtc"],
+              env={"LD_LIBRARY_PATH": llp, "CONDA_PREFIX": f"{d}/conda"})
+    text = t.flat(r.stdout)
+    real = os.path.realpath(f"{llp}/libnvrtc.so.12")
+    t.contains(text, f"2 copies of libnvrtc.so.12: {d}/conda/lib/libnvrtc.so.12", "doctor")
+    t.contains(text, real, "doctor")
+    t.contains(text, f"used: {d}/conda/lib/libnvrtc.so.12 (found by CONDA_PREFIX, the first "
+               "step that has one)", "doctor")
+    t.check("copies of libnvrtc.so.13" not in text or "2 copies of libnvrtc.so.12" in text,
+            "sonames mixed up")
+
+
+if __name__ == "__main__":
+    raise SystemExit(t.main())
