@@ -196,6 +196,8 @@ def emit(spec, spec_display, headers, functions, macros, control_prefix=None,
     w(f"    .display = {_c_string(spec.display)},\n")
     w(f"    .shim = {_c_string(spec.shim)},\n")
     w(f"    .env_var = {_c_string(spec.env)},\n")
+    w(f"    .no_error = {_c_string(spec.shim + ': no error')},\n")
+    w(f"    .not_loaded = {_c_string(spec.shim + ': ' + spec.display + ' not loaded yet')},\n")
     if spec.version_marker:
         w(f"    .version_marker = {_c_string(spec.version_marker)},\n")
     w(f"    .sonames = lz_sonames_{i_d},\n    .wheel_dirs = lz_wheel_dirs_{i_d},\n")

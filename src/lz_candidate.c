@@ -92,6 +92,12 @@ static int load(lz_walk *w, const char *step, const char *path, const lz_probe *
 {
     if (w->dry_run)
         return accept(w, step, path, NULL, p);
+    struct stat sb;
+    if (!p && (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode))) {
+        /* Unprobed (no libelf): dlopen would block on a FIFO. */
+        lz_verdict(w, step, path, LZ_REJECTED, NULL, "not a regular file");
+        return 0;
+    }
     void *companions[4];
     int ncomp = load_companions(w, step, path, companions, 4);
     void *handle = dlopen(path, LZ_DLOPEN_FLAGS);
@@ -107,13 +113,28 @@ static int load(lz_walk *w, const char *step, const char *path, const lz_probe *
         dlclose(handle);
         return 0;
     }
-    const char *missing = p ? NULL : missing_required(w->lib, handle);
-    if (missing) {
-        lz_verdict(w, step, path, LZ_REJECTED, NULL, "does not export %s", missing);
+    /* Checked again once loaded: the object is the file that was probed (not
+     * one swapped in since), and dlsym finds what the probe saw (a symbol
+     * exported only under a non-default version is not found by dlsym). */
+    const char *loaded = handle_path(handle, path);
+    if (p && (stat(loaded, &sb) != 0 || (unsigned long long)sb.st_dev != p->dev ||
+              (unsigned long long)sb.st_ino != p->ino)) {
+        lz_verdict(w, step, path, LZ_REJECTED, NULL,
+                   "the file changed between the probe and dlopen");
         dlclose(handle);
         return 0;
     }
-    return accept(w, step, handle_path(handle, path), handle, p);
+    const char *missing = missing_required(w->lib, handle);
+    if (missing) {
+        if (p)
+            lz_verdict(w, step, path, LZ_REJECTED, NULL, "dlsym does not find %s (exported "
+                       "only under a non-default symbol version?)", missing);
+        else
+            lz_verdict(w, step, path, LZ_REJECTED, NULL, "does not export %s", missing);
+        dlclose(handle);
+        return 0;
+    }
+    return accept(w, step, loaded, handle, p);
 }
 
 /* How well a probed file serves one name: 2 exactly; 1 only through an

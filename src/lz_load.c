@@ -127,6 +127,31 @@ static void load_locked(const lz_lib *lib, const lz_sym *want)
     __atomic_store_n(&st->status, LZ_FAILED, __ATOMIC_RELEASE);
 }
 
+/* The lock of a library, with cancellation off while it is held: a thread
+ * cancelled inside a load (dlopen reads files: cancellation points) must not
+ * leave the lock held. The cancellation is acted on at the caller's next
+ * cancellation point. */
+int lz_lock(const lz_lib *lib)
+{
+    int old;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
+    lock(lib);
+    return old;
+}
+
+void lz_unlock(const lz_lib *lib, int cancel_state)
+{
+    pthread_mutex_unlock(&lib->st->mu);
+    pthread_setcancelstate(cancel_state, NULL);
+}
+
+int lz_load_locked(const lz_lib *lib, const lz_sym *want)
+{
+    if (status_of(lib) == LZ_UNTRIED && !loading(lib))
+        load_locked(lib, want);
+    return loading(lib) ? LZ_REENTERED : status_of(lib);
+}
+
 int lz_ensure_loaded(const lz_lib *lib, const lz_sym *want)
 {
     int s = status_of(lib);
@@ -134,11 +159,9 @@ int lz_ensure_loaded(const lz_lib *lib, const lz_sym *want)
         return s;
     if (loading(lib))
         return LZ_REENTERED;
-    lock(lib);
-    if (status_of(lib) == LZ_UNTRIED)
-        load_locked(lib, want);
-    s = status_of(lib);
-    pthread_mutex_unlock(&lib->st->mu);
+    int cs = lz_lock(lib);
+    s = lz_load_locked(lib, want);
+    lz_unlock(lib, cs);
     return s;
 }
 
@@ -151,10 +174,10 @@ const char *lz_message(const lz_lib *lib)
     case LZ_LOADED:
     {
         lz_msg *m = __atomic_load_n(&st->sym_msgs, __ATOMIC_ACQUIRE);
-        return m ? m->text : "lazynccl: no error";
+        return m ? m->text : lib->no_error;
     }
     default:
-        return "lazynccl: library not loaded yet";
+        return lib->not_loaded;
     }
 }
 
@@ -176,15 +199,16 @@ const char *lz_fill_message(const lz_lib *lib, const char *real)
 int lz_api_load(const lz_lib *lib)
 {
     lz_state *st = lib->st;
-    lock(lib);
+    int cs = lz_lock(lib);
     if (status_of(lib) == LZ_FAILED && !loading(lib)) {
         /* An explicit load retries: calls that cached the failure resolve again. */
         for (size_t i = 0; i < lib->nsyms; i++)
             __atomic_store_n(&lib->slots[i], lib->resolvers[i], __ATOMIC_RELEASE);
         __atomic_store_n(&st->status, LZ_UNTRIED, __ATOMIC_RELEASE);
     }
-    pthread_mutex_unlock(&st->mu);
-    return lz_ensure_loaded(lib, NULL) == LZ_LOADED ? 0 : -1;
+    int s = lz_load_locked(lib, NULL);
+    lz_unlock(lib, cs);
+    return s == LZ_LOADED ? 0 : -1;
 }
 
 int lz_api_is_loaded(const lz_lib *lib)
@@ -218,8 +242,10 @@ int lz_api_set_search_path(const lz_lib *lib, const char *list)
 {
     lz_state *st = lib->st;
     int rc = -1;
-    lock(lib);
-    if (status_of(lib) != LZ_LOADED) {
+    int cs = lz_lock(lib);
+    /* Not from inside a load (a log callback, a constructor): the list is
+     * being walked. */
+    if (status_of(lib) != LZ_LOADED && !loading(lib)) {
         char *copy = list ? strdup(list) : NULL;
         if (!list || copy) {
             free(st->search_list);
@@ -227,7 +253,7 @@ int lz_api_set_search_path(const lz_lib *lib, const char *list)
             rc = 0;
         }
     }
-    pthread_mutex_unlock(&st->mu);
+    lz_unlock(lib, cs);
     return rc;
 }
 
@@ -249,9 +275,9 @@ int lz_api_would_load(const lz_lib *lib, char *path, size_t size)
     lz_walk w = {.lib = lib, .dry_run = 1};
     unsigned char *wanted = imported_names(lib);
     w.wanted = wanted;
-    lock(lib);
+    int cs = lz_lock(lib);
     lz_search(&w);
-    pthread_mutex_unlock(&lib->st->mu);
+    lz_unlock(lib, cs);
     free(wanted);
     if (w.found && path && size)
         snprintf(path, size, "%s", w.path);

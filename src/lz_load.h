@@ -13,5 +13,11 @@ enum { LZ_REENTERED = 3 };
  * exports it exactly is preferred. Thread-safe; after the first call it is
  * one acquire load. */
 LZ_HIDDEN int lz_ensure_loaded(const lz_lib *lib, const lz_sym *want);
+/* The same with the lock held (lz_lock): loads unless loaded or failed. */
+LZ_HIDDEN int lz_load_locked(const lz_lib *lib, const lz_sym *want);
+/* Take a library's lock with cancellation disabled; returns the old
+ * cancellation state for lz_unlock. */
+LZ_HIDDEN int lz_lock(const lz_lib *lib);
+LZ_HIDDEN void lz_unlock(const lz_lib *lib, int cancel_state);
 
 #endif

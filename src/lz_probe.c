@@ -257,10 +257,20 @@ static int open_elf(const char *path, lz_probe *p, int *fd, off_t *size)
     memset(p, 0, sizeof *p);
     if (strlen(path) >= PATH_MAX)
         return reject(p, "path longer than PATH_MAX (%d)", PATH_MAX);
-    *fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* stat first and open without blocking: a FIFO named like the library
+     * must be rejected, not waited on. */
+    struct stat sb;
+    if (stat(path, &sb) != 0) {
+        int err = errno;
+        if (err == ENOENT && lstat(path, &sb) == 0)
+            return reject(p, "a dangling symbolic link");
+        return reject(p, "%s", strerror(err));
+    }
+    if (!S_ISREG(sb.st_mode))
+        return reject(p, S_ISDIR(sb.st_mode) ? "is a directory" : "not a regular file");
+    *fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     if (*fd < 0)
         return reject(p, "%s", strerror(errno));
-    struct stat sb;
     if (fstat(*fd, &sb) != 0) {
         int err = errno;
         close(*fd);
@@ -271,6 +281,8 @@ static int open_elf(const char *path, lz_probe *p, int *fd, off_t *size)
         return reject(p, S_ISDIR(sb.st_mode) ? "is a directory" : "not a regular file");
     }
     *size = sb.st_size;
+    p->dev = sb.st_dev;
+    p->ino = sb.st_ino;
 #ifdef LZ_HAVE_LIBELF
     if (lz_elf_version(EV_CURRENT) == EV_NONE) {
         close(*fd);

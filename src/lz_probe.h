@@ -20,6 +20,7 @@ typedef struct lz_probe {
     char **names;
     size_t nnames;
     char glibc[32];           /* the newest GLIBC_x.y it needs, "" if none */
+    unsigned long long dev, ino; /* the file that was read */
 } lz_probe;
 
 /* Read path with libelf: a regular ELF shared object of this process's class

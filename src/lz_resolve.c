@@ -73,10 +73,17 @@ out:
 
 lz_fn lz_resolve(const lz_lib *lib, size_t i)
 {
-    int status = lz_ensure_loaded(lib, &lib->syms[i]);
-    if (status == LZ_REENTERED)
+    if (lz_ensure_loaded(lib, &lib->syms[i]) == LZ_REENTERED)
         return lib->fails[i]; /* not published: the next call tries again */
-    pthread_mutex_lock(&lib->st->mu);
+    int cs = lz_lock(lib);
+    /* The status is read again under the lock: an explicit retry
+     * (lazynccl_load) may have reset it since, and a failure read before
+     * must not be published over its success. */
+    int status = lz_load_locked(lib, &lib->syms[i]);
+    if (status == LZ_REENTERED) {
+        lz_unlock(lib, cs);
+        return lib->fails[i];
+    }
     lz_fn f = __atomic_load_n(&lib->slots[i], __ATOMIC_ACQUIRE);
     if (f == lib->resolvers[i]) {
         f = lib->fails[i];
@@ -90,6 +97,6 @@ lz_fn lz_resolve(const lz_lib *lib, size_t i)
         }
         __atomic_store_n(&lib->slots[i], f, __ATOMIC_RELEASE);
     }
-    pthread_mutex_unlock(&lib->st->mu);
+    lz_unlock(lib, cs);
     return f;
 }

@@ -87,6 +87,7 @@ typedef struct lz_unsupported {
 /* Constant description of one library, generated from its spec. */
 typedef struct lz_lib {
     const char *id, *display, *shim, *env_var;
+    const char *no_error, *not_loaded;  /* "lazynvrtc: no error", ... */
     const char *version_marker;     /* start of the version string in .rodata */
     const char *const *sonames;     /* NULL-terminated, preference order */
     const char *const *wheel_dirs;  /* below site-packages */

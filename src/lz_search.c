@@ -9,6 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 static const char *const default_dirs[] = {"/usr/local/cuda/lib64", "/usr/local/cuda/lib", NULL};
 static const char *const system_dirs[] = {
@@ -50,7 +53,23 @@ static int try_dir(lz_walk *w, const char *step, const char *dir, int quiet)
         if (lz_try_file(w, step, path))
             return 1;
     }
-    if (any || quiet)
+    if (any)
+        return 0;
+    /* Say why a directory that was named could not be used: missing, a
+     * dangling link, unreadable; the default steps' absent ones say nothing. */
+    struct stat sb;
+    if (stat(dir, &sb) != 0) {
+        if (!quiet || errno != ENOENT || lstat(dir, &sb) == 0)
+            lz_verdict(w, step, dir, LZ_REJECTED, NULL, "%s",
+                       lstat(dir, &sb) == 0 ? "a dangling symbolic link" : strerror(errno));
+        return 0;
+    }
+    if (!S_ISDIR(sb.st_mode) || faccessat(AT_FDCWD, dir, R_OK | X_OK, AT_EACCESS) != 0) {
+        lz_verdict(w, step, dir, LZ_REJECTED, NULL, "cannot be searched: %s",
+                   S_ISDIR(sb.st_mode) ? strerror(errno) : "not a directory");
+        return 0;
+    }
+    if (quiet)
         return 0;
     char names[512], also[512] = "";
     lz_soname_list(w->lib, names, sizeof names);

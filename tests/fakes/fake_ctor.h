@@ -11,6 +11,9 @@
 
 __attribute__((constructor)) static void fake_loaded(void)
 {
+    const char *sleep_ms = getenv("LZ_CTOR_SLEEP_MS"); /* a slow load, to race with */
+    if (sleep_ms)
+        usleep((useconds_t)atoi(sleep_ms) * 1000);
     const char *log = getenv("LZ_CTOR_LOG");
     if (!log)
         return;

@@ -35,6 +35,7 @@ __attribute__((constructor)) static void fake_reenter(void)
 
 #ifndef OMIT_ncclGetVersion
 int ncclGetVersion(int *version) { *version = FAKE_VERSION; return 0; }
+int pncclGetVersion(int *version) { *version = FAKE_VERSION; return 0; }
 #endif
 #ifndef OMIT_ncclGetErrorString
 const char *ncclGetErrorString(int result) { (void)result; return "fake NCCL error string"; }

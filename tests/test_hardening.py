@@ -1,0 +1,252 @@
+#!/usr/bin/env python3
+"""Hostile callers and files: setuid with a crafted argv[0], FIFOs named like
+the library, cancellation inside a load, a retry racing first calls, a log
+callback changing the search list, impostor libraries, bytes that are not
+UTF-8, unreadable directories."""
+import json
+import os
+import shutil
+import stat
+import subprocess
+
+import lztest as t
+from lztest import case
+
+
+def nccl_client(d, static=False, name="client"):
+    src = os.path.join(t.PROGS, "nccl_client.c")
+    if static:
+        args = [f"-I{t.SOURCE}/include", f"-I{t.NCCL_INCLUDE}", f"-I{t.CUDA_INCLUDE}",
+                os.path.join(t.BUILD, "liblazynccl.a"), "-ldl", "-lpthread"]
+        return t.compile_c(os.path.join(d, name), [src], args + t.sanitizer_link_args())
+    return t.compile_c(os.path.join(d, name), [src], t.link_shim_args("nccl"))
+
+
+def harden_client(d):
+    return t.compile_c(os.path.join(d, "harden"), [os.path.join(t.PROGS, "harden_client.c")],
+                       t.link_shim_args("nccl") + ["-lpthread"])
+
+
+def bounded(cmd, env, seconds=30):
+    """Run with a time limit: a hang is a failure, not a stuck suite."""
+    e = dict(os.environ)
+    for k in ("LAZYNCCL_LIBPATH", "LD_LIBRARY_PATH", "CONDA_PREFIX", "CUDA_HOME", "LAZYNCCL_DEBUG",
+              "NCCL_NET_PLUGIN"):
+        e.pop(k, None)
+    e.update(env)
+    try:
+        return subprocess.run(cmd, env=e, capture_output=True, text=True, timeout=seconds,
+                              errors="replace")
+    except subprocess.TimeoutExpired:
+        raise t.Fail(f"{cmd} did not finish in {seconds} s (blocked)")
+
+
+# --- secure execution: argv[0] ------------------------------------------------
+
+def setuid_argv0(static):
+    if os.geteuid() != 0 or not shutil.which("setpriv"):
+        raise t.Skip("needs root and setpriv to run a setuid-root program as nobody")
+    if "address" in t.SANITIZE:
+        raise t.Skip("LeakSanitizer cannot run in a setuid process (ASan build)")
+    d = t.workdir(f"setuid_argv0_{'static' if static else 'shared'}")
+    os.chmod(d, 0o755)
+    site = f"{d}/attacker/site-packages"
+    fake = t.fake_nccl(f"{site}/nvidia/nccl/lib", version=66)
+    log = f"{d}/ctor.log"
+    open(log, "w").close()
+    os.chmod(log, 0o666)
+    for p in (f"{d}/attacker", site, f"{site}/nvidia", f"{site}/nvidia/nccl",
+              f"{site}/nvidia/nccl/lib"):
+        os.chmod(p, 0o755)
+    os.chmod(fake, 0o755)
+    exe = nccl_client(d, static=static)
+    os.chmod(exe, 0o4755)  # setuid root
+    execv = ("import os, sys; os.execv(sys.argv[1], sys.argv[2:])")
+    cmd = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "python3", "-c",
+           execv, exe, f"{site}/x", "call", "ncclGetVersion"]
+    r = bounded(cmd, {"LZ_CTOR_LOG": log})
+    t.equal(r.returncode, 0, f"exit status ({r.stdout}{r.stderr})")
+    t.check("value=66" not in r.stdout, f"the attacker's library answered:\n{r.stdout}")
+    with open(log) as f:
+        t.equal(f.read().split(), [], "constructors that ran as root")
+
+
+@case
+def setuid_argv0_static():
+    """A setuid-root program linked with liblazynccl.a, run by nobody with
+    argv[0] in a site-packages the caller owns: the fake there never runs."""
+    setuid_argv0(True)
+
+
+@case
+def setuid_argv0_shared():
+    setuid_argv0(False)
+
+
+# --- FIFOs ------------------------------------------------------------------
+
+@case
+def fifo_in_override():
+    d = t.workdir("fifo_in_override")
+    os.makedirs(f"{d}/f")
+    os.mkfifo(f"{d}/f/libnccl.so.2")
+    r = bounded([nccl_client(d), "call", "ncclGetVersion"], {"LAZYNCCL_LIBPATH": f"{d}/f"})
+    t.contains(r.stdout, f"[LAZYNCCL_LIBPATH] {d}/f/libnccl.so.2: rejected: not a regular file",
+               "report")
+
+
+@case
+def fifo_in_ld_library_path():
+    """A FIFO on LD_LIBRARY_PATH is passed over; the search goes on."""
+    d = t.workdir("fifo_in_ld_library_path")
+    os.makedirs(f"{d}/f")
+    os.mkfifo(f"{d}/f/libnccl.so.2")
+    good = t.fake_nccl(f"{d}/good", version=7)
+    r = bounded([nccl_client(d), "call", "ncclGetVersion"],
+                {"LD_LIBRARY_PATH": f"{d}/f:{d}/good"})
+    t.contains(r.stdout, "ncclGetVersion: rc=0 value=7", "the next candidate answers")
+    t.contains(r.stdout, f"loaded={good}", "loaded")
+
+
+@case
+def fifo_in_info_and_doctor():
+    d = t.workdir("fifo_in_info_and_doctor")
+    os.makedirs(f"{d}/f")
+    os.mkfifo(f"{d}/f/libnccl.so.2")
+    os.mkfifo(f"{d}/f/libnccl-net-evil.so")
+    info = os.path.join(t.BUILD, "lazynccl-info")
+    r = bounded([info, "nccl"], {"LD_LIBRARY_PATH": f"{d}/f"})
+    t.contains(t.flat(r.stdout), "not a regular file", "lazynccl-info")
+    r = bounded([info, "--doctor", "nccl"], {"NCCL_NET_PLUGIN": f"{d}/f/libnccl-net-evil.so"})
+    t.check(r.returncode in (0, 1), f"exit status {r.returncode}: {r.stderr}")
+
+
+# --- cancellation, retries, callbacks ------------------------------------------
+
+@case
+def cancel_inside_first_call():
+    """A thread cancelled while its first call loads (the constructor sleeps)
+    leaves no lock held: the next call completes."""
+    d = t.workdir("cancel_inside_first_call")
+    fake = t.fake_nccl(f"{d}/lib", version=31)
+    r = bounded([harden_client(d), "cancel"], {"LAZYNCCL_LIBPATH": fake, "LZ_CTOR_SLEEP_MS": "400"})
+    t.equal(r.returncode, 0, f"exit status (142 is the alarm: blocked)\n{r.stdout}{r.stderr}")
+    t.contains(r.stdout, "then rc=0 value=31", "the call after the cancel")
+
+
+@case
+def setpath_from_log_callback():
+    """set_search_path from the log callback, during the walk, is refused
+    (-1) instead of freeing the list being walked."""
+    d = t.workdir("setpath_from_log_callback")
+    fake = t.fake_nccl(f"{d}/lib", version=32)
+    r = bounded([harden_client(d), "setpath-in-log"], {"LAZYNCCL_LIBPATH": fake})
+    t.equal(r.returncode, 0, f"exit status\n{r.stdout}{r.stderr}")
+    t.contains(r.stdout, "set_search_path from the callback: -1; rc=0 value=32", "answer")
+
+
+@case
+def retry_races_first_calls():
+    """After a failed load, a retry with a good list racing first calls of
+    ncclGetVersion and pncclGetVersion: afterwards both work, in every run."""
+    d = t.workdir("retry_races_first_calls")
+    fake = t.fake_nccl(f"{d}/lib", version=33)
+    exe = harden_client(d)
+    bad = 0
+    for _ in range(60):
+        r = bounded([exe, "retry-race", fake], {})
+        if "ncclGetVersion rc=0 value=33 pncclGetVersion rc=0 value=33" not in r.stdout:
+            bad += 1
+            last = r.stdout + r.stderr
+    t.check(bad == 0, f"{bad} of 60 runs left a function failing; last:\n{bad and last}")
+
+
+# --- impostors ----------------------------------------------------------------
+
+@case
+def dlsym_checked_after_dlopen():
+    """A candidate exporting ncclGetVersion only under a non-default symbol
+    version passes the probe; after dlopen, dlsym does not find it: it is
+    closed, and the next candidate is taken."""
+    d = t.workdir("dlsym_checked_after_dlopen")
+    os.makedirs(f"{d}/bad")
+    with open(f"{d}/bad/f.c", "w") as f:
+        f.write("int ncclGetVersion_impl(int *v) { *v = 1; return 0; }\n"
+                '__asm__(".symver ncclGetVersion_impl, ncclGetVersion@OLD_1");\n'
+                "const char *ncclGetErrorString(int r) { (void)r; return \"x\"; }\n")
+    with open(f"{d}/bad/m.map", "w") as f:
+        f.write("OLD_1 { global: ncclGetVersion; };\n"
+                "NEW_1 { global: ncclGetErrorString; local: *; } OLD_1;\n")
+    bad = t.compile_c(f"{d}/bad/libnccl.so.2", [f"{d}/bad/f.c"],
+                      ["-Wl,-soname,libnccl.so.2", f"-Wl,--version-script,{d}/bad/m.map"],
+                      shared=True)
+    good = t.fake_nccl(f"{d}/good", version=34)
+    r = bounded([nccl_client(d), "call", "ncclGetVersion"],
+                {"LAZYNCCL_LIBPATH": f"{bad}:{good}", "LAZYNCCL_DEBUG": "1"})
+    t.contains(r.stdout, "ncclGetVersion: rc=0 value=34", "the good candidate answers")
+    t.contains(r.stderr, f"{bad}: rejected: dlsym does not find ncclGetVersion", "log")
+
+
+# --- output and messages --------------------------------------------------------
+
+@case
+def json_bytes_not_utf8():
+    """lazynccl-info --json stays valid JSON for a path that is not UTF-8."""
+    d = t.workdir("json_bytes_not_utf8")
+    raw = os.fsencode(d) + b"/caf\xe9\xff"
+    os.makedirs(raw)
+    env = dict(os.environ)
+    env.pop("LD_LIBRARY_PATH", None)
+    env = {k.encode(): v.encode() for k, v in env.items()}
+    env[b"LAZYNCCL_LIBPATH"] = raw
+    r = subprocess.run([os.path.join(t.BUILD, "lazynccl-info"), "--json", "nccl"], env=env,
+                       capture_output=True, timeout=60)
+    text = r.stdout.decode("utf-8")  # raises on invalid UTF-8
+    doc = json.loads(text)
+    t.contains(json.dumps(doc), "caf\\u00e9\\u00ff", "the bytes as \\u00XX")
+
+
+@case
+def unreadable_and_dangling_directories():
+    """A directory that cannot be read, or a dangling link, is named as such,
+    not as holding no library; in CONDA_PREFIX too."""
+    d = t.workdir("unreadable_and_dangling_directories")
+    os.makedirs(f"{d}/locked")
+    os.chmod(f"{d}/locked", 0)
+    os.symlink(f"{d}/nowhere", f"{d}/dangling")
+    os.makedirs(f"{d}/conda")
+    os.symlink(f"{d}/nowhere", f"{d}/conda/lib")
+    exe = nccl_client(d)
+    env = {"LAZYNCCL_LIBPATH": f"{d}/dangling"}
+    r = bounded([exe, "call", "ncclGetVersion"], env)
+    t.contains(r.stdout, f"[LAZYNCCL_LIBPATH] {d}/dangling: rejected: a dangling symbolic link",
+               "dangling")
+    r = bounded([exe, "call", "ncclGetVersion"], {"CONDA_PREFIX": f"{d}/conda",
+                                                  "LAZYNCCL_DEBUG": "1"})
+    t.contains(r.stderr, f"[CONDA_PREFIX] {d}/conda/lib: rejected: a dangling symbolic link",
+               "conda")
+    if os.geteuid() == 0:
+        # root reads anything: check as nobody
+        os.chmod(d, 0o755)
+        os.chmod(exe, 0o755)
+        r = bounded(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", exe, "call",
+                     "ncclGetVersion"], {"LAZYNCCL_LIBPATH": f"{d}/locked"})
+    else:
+        r = bounded([exe, "call", "ncclGetVersion"], {"LAZYNCCL_LIBPATH": f"{d}/locked"})
+    t.contains(r.stdout, f"[LAZYNCCL_LIBPATH] {d}/locked: rejected: cannot be searched: "
+               "Permission denied", "locked")
+
+
+@case
+def messages_name_their_shim():
+    """The idle messages of each shim name that shim, not lazynccl for all."""
+    for lib, display in (("nvrtc", "NVRTC"), ("nvjitlink", "nvJitLink"), ("nccl", "NCCL")):
+        data = open(t.shim(lib), "rb").read()
+        for text in (f"lazy{lib}: no error", f"lazy{lib}: {display} not loaded yet"):
+            t.check(text.encode() in data, f"{t.shim(lib)} lacks {text!r}")
+        if lib != "nccl":
+            t.check(b"lazynccl: no error" not in data, f"{t.shim(lib)} says lazynccl")
+
+
+if __name__ == "__main__":
+    raise SystemExit(t.main())
