@@ -61,9 +61,9 @@ def setuid_argv0(static):
     os.chmod(fake, 0o755)
     exe = nccl_client(d, static=static)
     os.chmod(exe, 0o4755)  # setuid root
-    execv = ("import os, sys; os.execv(sys.argv[1], sys.argv[2:])")
-    cmd = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "python3", "-c",
-           execv, exe, f"{site}/x", "call", "ncclGetVersion"]
+    # bash's exec -a chooses argv[0], as an attacker's execv would.
+    cmd = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "/bin/bash", "-c",
+           'exec -a "$0" "$@"', f"{site}/x", exe, "call", "ncclGetVersion"]
     r = bounded(cmd, {"LZ_CTOR_LOG": log})
     t.equal(r.returncode, 0, f"exit status ({r.stdout}{r.stderr})")
     t.check("value=66" not in r.stdout, f"the attacker's library answered:\n{r.stdout}")
