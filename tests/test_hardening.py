@@ -238,6 +238,19 @@ def unreadable_and_dangling_directories():
 
 
 @case
+def info_says_what_it_drops():
+    """Past 64 verdicts lazynccl-info counts what it does not list, in text
+    and JSON, instead of dropping it silently."""
+    many = ":".join(f"/nonexistent/{i}/libnccl.so.2" for i in range(70))
+    info = os.path.join(t.BUILD, "lazynccl-info")
+    r = bounded([info, "nccl"], {"LAZYNCCL_LIBPATH": many})
+    t.contains(r.stdout, "(6 more candidates not shown: the tool keeps the first 64)", "text")
+    doc = json.loads(bounded([info, "--json", "nccl"], {"LAZYNCCL_LIBPATH": many}).stdout)
+    lib = doc["libraries"][0]
+    t.equal((len(lib["candidates"]), lib["candidates_not_shown"]), (64, 6), "JSON")
+
+
+@case
 def messages_name_their_shim():
     """The idle messages of each shim name that shim, not lazynccl for all."""
     for lib, display in (("nvrtc", "NVRTC"), ("nvjitlink", "nvJitLink"), ("nccl", "NCCL")):

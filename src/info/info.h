@@ -28,6 +28,7 @@ typedef struct info_lib {
     char report[LZ_MESSAGE_MAX];
     info_candidate cands[INFO_MAX_CANDIDATES];
     int ncands;
+    int dropped;            /* verdicts past INFO_MAX_CANDIDATES, counted, not kept */
     /* with --load */
     int loaded;
     char loaded_path[PATH_MAX];

@@ -31,8 +31,10 @@ void info_version(const lz_lib *lib, const char *path, const lz_probe *p, char *
 static void on_event(void *ctx, const lz_event *ev)
 {
     info_lib *out = ctx;
-    if (out->ncands == INFO_MAX_CANDIDATES)
+    if (out->ncands == INFO_MAX_CANDIDATES) {
+        out->dropped++;
         return;
+    }
     info_candidate *c = &out->cands[out->ncands++];
     memset(c, 0, sizeof *c);
     snprintf(c->step, sizeof c->step, "%s", ev->step);

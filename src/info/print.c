@@ -99,6 +99,9 @@ void print_text(FILE *f, info_lib *libs, int nlibs, const doctor_report *d, int 
             if (c->reason[0])
                 wrapped(f, 8, c->reason);
         }
+        if (li->dropped)
+            fprintf(f, "    (%d more candidates not shown: the tool keeps the first %d)\n",
+                    li->dropped, INFO_MAX_CANDIDATES);
         fprintf(f, "\n");
     }
     if (!d)
@@ -223,7 +226,7 @@ void print_json(FILE *f, info_lib *libs, int nlibs, const doctor_report *d)
             field(f, 0, "version", nonempty(c->version));
             fputc('}', f);
         }
-        fputs("]}", f);
+        fprintf(f, "],\n   \"candidates_not_shown\": %d}", li->dropped);
     }
     fputc(']', f);
     if (d) {
