@@ -1,5 +1,6 @@
 /* Judging one candidate: probe it, score it against what the first call
  * asked for, and load it only when it is the one. */
+#include "lz_ld.h"
 #include "lz_objects.h"
 #include "lz_probe.h"
 #include "lz_search.h"
@@ -25,7 +26,7 @@ static const char *handle_path(void *handle, const char *fallback)
 static const char *missing_required(const lz_lib *lib, void *handle)
 {
     for (const char *const *r = lib->required; *r; r++)
-        if (!dlsym(handle, *r))
+        if (!lz_dlsym(handle, *r))
             return *r;
     return NULL;
 }
@@ -34,7 +35,7 @@ static const char *missing_required(const lz_lib *lib, void *handle)
 static int is_shim(const lz_lib *lib, void *handle)
 {
     char marker[128];
-    return dlsym(handle, lz_shim_marker(lib, marker, sizeof marker)) != NULL;
+    return lz_dlsym(handle, lz_shim_marker(lib, marker, sizeof marker)) != NULL;
 }
 
 /* The walk ends at the chosen candidate, except an exhaustive one. */
@@ -75,10 +76,10 @@ static int load_companions(lz_walk *w, const char *step, const char *path, void 
             continue;
         }
         lz_probe_free(&p);
-        void *h = dlopen(file, LZ_DLOPEN_FLAGS);
+        const char *e;
+        void *h = lz_dlopen(file, LZ_DLOPEN_FLAGS, &e);
         if (!h) {
-            const char *e = dlerror();
-            lz_note(w, "[%s] companion %s: not loaded: %s", step, file, e ? e : "dlopen failed");
+            lz_note(w, "[%s] companion %s: not loaded: %s", step, file, e);
             continue;
         }
         lz_log(w->lib, "loaded companion %s", file);
@@ -100,17 +101,17 @@ static int load(lz_walk *w, const char *step, const char *path, const lz_probe *
     }
     void *companions[4];
     int ncomp = load_companions(w, step, path, companions, 4);
-    void *handle = dlopen(path, LZ_DLOPEN_FLAGS);
+    const char *e;
+    void *handle = lz_dlopen(path, LZ_DLOPEN_FLAGS, &e);
     if (!handle) {
-        const char *e = dlerror();
-        lz_verdict(w, step, path, LZ_REJECTED, p, "%s", e ? e : "dlopen failed");
+        lz_verdict(w, step, path, LZ_REJECTED, p, "%s", e);
         while (ncomp > 0)
-            dlclose(companions[--ncomp]);
+            lz_dlclose(companions[--ncomp]);
         return 0;
     }
     if (!p && is_shim(w->lib, handle)) {
         lz_verdict(w, step, path, LZ_REJECTED, NULL, "a lazynccl shim (drop-in), not the real library");
-        dlclose(handle);
+        lz_dlclose(handle);
         return 0;
     }
     /* Checked again once loaded: the object is the file that was probed (not
@@ -121,7 +122,7 @@ static int load(lz_walk *w, const char *step, const char *path, const lz_probe *
               (unsigned long long)sb.st_ino != p->ino)) {
         lz_verdict(w, step, path, LZ_REJECTED, NULL,
                    "the file changed between the probe and dlopen");
-        dlclose(handle);
+        lz_dlclose(handle);
         return 0;
     }
     const char *missing = missing_required(w->lib, handle);
@@ -131,7 +132,7 @@ static int load(lz_walk *w, const char *step, const char *path, const lz_probe *
                        "only under a non-default symbol version?)", missing);
         else
             lz_verdict(w, step, path, LZ_REJECTED, NULL, "does not export %s", missing);
-        dlclose(handle);
+        lz_dlclose(handle);
         return 0;
     }
     return accept(w, step, loaded, handle, p);

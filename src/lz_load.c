@@ -1,30 +1,31 @@
-/* Loading a library once, and the control API around it. */
+/* SPDX-License-Identifier: MIT */
+/* Loading a library once, and the control API around it.
+ *
+ * The protocol (modelled in tests/model/load.pml, docs/reliability.md):
+ * a first call that finds the library untried runs the search itself, with
+ * no lock held; a thread that arrives while another is searching waits for
+ * it only while that searcher is outside the dynamic linker (it might be
+ * waiting for the loader lock that the arriving thread holds); otherwise it
+ * searches too. dlopen returns the same object for the same file, so the
+ * searches agree; the first to finish publishes its result under the lock,
+ * and the others drop their reference. A retry (lazynccl_load after a
+ * failure) starts a new generation: a search of an older one publishes
+ * nothing and starts again. */
 #include "lz_load.h"
+#include "lz_ld.h"
 #include "lz_objects.h"
 
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Whether the calling thread is inside this library's load: a constructor
- * of the real library that calls back into the shim gets the failure value
- * instead of waiting on its own lock or loading again. Kept per library (no
- * thread-local storage: TLS in a shared object costs every process at
- * start-up). */
-static int loading(const lz_lib *lib)
-{
-    return __atomic_load_n(&lib->st->loading, __ATOMIC_ACQUIRE) &&
-           pthread_equal(lib->st->loader, pthread_self());
-}
-
 /* Fork safety: the libraries this runtime has touched, and fork handlers.
- * fork() never waits for a load in another thread (a prepare handler that
- * waited would deadlock under allocators that lock before the handlers run,
- * as ASan's does). The child, which has only the forking thread, gives every
- * library a fresh lock: a library loaded before the fork stays loaded; one
- * that another thread was still loading is untouched in the child, which
- * loads it on its own first call (dlopen finds what is already mapped). */
+ * fork() waits (bounded) for our calls into the dynamic linker to end
+ * (lz_ld.c) but never for a lock of ours: none is held across anything that
+ * could wait. The child, which has only the forking thread, gives every
+ * library fresh synchronisation and forgets the searches of threads it does
+ * not have: a library loaded before the fork stays loaded; one that was
+ * being searched for is searched for again on the child's first call. */
 #define LZ_MAX_LIBS 16
 static const lz_lib *lz_libs[LZ_MAX_LIBS];
 static int lz_nlibs;
@@ -33,28 +34,27 @@ static pthread_once_t lz_atfork_once = PTHREAD_ONCE_INIT;
 
 static void fork_prepare(void)
 {
+    lz_ld_prefork();
     pthread_mutex_lock(&lz_registry);
 }
 
 static void fork_parent(void)
 {
     pthread_mutex_unlock(&lz_registry);
+    lz_ld_parent();
 }
 
 static void fork_child(void)
 {
-    static const pthread_mutex_t fresh = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
-    static const pthread_mutex_t fresh_plain = PTHREAD_MUTEX_INITIALIZER;
+    static const pthread_mutex_t fresh_mu = PTHREAD_MUTEX_INITIALIZER;
+    lz_ld_child();
     for (int i = 0; i < lz_nlibs; i++) {
         lz_state *st = lz_libs[i]->st;
-        memcpy(&st->mu, &fresh, sizeof fresh);
-        /* A load another thread had not finished: start again in the child. */
-        if (__atomic_load_n(&st->status, __ATOMIC_ACQUIRE) == LZ_UNTRIED) {
-            st->handle = NULL;
-            __atomic_store_n(&st->loading, 0, __ATOMIC_RELEASE);
-        }
+        st->mu = fresh_mu;
+        st->loaders = 0;
+        st->active = NULL;
     }
-    memcpy(&lz_registry, &fresh_plain, sizeof fresh_plain);
+    lz_registry = fresh_mu;
 }
 
 static void install_atfork(void)
@@ -75,15 +75,45 @@ static void lz_register(const lz_lib *lib)
     pthread_mutex_unlock(&lz_registry);
 }
 
-static void lock(const lz_lib *lib)
-{
-    lz_register(lib);
-    pthread_mutex_lock(&lib->st->mu);
-}
-
 static int status_of(const lz_lib *lib)
 {
     return __atomic_load_n(&lib->st->status, __ATOMIC_ACQUIRE);
+}
+
+/* The lock of a library, with cancellation off while it is held (nothing
+ * under it is a cancellation point today; this keeps it so). Returns the old
+ * cancellation state for lz_unlock. */
+int lz_lock(const lz_lib *lib)
+{
+    int old;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
+    lz_register(lib);
+    pthread_mutex_lock(&lib->st->mu);
+    return old;
+}
+
+void lz_unlock(const lz_lib *lib, int cancel_state)
+{
+    pthread_mutex_unlock(&lib->st->mu);
+    pthread_setcancelstate(cancel_state, NULL);
+}
+
+/* Whether the calling thread is running a search for lib (mu held). */
+static int self_loading(const lz_state *st)
+{
+    for (const lz_loader *l = st->active; l; l = l->next)
+        if (pthread_equal(l->thread, pthread_self()))
+            return 1;
+    return 0;
+}
+
+static void unlink_loader(lz_state *st, lz_loader *me)
+{
+    for (lz_loader **pp = &st->active; *pp; pp = &(*pp)->next)
+        if (*pp == me) {
+            *pp = me->next;
+            return;
+        }
 }
 
 /* The versioned names loaded objects import from us (marks over lib->syms),
@@ -96,73 +126,132 @@ static unsigned char *imported_names(const lz_lib *lib)
     return marks;
 }
 
-/* Run the search and record its outcome. Called with st->mu held. */
-static void load_locked(const lz_lib *lib, const lz_sym *want)
+static lz_msg *new_msg(size_t size)
 {
-    lz_state *st = lib->st;
-    lz_walk w = {.lib = lib, .want = want, .report = st->message,
-                 .report_size = sizeof st->message};
-    int n = snprintf(st->message, sizeof st->message,
-                     "%s: %s could not be loaded; candidates tried:\n", lib->shim,
-                     lib->display);
-    w.report_len = (size_t)n;
-    st->loader = pthread_self();
-    __atomic_store_n(&st->loading, 1, __ATOMIC_RELEASE);
-    unsigned char *wanted = imported_names(lib);
-    w.wanted = wanted;
-    lz_search(&w);
-    free(wanted);
-    __atomic_store_n(&st->loading, 0, __ATOMIC_RELEASE);
-    if (w.found) {
-        st->handle = w.handle;
-        st->step = w.step;
-        snprintf(st->path, sizeof st->path, "%s", w.path);
-        lz_log(lib, "loaded %s (found by: %s)", st->path, st->step);
-        __atomic_store_n(&st->status, LZ_LOADED, __ATOMIC_RELEASE);
-        return;
+    lz_msg *m = malloc(sizeof *m + size);
+    if (m) {
+        m->next = NULL;
+        m->text[0] = '\0';
     }
-    if (w.report_len == (size_t)n)
-        lz_note(&w, "(no candidate was found)");
-    lz_log(lib, "%s is unavailable", lib->display);
-    __atomic_store_n(&st->status, LZ_FAILED, __ATOMIC_RELEASE);
+    return m;
 }
 
-/* The lock of a library, with cancellation off while it is held: a thread
- * cancelled inside a load (dlopen reads files: cancellation points) must not
- * leave the lock held. The cancellation is acted on at the caller's next
- * cancellation point. */
-int lz_lock(const lz_lib *lib)
+/* One search, run with no lock held. list is the caller's copy of the
+ * search list. The report is left in *report (allocated, or NULL). */
+static void run_search(const lz_lib *lib, const lz_sym *want, const char *list, lz_walk *w,
+                       lz_msg **report)
 {
-    int old;
-    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
-    lock(lib);
-    return old;
+    *report = new_msg(LZ_MESSAGE_MAX);
+    w->lib = lib;
+    w->want = want;
+    w->search_list = list;
+    if (*report) {
+        w->report = (*report)->text;
+        w->report_size = LZ_MESSAGE_MAX;
+        int n = snprintf(w->report, LZ_MESSAGE_MAX,
+                         "%s: %s could not be loaded; candidates tried:\n", lib->shim,
+                         lib->display);
+        w->report_len = (size_t)n;
+    }
+    size_t start = w->report_len;
+    const char *unsafe = lz_ld_unsafe();
+    if (unsafe) {
+        lz_note(w, "%s", unsafe);
+    } else {
+        unsigned char *wanted = imported_names(lib);
+        w->wanted = wanted;
+        lz_search(w);
+        w->wanted = NULL;
+        free(wanted);
+    }
+    if (!w->found && w->report_len == start)
+        lz_note(w, "(no candidate was found)");
 }
 
-void lz_unlock(const lz_lib *lib, int cancel_state)
-{
-    pthread_mutex_unlock(&lib->st->mu);
-    pthread_setcancelstate(cancel_state, NULL);
-}
-
-int lz_load_locked(const lz_lib *lib, const lz_sym *want)
-{
-    if (status_of(lib) == LZ_UNTRIED && !loading(lib))
-        load_locked(lib, want);
-    return loading(lib) ? LZ_REENTERED : status_of(lib);
-}
+static const char out_of_memory[] = "could not be loaded (out of memory for its report)";
 
 int lz_ensure_loaded(const lz_lib *lib, const lz_sym *want)
 {
-    int s = status_of(lib);
-    if (s != LZ_UNTRIED)
-        return s;
-    if (loading(lib))
-        return LZ_REENTERED;
-    int cs = lz_lock(lib);
-    s = lz_load_locked(lib, want);
-    lz_unlock(lib, cs);
-    return s;
+    lz_state *st = lib->st;
+    int may_wait = 1;
+    for (;;) {
+        int s = status_of(lib);
+        if (s != LZ_UNTRIED)
+            return s;
+        int cs = lz_lock(lib);
+        if (self_loading(st)) {
+            lz_unlock(lib, cs);
+            return LZ_REENTERED;
+        }
+        if (status_of(lib) != LZ_UNTRIED) {
+            lz_unlock(lib, cs);
+            continue;
+        }
+        if (st->loaders > 0 && may_wait) {
+            lz_unlock(lib, cs);
+            /* Wait for that search unless a thread of ours is inside the
+             * dynamic linker: then search too (dlopen will hand both of us
+             * the same object). */
+            may_wait = lz_ld_wait(lib);
+            continue;
+        }
+        lz_loader me = {st->active, pthread_self()};
+        st->active = &me;
+        __atomic_store_n(&st->loaders, st->loaders + 1, __ATOMIC_RELEASE);
+        unsigned gen = st->gen;
+        char *list = st->search_list ? strdup(st->search_list) : NULL;
+        int list_lost = st->search_list && !list;
+        lz_unlock(lib, cs);
+
+        lz_walk w = {0};
+        lz_msg *report = NULL;
+        if (list_lost)
+            w.lib = lib;
+        else
+            run_search(lib, want, list, &w, &report);
+        free(list);
+
+        cs = lz_lock(lib);
+        unlink_loader(st, &me);
+        __atomic_store_n(&st->loaders, st->loaders - 1, __ATOMIC_RELEASE);
+        int published = gen == st->gen && status_of(lib) == LZ_UNTRIED;
+        if (published && w.found) {
+            st->handle = w.handle;
+            st->step = w.step;
+            snprintf(st->path, sizeof st->path, "%s", w.path);
+            __atomic_store_n(&st->status, LZ_LOADED, __ATOMIC_RELEASE);
+        } else if (published) {
+            if (report) {
+                report->next = st->fail_msg;
+                __atomic_store_n(&st->fail_msg, report, __ATOMIC_RELEASE);
+                report = NULL;
+            }
+            __atomic_store_n(&st->status, LZ_FAILED, __ATOMIC_RELEASE);
+        }
+        lz_unlock(lib, cs);
+        lz_ld_wake();
+
+        free(report);
+        if (!published) {
+            /* Another search won (the same object: dlopen counted us), or a
+             * retry made ours stale. */
+            if (w.found)
+                lz_dlclose(w.handle);
+            may_wait = 1;
+            continue;
+        }
+        if (w.found)
+            lz_log(lib, "loaded %s (found by: %s)", w.path, w.step);
+        else
+            lz_log(lib, "%s is unavailable", lib->display);
+        return w.found ? LZ_LOADED : LZ_FAILED;
+    }
+}
+
+static const char *failure_message(const lz_lib *lib)
+{
+    lz_msg *m = __atomic_load_n(&lib->st->fail_msg, __ATOMIC_ACQUIRE);
+    return m ? m->text : out_of_memory;
 }
 
 const char *lz_message(const lz_lib *lib)
@@ -170,7 +259,7 @@ const char *lz_message(const lz_lib *lib)
     lz_state *st = lib->st;
     switch (status_of(lib)) {
     case LZ_FAILED:
-        return st->message;
+        return failure_message(lib);
     case LZ_LOADED:
     {
         lz_msg *m = __atomic_load_n(&st->sym_msgs, __ATOMIC_ACQUIRE);
@@ -196,19 +285,34 @@ const char *lz_fill_message(const lz_lib *lib, const char *real)
     return ours ? ours : real;
 }
 
+int lz_publish_failure(const lz_lib *lib, size_t i)
+{
+    int cs = lz_lock(lib);
+    /* Under the lock: a retry resets slots under it too, so a failure read
+     * before a retry is never published over the retry's success. */
+    int still = status_of(lib) == LZ_FAILED;
+    if (still) {
+        lz_fn expect = lib->resolvers[i];
+        __atomic_compare_exchange_n(&lib->slots[i], &expect, lib->fails[i], 0,
+                                    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+    }
+    lz_unlock(lib, cs);
+    return still;
+}
+
 int lz_api_load(const lz_lib *lib)
 {
     lz_state *st = lib->st;
     int cs = lz_lock(lib);
-    if (status_of(lib) == LZ_FAILED && !loading(lib)) {
+    if (status_of(lib) == LZ_FAILED) {
         /* An explicit load retries: calls that cached the failure resolve again. */
         for (size_t i = 0; i < lib->nsyms; i++)
             __atomic_store_n(&lib->slots[i], lib->resolvers[i], __ATOMIC_RELEASE);
+        st->gen++;
         __atomic_store_n(&st->status, LZ_UNTRIED, __ATOMIC_RELEASE);
     }
-    int s = lz_load_locked(lib, NULL);
     lz_unlock(lib, cs);
-    return s == LZ_LOADED ? 0 : -1;
+    return lz_ensure_loaded(lib, NULL) == LZ_LOADED ? 0 : -1;
 }
 
 int lz_api_is_loaded(const lz_lib *lib)
@@ -230,7 +334,7 @@ const char *lz_api_last_error(const lz_lib *lib)
 {
     int s = status_of(lib);
     if (s == LZ_FAILED)
-        return lib->st->message;
+        return failure_message(lib);
     if (s == LZ_LOADED) {
         lz_msg *m = __atomic_load_n(&lib->st->sym_msgs, __ATOMIC_ACQUIRE);
         return m ? m->text : NULL;
@@ -242,27 +346,37 @@ int lz_api_set_search_path(const lz_lib *lib, const char *list)
 {
     lz_state *st = lib->st;
     int rc = -1;
+    char *copy = list ? strdup(list) : NULL;
     int cs = lz_lock(lib);
-    /* Not from inside a load (a log callback, a constructor): the list is
-     * being walked. */
-    if (status_of(lib) != LZ_LOADED && !loading(lib)) {
-        char *copy = list ? strdup(list) : NULL;
-        if (!list || copy) {
-            free(st->search_list);
-            st->search_list = copy;
-            rc = 0;
-        }
+    /* Not once loaded, nor from inside a load (a log callback, a
+     * constructor): each search walks its own copy, but a list set there
+     * would silently apply to no search. */
+    if (status_of(lib) != LZ_LOADED && !self_loading(st) && (!list || copy)) {
+        char *old = st->search_list;
+        st->search_list = copy;
+        copy = old;
+        rc = 0;
     }
     lz_unlock(lib, cs);
+    free(copy);
     return rc;
 }
 
 void lz_api_set_log_callback(const lz_lib *lib, lz_log_fn fn, void *user)
 {
-    lock(lib);
+    int cs = lz_lock(lib);
     lib->st->log_user = user;
     __atomic_store_n(&lib->st->log_fn, fn, __ATOMIC_RELEASE);
-    pthread_mutex_unlock(&lib->st->mu);
+    lz_unlock(lib, cs);
+}
+
+char *lz_search_list_copy(const lz_lib *lib, int *lost)
+{
+    int cs = lz_lock(lib);
+    char *list = lib->st->search_list ? strdup(lib->st->search_list) : NULL;
+    *lost = lib->st->search_list && !list;
+    lz_unlock(lib, cs);
+    return list;
 }
 
 int lz_api_would_load(const lz_lib *lib, char *path, size_t size)
@@ -272,13 +386,15 @@ int lz_api_would_load(const lz_lib *lib, char *path, size_t size)
             snprintf(path, size, "%s", lib->st->path);
         return 1;
     }
-    lz_walk w = {.lib = lib, .dry_run = 1};
+    int lost;
+    char *list = lz_search_list_copy(lib, &lost);
+    lz_walk w = {.lib = lib, .dry_run = 1, .search_list = list};
     unsigned char *wanted = imported_names(lib);
     w.wanted = wanted;
-    int cs = lz_lock(lib);
-    lz_search(&w);
-    lz_unlock(lib, cs);
+    if (!lost)
+        lz_search(&w);
     free(wanted);
+    free(list);
     if (w.found && path && size)
         snprintf(path, size, "%s", w.path);
     return w.found;

@@ -10,13 +10,17 @@ enum { LZ_REENTERED = 3 };
 
 /* Load the library unless done already; LZ_LOADED, LZ_FAILED or LZ_REENTERED.
  * want (or NULL) is the export whose first call asks: a candidate that
- * exports it exactly is preferred. Thread-safe; after the first call it is
- * one acquire load. */
+ * exports it exactly is preferred. Thread-safe, holds no lock across the
+ * search; after the first call it is one acquire load. */
 LZ_HIDDEN int lz_ensure_loaded(const lz_lib *lib, const lz_sym *want);
-/* The same with the lock held (lz_lock): loads unless loaded or failed. */
-LZ_HIDDEN int lz_load_locked(const lz_lib *lib, const lz_sym *want);
-/* Take a library's lock with cancellation disabled; returns the old
- * cancellation state for lz_unlock. */
+/* Publish export i's failure value in its slot unless a retry has reset
+ * the library since: 1 when published, 0 when the caller must resolve again. */
+LZ_HIDDEN int lz_publish_failure(const lz_lib *lib, size_t i);
+/* A copy of the search list set by the program (NULL: none; *lost when it
+ * could not be copied), for a walk that must not hold the lock. */
+LZ_HIDDEN char *lz_search_list_copy(const lz_lib *lib, int *lost);
+/* Take a library's lock (short sections only) with cancellation disabled;
+ * returns the old cancellation state for lz_unlock. */
 LZ_HIDDEN int lz_lock(const lz_lib *lib);
 LZ_HIDDEN void lz_unlock(const lz_lib *lib, int cancel_state);
 

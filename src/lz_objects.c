@@ -4,6 +4,7 @@
  * callbacks here only copy strings out; the visits happen after it returns.
  * Every address taken from a dynamic section is checked to lie inside one of
  * the object's loaded segments before it is read. */
+#include "lz_ld.h"
 #include "lz_objects.h"
 #include "lz_search.h"
 
@@ -170,7 +171,7 @@ static int soname_cb(struct dl_phdr_info *info, size_t size, void *data)
 int lz_objects_with_soname(const char *soname, lz_object_visit_fn visit, void *ctx)
 {
     struct by_soname q = {.soname = soname};
-    dl_iterate_phdr(soname_cb, &q);
+    lz_dl_iterate_phdr(soname_cb, &q);
     return visit_all(&q.out, visit, ctx);
 }
 
@@ -304,16 +305,16 @@ static int self_path_cb(struct dl_phdr_info *info, size_t size, void *data)
 int lz_objects_self_path(char *out)
 {
     out[0] = '\0';
-    dl_iterate_phdr(self_path_cb, out);
+    lz_dl_iterate_phdr(self_path_cb, out);
     return out[0] != '\0';
 }
 
 int lz_objects_runpaths(const char *const *sonames, lz_object_visit_fn visit, void *ctx)
 {
     char self[256] = "";
-    dl_iterate_phdr(self_soname_cb, self);
+    lz_dl_iterate_phdr(self_soname_cb, self);
     struct runpaths q = {.sonames = sonames, .self_soname = self[0] ? self : NULL};
-    dl_iterate_phdr(runpath_cb, &q);
+    lz_dl_iterate_phdr(runpath_cb, &q);
     return visit_all(&q.out, visit, ctx);
 }
 
@@ -372,7 +373,7 @@ void lz_objects_imports(const lz_lib *lib, unsigned char *marks)
             q.index[q.n++] = i;
     if (q.n) {
         qsort_r(q.index, q.n, sizeof *q.index, by_sym_name, (void *)lib);
-        dl_iterate_phdr(imports_cb, &q);
+        lz_dl_iterate_phdr(imports_cb, &q);
     }
     free(q.index);
 }

@@ -78,14 +78,27 @@ void lz_probe_free(lz_probe *p)
 }
 
 #ifdef LZ_HAVE_LIBELF
-/* This process's machine: the ELF header of the object holding this code
- * is mapped at its base address. */
+/* This process's machine, as compiled (not dladdr: it takes the dynamic
+ * linker's lock, which a search must never wait for outside lz_ld.c). */
 static unsigned own_machine(void)
 {
-    Dl_info info;
-    if (dladdr((void *)own_machine, &info) && info.dli_fbase)
-        return ((const GElf_Ehdr *)info.dli_fbase)->e_machine;
+#if defined(__x86_64__)
+    return EM_X86_64;
+#elif defined(__aarch64__)
+    return EM_AARCH64;
+#elif defined(__i386__)
+    return EM_386;
+#elif defined(__powerpc64__)
+    return EM_PPC64;
+#elif defined(__s390x__)
+    return EM_S390;
+#elif defined(__riscv)
+    return EM_RISCV;
+#elif defined(__arm__)
+    return EM_ARM;
+#else
     return EM_NONE;
+#endif
 }
 
 static int add_name(lz_probe *p, size_t *cap, const char *name)

@@ -1,6 +1,7 @@
 /* Resolving one export on its first call, with the versioned-name policy
  * (docs/search-order.md, "Versioned names"). */
 #include "lz_load.h"
+#include "lz_ld.h"
 
 #include <dlfcn.h>
 #include <stdio.h>
@@ -26,8 +27,11 @@ static void symbol_failed(const lz_lib *lib, const char *name, const char *why)
     if (m) {
         memcpy(m->text, text, len);
         m->text[len] = '\0';
-        m->next = st->sym_msgs;
-        __atomic_store_n(&st->sym_msgs, m, __ATOMIC_RELEASE);
+        /* No lock: first calls of two names may fail at once. */
+        m->next = __atomic_load_n(&st->sym_msgs, __ATOMIC_ACQUIRE);
+        while (!__atomic_compare_exchange_n(&st->sym_msgs, &m->next, m, 1, __ATOMIC_RELEASE,
+                                            __ATOMIC_ACQUIRE))
+            ;
     }
     lz_log(lib, "%s", text + strlen(lib->shim) + 2);
 }
@@ -44,7 +48,7 @@ static void *family_fallback(const lz_lib *lib, const lz_sym *want)
             continue;
         if (want->major >= 0 && (s->major != want->major || s->minor >= want->minor))
             continue;
-        void *p = dlsym(handle, s->name);
+        void *p = lz_dlsym(handle, s->name);
         if (p) {
             lz_log(lib, "%s: not exported by %s; using %s", want->name, lib->st->path, s->name);
             return p;
@@ -56,7 +60,7 @@ static void *family_fallback(const lz_lib *lib, const lz_sym *want)
 static void *lookup(const lz_lib *lib, size_t i)
 {
     const lz_sym *s = &lib->syms[i];
-    void *p = dlsym(lib->st->handle, s->name);
+    void *p = lz_dlsym(lib->st->handle, s->name);
     if (p || !s->family)
         goto out;
     if (s->major >= 0 && strict_versions()) {
@@ -73,30 +77,28 @@ out:
 
 lz_fn lz_resolve(const lz_lib *lib, size_t i)
 {
-    if (lz_ensure_loaded(lib, &lib->syms[i]) == LZ_REENTERED)
-        return lib->fails[i]; /* not published: the next call tries again */
-    int cs = lz_lock(lib);
-    /* The status is read again under the lock: an explicit retry
-     * (lazynccl_load) may have reset it since, and a failure read before
-     * must not be published over its success. */
-    int status = lz_load_locked(lib, &lib->syms[i]);
-    if (status == LZ_REENTERED) {
-        lz_unlock(lib, cs);
-        return lib->fails[i];
-    }
-    lz_fn f = __atomic_load_n(&lib->slots[i], __ATOMIC_ACQUIRE);
-    if (f == lib->resolvers[i]) {
-        f = lib->fails[i];
-        if (status == LZ_LOADED) {
-            void *p = lookup(lib, i);
-            if (p && lib->answers && lib->answers[i]) {
-                __atomic_store_n(&lib->reals[i], (lz_fn)p, __ATOMIC_RELEASE);
-                f = lib->answers[i];
-            } else if (p)
-                f = (lz_fn)p;
+    for (;;) {
+        int status = lz_ensure_loaded(lib, &lib->syms[i]);
+        if (status == LZ_REENTERED)
+            return lib->fails[i]; /* not published: the next call tries again */
+        if (status == LZ_FAILED) {
+            if (lz_publish_failure(lib, i))
+                return lib->fails[i];
+            continue; /* a retry reset the library meanwhile */
         }
-        __atomic_store_n(&lib->slots[i], f, __ATOMIC_RELEASE);
+        /* Loaded, for good: no lock. Racing first calls of one name find
+         * the same symbol; the first to publish it wins. */
+        void *p = lookup(lib, i);
+        lz_fn f = lib->fails[i];
+        if (p && lib->answers && lib->answers[i]) {
+            __atomic_store_n(&lib->reals[i], (lz_fn)p, __ATOMIC_RELEASE);
+            f = lib->answers[i];
+        } else if (p)
+            f = (lz_fn)p;
+        lz_fn expect = lib->resolvers[i];
+        if (!__atomic_compare_exchange_n(&lib->slots[i], &expect, f, 0, __ATOMIC_ACQ_REL,
+                                         __ATOMIC_ACQUIRE))
+            f = expect;
+        return f;
     }
-    lz_unlock(lib, cs);
-    return f;
 }

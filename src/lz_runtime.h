@@ -52,21 +52,33 @@ typedef struct lz_msg {
     char text[];
 } lz_msg;
 
-/* Mutable state of one library, guarded by mu except where noted. */
+/* A thread running a search for a library (on its own stack): a call it
+ * makes back into the shim while loading (a constructor) gets the failure
+ * value instead of waiting for itself. */
+typedef struct lz_loader {
+    struct lz_loader *next;
+    pthread_t thread;
+} lz_loader;
+
+/* Mutable state of one library, guarded by mu except where noted. mu is
+ * held only for short sections that call nothing outside the runtime: never
+ * across dlopen, dlsym, a constructor or a log callback (docs/reliability.md,
+ * "The load protocol"). */
 typedef struct lz_state {
     pthread_mutex_t mu;
     int status;              /* atomic: LZ_UNTRIED / LZ_LOADED / LZ_FAILED */
+    unsigned gen;            /* bumped by a retry: older searches are stale */
+    int loaders;             /* searches running (atomic reads) */
+    lz_loader *active;       /* the threads running them */
     void *handle;
     const char *step;        /* search step that found the library */
-    pthread_t loader;        /* the thread inside the load, while loading */
-    int loading;             /* atomic */
     char path[PATH_MAX];     /* path of the loaded library */
     char *search_list;       /* set by <shim>_set_search_path, or NULL */
     lz_log_fn log_fn;        /* atomic */
     void *log_user;
-    /* The last load attempt: every candidate and why it was rejected.
-     * Written only while loading, so readers see a stable string. */
-    char message[LZ_MESSAGE_MAX];
+    /* The report of the failed load (atomic): every candidate and why it
+     * was rejected. Never changed once published; a retry publishes anew. */
+    struct lz_msg *fail_msg;
     /* Why the last symbol could not be resolved in a loaded library
      * (atomic; a list so that earlier messages stay valid). */
     struct lz_msg *sym_msgs;
@@ -75,9 +87,7 @@ typedef struct lz_state {
     int failed_calls;
 } lz_state;
 
-/* Recursive: a fork from inside a library constructor must not deadlock in
- * the fork handlers (lz_load.c). */
-#define LZ_STATE_INIT { .mu = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP }
+#define LZ_STATE_INIT { .mu = PTHREAD_MUTEX_INITIALIZER }
 
 /* A soname the spec knows and never loads, with what it is ("CUDA 11.x NVRTC"). */
 typedef struct lz_unsupported {

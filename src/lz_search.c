@@ -137,8 +137,8 @@ static int step_override(lz_walk *w)
             lz_note(w, "%s is set, so nothing else was tried", lib->env_var);
         return 1;
     }
-    if (lib->st->search_list) {
-        if (!try_list(w, "search list", lib->st->search_list))
+    if (w->search_list) {
+        if (!try_list(w, "search list", w->search_list))
             lz_note(w, "a search list was set by the program, so nothing else was tried");
         return 1;
     }

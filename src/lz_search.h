@@ -27,6 +27,7 @@ typedef struct lz_walk {
     /* Versioned names loaded objects import (lib->nsyms marks, or NULL): the
      * library chosen must serve them too, whichever call comes first. */
     const unsigned char *wanted;
+    const char *search_list; /* the program's list (a copy), or NULL */
     int reusing;             /* judging copies already loaded (step 2) */
     int dry_run;
     int found;

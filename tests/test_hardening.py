@@ -261,5 +261,55 @@ def messages_name_their_shim():
             t.check(b"lazynccl: no error" not in data, f"{t.shim(lib)} says lazynccl")
 
 
+
+# --- the dynamic linker's lock (item 4) -----------------------------------------
+
+def loader_lock_programs(d, real_dir):
+    """The plugin-constructor program and its plugin, against the shim and,
+    for comparison, against the real NCCL (-lnccl)."""
+    inc = [f"-I{t.NCCL_INCLUDE}", f"-I{t.CUDA_INCLUDE}", f"-I{t.SOURCE}/include"]
+    shim = t.compile_c(os.path.join(d, "plugin_shim.so"), [os.path.join(t.FAKES, "ctor_plugin.c")],
+                       t.link_shim_args("nccl"), shared=True)
+    prog = t.compile_c(os.path.join(d, "loader_lock"), [os.path.join(t.PROGS, "loader_lock.c")],
+                       ["-DLZ_SHIM"] + t.link_shim_args("nccl") + ["-ldl", "-lpthread", "-rdynamic"])
+    real_plugin = t.compile_c(os.path.join(d, "plugin_real.so"),
+                              [os.path.join(t.FAKES, "ctor_plugin.c")],
+                              inc + [f"-L{real_dir}", f"-Wl,-rpath,{real_dir}", "-lnccl"] +
+                              t.sanitizer_link_args(), shared=True)
+    real = t.compile_c(os.path.join(d, "loader_lock_real"), [os.path.join(t.PROGS, "loader_lock.c")],
+                       inc + [f"-L{real_dir}", f"-Wl,-rpath,{real_dir}", "-lnccl", "-ldl",
+                              "-lpthread", "-rdynamic"] + t.sanitizer_link_args())
+    return prog, shim, real, real_plugin
+
+
+def loader_lock_runs(mode, runs):
+    lib = t.real_library("libnccl.so.2")
+    d = t.workdir(f"loader_lock_{mode or 'first'}")
+    prog, plugin, real, real_plugin = loader_lock_programs(d, os.path.dirname(lib))
+    want = bounded([real, real_plugin], {}, 60)
+    if want.returncode != 0:
+        raise t.Fail(f"the -lnccl build failed: {want.stdout}{want.stderr}")
+    expect = want.stdout.strip()
+    if "uniqueid=0 version=0/" not in expect or "plugin: rc=0" not in expect:
+        raise t.Fail(f"the -lnccl build: {expect}")
+    for i in range(runs):
+        r = bounded([prog, plugin] + ([mode] if mode else []), {}, 30)
+        t.equal((r.returncode, r.stdout.strip()), (0, expect), f"run {i + 1} of {runs}: {r.stderr}")
+
+
+@case
+def loader_lock_plugin_constructor():
+    """A plugin's constructor calls NCCL while the main thread's first call
+    loads it: completes like -lnccl, 100 runs out of 100."""
+    loader_lock_runs(None, 100)
+
+
+@case
+def loader_lock_after_explicit_load():
+    """The same after lazynccl_load(): the first call of each other function
+    takes no lock around dlsym that the constructor could wait on."""
+    loader_lock_runs("load-first", 30)
+
+
 if __name__ == "__main__":
     raise SystemExit(t.main())

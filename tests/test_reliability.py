@@ -80,9 +80,9 @@ def fork_after_first_call():
 
 @case
 def fork_during_first_load():
-    """A fork while another thread is inside the first load does not deadlock
-    and does not wait: the child, where that load never finished, loads the
-    library on its own first call."""
+    """A fork while another thread is inside the first load's dlopen (a slow
+    constructor) waits for that dlopen to return, then forks: the child, where
+    the load was never published, finishes it on its own first call."""
     d = t.workdir("fork_during")
     fake = t.fake_nccl(f"{d}/fake", version=4444, extra=["-DFAKE_CTOR_SLEEP_MS=800"])
     # The child inherits the parent's thread as a finished, unjoined one:
@@ -197,6 +197,31 @@ def generator_header_parse_error():
     d = t.workdir("gen_parse_error")
     spec, err = lazygen(d, GOOD, header="int bad_a(int x);\nint bad_b(int x y);\n")
     t.contains(err, f"{d}/bad.h: error: cannot parse (after preprocessing): {d}/bad.h:2:", "message")
+
+
+
+def fork_stress(what, runs):
+    t.real_library("libnccl.so.2" if what == "nccl" else "libnvrtc.so.13")
+    d = t.workdir(f"fork_stress_{what}")
+    exe = t.compile_c(os.path.join(d, "fork_stress"), [os.path.join(t.PROGS, "fork_stress.c")],
+                      t.link_shim_args("nccl", "nvrtc") + ["-lpthread"])
+    r = t.run([exe, what, str(runs)], env={"TSAN_OPTIONS": "report_thread_leaks=0"})
+    print(r.stdout.strip())
+    t.equal((r.returncode, r.stdout.split(" load_ms")[0]),
+            (0, f"runs={runs} ok={runs} failed=0 crashed=0"), f"fork stress: {r.stderr[-3000:]}")
+
+
+@case
+def fork_stress_nccl():
+    """1,000 forks at moments spread over a real first load of NCCL (libelf
+    loaded first for the probe): every child answers the right version."""
+    fork_stress("nccl", 1000)
+
+
+@case
+def fork_stress_nvrtc():
+    """200 forks spread over a real first load of NVRTC (and its builtins)."""
+    fork_stress("nvrtc", 200)
 
 
 if __name__ == "__main__":

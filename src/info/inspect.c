@@ -1,6 +1,7 @@
 /* Inspecting one library with the runtime's own search (no second
  * implementation): an exhaustive dry-run walk that records every verdict. */
 #include "info.h"
+#include "../lz_load.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -66,9 +67,12 @@ void info_inspect(info_lib *out, const lz_lib *lib, const char *origin)
     lz_walk w = {.lib = lib, .dry_run = 1, .exhaustive = 1, .origin = origin,
                  .on_event = on_event, .ctx = out, .report = out->report,
                  .report_size = sizeof out->report};
-    pthread_mutex_lock(&lib->st->mu);
-    lz_search(&w);
-    pthread_mutex_unlock(&lib->st->mu);
+    int lost;
+    char *list = lz_search_list_copy(lib, &lost);
+    w.search_list = list;
+    if (!lost)
+        lz_search(&w);
+    free(list);
     out->would_load = w.found;
     if (w.found) {
         snprintf(out->chosen, sizeof out->chosen, "%s", w.path);

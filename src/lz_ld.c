@@ -1,0 +1,156 @@
+/* SPDX-License-Identifier: MIT */
+/* Windows around the runtime's calls into the dynamic linker (lz_ld.h). */
+#include "lz_ld.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <link.h>
+#include <time.h>
+
+/* gate_open: threads of ours inside dlopen/dlclose/dlsym. One condition
+ * serves both who waits on it: fork() (for gate_open to reach 0) and the
+ * threads waiting for another's search (for it to end, or a window to open). */
+static pthread_mutex_t gate_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t gate_cv = PTHREAD_COND_INITIALIZER;
+static int gate_open;
+/* From fork()'s prepare handler to its parent handler: no window opens (for
+ * at most LZ_FORK_WAIT_MS, so that nothing can deadlock on it). */
+static int fork_pending;
+static struct timespec fork_deadline;
+/* Set in a child forked while the dynamic linker was mid-change. */
+static int forked_mid_ld;
+
+static void enter(void)
+{
+    pthread_mutex_lock(&gate_mu);
+    while (fork_pending)
+        if (pthread_cond_timedwait(&gate_cv, &gate_mu, &fork_deadline) == ETIMEDOUT)
+            break;
+    gate_open++;
+    pthread_cond_broadcast(&gate_cv);
+    pthread_mutex_unlock(&gate_mu);
+}
+
+static void leave(void)
+{
+    pthread_mutex_lock(&gate_mu);
+    if (--gate_open == 0)
+        pthread_cond_broadcast(&gate_cv);
+    pthread_mutex_unlock(&gate_mu);
+}
+
+int lz_ld_wait(const lz_lib *lib)
+{
+    const lz_state *st = lib->st;
+    int cs;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cs);
+    pthread_mutex_lock(&gate_mu);
+    while (gate_open == 0 && __atomic_load_n(&st->status, __ATOMIC_ACQUIRE) == LZ_UNTRIED &&
+           __atomic_load_n(&st->loaders, __ATOMIC_ACQUIRE) > 0)
+        pthread_cond_wait(&gate_cv, &gate_mu);
+    int ended = gate_open == 0;
+    pthread_mutex_unlock(&gate_mu);
+    pthread_setcancelstate(cs, NULL);
+    return ended;
+}
+
+void lz_ld_wake(void)
+{
+    pthread_mutex_lock(&gate_mu);
+    pthread_cond_broadcast(&gate_cv);
+    pthread_mutex_unlock(&gate_mu);
+}
+
+const char *lz_ld_unsafe(void)
+{
+    if (__atomic_load_n(&forked_mid_ld, __ATOMIC_RELAXED))
+        return "not loaded in this process: it was forked while another thread was inside "
+               "dlopen() or dlclose(), and glibc leaves a child's dynamic linker half-way "
+               "through that change (a dlopen here could abort the process); load before "
+               "fork(), or after exec()";
+    return NULL;
+}
+
+void *lz_dlopen(const char *path, int flags, const char **why)
+{
+    const char *unsafe = lz_ld_unsafe();
+    if (unsafe) {
+        *why = unsafe;
+        return NULL;
+    }
+    enter();
+    void *h = dlopen(path, flags);
+    const char *e = h ? NULL : dlerror();
+    leave();
+    *why = e ? e : "dlopen failed";
+    return h;
+}
+
+void lz_dlclose(void *handle)
+{
+    if (!handle || lz_ld_unsafe())
+        return; /* a reference kept is harmless; an inconsistent linker is not */
+    enter();
+    dlclose(handle);
+    leave();
+}
+
+void *lz_dlsym(void *handle, const char *name)
+{
+    enter();
+    void *p = dlsym(handle, name);
+    leave();
+    return p;
+}
+
+int lz_dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void *data)
+{
+    enter();
+    int rc = dl_iterate_phdr(cb, data);
+    leave();
+    return rc;
+}
+
+void lz_ld_prefork(void)
+{
+    /* Bounded: an allocator that takes its locks before the fork handlers
+     * run (ASan's, TSan's) can stop a thread inside dlopen until the fork is
+     * over. Past the deadline the child is told (lz_ld_child). */
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += LZ_FORK_WAIT_MS / 1000;
+    until.tv_nsec += (long)(LZ_FORK_WAIT_MS % 1000) * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&gate_mu);
+    while (gate_open > 0)
+        if (pthread_cond_timedwait(&gate_cv, &gate_mu, &until) == ETIMEDOUT)
+            break;
+    fork_pending = 1;
+    fork_deadline = until;
+    pthread_mutex_unlock(&gate_mu);
+}
+
+void lz_ld_parent(void)
+{
+    pthread_mutex_lock(&gate_mu);
+    fork_pending = 0;
+    pthread_cond_broadcast(&gate_cv);
+    pthread_mutex_unlock(&gate_mu);
+}
+
+void lz_ld_child(void)
+{
+    static const pthread_mutex_t fresh_mu = PTHREAD_MUTEX_INITIALIZER;
+    static const pthread_cond_t fresh_cv = PTHREAD_COND_INITIALIZER;
+    /* Ours, by the count; any thread's while it adds or removes objects,
+     * by the dynamic linker's own debugger interface. */
+    if (__atomic_load_n(&gate_open, __ATOMIC_RELAXED) > 0 || _r_debug.r_state != RT_CONSISTENT)
+        __atomic_store_n(&forked_mid_ld, 1, __ATOMIC_RELAXED);
+    gate_open = 0;
+    fork_pending = 0;
+    gate_mu = fresh_mu;
+    gate_cv = fresh_cv;
+}

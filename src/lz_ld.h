@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: MIT */
+/* Calls into the dynamic linker that the runtime makes while loading, and
+ * who may wait for whom (lz_ld.c).
+ *
+ * Two hazards live here. A thread that waits for another thread's search
+ * must not wait while any thread of ours is inside the dynamic linker: the
+ * waiter may itself hold the loader lock (it runs a constructor), and the
+ * searcher would wait for it forever. And a child forked while a thread was
+ * inside dlopen inherits the dynamic linker half-way through a change; glibc
+ * asserts (or hands out a half-relocated object) on the child's next dlopen.
+ * So every dlopen/dlclose/dlsym a search makes goes through these wrappers,
+ * which count the threads inside ("windows"). */
+#ifndef LZ_LD_H
+#define LZ_LD_H
+
+#include "lz_runtime.h"
+
+/* dlopen/dlclose/dlsym inside a window. lz_dlopen refuses (NULL, *why set)
+ * in a child forked while a window was open. */
+LZ_HIDDEN void *lz_dlopen(const char *path, int flags, const char **why);
+LZ_HIDDEN void lz_dlclose(void *handle);
+LZ_HIDDEN void *lz_dlsym(void *handle, const char *name);
+/* dl_iterate_phdr inside a window: it holds a lock of the dynamic linker that
+ * a forked child would find taken. */
+struct dl_phdr_info;
+LZ_HIDDEN int lz_dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void *data);
+
+/* Wait while lib is untried, searched for by another thread, and no window
+ * is open: 1 when that search ended (look again), 0 when a window is open
+ * (the caller must search itself rather than wait). */
+LZ_HIDDEN int lz_ld_wait(const lz_lib *lib);
+/* Wake the waiters: a search ended (called after publishing). */
+LZ_HIDDEN void lz_ld_wake(void);
+
+/* Why this process may not call dlopen for us, or NULL: a child forked while
+ * a window was open, or while the dynamic linker was adding or removing
+ * objects for any thread (r_debug). */
+LZ_HIDDEN const char *lz_ld_unsafe(void);
+
+/* fork() handlers, called by lz_load.c's: wait (bounded) until no window is
+ * open and keep new ones from opening until the fork is over; in the child,
+ * remember whether one was open. */
+LZ_HIDDEN void lz_ld_prefork(void);
+LZ_HIDDEN void lz_ld_parent(void);
+LZ_HIDDEN void lz_ld_child(void);
+
+/* How long fork() waits for a window to close, in milliseconds. */
+#define LZ_FORK_WAIT_MS 2000
+
+#endif
