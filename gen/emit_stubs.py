@@ -209,6 +209,7 @@ def emit(spec, spec_display, headers, functions, macros, control_prefix=None,
     if answers:
         w(f"    .answers = lz_answers_{i_d},\n    .reals = lz_reals_{i_d},\n")
     w(f"    .probe = {0 if spec.internal else 1},\n")
+    w(f"    .system_only = {1 if spec.search == 'system' else 0},\n")
     w(f"    .st = &lz_state_{i_d},\n}};\n\n")
 
     w("/* The API: one indirect jump through the slot each. */\n")

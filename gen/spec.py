@@ -52,6 +52,7 @@ class Spec:
     extra_headers: list = field(default_factory=list)  # paths, beside the spec
     companions: list = field(default_factory=list)
     unsupported: dict = field(default_factory=dict)
+    search: str = "full"  # "system": override, loaded, ld.so.cache, system dirs
 
 
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -94,7 +95,7 @@ def load_spec(path):
                   "wheel_dirs", "env", "home_vars", "required", "feature",
                   "description", "defines", "version_macros", "parse_include_dirs",
                   "internal", "symbol_prefix", "version_marker", "symbol_versions",
-                  "extra_headers", "companions"}
+                  "extra_headers", "companions", "search"}
     for key in lib:
         if key not in known_keys:
             raise GenError(where, f"unknown key '{key}'")
@@ -131,6 +132,9 @@ def load_spec(path):
             raise GenError(where, f"extra header {name!r} not found beside the spec ({full})")
         spec.extra_headers.append(full)
     spec.companions = lib.get("companions", [])
+    spec.search = lib.get("search", "full")
+    if spec.search not in ("full", "system"):
+        raise GenError(where, f"'search' must be \"full\" or \"system\", not {spec.search!r}")
     for key in ("id", "shim", "env"):
         if not _IDENT.match(getattr(spec, key)):
             raise GenError(where, f"'{key}' must be a C identifier")

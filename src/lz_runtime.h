@@ -115,6 +115,9 @@ typedef struct lz_lib {
     const lz_fn *resolvers;         /* initial slot values */
     const lz_fn *fails;             /* what a slot holds when it cannot be had */
     int probe;                      /* probe candidates with libelf first */
+    /* Search only the override, loaded copies, ld.so.cache and the system
+     * directories (spec: search = "system"): for a library loaded unprobed. */
+    int system_only;
     lz_state *st;
 } lz_lib;
 

@@ -273,6 +273,12 @@ int lz_linker_lookup(const char *const *sonames, lz_visit_fn visit, lz_note_fn n
     }
     if (lz_objects_runpaths(sonames, visit_runpath, &lw))
         return 1;
+    return lz_system_lookup(sonames, visit, ctx);
+}
+
+int lz_system_lookup(const char *const *sonames, lz_visit_fn visit, void *ctx)
+{
+    struct linker_walk lw = {sonames, visit, ctx, NULL};
     char path[PATH_MAX];
     for (const char *const *s = sonames; *s; s++)
         if (lz_ldcache_lookup("/etc/ld.so.cache", *s, path, sizeof path) &&
@@ -296,6 +302,8 @@ static void note_candidate(void *ctx, const char *step, const char *text)
 
 static int step_linker(lz_walk *w)
 {
+    if (w->lib->system_only)
+        return lz_system_lookup(w->lib->sonames, visit_candidate, w);
     return lz_linker_lookup(w->lib->sonames, visit_candidate, note_candidate, w);
 }
 
@@ -311,7 +319,13 @@ static int step_default(lz_walk *w)
 void lz_search(lz_walk *w)
 {
     w->fallback_score = -1;
-    if (!step_override(w))
+    if (step_override(w))
+        ;
+    else if (w->lib->system_only)
+        /* Loaded unprobed (libelf): only from places the caller cannot
+         * plant a file in, so that no stranger's constructor runs. */
+        (void)(step_loaded(w) || step_linker(w));
+    else
         (void)(step_loaded(w) || step_wheel(w) || step_conda(w) || step_linker(w) ||
                step_cuda_home(w) || step_default(w));
     if (!w->found)

@@ -63,6 +63,9 @@ typedef void (*lz_note_fn)(void *ctx, const char *step, const char *text);
 LZ_HIDDEN int lz_linker_lookup(const char *const *sonames, lz_visit_fn visit, lz_note_fn note,
                                void *ctx);
 
+/* Only its last two steps: ld.so.cache, then the system directories. */
+LZ_HIDDEN int lz_system_lookup(const char *const *sonames, lz_visit_fn visit, void *ctx);
+
 /* The path ld.so.cache gives for soname: 1 when found (lz_ldcache.c). */
 LZ_HIDDEN int lz_ldcache_lookup(const char *cache, const char *soname, char *out, size_t size);
 

@@ -312,5 +312,41 @@ def loader_lock_after_explicit_load():
     loader_lock_runs("load-first", 30 if t.SANITIZE in ("", "none") else 10)
 
 
+
+# --- libelf from caller-controlled places (item 10) ------------------------------
+
+@case
+def libelf_never_from_caller_places():
+    """A libelf.so.1 planted in CONDA_PREFIX, CUDA_HOME, CUDA_PATH, NCCL_HOME,
+    LD_LIBRARY_PATH or a run path is never loaded (it cannot be probed before
+    it is loaded): lazynccl-info and would_load run no constructor, and still
+    probe with the system's libelf."""
+    d = t.workdir("libelf_planted")
+    log = f"{d}/ctor.log"
+    dirs = {k: f"{d}/{k.lower()}" for k in ("CONDA_PREFIX", "CUDA_HOME", "CUDA_PATH", "NCCL_HOME")}
+    for k, root in dirs.items():
+        for sub in ("lib", "lib64"):
+            os.makedirs(os.path.join(root, sub), exist_ok=True)
+            t.compile_c(os.path.join(root, sub, "libelf.so.1"),
+                        [os.path.join(t.FAKES, "fake_libelf.c")],
+                        [f"-I{t.FAKES}", f'-DFAKE_NAME="{k}/{sub}"', "-Wl,-soname,libelf.so.1"],
+                        shared=True)
+    llp = f"{d}/llp"
+    os.makedirs(llp, exist_ok=True)
+    t.compile_c(f"{llp}/libelf.so.1", [os.path.join(t.FAKES, "fake_libelf.c")],
+                [f"-I{t.FAKES}", '-DFAKE_NAME="LD_LIBRARY_PATH"', "-Wl,-soname,libelf.so.1"],
+                shared=True)
+    env = dict(dirs, LD_LIBRARY_PATH=llp, LZ_CTOR_LOG=log)
+    r = bounded([os.path.join(t.BUILD, "lazynccl-info"), "--json", "nccl"], env)
+    doc = json.loads(r.stdout)
+    t.equal(os.path.exists(log), False, "a planted libelf ran its constructor")
+    t.contains(json.dumps(doc["libraries"][0]["candidates"]), "\"soname\": \"libnccl.so.2\"",
+               "candidates were probed (read with the system's libelf)")
+    client = nccl_client(d)
+    r = bounded([client, "wouldload"], env)
+    t.contains(r.stdout, "would=1", "would_load found the real NCCL")
+    t.equal(os.path.exists(log), False, f"would_load ran a planted constructor: {r.stdout}")
+
+
 if __name__ == "__main__":
     raise SystemExit(t.main())
