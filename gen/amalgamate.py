@@ -7,9 +7,9 @@ import re
 
 from emit_stubs import emit, emit_header
 
-RUNTIME_HEADERS = ["lz_runtime.h", "lz_ld.h", "lz_probe.h", "lz_search.h", "lz_objects.h", "lz_load.h",
+RUNTIME_HEADERS = ["lz_runtime.h", "lz_ld.h", "lz_pathlist.h", "lz_probe.h", "lz_search.h", "lz_objects.h", "lz_load.h",
                    "lz_thunk.h"]
-RUNTIME_SOURCES = ["lz_report.c", "lz_ld.c", "lz_ldcache.c", "lz_objects.c", "lz_probe.c", "lz_candidate.c",
+RUNTIME_SOURCES = ["lz_report.c", "lz_ld.c", "lz_pathlist.c", "lz_ldcache.c", "lz_objects.c", "lz_probe.c", "lz_candidate.c",
                    "lz_search.c", "lz_load.c", "lz_resolve.c"]
 LOCAL_INCLUDE = re.compile(r'^\s*#\s*include\s+"[^"]+"\s*$', re.M)
 

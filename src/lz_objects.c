@@ -6,6 +6,7 @@
  * the object's loaded segments before it is read. */
 #include "lz_ld.h"
 #include "lz_objects.h"
+#include "lz_pathlist.h"
 #include "lz_search.h"
 
 #include <link.h>
@@ -200,53 +201,20 @@ static int needs(const dynview *v, const struct runpaths *q)
     return 0;
 }
 
-/* Expand one run-path entry as ld.so would ($ORIGIN, ${ORIGIN}). */
+/* Expand one run-path entry as ld.so would (lz_pathlist.c). */
 static void add_entry(struct runpaths *q, const char *entry, size_t len, const char *origin,
                       const char *why)
 {
-    char dir[PATH_MAX], reason[2 * PATH_MAX + 640];
-    int shown = len > 512 ? 512 : (int)len; /* of the entry, in messages */
-    size_t o = 0;
-    const char *p = entry, *end = entry + len;
-    if (len == 0)
-        return; /* ld.so skips empty run-path entries too */
-    while (p < end && o < sizeof dir - 1) {
-        size_t tok = 0;
-        if (*p == '$' && (size_t)(end - p) >= 7 && memcmp(p, "$ORIGIN", 7) == 0)
-            tok = 7;
-        else if (*p == '$' && (size_t)(end - p) >= 9 && memcmp(p, "${ORIGIN}", 9) == 0)
-            tok = 9;
-        else if (*p == '$') {
-            snprintf(reason, sizeof reason, "%s: entry %.*s: only $ORIGIN is expanded here",
-                     why, shown, entry);
-            push(&q->out, "", reason);
-            return;
-        }
-        if (tok) {
-            if (lz_secure()) {
-                snprintf(reason, sizeof reason,
-                         "%s: entry %.*s: $ORIGIN ignored in a secure-execution process", why,
-                         shown, entry);
-                push(&q->out, "", reason);
-                return;
-            }
-            o += (size_t)snprintf(dir + o, sizeof dir - o, "%s", origin);
-            p += tok;
-        } else
-            dir[o++] = *p++;
-    }
-    if (p < end || o >= sizeof dir - 1) {
-        snprintf(reason, sizeof reason, "%s: entry longer than PATH_MAX (%d)", why, PATH_MAX);
-        push(&q->out, "", reason);
+    char dir[PATH_MAX], reason[768], cwd[PATH_MAX];
+    const char *here = getcwd(cwd, sizeof cwd);
+    if (lz_path_entry(entry, len, origin, here, lz_secure(), dir, sizeof dir, reason,
+                      sizeof reason)) {
+        push(&q->out, dir, why);
         return;
     }
-    dir[o] = '\0';
-    if (dir[0] != '/') {
-        snprintf(reason, sizeof reason, "%s: relative entry %s not followed", why, dir);
-        push(&q->out, "", reason);
-        return;
-    }
-    push(&q->out, dir, why);
+    char line[PATH_MAX + 800];
+    snprintf(line, sizeof line, "%s: %s", why, reason);
+    push(&q->out, "", line);
 }
 
 static int runpath_cb(struct dl_phdr_info *info, size_t size, void *data)
@@ -269,7 +237,7 @@ static int runpath_cb(struct dl_phdr_info *info, size_t size, void *data)
         snprintf(why, sizeof why, "%s of %s", d->d_tag == DT_RPATH ? "RPATH" : "RUNPATH",
                  path[0] ? path : "the program");
         for (const char *e = rp;;) {
-            size_t len = strcspn(e, ":");
+            size_t len = lz_path_next(e, ":");
             add_entry(q, e, len, origin, why);
             if (!e[len])
                 break;

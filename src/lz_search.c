@@ -2,6 +2,7 @@
  * turn; the first one accepted ends the walk. */
 #include "lz_search.h"
 #include "lz_objects.h"
+#include "lz_pathlist.h"
 
 #include <dlfcn.h>
 #include <limits.h>
@@ -264,10 +265,24 @@ int lz_linker_lookup(const char *const *sonames, lz_visit_fn visit, lz_note_fn n
 {
     struct linker_walk lw = {sonames, visit, ctx, note};
     const char *llp = lz_getenv("LD_LIBRARY_PATH");
+    char exe[PATH_MAX], cwd[PATH_MAX], dir[PATH_MAX], why[768];
+    const char *origin = NULL, *here = NULL;
+    if (llp && *llp) {
+        /* ld.so's $ORIGIN in LD_LIBRARY_PATH: the program's directory. */
+        ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+        char *slash = n > 0 ? memrchr(exe, '/', (size_t)n) : NULL;
+        if (slash) {
+            *slash = '\0';
+            origin = slash == exe ? "/" : exe;
+        }
+        here = getcwd(cwd, sizeof cwd);
+    }
     for (const char *p = llp; p && *p;) {
-        size_t len = strcspn(p, ":;");
-        /* Empty and relative entries are skipped, never read as ".". */
-        if (len > 0 && p[0] == '/' && linker_dir(&lw, "LD_LIBRARY_PATH", p, len))
+        size_t len = lz_path_next(p, ":;");
+        if (!lz_path_entry(p, len, origin, here, lz_secure(), dir, sizeof dir, why, sizeof why)) {
+            if (note)
+                note(ctx, "LD_LIBRARY_PATH", why);
+        } else if (linker_dir(&lw, "LD_LIBRARY_PATH", dir, strlen(dir)))
             return 1;
         p += len + (p[len] != '\0');
     }

@@ -348,5 +348,41 @@ def libelf_never_from_caller_places():
     t.equal(os.path.exists(log), False, f"would_load ran a planted constructor: {r.stdout}")
 
 
+
+# --- LD_LIBRARY_PATH entries ld.so honours (item 12) ---------------------------
+
+@case
+def ld_library_path_like_ld_so():
+    """Relative, empty and $ORIGIN entries of LD_LIBRARY_PATH are followed as
+    the dynamic linker follows them (checked against ld.so itself: a program
+    linked -lnccl maps the same file), not skipped."""
+    d = t.workdir("llp_like_ld_so")
+    os.makedirs(f"{d}/bin", exist_ok=True)
+    fakes = {
+        "rel": t.fake_nccl(f"{d}/work/rel", version=3101),
+        "empty": t.fake_nccl(f"{d}/work", version=3102),
+        "origin": t.fake_nccl(f"{d}/bin/lib", version=3103),
+    }
+    link = t.fake_nccl(f"{d}/link", version=1)
+    oracle = t.compile_c(f"{d}/bin/which_nccl", [os.path.join(t.PROGS, "which_nccl.c")],
+                         [f"-L{d}/link", "-l:libnccl.so.2"])
+    client = nccl_client(f"{d}/bin")
+    cases = [("rel", "rel:/nonexistent"), ("empty", "/nonexistent::/nonexistent2"),
+             ("origin", "$ORIGIN/lib")]
+    for name, llp in cases:
+        env = {"LD_LIBRARY_PATH": llp, "LAZYNCCL_DEBUG": "1"}
+        e = dict(os.environ, **env)
+        ld = subprocess.run([oracle], env=e, cwd=f"{d}/work", capture_output=True, text=True)
+        t.equal(os.path.realpath(ld.stdout.strip()), os.path.realpath(fakes[name]),
+                f"ld.so with LD_LIBRARY_PATH={llp}: {ld.stderr}")
+        r = subprocess.run([client, "version"], env=e, cwd=f"{d}/work", capture_output=True,
+                           text=True, timeout=30)
+        want = {"rel": 3101, "empty": 3102, "origin": 3103}[name]
+        t.contains(r.stdout, f"version={want}", f"the shim with LD_LIBRARY_PATH={llp}: {r.stderr}")
+        t.contains(r.stderr, f"[LD_LIBRARY_PATH] {os.path.realpath(fakes[name])}: chosen",
+                   "reported as an absolute path found by LD_LIBRARY_PATH")
+    del link
+
+
 if __name__ == "__main__":
     raise SystemExit(t.main())

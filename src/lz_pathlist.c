@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: MIT */
+/* Reading one entry of a search-path list as ld.so does (lz_pathlist.h). */
+#include "lz_pathlist.h"
+
+#include <ctype.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+size_t lz_path_next(const char *list, const char *seps)
+{
+    return strcspn(list, seps);
+}
+
+static int refuse(char *why, size_t wsize, const char *fmt, const char *a, int alen)
+{
+    snprintf(why, wsize, fmt, alen, a);
+    return 0;
+}
+
+int lz_path_entry(const char *entry, size_t len, const char *origin, const char *cwd,
+                  int secure, char *out, size_t size, char *why, size_t wsize)
+{
+    int shown = len > 256 ? 256 : (int)len;
+    char tmp[PATH_MAX];
+    size_t o = 0;
+    if (size < 2 || wsize < 1)
+        return 0;
+    why[0] = '\0';
+    if (memchr(entry, '\0', len))
+        return refuse(why, wsize, "entry %.*s: holds a NUL byte", entry, shown);
+    for (const char *p = entry, *end = entry + len; p < end;) {
+        size_t tok = 0;
+        if (*p == '$' && (size_t)(end - p) >= 7 && memcmp(p, "$ORIGIN", 7) == 0 &&
+            (end - p == 7 || !(isalnum((unsigned char)p[7]) || p[7] == '_')))
+            tok = 7;
+        else if (*p == '$' && (size_t)(end - p) >= 9 && memcmp(p, "${ORIGIN}", 9) == 0)
+            tok = 9;
+        else if (*p == '$')
+            return refuse(why, wsize, "entry %.*s: only $ORIGIN is expanded here", entry, shown);
+        if (tok) {
+            if (secure)
+                return refuse(why, wsize, "entry %.*s: $ORIGIN ignored in a secure-execution "
+                              "process", entry, shown);
+            if (!origin)
+                return refuse(why, wsize, "entry %.*s: $ORIGIN is unknown here", entry, shown);
+            int n = snprintf(tmp + o, sizeof tmp - o, "%s", origin);
+            if (n < 0 || (size_t)n >= sizeof tmp - o)
+                return refuse(why, wsize, "entry %.*s: longer than PATH_MAX", entry, shown);
+            o += (size_t)n;
+            p += tok;
+            continue;
+        }
+        if (o >= sizeof tmp - 1)
+            return refuse(why, wsize, "entry %.*s: longer than PATH_MAX", entry, shown);
+        tmp[o++] = *p++;
+    }
+    tmp[o] = '\0';
+    if (tmp[0] != '/') {
+        /* ld.so reads an empty entry as the current directory and a relative
+         * one relative to it: followed, except where ld.so trusts neither. */
+        if (secure)
+            return refuse(why, wsize, len ? "relative entry %.*s ignored in a secure-execution "
+                          "process" : "%.*sempty entry (the current directory) ignored in a "
+                          "secure-execution process", entry, shown);
+        if (!cwd || cwd[0] != '/')
+            return refuse(why, wsize, "entry %.*s: relative, and the current directory is "
+                          "unknown", entry, shown);
+        int n = snprintf(out, size, "%s%s%s", cwd, o ? "/" : "", tmp);
+        if (n < 0 || (size_t)n >= size)
+            return refuse(why, wsize, "entry %.*s: longer than PATH_MAX", entry, shown);
+        o = (size_t)n;
+    } else {
+        if (o >= size)
+            return refuse(why, wsize, "entry %.*s: longer than PATH_MAX", entry, shown);
+        memcpy(out, tmp, o + 1);
+    }
+    while (o > 1 && out[o - 1] == '/')
+        out[--o] = '\0';
+    return 1;
+}

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: MIT */
+/* One entry of a search-path list (LD_LIBRARY_PATH, DT_RPATH, DT_RUNPATH)
+ * read as the dynamic linker reads it (lz_pathlist.c). Pure: no file is
+ * touched, so the fuzzer drives it directly. */
+#ifndef LZ_PATHLIST_H
+#define LZ_PATHLIST_H
+
+#include "lz_runtime.h"
+
+/* The directory entry[0..len) names, in out (size bytes): 1 when it is
+ * followed, else 0 with the reason in why (wsize bytes). As ld.so: $ORIGIN
+ * and ${ORIGIN} become origin; an empty entry is the current directory and a
+ * relative one is relative to it (cwd); trailing slashes go. In a secure-
+ * execution process (secure) only absolute entries without $ORIGIN are
+ * followed. origin or cwd NULL: entries needing them are not followed. */
+LZ_HIDDEN int lz_path_entry(const char *entry, size_t len, const char *origin, const char *cwd,
+                            int secure, char *out, size_t size, char *why, size_t wsize);
+
+/* The length of the next entry of list up to one of seps (":" for run
+ * paths, ":;" for LD_LIBRARY_PATH, as ld.so splits them). */
+LZ_HIDDEN size_t lz_path_next(const char *list, const char *seps);
+
+#endif
