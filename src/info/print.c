@@ -1,6 +1,7 @@
 /* lazynccl-info output: aligned text for people, JSON for tools
  * (schema in docs/lazynccl-info.md). */
 #include "info.h"
+#include "json.h"
 
 #include <string.h>
 
@@ -122,49 +123,6 @@ void print_text(FILE *f, info_lib *libs, int nlibs, const doctor_report *d, int 
     }
 }
 
-/* Length of the well-formed UTF-8 sequence at s (RFC 3629: no overlongs, no
- * surrogates, nothing above U+10FFFF), or 0. */
-static int utf8_len(const unsigned char *s)
-{
-    int n = s[0] < 0x80 ? 1 : s[0] >= 0xc2 && s[0] <= 0xdf ? 2 : s[0] >= 0xe0 && s[0] <= 0xef ? 3
-            : s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : 0;
-    for (int i = 1; i < n; i++)
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-    if ((n == 3 && ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] >= 0xa0))) ||
-        (n == 4 && ((s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] >= 0x90))))
-        return 0;
-    return n;
-}
-
-/* A JSON string of any byte sequence: a byte that is not part of
- * well-formed UTF-8 (a path is bytes) is written as \u00XX, its value
- * (docs/lazynccl-info.md, "Bytes that are not UTF-8"). */
-static void json_string(FILE *f, const char *text)
-{
-    if (!text) {
-        fputs("null", f);
-        return;
-    }
-    fputc('"', f);
-    for (const unsigned char *s = (const unsigned char *)text; *s;) {
-        int n = utf8_len(s);
-        if (*s == '"' || *s == '\\')
-            fprintf(f, "\\%c", *s);
-        else if (*s == '\n')
-            fputs("\\n", f);
-        else if (*s < 0x20 || n == 0)
-            fprintf(f, "\\u%04x", *s);
-        else {
-            fwrite(s, 1, (size_t)n, f);
-            s += n;
-            continue;
-        }
-        s++;
-    }
-    fputc('"', f);
-}
-
 static const char *nonempty(const char *s)
 {
     return s && *s ? s : NULL;
@@ -174,7 +132,7 @@ static const char *nonempty(const char *s)
 static void field(FILE *f, int first, const char *key, const char *value)
 {
     fprintf(f, "%s\"%s\": ", first ? "" : ", ", key);
-    json_string(f, value);
+    info_json_string(f, value);
 }
 
 /* {"path": ..., "step": ...[, "version": ...]}, or null when absent. */
@@ -207,7 +165,7 @@ void print_json(FILE *f, info_lib *libs, int nlibs, const doctor_report *d)
         fputs(", \"sonames\": [", f);
         for (const char *const *s = lib->sonames; *s; s++) {
             fputs(s == lib->sonames ? "" : ", ", f);
-            json_string(f, *s);
+            info_json_string(f, *s);
         }
         fprintf(f, "], \"would_load\": %s", li->would_load ? "true" : "false");
         place(f, "chosen", li->would_load, li->chosen, li->chosen_step, NULL);

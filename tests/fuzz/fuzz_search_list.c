@@ -23,12 +23,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memcpy(list, data, size);
     list[size] = '\0';
     char report[4096];
-    state.search_list = list;
-    lz_walk w = {.lib = &fuzz_lib, .dry_run = 1, .report = report, .report_size = sizeof report};
+    lz_walk w = {.lib = &fuzz_lib, .dry_run = 1, .report = report, .report_size = sizeof report,
+                 .search_list = list};
     lz_search(&w);
     if (w.report_len >= sizeof report)
         __builtin_trap();
-    state.search_list = NULL;
     free(list);
     return 0;
 }

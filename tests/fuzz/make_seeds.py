@@ -27,6 +27,22 @@ def main(out):
                               "/proc/self/fd/0:/dev/null:/", f"{work}:{work}/good/"]):
         with open(f"{lists}/seed{i}", "w") as f:
             f.write(text)
+    # fuzz_pathlist: flags byte, then list, origin, cwd on lines.
+    os.makedirs(f"{out}/pathlist", exist_ok=True)
+    for i, (flags, lst, origin, cwd) in enumerate([
+            (0, "/usr/lib:$ORIGIN/../lib:rel::${ORIGIN}", "/opt/app/bin", "/home/u"),
+            (1, "$ORIGIN:/lib/:./x", "/o", "/c"), (2, "a;b:c;;/d//", "", "/"),
+            (0, "$LIB/x:$ORIGINX:$ORIGIN_:${ORIGIN}/" + "y" * 300, "/" + "o" * 4000, "/c"),
+            (3, "", "", "")]):
+        with open(f"{out}/pathlist/seed{i}", "wb") as f:
+            f.write(bytes([flags]) + f"{lst}\n{origin}\n{cwd}".encode())
+    # fuzz_json: text, paths with bytes that are not UTF-8, controls, quotes.
+    os.makedirs(f"{out}/json", exist_ok=True)
+    for i, data in enumerate([b"plain /usr/lib/libnccl.so.2", b"\xff\xfe\xc3(\xe2\x82",
+                              "é€𝄞 \"q\" \\ \n\t\x01\x7f".encode(), b"\xed\xa0\x80\xf4\x90\x80\x80",
+                              b"\xc0\xaf\xe0\x80\xaf", b""]):
+        with open(f"{out}/json/seed{i}", "wb") as f:
+            f.write(data)
 
 
 if __name__ == "__main__":

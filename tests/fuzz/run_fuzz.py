@@ -21,7 +21,7 @@ def main(target, seconds):
         return t.SKIP
     work = t.workdir(f"fuzz_{target}")
     make_seeds.main(f"{work}/seeds")
-    kind = "probe" if "probe" in target else "search_list"
+    kind = target[len("fuzz_"):]
     corpus = f"{work}/corpus"
     shutil.copytree(f"{work}/seeds/{kind}", corpus)
     regress = glob.glob(os.path.join(t.SOURCE, "tests", "fuzz", "regressions", kind, "*"))
@@ -32,7 +32,7 @@ def main(target, seconds):
             print("FAIL: a regression input crashes again")
             return 1
     r = t.run([exe, corpus, f"-max_total_time={seconds}", "-print_final_stats=1",
-               f"-artifact_prefix={work}/", "-rss_limit_mb=2048"], cwd=work)
+               f"-artifact_prefix={work}/", "-rss_limit_mb=2048", "-timeout=10"], cwd=work)
     stats = dict(re.findall(r"^stat::(\w+):\s+(\d+)", r.stderr, re.M))
     cov = re.findall(r"cov: (\d+) ft: (\d+)", r.stderr)
     print(f"{target}: {stats.get('number_of_executed_units', '?')} executions in {seconds} s, "

@@ -1,0 +1,96 @@
+/* libFuzzer target: lazynccl-info's JSON string writer. For any bytes the
+ * output must be one valid JSON string (RFC 8259: quoted, escapes well
+ * formed, no raw control character, UTF-8 only) that decodes, reading each
+ * \u00XX as the byte XX, back to exactly the input. */
+#include "info/json.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int hex(int c)
+{
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
+           : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+/* An independent check of one UTF-8 sequence (by code point ranges). */
+static size_t utf8_ok(const unsigned char *s, size_t left)
+{
+    unsigned cp;
+    size_t n;
+    if (s[0] < 0x80)
+        return 1;
+    if ((s[0] & 0xe0) == 0xc0) { n = 2; cp = s[0] & 0x1f; }
+    else if ((s[0] & 0xf0) == 0xe0) { n = 3; cp = s[0] & 0x0f; }
+    else if ((s[0] & 0xf8) == 0xf0) { n = 4; cp = s[0] & 0x07; }
+    else return 0;
+    if (n > left)
+        return 0;
+    for (size_t i = 1; i < n; i++) {
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+        cp = cp << 6 | (s[i] & 0x3f);
+    }
+    static const unsigned min[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < min[n] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+        return 0;
+    return n;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    char *in = malloc(size + 1);
+    if (!in)
+        return 0;
+    memcpy(in, data, size);
+    in[size] = '\0';
+    size_t inlen = strlen(in); /* the writer takes C strings */
+    char *out = NULL;
+    size_t outlen = 0;
+    FILE *f = open_memstream(&out, &outlen);
+    info_json_string(f, in);
+    fclose(f);
+    const unsigned char *o = (const unsigned char *)out;
+    if (outlen < 2 || o[0] != '"' || o[outlen - 1] != '"')
+        __builtin_trap();
+    unsigned char *back = malloc(inlen + 1);
+    size_t b = 0;
+    for (size_t i = 1; i < outlen - 1;) {
+        if (o[i] < 0x20 || o[i] == '"')
+            __builtin_trap(); /* raw control character or unescaped quote */
+        if (o[i] == '\\') {
+            if (i + 1 >= outlen - 1)
+                __builtin_trap();
+            char e = (char)o[i + 1];
+            if (e == '"' || e == '\\') { back[b++] = (unsigned char)e; i += 2; }
+            else if (e == 'n') { back[b++] = '\n'; i += 2; }
+            else if (e == 'u') {
+                if (i + 5 >= outlen - 1 + 1 || hex(o[i + 2]) != 0 || hex(o[i + 3]) != 0 ||
+                    hex(o[i + 4]) < 0 || hex(o[i + 5]) < 0)
+                    __builtin_trap();
+                back[b++] = (unsigned char)(hex(o[i + 4]) * 16 + hex(o[i + 5]));
+                i += 6;
+            } else
+                __builtin_trap();
+        } else {
+            size_t n = utf8_ok(o + i, outlen - 1 - i);
+            if (!n)
+                __builtin_trap(); /* not UTF-8 */
+            if (b + n > inlen)
+                __builtin_trap();
+            memcpy(back + b, o + i, n);
+            b += n;
+            i += n;
+        }
+        if (b > inlen)
+            __builtin_trap();
+    }
+    if (b != inlen || memcmp(back, in, inlen) != 0)
+        __builtin_trap(); /* does not decode to the input */
+    free(back);
+    free(out);
+    free(in);
+    return 0;
+}

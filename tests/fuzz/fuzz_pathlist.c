@@ -1,0 +1,57 @@
+/* libFuzzer target: the LD_LIBRARY_PATH / run-path entry parser
+ * (src/lz_pathlist.c). The input is split into a list, an origin and a
+ * current directory; every entry must get a verdict, and a followed one must
+ * be an absolute path, without NUL, shorter than PATH_MAX, without trailing
+ * slash (but "/"), without $ORIGIN left, and never followed in secure mode
+ * unless it was absolute with no token. */
+#include "lz_pathlist.h"
+
+#include <limits.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char *part(const uint8_t **p, const uint8_t *end)
+{
+    const uint8_t *sep = memchr(*p, '\n', (size_t)(end - *p));
+    size_t n = (size_t)((sep ? sep : end) - *p);
+    char *s = malloc(n + 1);
+    memcpy(s, *p, n);
+    s[n] = '\0';
+    *p = sep ? sep + 1 : end;
+    return s;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size < 1)
+        return 0;
+    int secure = data[0] & 1, seps = data[0] & 2;
+    const uint8_t *p = data + 1, *end = data + size;
+    char *list = part(&p, end), *origin = part(&p, end), *cwd = part(&p, end);
+    for (const char *e = list;;) {
+        size_t len = lz_path_next(e, seps ? ":;" : ":");
+        char out[PATH_MAX], why[512];
+        memset(out, 'x', sizeof out);
+        int ok = lz_path_entry(e, len, origin[0] ? origin : NULL, cwd[0] ? cwd : NULL, secure,
+                               out, sizeof out, why, sizeof why);
+        if (ok) {
+            size_t n = strnlen(out, sizeof out);
+            if (n == sizeof out || out[0] != '/' || (n > 1 && out[n - 1] == '/'))
+                __builtin_trap();
+            if (secure && (len == 0 || e[0] != '/' || memchr(e, '$', len)))
+                __builtin_trap();
+            if (!memchr(e, '$', len) && e[0] == '/' && len < sizeof out &&
+                strncmp(out, e, n) != 0)
+                __builtin_trap(); /* an absolute entry without token is itself */
+        } else if (!why[0] || strnlen(why, sizeof why) == sizeof why)
+            __builtin_trap(); /* refused without a reason */
+        if (!e[len])
+            break;
+        e += len + 1;
+    }
+    free(list);
+    free(origin);
+    free(cwd);
+    return 0;
+}
