@@ -170,7 +170,23 @@ static void run_search(const lz_lib *lib, const lz_sym *want, const char *list, 
 
 static const char out_of_memory[] = "could not be loaded (out of memory for its report)";
 
+static int ensure_loaded(const lz_lib *lib, const lz_sym *want);
+
 int lz_ensure_loaded(const lz_lib *lib, const lz_sym *want)
+{
+    if (status_of(lib) != LZ_UNTRIED)
+        return status_of(lib);
+    /* No cancellation during a search: a searcher that vanished would leave
+     * its count behind, and waiters would wait for it forever. The request
+     * is acted on at the caller's next cancellation point. */
+    int cs;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cs);
+    int s = ensure_loaded(lib, want);
+    pthread_setcancelstate(cs, NULL);
+    return s;
+}
+
+static int ensure_loaded(const lz_lib *lib, const lz_sym *want)
 {
     lz_state *st = lib->st;
     int may_wait = 1;

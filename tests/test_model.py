@@ -1,0 +1,96 @@
+#!/usr/bin/env python3
+"""The load protocol's model (tests/model/load.pml) checked by spin: today's
+protocol keeps its invariants in every configuration, and the protocol of
+issue 13's filing breaks one in each configuration that shows one of its bugs."""
+import os
+import re
+import shutil
+
+import lztest as t
+from lztest import case
+
+MODEL = os.path.join(t.SOURCE, "tests", "model", "load.pml")
+
+
+def verify(name, defines):
+    """Run spin's exhaustive safety check: (errors, what the trail shows, states)."""
+    spin = shutil.which("spin")
+    if not spin:
+        raise t.Skip("spin is not installed (Debian package spin; .ci/run installs it)")
+    d = t.workdir(f"model_{name}")
+    shutil.copy(MODEL, d)
+    t.run([spin] + defines + ["-a", "load.pml"], cwd=d, check_rc=0)
+    t.run(["cc", "-O2", "-DSAFETY", "-DMEMLIM=4096", "-o", "pan", "pan.c"], cwd=d, check_rc=0)
+    r = t.run(["./pan", "-m100000"], cwd=d)
+    m = re.search(r"errors: (\d+)", r.stdout)
+    if not m:
+        raise t.Fail(f"pan printed no verdict:\n{r.stdout}\n{r.stderr}")
+    states = re.search(r"([\d.e+]+) states, stored", r.stdout)
+    what = re.search(r"pan:1: (.*?) \(at depth", r.stdout)
+    if m.group(1) != "0" and os.path.exists(os.path.join(d, "load.pml.trail")):
+        trail = t.run([spin] + defines + ["-t", "load.pml"], cwd=d).stdout
+        a = re.search(r"text of failed assertion: (.*)", trail)
+        what_text = a.group(1) if a else (what.group(1) if what else "?")
+    else:
+        what_text = what.group(1) if what else ""
+    print(f"{name}: errors {m.group(1)}, {states.group(1) if states else '?'} states; {what_text}")
+    return int(m.group(1)), what_text
+
+
+def holds(name, defines):
+    errors, what = verify(name, defines)
+    t.equal(errors, 0, f"today's protocol, {name}: {what}")
+
+
+def breaks(name, defines, want):
+    errors, what = verify(name, ["-DOLD"] + defines)
+    t.equal(errors > 0, True, f"the old protocol, {name}, passes: the model lost the bug")
+    t.contains(what, want, f"the old protocol, {name}")
+
+
+@case
+def model_holds_all_actors():
+    """A first call, a plugin constructor under the loader lock, a fix and
+    retry, a fork at any step: no invariant broken, no deadlock."""
+    holds("all", [])
+
+
+@case
+def model_holds_three_callers_retry():
+    """Three first calls racing a retry after a failure."""
+    holds("callers3_retry", ["-DCALLERS=3", "-DNO_FORK", "-DNO_PLUGIN"])
+
+
+@case
+def model_holds_two_callers_plugin():
+    """Two first calls and a plugin constructor calling back under the loader lock."""
+    holds("callers2_plugin", ["-DCALLERS=2", "-DNO_FORK", "-DNO_FIXER"])
+
+
+@case
+def model_old_deadlocks_on_loader_lock():
+    """Item 4: the shim's lock held across dlopen deadlocks with a plugin constructor."""
+    breaks("old_plugin", ["-DNO_FIXER", "-DNO_FORK", "-DNO_CANCEL"], "invalid end state")
+
+
+@case
+def model_old_publishes_failure_after_success():
+    """Item 3: a failure read before the lock is published over a retry's success."""
+    breaks("old_retry", ["-DNO_PLUGIN", "-DNO_FORK", "-DNO_CANCEL"], "status!=1")
+
+
+@case
+def model_old_child_uses_half_loaded_object():
+    """Item 2: a child forked mid-dlopen calls dlopen over a half-loaded object."""
+    breaks("old_fork", ["-DNO_PLUGIN", "-DNO_FIXER", "-DNO_CANCEL"], "c_obj!=1")
+
+
+@case
+def model_old_cancel_leaves_lock_held():
+    """Item 6: a thread cancelled inside its load leaves the lock held."""
+    breaks("old_cancel", ["-DCALLERS=2", "-DNO_PLUGIN", "-DNO_FIXER", "-DNO_FORK"],
+           "invalid end state")
+
+
+if __name__ == "__main__":
+    raise SystemExit(t.main())
