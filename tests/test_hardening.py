@@ -43,44 +43,94 @@ def bounded(cmd, env, seconds=30):
 
 # --- secure execution: argv[0] ------------------------------------------------
 
-def setuid_argv0(static):
+def secure_client(d, kind):
+    """The client linked with the shared shim, the static one, or the
+    amalgamation compiled in."""
+    if kind == "amalgamation":
+        src = os.path.join(t.PROGS, "nccl_client.c")
+        args = [f"-I{t.SOURCE}/include", f"-I{t.NCCL_INCLUDE}", f"-I{t.CUDA_INCLUDE}",
+                os.path.join(t.BUILD, "lazynccl_amalg.c"), "-ldl", "-lpthread"]
+        return t.compile_c(os.path.join(d, "client"), [src], args + t.sanitizer_link_args())
+    return nccl_client(d, static=kind == "static")
+
+
+def secure_execution(kind, how):
+    """A secure-execution program (setuid root, or a file capability) run by
+    nobody with everything the caller controls pointing at a fake NCCL it
+    planted: argv[0] in a site-packages, LAZYNCCL_LIBPATH, CONDA_PREFIX,
+    CUDA_HOME, NCCL_HOME, LD_LIBRARY_PATH. No constructor of the caller's runs."""
     if os.geteuid() != 0 or not shutil.which("setpriv"):
-        raise t.Skip("needs root and setpriv to run a setuid-root program as nobody")
+        raise t.Skip("needs root and setpriv to run a secure-execution program as nobody")
+    if how == "setcap" and not shutil.which("setcap"):
+        raise t.Skip("setcap is not installed (Debian package libcap2-bin)")
     if "address" in t.SANITIZE:
         raise t.Skip("LeakSanitizer cannot run in a setuid process (ASan build)")
-    d = t.workdir(f"setuid_argv0_{'static' if static else 'shared'}")
+    d = t.workdir(f"secure_{kind}_{how}")
     os.chmod(d, 0o755)
     site = f"{d}/attacker/site-packages"
-    fake = t.fake_nccl(f"{site}/nvidia/nccl/lib", version=66)
+    t.fake_nccl(f"{site}/nvidia/nccl/lib", version=66)
+    for sub in ("override", "conda/lib", "cuda/lib64", "ncclhome/lib", "llp"):
+        t.fake_nccl(f"{d}/attacker/{sub}", version=66)
     log = f"{d}/ctor.log"
     open(log, "w").close()
     os.chmod(log, 0o666)
-    for p in (f"{d}/attacker", site, f"{site}/nvidia", f"{site}/nvidia/nccl",
-              f"{site}/nvidia/nccl/lib"):
-        os.chmod(p, 0o755)
-    os.chmod(fake, 0o755)
-    exe = nccl_client(d, static=static)
-    os.chmod(exe, 0o4755)  # setuid root
+    for root, dirs, files in os.walk(f"{d}/attacker"):
+        for x in dirs + files:
+            os.chmod(os.path.join(root, x), 0o755)
+    os.chmod(f"{d}/attacker", 0o755)
+    exe = secure_client(d, kind)
+    if how == "setuid":
+        os.chmod(exe, 0o4755)  # setuid root
+    else:
+        os.chmod(exe, 0o755)
+        t.run(["setcap", "cap_net_bind_service+ep", exe], check_rc=0)
+    a = f"{d}/attacker"
+    env = {"LZ_CTOR_LOG": log, "LAZYNCCL_LIBPATH": f"{a}/override",
+           "CONDA_PREFIX": f"{a}/conda", "CUDA_HOME": f"{a}/cuda", "NCCL_HOME": f"{a}/ncclhome",
+           "LD_LIBRARY_PATH": f"{a}/llp", "PYTHONPATH": site, "LAZYNCCL_DEBUG": "1"}
     # bash's exec -a chooses argv[0], as an attacker's execv would.
     cmd = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "/bin/bash", "-c",
            'exec -a "$0" "$@"', f"{site}/x", exe, "call", "ncclGetVersion"]
-    r = bounded(cmd, {"LZ_CTOR_LOG": log})
+    r = bounded(cmd, env)
     t.equal(r.returncode, 0, f"exit status ({r.stdout}{r.stderr})")
     t.check("value=66" not in r.stdout, f"the attacker's library answered:\n{r.stdout}")
+    t.equal(r.stderr, "", "LAZYNCCL_DEBUG is the caller's too: nothing printed")
     with open(log) as f:
-        t.equal(f.read().split(), [], "constructors that ran as root")
+        t.equal(f.read().split(), [], "constructors of the caller's files that ran")
 
 
 @case
 def setuid_argv0_static():
     """A setuid-root program linked with liblazynccl.a, run by nobody with
-    argv[0] in a site-packages the caller owns: the fake there never runs."""
-    setuid_argv0(True)
+    argv[0] in a site-packages the caller owns and every variable pointing
+    at the caller's files: none of them runs."""
+    secure_execution("static", "setuid")
 
 
 @case
 def setuid_argv0_shared():
-    setuid_argv0(False)
+    secure_execution("shared", "setuid")
+
+
+@case
+def setuid_amalgamation():
+    secure_execution("amalgamation", "setuid")
+
+
+@case
+def setcap_static():
+    """The same with a file capability instead of setuid (AT_SECURE too)."""
+    secure_execution("static", "setcap")
+
+
+@case
+def setcap_shared():
+    secure_execution("shared", "setcap")
+
+
+@case
+def setcap_amalgamation():
+    secure_execution("amalgamation", "setcap")
 
 
 # --- FIFOs ------------------------------------------------------------------
