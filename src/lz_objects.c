@@ -181,6 +181,7 @@ int lz_objects_with_soname(const char *soname, lz_object_visit_fn visit, void *c
 struct runpaths {
     const char *const *sonames;
     const char *self_soname;
+    int runpath;             /* 0: DT_RPATH entries, 1: DT_RUNPATH entries */
     strlist out;
 };
 
@@ -230,11 +231,18 @@ static int runpath_cb(struct dl_phdr_info *info, size_t size, void *data)
     char *slash = strrchr(origin, '/');
     if (slash)
         *slash = '\0';
+    /* As ld.so: an object's DT_RPATH counts only when it has no DT_RUNPATH. */
+    int has_runpath = 0;
+    for (const ElfW(Dyn) *d = v.dyn; d->d_tag != DT_NULL; d++)
+        has_runpath |= d->d_tag == DT_RUNPATH;
+    long tag = q->runpath ? DT_RUNPATH : DT_RPATH;
+    if (tag == DT_RPATH && has_runpath)
+        return 0;
     for (const ElfW(Dyn) *d = v.dyn; d->d_tag != DT_NULL; d++) {
         const char *rp;
-        if ((d->d_tag != DT_RPATH && d->d_tag != DT_RUNPATH) || !(rp = str(&v, d->d_un.d_val)))
+        if (d->d_tag != tag || !(rp = str(&v, d->d_un.d_val)))
             continue;
-        snprintf(why, sizeof why, "%s of %s", d->d_tag == DT_RPATH ? "RPATH" : "RUNPATH",
+        snprintf(why, sizeof why, "%s of %s", tag == DT_RPATH ? "RPATH" : "RUNPATH",
                  path[0] ? path : "the program");
         for (const char *e = rp;;) {
             size_t len = lz_path_next(e, ":");
@@ -277,11 +285,13 @@ int lz_objects_self_path(char *out)
     return out[0] != '\0';
 }
 
-int lz_objects_runpaths(const char *const *sonames, lz_object_visit_fn visit, void *ctx)
+int lz_objects_runpaths(const char *const *sonames, int runpath, lz_object_visit_fn visit,
+                        void *ctx)
 {
     char self[256] = "";
     lz_dl_iterate_phdr(self_soname_cb, self);
-    struct runpaths q = {.sonames = sonames, .self_soname = self[0] ? self : NULL};
+    struct runpaths q = {.sonames = sonames, .self_soname = self[0] ? self : NULL,
+                         .runpath = runpath};
     lz_dl_iterate_phdr(runpath_cb, &q);
     return visit_all(&q.out, visit, ctx);
 }

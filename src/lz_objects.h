@@ -19,13 +19,15 @@ LZ_HIDDEN int lz_objects_with_soname(const char *soname, lz_object_visit_fn visi
  * (never argv[0], which the caller chooses). 1 when known. */
 LZ_HIDDEN int lz_objects_self_path(char *out);
 
-/* The DT_RPATH/DT_RUNPATH directories of the loaded objects that need one of
+/* The DT_RPATH (runpath 0; only of objects without DT_RUNPATH, as ld.so) or
+ * DT_RUNPATH (runpath 1) directories of the loaded objects that need one of
  * sonames (DT_NEEDED) or that need or are the object holding this code, in
- * load order, $ORIGIN expanded; passed to visit (directory, "RPATH of OBJ")
- * until it returns 1. Entries that cannot be followed (a token other than
+ * load order, read as ld.so reads them (lz_pathlist.c); passed to visit
+ * (directory, "RPATH of OBJ") until it returns 1. Entries that cannot be followed (a token other than
  * $ORIGIN, $ORIGIN in a secure-execution process, a relative entry) are
  * passed with a NULL directory and the reason in why. */
-LZ_HIDDEN int lz_objects_runpaths(const char *const *sonames, lz_object_visit_fn visit, void *ctx);
+LZ_HIDDEN int lz_objects_runpaths(const char *const *sonames, int runpath,
+                                  lz_object_visit_fn visit, void *ctx);
 
 /* Mark in marks[i] (lib->nsyms entries) every versioned name of lib that a
  * loaded object other than a shim of lib imports (an undefined symbol of its

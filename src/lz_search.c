@@ -228,10 +228,10 @@ static int step_cuda_home(lz_walk *w)
 }
 
 /* The dynamic linker's search (5), followed so that the file it would load
- * is probed first. As ld.so does: each LD_LIBRARY_PATH directory is tried
- * for every soname before the next directory; then the run paths of the
- * objects that need the library (or the shim); then ld.so.cache, one soname
- * after another in preference order; then the system directories. */
+ * is probed first. As ld.so does: the DT_RPATH of the objects that need the
+ * library (or the shim); each LD_LIBRARY_PATH directory, tried for every
+ * soname before the next directory; their DT_RUNPATH; then ld.so.cache, one
+ * soname after another in preference order; then the system directories. */
 struct linker_walk {
     const char *const *sonames;
     lz_visit_fn visit;
@@ -264,6 +264,9 @@ static int visit_runpath(void *ctx, const char *dir, const char *why)
 int lz_linker_lookup(const char *const *sonames, lz_visit_fn visit, lz_note_fn note, void *ctx)
 {
     struct linker_walk lw = {sonames, visit, ctx, note};
+    /* ld.so: DT_RPATH before LD_LIBRARY_PATH, DT_RUNPATH after. */
+    if (lz_objects_runpaths(sonames, 0, visit_runpath, &lw))
+        return 1;
     const char *llp = lz_getenv("LD_LIBRARY_PATH");
     char exe[PATH_MAX], cwd[PATH_MAX], dir[PATH_MAX], why[768];
     const char *origin = NULL, *here = NULL;
@@ -286,7 +289,7 @@ int lz_linker_lookup(const char *const *sonames, lz_visit_fn visit, lz_note_fn n
             return 1;
         p += len + (p[len] != '\0');
     }
-    if (lz_objects_runpaths(sonames, visit_runpath, &lw))
+    if (lz_objects_runpaths(sonames, 1, visit_runpath, &lw))
         return 1;
     return lz_system_lookup(sonames, visit, ctx);
 }

@@ -1,0 +1,176 @@
+#!/usr/bin/env python3
+"""lazynccl-run and a PyTorch-style consumer, on the CPU (issue 14): a shared
+object in a wheel-like tree with DT_RPATH to its wheel's NCCL and DT_NEEDED
+libnccl.so.2, dlopened by a host program, with and without lazynccl-run."""
+import os
+import shutil
+import subprocess
+
+import lztest as t
+from lztest import case
+
+RUN = os.path.join(t.BUILD, "lazynccl-run")
+DROPIN = os.path.join(t.BUILD, "src", "dropin")
+
+
+def tree(d):
+    """site-packages with the wheel's NCCL (2.28.9 by its answer) and the
+    consumer; a 'system' NCCL (2.28.3) elsewhere."""
+    site = f"{d}/venv/lib/python3/site-packages"
+    wheel = t.fake_nccl(f"{site}/nvidia/nccl/lib", version=22809)
+    system = t.fake_nccl(f"{d}/system", version=22803)
+    os.makedirs(f"{site}/torchlike/lib", exist_ok=True)
+    consumer = t.compile_c(f"{site}/torchlike/lib/libtorchlike.so",
+                           [os.path.join(t.FAKES, "torchlike.c")],
+                           [f"-L{site}/nvidia/nccl/lib", "-l:libnccl.so.2",
+                            "-Wl,--disable-new-dtags,-rpath,$ORIGIN/../../nvidia/nccl/lib"],
+                           shared=True)
+    host = t.compile_c(f"{d}/host", [os.path.join(t.PROGS, "consumer_host.c")],
+                       ["-ldl"] + t.sanitizer_link_args())
+    return host, consumer, wheel, system
+
+
+def run(cmd, env=None):
+    e = dict(os.environ)
+    for k in ("LAZYNCCL_LIBPATH", "LD_LIBRARY_PATH", "LD_PRELOAD", "CONDA_PREFIX", "CUDA_HOME",
+              "LAZYNCCL_DEBUG"):
+        e.pop(k, None)
+    e.update(env or {})
+    r = subprocess.run(cmd, env=e, capture_output=True, text=True, timeout=60)
+    return r
+
+
+def lines(out):
+    return dict(line.split(":", 1) for line in out.strip().splitlines() if ":" in line)
+
+
+def real(paths, wheel):
+    """The libnccl files mapped, drop-in left out."""
+    return [p for p in paths.split() if not p.startswith(DROPIN) and p != "none"]
+
+
+@case
+def consumer_without_run_loads_at_import():
+    """The reference: without lazynccl-run, ld.so maps the wheel's NCCL at
+    import (its DT_RPATH beats LD_LIBRARY_PATH's 'system' NCCL)."""
+    d = t.workdir("consumer_plain")
+    host, consumer, wheel, system = tree(d)
+    r = run([host, consumer, "import"], {"LD_LIBRARY_PATH": os.path.dirname(system)})
+    out = lines(r.stdout)
+    t.equal(real(out["after import"], wheel), [os.path.realpath(wheel)], f"mapped: {r.stdout}")
+    t.equal(out["version"].strip(), "22809", "version")
+
+
+@case
+def consumer_under_run_is_lazy_and_gets_its_wheel():
+    """Under lazynccl-run: nothing real mapped at import; the first call loads
+    the file the consumer's DT_RPATH names (the wheel's 2.28.9), not the
+    LD_LIBRARY_PATH one, exactly as ld.so would have; one copy."""
+    d = t.workdir("consumer_run")
+    host, consumer, wheel, system = tree(d)
+    r = run([RUN, host, consumer, "import"],
+            {"LD_LIBRARY_PATH": os.path.dirname(system), "LAZYNCCL_DEBUG": "1"})
+    out = lines(r.stdout)
+    t.equal(real(out["after import"], wheel), [], f"real NCCL mapped at import: {r.stdout}")
+    t.equal(out["version"].strip(), "22809", f"version: {r.stdout}{r.stderr}")
+    t.equal(real(out["after first call"], wheel), [os.path.realpath(wheel)], "mapped after")
+    t.contains(r.stderr, "/../../nvidia/nccl/lib/libnccl.so.2: chosen", "found by the run path")
+    t.contains(r.stderr, "(found by: run path)", "found by the run path")
+
+
+@case
+def consumer_under_run_inherited_by_children():
+    """LD_PRELOAD reaches children (a shell, then the host), as torchrun workers."""
+    d = t.workdir("consumer_children")
+    host, consumer, wheel, _ = tree(d)
+    r = run([RUN, "/bin/sh", "-c", 'exec "$0" "$@"', host, consumer, "import"])
+    out = lines(r.stdout)
+    t.equal(real(out["after import"], wheel), [], f"lazy in the child: {r.stdout}")
+    t.equal(out["version"].strip(), "22809", "version")
+
+
+@case
+def consumer_choose_nccl_at_run_time():
+    """LAZYNCCL_LIBPATH picks another NCCL for the consumer: one copy, that one."""
+    d = t.workdir("consumer_choose")
+    host, consumer, wheel, system = tree(d)
+    r = run([RUN, host, consumer, "import"], {"LAZYNCCL_LIBPATH": system})
+    out = lines(r.stdout)
+    t.equal(out["version"].strip(), "22803", f"version: {r.stdout}{r.stderr}")
+    t.equal(real(out["after first call"], wheel), [os.path.realpath(system)], "mapped")
+
+
+@case
+def consumer_absent_nccl_fails_at_first_call():
+    """With no NCCL to be had, the import still works under lazynccl-run and
+    the first call fails with a message naming what was searched."""
+    d = t.workdir("consumer_absent")
+    host, consumer, wheel, _ = tree(d)
+    empty = f"{d}/empty"
+    os.makedirs(empty, exist_ok=True)
+    r = run([RUN, host, consumer, "import"], {"LAZYNCCL_LIBPATH": empty, "LAZYNCCL_DEBUG": "1"})
+    out = lines(r.stdout)
+    t.equal(out["version"].strip(), "-1", f"version: {r.stdout}")
+    t.contains(r.stderr, f"[LAZYNCCL_LIBPATH] {empty}: rejected: the directory holds no libnccl.so.2",
+               "the message names what was searched")
+
+
+@case
+def consumer_one_copy_framework_first():
+    """A framework dlopens the real NCCL by absolute path first (as CuPy
+    does): the drop-in reuses that copy (already loaded, by SONAME)."""
+    d = t.workdir("consumer_fw_first")
+    host, consumer, wheel, system = tree(d)
+    r = run([RUN, host, consumer, wheel, "framework-first"],
+            {"LD_LIBRARY_PATH": os.path.dirname(system), "LAZYNCCL_DEBUG": "1"})
+    out = lines(r.stdout)
+    t.equal(out["version"].strip(), "22809", f"version: {r.stdout}{r.stderr}")
+    t.equal(real(out["after first call"], wheel), [os.path.realpath(wheel)], "one copy")
+    t.contains(r.stderr, "[already loaded]", "reused")
+
+
+@case
+def consumer_one_copy_dropin_first():
+    """The other order: the drop-in loaded the wheel's NCCL; the framework's
+    later dlopen by path gets the same object."""
+    d = t.workdir("consumer_dropin_first")
+    host, consumer, wheel, system = tree(d)
+    r = run([RUN, host, consumer, wheel, "dropin-first"],
+            {"LD_LIBRARY_PATH": os.path.dirname(system)})
+    out = lines(r.stdout)
+    t.equal(real(out["after framework dlopen"], wheel), [os.path.realpath(wheel)], "one copy")
+
+
+@case
+def run_errors_exit_2():
+    """Bad --only items, a missing drop-in, a missing command: a clear message, exit 2."""
+    d = t.workdir("run_errors")
+    os.makedirs(f"{d}/empty", exist_ok=True)
+    for args, env, want in [
+            (["--only", "foo", "true"], {}, "unknown item 'foo'"),
+            (["--only", "", "true"], {}, "nothing to preload"),
+            (["--only", "libnccl.so.3", "true"], {}, "no drop-in"),
+            (["--only", "../x.so.1", "true"], {}, "unknown item"),
+            (["--bogus", "true"], {}, "unknown option --bogus"),
+            (["true"], {"LAZYNCCL_DROPIN_DIR": f"{d}/empty"}, "no drop-in"),
+            (["true"], {"LAZYNCCL_DROPIN_DIR": f"{d}/none"}, "does not exist")]:
+        r = run([RUN] + args, env)
+        t.equal(r.returncode, 2, f"{args}: {r.stderr}")
+        t.contains(r.stderr, want, f"{args}")
+    r = run([RUN])
+    t.equal(r.returncode, 2, "no command")
+
+
+@case
+def run_print_env_and_existing_preload():
+    """--print-env prints the line to use by hand; an existing LD_PRELOAD is kept after ours."""
+    r = run([RUN, "--only", "nccl", "--print-env"], {"LD_PRELOAD": "/usr/lib/x.so"})
+    t.equal(r.stdout, f"export LD_PRELOAD='{os.path.realpath(DROPIN)}/libnccl.so.2 /usr/lib/x.so'\n",
+            "print-env")
+    r = run([RUN, "--only", "nccl,nvrtc", "/bin/sh", "-c", "echo $LD_PRELOAD"])
+    t.equal(r.stdout.split(), [f"{os.path.realpath(DROPIN)}/libnccl.so.2",
+                               f"{os.path.realpath(DROPIN)}/libnvrtc.so.13"], "preloaded")
+
+
+if __name__ == "__main__":
+    raise SystemExit(t.main())
