@@ -11,3 +11,13 @@ cp "$build/lazynccl-info" "$dst/"
 cp "$top/include/lazynccl.h" "$dst/include/"
 strip --strip-debug "$dst"/*.so.*.* "$dst/lazynccl-info"
 du -sh "$dst"
+# Drop-ins and lazynccl-run (issue 14, docs/consumers.md): the script finds
+# them through LAZYNCCL_DROPIN_DIR.
+mkdir -p "$dst/dropin"
+for f in "$build"/src/dropin/lib*.so.[0-9]*; do
+    case $f in *.map|*.p) continue ;; esac
+    [ -f "$f" ] && cp "$f" "$dst/dropin/"
+done
+strip --strip-debug "$dst"/dropin/*
+cp "$build/lazynccl-run" "$dst/"
+du -sh "$dst"

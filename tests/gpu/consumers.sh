@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Issue 14 on the GPU machine: PyTorch and CuPy with and without lazynccl-run.
+#   tests/gpu/consumers.sh BUNDLE_DIR OUT_DIR     (bundle from tests/gpu/bundle.sh)
+# Writes OUT_DIR/consumers.jsonl (one JSON object per step) and prints it.
+set -u
+export NCCL_NVLS_ENABLE=0
+B=$(realpath "${1:?bundle}")
+OUT=$(mkdir -p "${2:?out}" && realpath "$2")
+SRC=$(cd "$(dirname "$0")/../.." && pwd)
+PY=${PYTHON:-/opt/torch/.venv/bin/python3}
+export LAZYNCCL_DROPIN_DIR=$B/dropin
+RUN=$B/lazynccl-run
+P=$SRC/tests/gpu/consumer_probe.py
+J=$OUT/consumers.jsonl
+: > "$J"
+tag() { sed "s/^{/{\"run\": \"$1\", /" >> "$J"; }
+SITE=$($PY -c 'import site; print(site.getsitepackages()[0])')
+echo "{\"run\": \"env\", \"python\": \"$PY\", \"site\": \"$SITE\", \"gpus\": \"$(nvidia-smi -L | tr '\n' ';')\"}" >> "$J"
+for i in 1 2 3 4 5; do
+    $PY "$P" import 2>>"$OUT/err.log" | tag "plain import $i"
+    "$RUN" $PY "$P" import 2>>"$OUT/err.log" | tag "lazynccl-run import $i"
+done
+$PY "$P" dist 2>>"$OUT/err.log" | tag "plain dist"
+"$RUN" $PY "$P" dist 2>>"$OUT/err.log" | tag "lazynccl-run dist"
+LAZYNCCL_LIBPATH=/lib/x86_64-linux-gnu/libnccl.so.2 "$RUN" $PY "$P" dist 2>>"$OUT/err.log" | tag "lazynccl-run dist system-nccl"
+$PY "$P" cupy 2>>"$OUT/err.log" | tag "plain cupy"
+"$RUN" $PY "$P" cupy 2>>"$OUT/err.log" | tag "lazynccl-run cupy"
+"$RUN" --only nvrtc $PY "$P" cupy-rtc 2>>"$OUT/err.log" | tag "lazynccl-run --only nvrtc cupy-rtc"
+# NCCL absent: the wheel's nvidia/nccl moved aside (this machine is thrown away).
+if [ -d "$SITE/nvidia/nccl" ]; then
+    mv "$SITE/nvidia/nccl" /tmp/nccl-aside
+    mkdir -p /tmp/hide && for f in /lib/x86_64-linux-gnu/libnccl.so*; do mv "$f" /tmp/hide/ 2>/dev/null; done
+    ldconfig 2>/dev/null
+    $PY "$P" absent 2>>"$OUT/err.log" | tag "plain absent"
+    "$RUN" $PY "$P" absent 2>>"$OUT/err.log" | tag "lazynccl-run absent"
+    mv /tmp/nccl-aside "$SITE/nvidia/nccl"; mv /tmp/hide/* /lib/x86_64-linux-gnu/ 2>/dev/null; ldconfig 2>/dev/null
+fi
+cat "$J"
+tail -20 "$OUT/err.log"
