@@ -13,15 +13,6 @@
 
 #define LZ_DLOPEN_FLAGS (RTLD_LAZY | RTLD_LOCAL)
 
-/* The file the dynamic linker mapped for a handle, or fallback. */
-static const char *handle_path(void *handle, const char *fallback)
-{
-    struct link_map *map = NULL;
-    if (dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 && map && map->l_name && map->l_name[0])
-        return map->l_name;
-    return fallback;
-}
-
 /* The first required symbol the handle lacks, or NULL. */
 static const char *missing_required(const lz_lib *lib, void *handle)
 {
@@ -117,7 +108,10 @@ static int load(lz_walk *w, const char *step, const char *path, const lz_probe *
     /* Checked again once loaded: the object is the file that was probed (not
      * one swapped in since), and dlsym finds what the probe saw (a symbol
      * exported only under a non-default version is not found by dlsym). */
-    const char *loaded = handle_path(handle, path);
+    /* The path, not the link map's l_name: reading that while another
+     * thread's dlopen of the same object writes it is a race that only the
+     * dynamic linker's internal lock orders (TSan cannot see it). */
+    const char *loaded = path;
     if (p && (stat(loaded, &sb) != 0 || (unsigned long long)sb.st_dev != p->dev ||
               (unsigned long long)sb.st_ino != p->ino)) {
         lz_verdict(w, step, path, LZ_REJECTED, NULL,

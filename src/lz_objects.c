@@ -285,6 +285,32 @@ int lz_objects_self_path(char *out)
     return out[0] != '\0';
 }
 
+/* The objects that need the library themselves (not the shim). */
+static int needer_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    struct runpaths *q = data;
+    dynview v;
+    if (!view(info, &v) || v.self)
+        return 0;
+    struct runpaths strict = *q;
+    strict.self_soname = NULL;
+    if (!needs(&v, &strict))
+        return 0;
+    char path[PATH_MAX];
+    object_path(info, path, sizeof path);
+    if (path[0])
+        push(&q->out, path, "");
+    return 0;
+}
+
+int lz_objects_needing(const char *const *sonames, lz_object_visit_fn visit, void *ctx)
+{
+    struct runpaths q = {.sonames = sonames};
+    lz_dl_iterate_phdr(needer_cb, &q);
+    return visit_all(&q.out, visit, ctx);
+}
+
 int lz_objects_runpaths(const char *const *sonames, int runpath, lz_object_visit_fn visit,
                         void *ctx)
 {

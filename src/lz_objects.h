@@ -19,6 +19,10 @@ LZ_HIDDEN int lz_objects_with_soname(const char *soname, lz_object_visit_fn visi
  * (never argv[0], which the caller chooses). 1 when known. */
 LZ_HIDDEN int lz_objects_self_path(char *out);
 
+/* The loaded objects (not a shim) that need one of sonames (DT_NEEDED), in
+ * load order, passed to visit (path, "") until it returns 1. */
+LZ_HIDDEN int lz_objects_needing(const char *const *sonames, lz_object_visit_fn visit, void *ctx);
+
 /* The DT_RPATH (runpath 0; only of objects without DT_RUNPATH, as ld.so) or
  * DT_RUNPATH (runpath 1) directories of the loaded objects that need one of
  * sonames (DT_NEEDED) or that need or are the object holding this code, in

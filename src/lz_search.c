@@ -166,15 +166,13 @@ static int step_loaded(lz_walk *w)
 }
 
 /* 3. Python wheels: the site-packages directory above the object holding
- * this code (a shim vendored in site-packages/<pkg>/ or <pkg>/_libs/). */
-static int step_wheel(lz_walk *w)
+ * this code (a shim vendored in site-packages/<pkg>/ or <pkg>/_libs/), then
+ * above each loaded object that needs the library (a framework's extension
+ * in site-packages/<pkg>/lib/, the object a preloaded drop-in stands in
+ * for): what cuda.pathfinder gives, nvidia/<lib>/lib of that site-packages. */
+static int wheel_above(lz_walk *w, const char *self)
 {
-    if (!w->lib->wheel_dirs[0])
-        return 0;
-    char dir[PATH_MAX], sub[PATH_MAX], here[PATH_MAX];
-    const char *self = w->origin;
-    if (!self && lz_objects_self_path(here))
-        self = here;
+    char dir[PATH_MAX], sub[PATH_MAX];
     if (!self || !realpath(self, dir))
         return 0;
     for (char *slash = strrchr(dir, '/'); slash && slash != dir; slash = strrchr(dir, '/')) {
@@ -189,6 +187,27 @@ static int step_wheel(lz_walk *w)
         return 0;
     }
     return 0;
+}
+
+static int visit_needer(void *ctx, const char *path, const char *why)
+{
+    (void)why;
+    return path && wheel_above(ctx, path);
+}
+
+static int step_wheel(lz_walk *w)
+{
+    if (!w->lib->wheel_dirs[0])
+        return 0;
+    char here[PATH_MAX];
+    const char *self = w->origin;
+    if (!self && lz_objects_self_path(here))
+        self = here;
+    if (wheel_above(w, self))
+        return 1;
+    /* Not in a secure-execution process: the objects' places are the
+     * caller's choice as much as argv[0] is. */
+    return !w->origin && !lz_secure() && lz_objects_needing(w->lib->sonames, visit_needer, w);
 }
 
 /* 4. and 6. Directories named by environment variables. */

@@ -13,10 +13,10 @@ RUN = os.path.join(t.BUILD, "lazynccl-run")
 DROPIN = os.path.join(t.BUILD, "src", "dropin")
 
 
-def tree(d):
+def tree(d, site_name="site-packages"):
     """site-packages with the wheel's NCCL (2.28.9 by its answer) and the
     consumer; a 'system' NCCL (2.28.3) elsewhere."""
-    site = f"{d}/venv/lib/python3/site-packages"
+    site = f"{d}/venv/lib/python3/{site_name}"
     wheel = t.fake_nccl(f"{site}/nvidia/nccl/lib", version=22809)
     system = t.fake_nccl(f"{d}/system", version=22803)
     os.makedirs(f"{site}/torchlike/lib", exist_ok=True)
@@ -31,6 +31,9 @@ def tree(d):
 
 
 def run(cmd, env=None):
+    if "address" in t.SANITIZE:
+        raise t.Skip("an ASan-built drop-in cannot be preloaded into a program without ASan "
+                     "(the ASan runtime must come first in the initial library list)")
     e = dict(os.environ)
     for k in ("LAZYNCCL_LIBPATH", "LD_LIBRARY_PATH", "LD_PRELOAD", "CONDA_PREFIX", "CUDA_HOME",
               "LAZYNCCL_DEBUG"):
@@ -67,7 +70,8 @@ def consumer_under_run_is_lazy_and_gets_its_wheel():
     the file the consumer's DT_RPATH names (the wheel's 2.28.9), not the
     LD_LIBRARY_PATH one, exactly as ld.so would have; one copy."""
     d = t.workdir("consumer_run")
-    host, consumer, wheel, system = tree(d)
+    # Not named site-packages, so the run path, not the wheel step, finds it.
+    host, consumer, wheel, system = tree(d, "pkgs")
     r = run([RUN, host, consumer, "import"],
             {"LD_LIBRARY_PATH": os.path.dirname(system), "LAZYNCCL_DEBUG": "1"})
     out = lines(r.stdout)
@@ -170,6 +174,25 @@ def run_print_env_and_existing_preload():
     r = run([RUN, "--only", "nccl,nvrtc", "/bin/sh", "-c", "echo $LD_PRELOAD"])
     t.equal(r.stdout.split(), [f"{os.path.realpath(DROPIN)}/libnccl.so.2",
                                f"{os.path.realpath(DROPIN)}/libnvrtc.so.13"], "preloaded")
+
+
+
+@case
+def consumer_without_run_path_gets_what_pathfinder_gives():
+    """A CuPy-style extension in site-packages that needs libnccl.so.2 with no
+    run path: under lazynccl-run the drop-in loads that site-packages'
+    nvidia/nccl/lib (as cuda.pathfinder would), not LD_LIBRARY_PATH's."""
+    d = t.workdir("consumer_pathfinder")
+    host, consumer, wheel, system = tree(d)
+    site = f"{d}/venv/lib/python3/site-packages"
+    os.makedirs(f"{site}/cupylike/libs", exist_ok=True)
+    ext = t.compile_c(f"{site}/cupylike/libs/nccl_ext.so", [os.path.join(t.FAKES, "torchlike.c")],
+                      [f"-L{site}/nvidia/nccl/lib", "-l:libnccl.so.2"], shared=True)
+    r = run([RUN, host, ext, "import"],
+            {"LD_LIBRARY_PATH": os.path.dirname(system), "LAZYNCCL_DEBUG": "1"})
+    out = lines(r.stdout)
+    t.equal(out["version"].strip(), "22809", f"version: {r.stdout}{r.stderr}")
+    t.contains(r.stderr, "(found by: wheel)", "found by the wheel step")
 
 
 if __name__ == "__main__":

@@ -140,5 +140,6 @@ def run_cupy_rtc():
     step("RawKernel compiled and ran", exact=bool((x == cupy.arange(32) * 2).all()), nvrtc=rtc)
 
 
-{"import": run_import, "dist": run_dist, "absent": run_absent, "cupy": run_cupy,
- "cupy-rtc": run_cupy_rtc}[sys.argv[1]]()
+if __name__ == "__main__":  # spawned workers import this module again
+    {"import": run_import, "dist": run_dist, "absent": run_absent, "cupy": run_cupy,
+     "cupy-rtc": run_cupy_rtc}[sys.argv[1]]()

@@ -35,5 +35,8 @@ if [ -d "$SITE/nvidia/nccl" ]; then
     "$RUN" $PY "$P" absent 2>>"$OUT/err.log" | tag "lazynccl-run absent"
     mv /tmp/nccl-aside "$SITE/nvidia/nccl"; mv /tmp/hide/* /lib/x86_64-linux-gnu/ 2>/dev/null; ldconfig 2>/dev/null
 fi
+# Who maps the real NCCL at "import torch" under lazynccl-run (ld.so's view).
+LD_DEBUG=files "$RUN" $PY -c 'import torch' 2>&1 | grep -E "libnccl|file=.*nccl" | head -20 > "$OUT/ld_debug_import.txt"
+grep -n "nccl" "$SITE/torch/__init__.py" | head -40 > "$OUT/torch_init_nccl.txt"
 cat "$J"
 tail -20 "$OUT/err.log"
