@@ -108,11 +108,10 @@ static int load(lz_walk *w, const char *step, const char *path, const lz_probe *
     /* Checked again once loaded: the object is the file that was probed (not
      * one swapped in since), and dlsym finds what the probe saw (a symbol
      * exported only under a non-default version is not found by dlsym). */
-    /* The path, not the link map's l_name: reading that while another
+    /* By the path, not the link map's l_name: reading that while another
      * thread's dlopen of the same object writes it is a race that only the
      * dynamic linker's internal lock orders (TSan cannot see it). */
-    const char *loaded = path;
-    if (p && (stat(loaded, &sb) != 0 || (unsigned long long)sb.st_dev != p->dev ||
+    if (p && (stat(path, &sb) != 0 || (unsigned long long)sb.st_dev != p->dev ||
               (unsigned long long)sb.st_ino != p->ino)) {
         lz_verdict(w, step, path, LZ_REJECTED, NULL,
                    "the file changed between the probe and dlopen");
@@ -129,7 +128,7 @@ static int load(lz_walk *w, const char *step, const char *path, const lz_probe *
         lz_dlclose(handle);
         return 0;
     }
-    return accept(w, step, loaded, handle, p);
+    return accept(w, step, path, handle, p);
 }
 
 /* How well a probed file serves one name: 2 exactly; 1 only through an

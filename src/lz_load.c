@@ -174,14 +174,16 @@ static int ensure_loaded(const lz_lib *lib, const lz_sym *want);
 
 int lz_ensure_loaded(const lz_lib *lib, const lz_sym *want)
 {
-    if (status_of(lib) != LZ_UNTRIED)
-        return status_of(lib);
+    /* One read: a failure may be reset to untried by a retry in between. */
+    int s = status_of(lib);
+    if (s != LZ_UNTRIED)
+        return s;
     /* No cancellation during a search: a searcher that vanished would leave
      * its count behind, and waiters would wait for it forever. The request
      * is acted on at the caller's next cancellation point. */
     int cs;
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cs);
-    int s = ensure_loaded(lib, want);
+    s = ensure_loaded(lib, want);
     pthread_setcancelstate(cs, NULL);
     return s;
 }

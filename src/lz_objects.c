@@ -97,16 +97,21 @@ static const char *soname_of(const dynview *v)
     return NULL;
 }
 
+int lz_objects_program_path(char *out, size_t size)
+{
+    ssize_t n = readlink("/proc/self/exe", out, size - 1);
+    out[n > 0 ? (size_t)n : 0] = '\0';
+    return n > 0;
+}
+
 /* The file of an object: the main program's is /proc/self/exe, never argv[0]. */
 static void object_path(const struct dl_phdr_info *info, char *out, size_t size)
 {
     const char *name = info->dlpi_name;
-    if (name && name[0]) {
+    if (name && name[0])
         snprintf(out, size, "%s", name);
-        return;
-    }
-    ssize_t n = readlink("/proc/self/exe", out, size - 1);
-    out[n > 0 ? (size_t)n : 0] = '\0';
+    else
+        lz_objects_program_path(out, size);
 }
 
 /* A growing list of NUL-separated string pairs, filled inside callbacks. */
@@ -147,6 +152,15 @@ static int visit_all(strlist *l, lz_object_visit_fn visit, void *ctx)
     return rc;
 }
 
+/* Add an object's file to a list (the program's too, by /proc/self/exe). */
+static void push_object(strlist *l, const struct dl_phdr_info *info)
+{
+    char path[PATH_MAX];
+    object_path(info, path, sizeof path);
+    if (path[0])
+        push(l, path, "");
+}
+
 /* --- objects by SONAME ---------------------------------------------------- */
 
 struct by_soname {
@@ -162,10 +176,7 @@ static int soname_cb(struct dl_phdr_info *info, size_t size, void *data)
     const char *so;
     if (!view(info, &v) || !(so = soname_of(&v)) || strcmp(so, q->soname) != 0)
         return 0;
-    char path[PATH_MAX];
-    object_path(info, path, sizeof path);
-    if (path[0])
-        push(&q->out, path, "");
+    push_object(&q->out, info);
     return 0;
 }
 
@@ -182,6 +193,7 @@ struct runpaths {
     const char *const *sonames;
     const char *self_soname;
     int runpath;             /* 0: DT_RPATH entries, 1: DT_RUNPATH entries */
+    const char *cwd;         /* for relative entries, read once per query */
     strlist out;
 };
 
@@ -206,9 +218,8 @@ static int needs(const dynview *v, const struct runpaths *q)
 static void add_entry(struct runpaths *q, const char *entry, size_t len, const char *origin,
                       const char *why)
 {
-    char dir[PATH_MAX], reason[768], cwd[PATH_MAX];
-    const char *here = getcwd(cwd, sizeof cwd);
-    if (lz_path_entry(entry, len, origin, here, lz_secure(), dir, sizeof dir, reason,
+    char dir[PATH_MAX], reason[768];
+    if (lz_path_entry(entry, len, origin, q->cwd, lz_secure(), dir, sizeof dir, reason,
                       sizeof reason)) {
         push(&q->out, dir, why);
         return;
@@ -291,16 +302,9 @@ static int needer_cb(struct dl_phdr_info *info, size_t size, void *data)
     (void)size;
     struct runpaths *q = data;
     dynview v;
-    if (!view(info, &v) || v.self)
-        return 0;
-    struct runpaths strict = *q;
-    strict.self_soname = NULL;
-    if (!needs(&v, &strict))
-        return 0;
-    char path[PATH_MAX];
-    object_path(info, path, sizeof path);
-    if (path[0])
-        push(&q->out, path, "");
+    /* q names no shim soname, so needs() is about the library alone. */
+    if (view(info, &v) && !v.self && needs(&v, q))
+        push_object(&q->out, info);
     return 0;
 }
 
@@ -316,8 +320,9 @@ int lz_objects_runpaths(const char *const *sonames, int runpath, lz_object_visit
 {
     char self[256] = "";
     lz_dl_iterate_phdr(self_soname_cb, self);
+    char cwd[PATH_MAX];
     struct runpaths q = {.sonames = sonames, .self_soname = self[0] ? self : NULL,
-                         .runpath = runpath};
+                         .runpath = runpath, .cwd = getcwd(cwd, sizeof cwd)};
     lz_dl_iterate_phdr(runpath_cb, &q);
     return visit_all(&q.out, visit, ctx);
 }

@@ -23,6 +23,9 @@ LZ_HIDDEN int lz_objects_self_path(char *out);
  * load order, passed to visit (path, "") until it returns 1. */
 LZ_HIDDEN int lz_objects_needing(const char *const *sonames, lz_object_visit_fn visit, void *ctx);
 
+/* The running program's file (/proc/self/exe) in out: 1 when known. */
+LZ_HIDDEN int lz_objects_program_path(char *out, size_t size);
+
 /* The DT_RPATH (runpath 0; only of objects without DT_RUNPATH, as ld.so) or
  * DT_RUNPATH (runpath 1) directories of the loaded objects that need one of
  * sonames (DT_NEEDED) or that need or are the object holding this code, in

@@ -291,8 +291,7 @@ int lz_linker_lookup(const char *const *sonames, lz_visit_fn visit, lz_note_fn n
     const char *origin = NULL, *here = NULL;
     if (llp && *llp) {
         /* ld.so's $ORIGIN in LD_LIBRARY_PATH: the program's directory. */
-        ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-        char *slash = n > 0 ? memrchr(exe, '/', (size_t)n) : NULL;
+        char *slash = lz_objects_program_path(exe, sizeof exe) ? strrchr(exe, '/') : NULL;
         if (slash) {
             *slash = '\0';
             origin = slash == exe ? "/" : exe;
