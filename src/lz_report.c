@@ -90,3 +90,32 @@ void lz_verdict(lz_walk *w, const char *step, const char *path, int verdict,
         w->on_event(w->ctx, &ev);
     }
 }
+
+/* Places are grouped by step, in the order looked at: "[step] a, b". */
+void lz_looked(lz_walk *w, const char *step, const char *place)
+{
+    size_t room = sizeof w->places - w->places_len;
+    if (room < 2)
+        return;
+    int same = w->places_step && strcmp(w->places_step, step) == 0;
+    int n = same ? snprintf(w->places + w->places_len, room, ", %s", place)
+                 : snprintf(w->places + w->places_len, room, "%s    [%s] %s",
+                            w->places_len ? "\n" : "", step, place);
+    if (n < 0 || (size_t)n >= room) {
+        /* Out of room: end with a mark that the list is cut short. */
+        size_t end = sizeof w->places - 5;
+        if (w->places_len > end)
+            w->places_len = end;
+        memcpy(w->places + end, " ...", 5);
+        w->places_len = sizeof w->places - 1;
+        return;
+    }
+    w->places_len += (size_t)n;
+    w->places_step = step;
+}
+
+void lz_report_places(lz_walk *w)
+{
+    if (w->places_len)
+        lz_note(w, "places searched, in order:\n%s", w->places);
+}

@@ -47,6 +47,7 @@ static int try_dir(lz_walk *w, const char *step, const char *dir, int quiet)
 {
     char path[PATH_MAX];
     int any = 0;
+    lz_looked(w, step, dir);
     for (const char *const *s = w->lib->sonames; *s; s++) {
         if (!join(w, step, path, dir, *s) || !exists(path))
             continue;
@@ -159,8 +160,12 @@ static int step_loaded(lz_walk *w)
 {
     w->reusing = 1;
     int rc = 0;
-    for (const char *const *s = w->lib->sonames; *s && !rc; s++)
+    for (const char *const *s = w->lib->sonames; *s && !rc; s++) {
+        char place[128];
+        snprintf(place, sizeof place, "objects with SONAME %s", *s);
+        lz_looked(w, "already loaded", place);
         rc = lz_objects_with_soname(*s, visit_loaded, w);
+    }
     w->reusing = 0;
     return rc;
 }
@@ -181,6 +186,7 @@ static int wheel_above(lz_walk *w, const char *self)
         base = base ? base + 1 : dir;
         if (strcmp(base, "site-packages") != 0 && strcmp(base, "dist-packages") != 0)
             continue;
+        w->wheel_sites++;
         for (const char *const *wd = w->lib->wheel_dirs; *wd; wd++)
             if (join(w, "wheel", sub, dir, *wd) && try_dir(w, "wheel", sub, 1))
                 return 1;
@@ -207,15 +213,21 @@ static int step_wheel(lz_walk *w)
         return 1;
     /* Not in a secure-execution process: the objects' places are the
      * caller's choice as much as argv[0] is. */
-    return !w->origin && !lz_secure() && lz_objects_needing(w->lib->sonames, visit_needer, w);
+    if (!w->origin && !lz_secure() && lz_objects_needing(w->lib->sonames, visit_needer, w))
+        return 1;
+    if (!w->wheel_sites)
+        lz_looked(w, "wheel", "no site-packages above this shim or the objects needing the library");
+    return 0;
 }
 
 /* 4. and 6. Directories named by environment variables. */
 static int step_env_dirs(lz_walk *w, const char *var, const char *const *subdirs)
 {
     const char *root = lz_getenv(var);
-    if (!root || !*root)
+    if (!root || !*root) {
+        lz_looked(w, "not set", var);
         return 0;
+    }
     if (root[0] != '/') {
         lz_verdict(w, var, root, LZ_REJECTED, NULL,
                    "relative path (only absolute paths are accepted)");
@@ -253,17 +265,18 @@ static int step_cuda_home(lz_walk *w)
  * soname after another in preference order; then the system directories. */
 struct linker_walk {
     const char *const *sonames;
-    lz_visit_fn visit;
-    void *ctx;
-    lz_note_fn note;
+    const lz_linker_hooks *h;
 };
 
-static int linker_dir(struct linker_walk *lw, const char *step, const char *dir, size_t len)
+static int linker_dir(struct linker_walk *lw, const char *step, const char *dir)
 {
     char path[PATH_MAX];
+    if (lw->h->looked)
+        lw->h->looked(lw->h->ctx, step, dir);
     for (const char *const *s = lw->sonames; *s; s++) {
-        int n = snprintf(path, sizeof path, "%.*s/%s", (int)len, dir, *s);
-        if (n > 0 && (size_t)n < sizeof path && exists(path) && lw->visit(lw->ctx, step, path))
+        int n = snprintf(path, sizeof path, "%s/%s", dir, *s);
+        if (n > 0 && (size_t)n < sizeof path && exists(path) &&
+            lw->h->visit(lw->h->ctx, step, path))
             return 1;
     }
     return 0;
@@ -273,16 +286,16 @@ static int visit_runpath(void *ctx, const char *dir, const char *why)
 {
     struct linker_walk *lw = ctx;
     if (!dir) {
-        if (lw->note)
-            lw->note(lw->ctx, "run path", why);
+        if (lw->h->note)
+            lw->h->note(lw->h->ctx, "run path", why);
         return 0;
     }
-    return linker_dir(lw, "run path", dir, strlen(dir));
+    return linker_dir(lw, "run path", dir);
 }
 
-int lz_linker_lookup(const char *const *sonames, lz_visit_fn visit, lz_note_fn note, void *ctx)
+int lz_linker_lookup(const char *const *sonames, const lz_linker_hooks *hooks)
 {
-    struct linker_walk lw = {sonames, visit, ctx, note};
+    struct linker_walk lw = {sonames, hooks};
     /* ld.so: DT_RPATH before LD_LIBRARY_PATH, DT_RUNPATH after. */
     if (lz_objects_runpaths(sonames, 0, visit_runpath, &lw))
         return 1;
@@ -301,27 +314,33 @@ int lz_linker_lookup(const char *const *sonames, lz_visit_fn visit, lz_note_fn n
     for (const char *p = llp; p && *p;) {
         size_t len = lz_path_next(p, ":;");
         if (!lz_path_entry(p, len, origin, here, lz_secure(), dir, sizeof dir, why, sizeof why)) {
-            if (note)
-                note(ctx, "LD_LIBRARY_PATH", why);
-        } else if (linker_dir(&lw, "LD_LIBRARY_PATH", dir, strlen(dir)))
+            if (hooks->note)
+                hooks->note(hooks->ctx, "LD_LIBRARY_PATH", why);
+        } else if (linker_dir(&lw, "LD_LIBRARY_PATH", dir))
             return 1;
         p += len + (p[len] != '\0');
     }
     if (lz_objects_runpaths(sonames, 1, visit_runpath, &lw))
         return 1;
-    return lz_system_lookup(sonames, visit, ctx);
+    return lz_system_lookup(sonames, hooks);
 }
 
-int lz_system_lookup(const char *const *sonames, lz_visit_fn visit, void *ctx)
+int lz_system_lookup(const char *const *sonames, const lz_linker_hooks *hooks)
 {
-    struct linker_walk lw = {sonames, visit, ctx, NULL};
+    struct linker_walk lw = {sonames, hooks};
     char path[PATH_MAX];
-    for (const char *const *s = sonames; *s; s++)
+    for (const char *const *s = sonames; *s; s++) {
+        if (hooks->looked) {
+            char place[128];
+            snprintf(place, sizeof place, "/etc/ld.so.cache for %s", *s);
+            hooks->looked(hooks->ctx, "ld.so.cache", place);
+        }
         if (lz_ldcache_lookup("/etc/ld.so.cache", *s, path, sizeof path) &&
-            visit(ctx, "ld.so.cache", path))
+            hooks->visit(hooks->ctx, "ld.so.cache", path))
             return 1;
+    }
     for (const char *const *d = system_dirs; *d; d++)
-        if (linker_dir(&lw, "system directories", *d, strlen(*d)))
+        if (linker_dir(&lw, "system directories", *d))
             return 1;
     return 0;
 }
@@ -336,11 +355,17 @@ static void note_candidate(void *ctx, const char *step, const char *text)
     lz_note(ctx, "[%s] %s", step, text);
 }
 
+static void looked_candidate(void *ctx, const char *step, const char *place)
+{
+    lz_looked(ctx, step, place);
+}
+
 static int step_linker(lz_walk *w)
 {
+    lz_linker_hooks h = {visit_candidate, note_candidate, looked_candidate, w};
     if (w->lib->system_only)
-        return lz_system_lookup(w->lib->sonames, visit_candidate, w);
-    return lz_linker_lookup(w->lib->sonames, visit_candidate, note_candidate, w);
+        return lz_system_lookup(w->lib->sonames, &h);
+    return lz_linker_lookup(w->lib->sonames, &h);
 }
 
 /* 7. The CUDA Toolkit's default location. */
@@ -354,6 +379,7 @@ static int step_default(lz_walk *w)
 
 void lz_search(lz_walk *w)
 {
+    size_t start = w->report_len;
     w->fallback_score = -1;
     if (step_override(w))
         ;
@@ -366,4 +392,8 @@ void lz_search(lz_walk *w)
                step_cuda_home(w) || step_default(w));
     if (!w->found)
         lz_take_fallback(w);
+    if (!w->found && w->report_len == start)
+        lz_note(w, "(no candidate was found)");
+    if (!w->found)
+        lz_report_places(w);
 }

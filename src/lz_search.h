@@ -39,6 +39,12 @@ typedef struct lz_walk {
     char fallback_path[PATH_MAX];
     char *report;            /* every candidate and its verdict */
     size_t report_size, report_len;
+    /* Every place looked in, in order, for the failure report: the steps
+     * that found nothing say where they looked too. */
+    char places[2048];
+    size_t places_len;
+    const char *places_step;
+    int wheel_sites;         /* site-packages directories found above objects */
     /* For tools: walk on past the chosen candidate (dry run only), calling
      * on_event for every verdict; origin stands for the shim's own path. */
     int exhaustive;
@@ -58,13 +64,18 @@ LZ_HIDDEN void lz_take_fallback(lz_walk *w);
 /* Follow the dynamic linker's search for soname: visit(ctx, step, path) for
  * each existing file until it returns 1 (lz_search.c). */
 typedef int (*lz_visit_fn)(void *ctx, const char *step, const char *path);
-/* What the walk could not follow (a run-path entry with an unknown token). */
+/* What the walk could not follow (a run-path entry with an unknown token),
+ * and each place it looked in (a directory, ld.so.cache): either may be NULL. */
 typedef void (*lz_note_fn)(void *ctx, const char *step, const char *text);
-LZ_HIDDEN int lz_linker_lookup(const char *const *sonames, lz_visit_fn visit, lz_note_fn note,
-                               void *ctx);
+typedef struct lz_linker_hooks {
+    lz_visit_fn visit;
+    lz_note_fn note, looked;
+    void *ctx;
+} lz_linker_hooks;
+LZ_HIDDEN int lz_linker_lookup(const char *const *sonames, const lz_linker_hooks *hooks);
 
 /* Only its last two steps: ld.so.cache, then the system directories. */
-LZ_HIDDEN int lz_system_lookup(const char *const *sonames, lz_visit_fn visit, void *ctx);
+LZ_HIDDEN int lz_system_lookup(const char *const *sonames, const lz_linker_hooks *hooks);
 
 /* The path ld.so.cache gives for soname: 1 when found (lz_ldcache.c). */
 LZ_HIDDEN int lz_ldcache_lookup(const char *cache, const char *soname, char *out, size_t size);
@@ -76,6 +87,10 @@ LZ_HIDDEN void lz_note(lz_walk *w, const char *fmt, ...)
 LZ_HIDDEN void lz_verdict(lz_walk *w, const char *step, const char *path, int verdict,
                           const lz_probe *probe, const char *fmt, ...)
     __attribute__((format(printf, 6, 7)));
+/* Record a place the walk looked in, for the failure report's last lines. */
+LZ_HIDDEN void lz_looked(lz_walk *w, const char *step, const char *place);
+/* Append the places looked in to the report (when nothing was found). */
+LZ_HIDDEN void lz_report_places(lz_walk *w);
 /* Log a line when logging is on (LAZYNCCL_DEBUG or a callback). */
 LZ_HIDDEN void lz_log(const lz_lib *lib, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

@@ -119,6 +119,66 @@ def consumer_absent_nccl_fails_at_first_call():
                "the message names what was searched")
 
 
+def nccl_dirs_to_hide():
+    """The directories outside the test's tree that hold a real libnccl
+    (the CUDA Toolkit's, ld.so.cache's), or Skip when one is a system
+    directory that cannot be hidden without hiding libc too."""
+    dirs = set()
+    cache = subprocess.run(["ldconfig", "-p"], capture_output=True, text=True).stdout
+    for line in cache.splitlines():
+        if "libnccl.so" in line and "=>" in line:
+            dirs.add(os.path.dirname(os.path.realpath(line.split("=>")[1].strip())))
+    for d in ("/usr/local/cuda/lib64", "/usr/local/cuda/lib"):
+        if os.path.exists(f"{d}/libnccl.so.2"):
+            dirs.add(os.path.realpath(d))
+    system = [d for d in dirs if d.startswith(("/lib", "/usr/lib"))]
+    if system:
+        raise t.Skip(f"a real NCCL lies in a system directory ({system[0]}): it cannot be hidden")
+    return sorted(dirs)
+
+
+@case
+def consumer_absent_nccl_names_every_place():
+    """NCCL absent everywhere (hidden in a private mount namespace): the
+    failure names every place searched, in the search order, including the
+    steps that found nothing (the GPU run showed only one candidate)."""
+    d = t.workdir("consumer_absent_all")
+    host, consumer, wheel, _ = tree(d)
+    os.remove(wheel)
+    os.makedirs(f"{d}/conda/lib", exist_ok=True)
+    open(f"{d}/empty.cache", "w").close()
+    hide = nccl_dirs_to_hide()
+    script = "set -e; mount --bind \"$1\" /etc/ld.so.cache; shift; " \
+             "for dir in $HIDE; do mount -t tmpfs none \"$dir\"; done; exec \"$@\""
+    cmd = ["unshare", "--mount", "sh", "-c", script, "sh", f"{d}/empty.cache", RUN, host, consumer,
+           "import"]
+    probe = subprocess.run(["unshare", "--mount", "true"], capture_output=True, text=True)
+    if probe.returncode != 0:
+        raise t.Skip(f"no private mount namespace here: {probe.stderr.strip()}")
+    r = run(cmd, {"HIDE": " ".join(hide), "CONDA_PREFIX": f"{d}/conda", "LAZYNCCL_DEBUG": "1"})
+    out = lines(r.stdout)
+    t.equal(out.get("version", "").strip(), "-1", f"version: {r.stdout}{r.stderr}")
+    site = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(wheel))))
+    arch = os.uname().machine
+    expected = [
+        "places searched, in order:",
+        "    [already loaded] objects with SONAME libnccl.so.2",
+        f"    [wheel] {site}/nvidia/nccl/lib",
+        f"    [CONDA_PREFIX] {d}/conda/lib",
+        f"    [run path] {site}/torchlike/lib/../../nvidia/nccl/lib",
+        "    [ld.so.cache] /etc/ld.so.cache for libnccl.so.2",
+        f"    [system directories] /lib/{arch}-linux-gnu, /usr/lib/{arch}-linux-gnu, /lib64, "
+        "/usr/lib64, /lib, /usr/lib",
+        "    [not set] CUDA_HOME, CUDA_PATH, NCCL_HOME",
+        "    [/usr/local/cuda] /usr/local/cuda/lib64, /usr/local/cuda/lib",
+    ]
+    err = r.stderr
+    at = err.find(expected[0])
+    t.check(at >= 0, f"no list of places: {err}")
+    listed = err[at:].splitlines()[:len(expected)]
+    t.equal(listed, expected, "every place, in order")
+
+
 @case
 def consumer_one_copy_framework_first():
     """A framework dlopens the real NCCL by absolute path first (as CuPy

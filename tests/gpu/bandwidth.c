@@ -12,6 +12,22 @@
 #define MAXR 8
 #define CHECK(x) do { if ((x) != 0) { fprintf(stderr, "%s failed\n", #x); return 2; } } while (0)
 
+/* Which NCCL files this run used (the drop-in run must show the wheel's). */
+static void print_mapped(void)
+{
+    char line[4096], last[4096] = "";
+    FILE *f = fopen("/proc/self/maps", "r");
+    while (f && fgets(line, sizeof line, f)) {
+        char *path = strchr(line, '/');
+        if (path && strstr(path, "libnccl") && strcmp(path, last) != 0) {
+            printf("# mapped %s", path);
+            snprintf(last, sizeof last, "%s", path);
+        }
+    }
+    if (f)
+        fclose(f);
+}
+
 static double now(void)
 {
     struct timespec ts;
@@ -71,6 +87,7 @@ int main(void)
             }
         }
     }
+    print_mapped();
     for (int i = 0; i < n; i++)
         ncclCommDestroy(comms[i]);
     return 0;

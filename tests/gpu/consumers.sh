@@ -16,6 +16,7 @@ J=$OUT/consumers.jsonl
 tag() { sed "s/^{/{\"run\": \"$1\", /" >> "$J"; }
 SITE=$($PY -c 'import site; print(site.getsitepackages()[0])')
 echo "{\"run\": \"env\", \"python\": \"$PY\", \"site\": \"$SITE\", \"gpus\": \"$(nvidia-smi -L | tr '\n' ';')\"}" >> "$J"
+if [ "${ONLY_ABSENT:-0}" != 1 ]; then
 for i in 1 2 3 4 5; do
     $PY "$P" import 2>>"$OUT/err.log" | tag "plain import $i"
     "$RUN" $PY "$P" import 2>>"$OUT/err.log" | tag "lazynccl-run import $i"
@@ -26,6 +27,7 @@ LAZYNCCL_LIBPATH=/lib/x86_64-linux-gnu/libnccl.so.2 "$RUN" $PY "$P" dist 2>>"$OU
 $PY "$P" cupy 2>>"$OUT/err.log" | tag "plain cupy"
 "$RUN" $PY "$P" cupy 2>>"$OUT/err.log" | tag "lazynccl-run cupy"
 "$RUN" --only nvrtc $PY "$P" cupy-rtc 2>>"$OUT/err.log" | tag "lazynccl-run --only nvrtc cupy-rtc"
+fi
 # NCCL absent: the wheel's nvidia/nccl moved aside (this machine is thrown away).
 if [ -d "$SITE/nvidia/nccl" ]; then
     mv "$SITE/nvidia/nccl" /tmp/nccl-aside

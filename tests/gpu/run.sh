@@ -91,15 +91,24 @@ row "program linked to the shim vendored next to the wheel" "$(tr '\n' ' ' < "$O
 
 fi
 
-# 5. AllReduce bandwidth, shim vs direct, interleaved.
-# Both pinned to the same cores: NCCL places its proxy threads by affinity,
+# 5. AllReduce bandwidth: the link-time shim, the drop-in (the -lnccl build
+# under lazynccl-run) and direct, interleaved.
+# All pinned to the same cores: NCCL places its proxy threads by affinity,
 # and latency-bound sizes move by 20% with that placement.
-# Rounds in ABBA order, so neither build always follows the other.
+# The order rotates each round, so no build always follows another.
 PIN=$(command -v taskset >/dev/null && echo "taskset -c 0-7")
-bw() { if [ "$1" = shim ]; then LAZYNCCL_LIBPATH=$WHEEL_LIB/libnccl.so.2 $PIN "$W/bw_shim"; else $PIN "$W/bw_direct"; fi > "$OUT/bw_$1_$2.txt" 2>&1; }
-for round in $(seq "${BW_ROUNDS:-8}"); do
-    if [ $((round % 2)) = 1 ]; then bw shim "$round"; bw direct "$round"; else bw direct "$round"; bw shim "$round"; fi
+bw() {
+    case $1 in
+    shim) LAZYNCCL_LIBPATH=$WHEEL_LIB/libnccl.so.2 $PIN "$W/bw_shim" ;;
+    dropin) LAZYNCCL_DROPIN_DIR=$B/dropin $PIN "$B/lazynccl-run" --only nccl "$W/bw_direct" ;;
+    direct) $PIN "$W/bw_direct" ;;
+    esac > "$OUT/bw_$1_$2.txt" 2>&1
+}
+VARIANTS=(shim dropin direct)
+for round in $(seq "${BW_ROUNDS:-6}"); do
+    for k in 0 1 2; do bw "${VARIANTS[$(((round + k) % 3))]}" "$round"; done
 done
+grep -h "lazynccl\|error" "$OUT"/bw_dropin_*.txt | sort | uniq -c | head -5
 $PY - "$OUT" >> "$table" <<'PYEOF'
 import glob, statistics, sys
 out = sys.argv[1]
@@ -110,19 +119,32 @@ def load(kind):
         for line in open(f):
             p = line.split()
             if len(p) == 3 and p[0].isdigit():
-                rows[int(p[0])] = float(p[2])
+                rows[int(p[0])] = (float(p[1]), float(p[2]))
         runs.append(rows)
     return runs
-shim, direct = load("shim"), load("direct")
-sizes = sorted(set.intersection(*[set(r) for r in shim + direct])) if shim and direct else []
-print(f"\n{len(shim)} runs of each build, ABBA order; busbw in GB/s\n")
-print("| AllReduce bytes | shim median | direct median | ratio of medians | shim best | direct best | ratio of bests |")
-print("| --- | --- | --- | --- | --- | --- | --- |")
+runs = {k: load(k) for k in ("shim", "dropin", "direct")}
+every = [r for v in runs.values() for r in v]
+sizes = sorted(set.intersection(*[set(r) for r in every])) if all(runs.values()) else []
+n = {k: len(v) for k, v in runs.items()}
+print(f"\nruns: {n}, order rotated each round; busbw in GB/s (median), time in us (median)\n")
+print("| AllReduce bytes | direct busbw | shim busbw | drop-in busbw | shim/direct | drop-in/direct "
+      "| direct us | shim us | drop-in us |")
+print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
 for s in sizes:
-    a = statistics.median(r[s] for r in shim)
-    b = statistics.median(r[s] for r in direct)
-    ab, bb = max(r[s] for r in shim), max(r[s] for r in direct)
-    print(f"| {s} | {a:.4g} | {b:.4g} | {a / b:.3f} | {ab:.4g} | {bb:.4g} | {ab / bb:.3f} |")
+    med = {k: (statistics.median(r[s][0] for r in v), statistics.median(r[s][1] for r in v))
+           for k, v in runs.items()}
+    d, sh, dr = med["direct"], med["shim"], med["dropin"]
+    print(f"| {s} | {d[1]:.4g} | {sh[1]:.4g} | {dr[1]:.4g} | {sh[1] / d[1]:.3f} | {dr[1] / d[1]:.3f} "
+          f"| {d[0]:.4g} | {sh[0]:.4g} | {dr[0]:.4g} |")
+# Latency of each process (one run = one process), to see the modes.
+print("\n| run | " + " | ".join(f"{k} 8 B us, 1 MiB us" for k in runs) + " |")
+print("| --- |" + " --- |" * len(runs))
+for i in range(max(n.values())):
+    cells = []
+    for k, v in runs.items():
+        r = v[i] if i < len(v) else {}
+        cells.append(", ".join(f"{r[s][0]:.3g}" if s in r else "-" for s in (8, 1048576)))
+    print(f"| {i + 1} | " + " | ".join(cells) + " |")
 PYEOF
 echo
 echo "=== table"
