@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Emit the C source of one shim from the spec and the header model.
 
 The output is one translation unit that includes the real header, so the
@@ -6,8 +7,10 @@ one line each, through the hand-written macros of src/lz_thunk.h.
 """
 
 import os
+import re
 from dataclasses import dataclass
 
+from control_api import c_functions
 from spec import GenError
 
 
@@ -48,13 +51,95 @@ def expand_exports(spec, functions):
     return exports
 
 
-def _failure_value(spec, fn, header):
-    if fn.ret not in spec.failure:
-        raise GenError(f"{header}:{fn.line}",
-                       f"{fn.name} returns '{fn.ret}', which has no failure value in "
-                       f"{spec.path} [failure]; add a line '\"{fn.ret}\" = ...'")
+def _failure_value(spec, fn):
     value = spec.failure[fn.ret]
     return "lz_message(&LZ_LIB)" if value == "@message" else value
+
+
+def check_failures(spec, exports, header):
+    """Every return type without a failure value, all in one message."""
+    missing = {}
+    for e in exports:
+        if e.fn.ret != "void" and e.name not in spec.own_answers and e.fn.ret not in spec.failure:
+            missing.setdefault(e.fn.ret, []).append(f"{header}:{e.fn.line}: {e.fn.name}")
+    if not missing:
+        return
+    lines = [f"{len(missing)} return type(s) have no failure value; add to [failure]:"]
+    for ret, where in missing.items():
+        lines.append(f'  "{ret}" = ...    # returned by {where[0]}'
+                     + (f" and {len(where) - 1} more" if len(where) > 1 else ""))
+    raise GenError(spec.path, "\n".join(lines))
+
+
+def split_variadic(spec, exports, arch):
+    """Variadic functions are served by an assembly thunk on x86-64; on
+    targets with C thunks they are left out, each with a note."""
+    if arch == "x86_64":
+        return exports, []
+    kept = [e for e in exports if not e.fn.variadic]
+    notes = [f"{spec.path}: note: {e.name} is variadic and is not served on {arch} "
+             f"(a C thunk cannot forward '...')" for e in exports if e.fn.variadic]
+    return kept, notes
+
+
+def _define(d):
+    name, eq, value = d.partition("=")
+    return f"#define {name}{' ' + value if eq else ''}\n"
+
+
+def _pinned_defines(spec):
+    """The generated file is compiled with the defines generation saw,
+    whatever the build adds (Meson's -D_FILE_OFFSET_BITS=64 makes zlib.h
+    rename gzopen to gzopen64)."""
+    return ("/* Compiled with exactly the defines generation saw. */\n"
+            "#undef _FILE_OFFSET_BITS\n#undef _TIME_BITS\n"
+            + "".join(_define(d) for d in spec.defines))
+
+
+def _pointee(param):
+    m = re.match(r"^((?:const )?(?:unsigned int|unsigned|int|long|size_t))\s*\*\s*a\d+$", param)
+    return m.group(1).replace("const ", "") if m else None
+
+
+def version_function(spec, exports):
+    """A function writing the loaded library's version as text (for
+    lazynccl-info --load), called through the slot; "" when the spec names none."""
+    if not spec.version_function:
+        return ""
+    e = next((x for x in exports if x.name == spec.version_function), None)
+    if e is None:
+        raise GenError(spec.path, f"version_function {spec.version_function!r} is not a "
+                                  f"wrapped function")
+    i_d, fn = spec.id, e.fn
+    call = f"LZ_C_CALL({e.typed_as if not e.declared else e.name}, {e.sym}, "
+    out = [f"static int lz_version_{i_d}(char *out, size_t size)\n{{\n"]
+    if fn.ret == "const char *" and fn.params == "void":
+        out.append(f"    const char *v = {call}());\n"
+                   f"    if (!v)\n        return -1;\n"
+                   f"    snprintf(out, size, \"%s\", v);\n    return 0;\n}}\n")
+        return "".join(out)
+    params = [p.strip() for p in fn.params.split(",")]
+    types = [_pointee(p) for p in params]
+    if not params or None in types or len(params) > 3:
+        raise GenError(spec.path, f"version_function {e.name}: takes ({fn.params}); only "
+                                  f"'const char *f(void)' or pointers to integers are understood")
+    for k, t in enumerate(types):
+        out.append(f"    {t} v{k} = 0;\n")
+    args = ", ".join(f"&v{k}" for k in range(len(types)))
+    ok = f"{call}({args}))"
+    out.append(f"    if ({ok} != 0)\n        return -1;\n" if fn.ret != "void" else f"    {ok};\n")
+    if len(types) == 1 and spec.version_code:
+        parts = ".".join("%ld" for _ in spec.version_code)
+        vals = ", ".join([f"(long)v0 / {spec.version_code[0]}"] +
+                         [f"(long)v0 / {d} % {spec.version_code[k - 1] // d}"
+                          for k, d in enumerate(spec.version_code) if k])
+        out.append(f"    snprintf(out, size, \"{parts} (%ld)\", {vals}, (long)v0);\n")
+    else:
+        fmt = ".".join("%ld" for _ in types)
+        out.append(f"    snprintf(out, size, \"{fmt}\", " +
+                   ", ".join(f"(long)v{k}" for k in range(len(types))) + ");\n")
+    out.append("    return 0;\n}\n")
+    return "".join(out)
 
 
 def _c_string(text):
@@ -70,7 +155,7 @@ def dlopen_note_json(spec):
     sonames = ",".join(_json_string(s) for s in spec.sonames)
     return (f'[{{"feature":{_json_string(spec.feature)},'
             f'"description":{_json_string(spec.description)},'
-            f'"priority":"{"suggested" if spec.internal else "recommended"}",'
+            f'"priority":"{spec.note_priority}",'
             f'"soname":[{sonames}]}}]')
 
 
@@ -83,15 +168,24 @@ def _unsupported_array(name, table):
     return f"static const lz_unsupported {name}[] = {{\n{body}    {{NULL, NULL}}\n}};\n"
 
 
+def _roots_array(name, roots):
+    subs = "".join(_string_array(f"{name}_{k}", r.subdirs) for k, r in enumerate(roots))
+    body = "".join(f"    {{{_c_string(r.var)}, {name}_{k}}},\n" for k, r in enumerate(roots))
+    return subs + f"static const lz_root {name}[] = {{\n{body}    {{NULL, NULL}}\n}};\n"
+
+
 def emit(spec, spec_display, headers, functions, macros, control_prefix=None,
-         inline_extras=False):
-    """The shim's C text. Every file-scope name carries the spec's id, so
-    several shims can share one translation unit (the amalgamation)."""
-    exports = expand_exports(spec, functions)
+         inline_extras=False, arch="x86_64"):
+    """The shim's C text, its exports and the generator's notes. Every
+    file-scope name carries the spec's id, so several shims can share one
+    translation unit (the amalgamation)."""
+    exports, notes = split_variadic(spec, expand_exports(spec, functions), arch)
     for name in spec.own_answers:
         if name not in {e.name for e in exports}:
             raise GenError(f"{spec.path} [own_answers]", f"'{name}' is not a wrapped function")
+    check_failures(spec, exports, headers[0])
     i_d = spec.id
+    hidden = spec.hidden
     out = []
     w = out.append
     w("/* Generated by lazynccl's gen/lazygen.py: do not edit.\n")
@@ -101,8 +195,8 @@ def emit(spec, spec_display, headers, functions, macros, control_prefix=None,
     for name, value in macros:
         w(f" *          {name} = {value}\n")
     w(f" * Exports: {len(exports)} functions ({len(functions)} declared by the header)\n */\n")
-    for d in spec.defines:
-        w(f"#define {d}\n")
+    if not inline_extras:
+        w(_pinned_defines(spec))
     for h in spec.headers:
         w(f"#include <{h}>\n")
     for path in spec.extra_headers:
@@ -111,16 +205,16 @@ def emit(spec, spec_display, headers, functions, macros, control_prefix=None,
                 w(f"/* ---- stubs/{os.path.basename(path)} ---- */\n{f.read()}\n")
         else:
             w(f'#include "{os.path.basename(path)}"\n')
-    w('#include "lz_thunk.h"\n\n')
+    w('#include <stdio.h>\n#include "lz_thunk.h"\n\n')
     w("/* Thunks of deprecated functions are still exported; forwarding is not use. */\n")
     w('#pragma GCC diagnostic ignored "-Wdeprecated-declarations"\n')
     w('#pragma GCC diagnostic ignored "-Wunused-parameter"\n\n')
-    w("#undef LZ_LIB\n#undef LZ_SLOTS\n#undef LZ_REALS\n")
+    w("#undef LZ_LIB\n#undef LZ_SLOTS\n#undef LZ_REALS\n#undef LZ_VRESOLVE\n")
     w(f"#define LZ_LIB lz_lib_{i_d}\n#define LZ_SLOTS lz_slots_{i_d}\n"
-      f"#define LZ_REALS lz_reals_{i_d}\n")
+      f"#define LZ_REALS lz_reals_{i_d}\n#define LZ_VRESOLVE lz_vresolve_{i_d}\n")
     w("LZ_DECL_DATA const lz_lib LZ_LIB;\n\n")
 
-    undeclared = [e for e in exports if not e.declared and not spec.internal]
+    undeclared = [e for e in exports if not e.declared and not hidden]
     if undeclared:
         w("/* Names the header does not declare, typed like the version it does. */\n")
         for e in undeclared:
@@ -133,13 +227,19 @@ def emit(spec, spec_display, headers, functions, macros, control_prefix=None,
     w(f"    LZ_COUNT_{i_d}\n}};\n\n")
 
     w("/* First-call resolvers: load, resolve, publish, call. */\n")
-    for e in exports:
+    variadic = [e for e in exports if e.fn.variadic]
+    if variadic:
+        w("LZ_VARIADIC_HELPER\n")
+    for i, e in enumerate(exports):
+        if e.fn.variadic:
+            w(f"LZ_RESOLVER_VARIADIC({e.sym}, {i})\n")
+            continue
         macro = "LZ_RESOLVER_VOID" if e.fn.ret == "void" else "LZ_RESOLVER"
         w(f"{macro}({e.fn.ret}, {e.typed_as if not e.declared else e.name}, {e.sym}, "
           f"({e.fn.params}), ({e.fn.args}))\n")
     answers = [e for e in exports if e.name in spec.own_answers]
     for e in answers:
-        if e.fn.ret != "const char *":
+        if e.fn.ret != "const char *" or e.fn.variadic:
             raise GenError(f"{spec.path} [own_answers]",
                            f"'{e.name}' returns '{e.fn.ret}'; only 'const char *' can be answered")
     if answers:
@@ -155,8 +255,7 @@ def emit(spec, spec_display, headers, functions, macros, control_prefix=None,
         elif e.name in spec.own_answers:
             w(f"LZ_OWN_FAIL({e.fn.ret}, {e.sym}, ({e.fn.params}), lz_message(&LZ_LIB))\n")
         else:
-            w(f"LZ_FAIL({e.fn.ret}, {e.sym}, ({e.fn.params}), "
-              f"{_failure_value(spec, e.fn, headers[0])})\n")
+            w(f"LZ_FAIL({e.fn.ret}, {e.sym}, ({e.fn.params}), {_failure_value(spec, e.fn)})\n")
 
     w(f"\n__attribute__((used)) static lz_fn lz_slots_{i_d}[LZ_COUNT_{i_d}] = {{\n")
     for e in exports:
@@ -178,6 +277,9 @@ def emit(spec, spec_display, headers, functions, macros, control_prefix=None,
             w(f"    [LZ_I_{e.sym}] = (lz_fn)lz_a_{e.sym},\n")
         w("};\n")
     w("\n")
+    version = version_function(spec, exports)
+    if version:
+        w("/* The loaded library's version as text (lazynccl-info --load). */\n" + version + "\n")
 
     w("/* A drop-in stands in for one soname and accepts only that one. */\n"
       "#ifdef LZ_DROPIN_SONAME\n"
@@ -188,45 +290,72 @@ def emit(spec, spec_display, headers, functions, macros, control_prefix=None,
     w(_unsupported_array(f"lz_unsupported_{i_d}", spec.unsupported))
     w(_string_array(f"lz_companions_{i_d}", spec.companions))
     w(_string_array(f"lz_wheel_dirs_{i_d}", spec.wheel_dirs))
-    w(_string_array(f"lz_home_vars_{i_d}", spec.home_vars))
+    w(_roots_array(f"lz_roots_before_{i_d}", spec.roots_before))
+    w(_roots_array(f"lz_roots_after_{i_d}", spec.roots_after))
+    w(_string_array(f"lz_default_dirs_{i_d}", spec.default_dirs))
     w(_string_array(f"lz_required_{i_d}", spec.required))
     w(f"static lz_state lz_state_{i_d} = LZ_STATE_INIT;\n\n")
+    p = spec.message_prefix
     w("LZ_DEF_DATA const lz_lib LZ_LIB = {\n")
     w(f"    .id = {_c_string(spec.id)},\n")
     w(f"    .display = {_c_string(spec.display)},\n")
     w(f"    .shim = {_c_string(spec.shim)},\n")
+    w(f"    .prefix = {_c_string(p)},\n")
     w(f"    .env_var = {_c_string(spec.env)},\n")
-    w(f"    .no_error = {_c_string(spec.shim + ': no error')},\n")
-    w(f"    .not_loaded = {_c_string(spec.shim + ': ' + spec.display + ' not loaded yet')},\n")
+    w(f"    .debug_env = {_c_string(spec.debug_env)},\n")
+    w(f"    .strict_env = {_c_string(spec.strict_env)},\n")
+    w(f"    .no_error = {_c_string(p + ': no error')},\n")
+    w(f"    .not_loaded = {_c_string(p + ': ' + spec.display + ' not loaded yet')},\n")
     if spec.version_marker:
         w(f"    .version_marker = {_c_string(spec.version_marker)},\n")
     w(f"    .sonames = lz_sonames_{i_d},\n    .wheel_dirs = lz_wheel_dirs_{i_d},\n")
-    w(f"    .home_vars = lz_home_vars_{i_d},\n    .required = lz_required_{i_d},\n")
+    w(f"    .roots_before = lz_roots_before_{i_d},\n    .roots_after = lz_roots_after_{i_d},\n")
+    w(f"    .default_dirs = lz_default_dirs_{i_d},\n    .required = lz_required_{i_d},\n")
     w(f"    .syms = lz_syms_{i_d},\n    .nsyms = LZ_COUNT_{i_d},\n")
     w(f"    .slots = lz_slots_{i_d},\n    .resolvers = lz_resolvers_{i_d},\n")
     w(f"    .fails = lz_fails_{i_d},\n")
     w(f"    .unsupported = lz_unsupported_{i_d},\n    .companions = lz_companions_{i_d},\n")
     if answers:
         w(f"    .answers = lz_answers_{i_d},\n    .reals = lz_reals_{i_d},\n")
-    w(f"    .probe = {0 if spec.internal else 1},\n")
+    if version:
+        w(f"    .version = lz_version_{i_d},\n")
+    w(f"    .probe = {1 if spec.probe else 0},\n")
     w(f"    .system_only = {1 if spec.search == 'system' else 0},\n")
     w(f"    .st = &lz_state_{i_d},\n}};\n\n")
 
-    w("/* The API: one indirect jump through the slot each. */\n")
+    w("/* The API: one indirect jump through the slot each. Symbol names are\n"
+      " * string literals, so no macro of the header can rename them. */\n")
     for i, e in enumerate(exports):
-        macro = "LZ_THUNK_VOID" if e.fn.ret == "void" else "LZ_THUNK"
-        macro += "_HIDDEN" if spec.internal else ""
         typed = e.name if e.declared else e.typed_as
-        w(f"{macro}({e.fn.ret}, {typed}, {e.sym}, {i}, ({e.fn.params}), ({e.fn.args}))\n")
+        if e.fn.variadic:
+            w(f"LZ_THUNK_VARIADIC{'_HIDDEN' if hidden else ''}({e.fn.ret}, {typed}, "
+              f"{_c_string(e.sym)}, {i}, ({e.fn.params}))\n")
+            continue
+        macro = "LZ_THUNK_VOID" if e.fn.ret == "void" else "LZ_THUNK"
+        macro += "_HIDDEN" if hidden else ""
+        w(f"{macro}({e.fn.ret}, {typed}, {e.sym}, {_c_string(e.sym)}, {i}, ({e.fn.params}), "
+          f"({e.fn.args}))\n")
 
-    if not spec.internal:
+    if spec.control_api:
         prefix = control_prefix or spec.shim + "_"
-        w(f"\n/* The control API (include/lazynccl.h). */\nLZ_CONTROL_API({prefix})\n")
+        w("\n/* The control API (gen/control_api.py). */\n")
+        w(c_functions(prefix, "LZ_LIB"))
     w("\n")
     note = dlopen_note_json(spec)
     w("/* ELF dlopen metadata (freedesktop/systemd format): the soft dependency. */\n")
     w(f"LZ_DLOPEN_NOTE({i_d}, {_c_string(note)})\n")
-    return "".join(out), exports
+    return "".join(out), exports, notes
+
+
+def export_names(spec, exports, control_prefix=None):
+    """What the shim's shared object must export, for the build's check."""
+    if spec.hidden:
+        return []
+    names = [e.name for e in exports]
+    if spec.control_api:
+        from control_api import exported_names
+        names += exported_names(control_prefix or spec.shim + "_")
+    return names
 
 
 def emit_header(spec, exports):

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Build the model of a library from its real header.
 
 The header is preprocessed by the C compiler against the stand-in headers in
@@ -27,6 +28,7 @@ class Function:
     params: str       # parameter list with names a0..aN, e.g. "int *a0" or "void"
     args: str         # the forwarded argument list, e.g. "a0"
     line: int         # line in the header, for messages
+    variadic: bool = False  # ends in "...": forwarded untouched by an assembly thunk
 
 
 def find_header(name, include_dirs):
@@ -47,17 +49,51 @@ def _cc(cc, args, what):
     return r.stdout
 
 
-def preprocess(cc, header_path, include_dirs, defines, real, after_dirs=()):
-    """Preprocess header_path. real=False uses the stand-ins (for parsing);
-    real=True uses the real include path and returns the macro definitions."""
+def preprocess(cc, header_path, include_dirs, defines, real, standins=()):
+    """Preprocess header_path. real=False uses the stand-ins (for parsing):
+    the spec's sets, then libc's; real=True uses the real include path and
+    returns the macro definitions."""
     d = [f"-D{x}" for x in defines]
     inc = [f"-I{x}" for x in include_dirs]
     if real:
         return _cc(cc, ["-E", "-dM", "-x", "c"] + d + inc + [header_path], header_path)
-    return _cc(cc, ["-E", "-nostdinc", "-undef", "-D__x86_64__=1",
-                    "-D__linux__=1", "-D__attribute__(x)=", "-D__extension__=",
-                    "-D__restrict=", "-D__inline=inline", "-D__asm__(x)=", "-I", STANDINS, "-x", "c"] + d + inc + [header_path],
+    sets = []
+    for s in list(standins) + ["libc"]:
+        sets += ["-I", os.path.join(STANDINS, s)]
+    return _cc(cc, ["-E", "-nostdinc", "-undef"] + target_predefines(cc) +
+               ["-D__attribute__(x)=", "-D__extension__=", "-D__restrict=",
+                "-D__inline=inline", "-D__asm__(x)="] + sets + ["-x", "c"] + d + inc + [header_path],
                header_path)
+
+
+_ARCH_MACROS = ("__x86_64__", "__aarch64__", "__linux__", "__LP64__", "__ILP32__",
+                "__BYTE_ORDER__", "__ORDER_LITTLE_ENDIAN__", "__ORDER_BIG_ENDIAN__",
+                "__SIZEOF_POINTER__", "__SIZEOF_LONG__", "__CHAR_UNSIGNED__")
+_predefined = {}
+
+
+def target_predefines(cc):
+    """The target's own architecture macros, from the compiler that builds
+    the shim (a cross compiler gives its target's): -undef drops them all."""
+    key = tuple(cc)
+    if key not in _predefined:
+        text = _cc(cc, ["-E", "-dM", "-x", "c", "/dev/null"], "the C compiler's predefined macros")
+        out = []
+        for line in text.splitlines():
+            m = re.match(r"#define (\w+) (.*)$", line)
+            if m and m.group(1) in _ARCH_MACROS:
+                out.append(f"-D{m.group(1)}={m.group(2).strip()}")
+        _predefined[key] = sorted(out)
+    return _predefined[key]
+
+
+def target_arch(cc):
+    """'x86_64', 'aarch64' or 'other': which thunks the target gets."""
+    flags = target_predefines(cc)
+    for arch in ("x86_64", "aarch64"):
+        if any(f.startswith(f"-D__{arch}__=") for f in flags):
+            return arch
+    return "other"
 
 
 def macro_values(macro_text, names):
@@ -96,9 +132,12 @@ def _function(decl, gen, header):
     plist = fdecl.args.params if fdecl.args else []
     if len(plist) == 1 and _is_void(plist[0]):
         plist = []
+    variadic = False
     for i, p in enumerate(plist):
         if isinstance(p, c_ast.EllipsisParam):
-            raise GenError(where, f"{decl.name}: variadic functions cannot be forwarded")
+            variadic = True
+            params.append("...")
+            continue
         p = copy.deepcopy(p)
         if isinstance(p, c_ast.Typename):  # unnamed parameter
             p = c_ast.Decl(f"a{i}", p.quals, [], [], [], p.type, None, None)
@@ -106,7 +145,7 @@ def _function(decl, gen, header):
         _innermost_typedecl(p.type).declname = f"a{i}"
         params.append(gen.visit(p))
         args.append(f"a{i}")
-    return Function(decl.name, ret, ", ".join(params) or "void", ", ".join(args), line)
+    return Function(decl.name, ret, ", ".join(params) or "void", ", ".join(args), line, variadic)
 
 
 def parse_functions(cc, spec, include_dirs):
@@ -117,7 +156,7 @@ def parse_functions(cc, spec, include_dirs):
     for header, path in [(h, find_header(h, include_dirs)) for h in spec.headers] + extra:
         headers.append(path)
         text = preprocess(cc, path, include_dirs, spec.defines, real=False,
-                          after_dirs=spec.parse_include_dirs)
+                          standins=spec.standins)
         try:
             ast = c_parser.CParser().parse(text, path)
         except ParseError as e:

@@ -33,12 +33,12 @@ static int is_shim(const lz_lib *lib, void *handle)
 static int accept(lz_walk *w, const char *step, const char *path, void *handle,
                   const lz_probe *p)
 {
-    w->found = 1;
-    w->handle = handle;
-    w->step = step;
-    snprintf(w->path, sizeof w->path, "%s", path);
+    w->res.found = 1;
+    w->res.handle = handle;
+    w->res.step = step;
+    snprintf(w->res.path, sizeof w->res.path, "%s", path);
     lz_verdict(w, step, path, LZ_CHOSEN, p, NULL);
-    return !w->exhaustive;
+    return !w->req.exhaustive;
 }
 
 /* Load the companions the library opens by bare name (NVRTC's builtins)
@@ -82,7 +82,7 @@ static int load_companions(lz_walk *w, const char *step, const char *path, void 
 /* Load a probed (or unprobeable) file; on failure the walk goes on. */
 static int load(lz_walk *w, const char *step, const char *path, const lz_probe *p)
 {
-    if (w->dry_run)
+    if (w->req.dry_run)
         return accept(w, step, path, NULL, p);
     struct stat sb;
     if (!p && (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode))) {
@@ -157,13 +157,13 @@ static int score_name(const lz_walk *w, const lz_probe *p, const lz_sym *want)
 static long rank(const lz_walk *w, const lz_probe *p, int *full, const lz_sym **worst,
                  int *worst_score)
 {
-    int first = w->want ? score_name(w, p, w->want) : 2;
+    int first = w->req.want ? score_name(w, p, w->req.want) : 2;
     long sum = 0;
     *full = first == 2;
-    *worst = first < 2 ? w->want : NULL;
+    *worst = first < 2 ? w->req.want : NULL;
     *worst_score = first;
-    for (size_t j = 0; w->wanted && j < w->lib->nsyms; j++) {
-        if (!w->wanted[j])
+    for (size_t j = 0; w->req.wanted && j < w->lib->nsyms; j++) {
+        if (!w->req.wanted[j])
             continue;
         int s = score_name(w, p, &w->lib->syms[j]);
         sum += s;
@@ -179,18 +179,18 @@ static long rank(const lz_walk *w, const lz_probe *p, int *full, const lz_sym **
 /* 1 when some imported name is of the major a soname stands for. */
 static int wanted_major_of(const lz_walk *w, const lz_probe *p)
 {
-    for (size_t j = 0; w->wanted && j < w->lib->nsyms; j++)
-        if (w->wanted[j] && lz_probe_exports(p, w->lib->syms[j].name))
+    for (size_t j = 0; w->req.wanted && j < w->lib->nsyms; j++)
+        if (w->req.wanted[j] && lz_probe_exports(p, w->lib->syms[j].name))
             return 1;
     return 0;
 }
 
 static void keep(lz_walk *w, const char *step, const char *path, long sc)
 {
-    if (sc > w->fallback_score) {
-        w->fallback_score = sc;
-        w->fallback_step = step;
-        snprintf(w->fallback_path, sizeof w->fallback_path, "%s", path);
+    if (sc > w->res.fallback_score) {
+        w->res.fallback_score = sc;
+        w->res.fallback_step = step;
+        snprintf(w->res.fallback_path, sizeof w->res.fallback_path, "%s", path);
     }
 }
 
@@ -220,9 +220,9 @@ int lz_try_file(lz_walk *w, const char *step, const char *path)
     }
     if (rc == LZ_PROBE_UNAVAILABLE) {
         lz_note(w, "[%s] %s: not probed (%s)", step, path, p.reason);
-        return w->found ? 0 : load(w, step, path, NULL);
+        return w->res.found ? 0 : load(w, step, path, NULL);
     }
-    if (w->found) { /* an exhaustive walk, past the chosen one */
+    if (w->res.found) { /* an exhaustive walk, past the chosen one */
         lz_verdict(w, step, path, LZ_NOT_REACHED, &p, NULL);
         lz_probe_free(&p);
         return 0;
@@ -255,13 +255,13 @@ int lz_try_file(lz_walk *w, const char *step, const char *path)
 
 void lz_take_fallback(lz_walk *w)
 {
-    if (w->found || w->fallback_score < 0)
+    if (w->res.found || w->res.fallback_score < 0)
         return;
     lz_note(w, "no candidate was a full match; taking the best one kept: %s",
-            w->fallback_path);
+            w->res.fallback_path);
     lz_probe p;
-    if (lz_probe_file(w->lib, w->fallback_path, &p) == LZ_PROBE_OK) {
-        load(w, w->fallback_step, w->fallback_path, &p);
+    if (lz_probe_file(w->lib, w->res.fallback_path, &p) == LZ_PROBE_OK) {
+        load(w, w->res.fallback_step, w->res.fallback_path, &p);
         lz_probe_free(&p);
     }
 }

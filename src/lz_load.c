@@ -143,28 +143,28 @@ static void run_search(const lz_lib *lib, const lz_sym *want, const char *list, 
 {
     *report = new_msg(LZ_MESSAGE_MAX);
     w->lib = lib;
-    w->want = want;
-    w->search_list = list;
+    w->req.want = want;
+    w->req.search_list = list;
     if (*report) {
-        w->report = (*report)->text;
-        w->report_size = LZ_MESSAGE_MAX;
-        int n = snprintf(w->report, LZ_MESSAGE_MAX,
-                         "%s: %s could not be loaded; candidates tried:\n", lib->shim,
+        w->rep.text = (*report)->text;
+        w->rep.size = LZ_MESSAGE_MAX;
+        int n = snprintf(w->rep.text, LZ_MESSAGE_MAX,
+                         "%s: %s could not be loaded; candidates tried:\n", lib->prefix,
                          lib->display);
-        w->report_len = (size_t)n;
+        w->rep.len = (size_t)n;
     }
-    size_t start = w->report_len;
+    size_t start = w->rep.len;
     const char *unsafe = lz_ld_unsafe();
     if (unsafe) {
         lz_note(w, "%s", unsafe);
     } else {
         unsigned char *wanted = imported_names(lib);
-        w->wanted = wanted;
+        w->req.wanted = wanted;
         lz_search(w);
-        w->wanted = NULL;
+        w->req.wanted = NULL;
         free(wanted);
     }
-    if (!w->found && w->report_len == start)
+    if (!w->res.found && w->rep.len == start)
         lz_note(w, "(no candidate was found)");
 }
 
@@ -233,10 +233,10 @@ static int ensure_loaded(const lz_lib *lib, const lz_sym *want)
         unlink_loader(st, &me);
         __atomic_store_n(&st->loaders, st->loaders - 1, __ATOMIC_RELEASE);
         int published = gen == st->gen && status_of(lib) == LZ_UNTRIED;
-        if (published && w.found) {
-            st->handle = w.handle;
-            st->step = w.step;
-            snprintf(st->path, sizeof st->path, "%s", w.path);
+        if (published && w.res.found) {
+            st->handle = w.res.handle;
+            st->step = w.res.step;
+            snprintf(st->path, sizeof st->path, "%s", w.res.path);
             __atomic_store_n(&st->status, LZ_LOADED, __ATOMIC_RELEASE);
         } else if (published) {
             if (report) {
@@ -253,16 +253,16 @@ static int ensure_loaded(const lz_lib *lib, const lz_sym *want)
         if (!published) {
             /* Another search won (the same object: dlopen counted us), or a
              * retry made ours stale. */
-            if (w.found)
-                lz_dlclose(w.handle);
+            if (w.res.found)
+                lz_dlclose(w.res.handle);
             may_wait = 1;
             continue;
         }
-        if (w.found)
-            lz_log(lib, "loaded %s (found by: %s)", w.path, w.step);
+        if (w.res.found)
+            lz_log(lib, "loaded %s (found by: %s)", w.res.path, w.res.step);
         else
             lz_log(lib, "%s is unavailable", lib->display);
-        return w.found ? LZ_LOADED : LZ_FAILED;
+        return w.res.found ? LZ_LOADED : LZ_FAILED;
     }
 }
 
@@ -397,23 +397,54 @@ char *lz_search_list_copy(const lz_lib *lib, int *lost)
     return list;
 }
 
-int lz_api_would_load(const lz_lib *lib, char *path, size_t size)
+int lz_inspect_search(const lz_lib *lib, const lz_request *req, lz_result *res, char *report,
+                      size_t report_size)
 {
-    if (status_of(lib) == LZ_LOADED) {
-        if (path && size)
-            snprintf(path, size, "%s", lib->st->path);
-        return 1;
-    }
     int lost;
     char *list = lz_search_list_copy(lib, &lost);
-    lz_walk w = {.lib = lib, .dry_run = 1, .search_list = list};
-    unsigned char *wanted = imported_names(lib);
-    w.wanted = wanted;
+    lz_walk w = {.lib = lib, .req = *req, .rep = {.text = report, .size = report_size}};
+    w.req.dry_run = 1;
+    w.req.search_list = list;
+    unsigned char *wanted = req->wanted ? NULL : imported_names(lib);
+    if (wanted)
+        w.req.wanted = wanted;
     if (!lost)
         lz_search(&w);
     free(wanted);
     free(list);
-    if (w.found && path && size)
-        snprintf(path, size, "%s", w.path);
-    return w.found;
+    *res = w.res;
+    return w.res.found;
+}
+
+int lz_inspect_loaded(const lz_lib *lib, char *path, size_t path_size, char *step,
+                      size_t step_size)
+{
+    /* A loaded library's path and step never change (a retry only follows
+     * a failure): the acquire load of the status is enough. */
+    if (status_of(lib) != LZ_LOADED || !path_size || !step_size)
+        return 0;
+    const char *p = lib->st->path, *s = lib->st->step ? lib->st->step : "";
+    size_t n = strnlen(p, path_size - 1), m = strnlen(s, step_size - 1);
+    memcpy(path, p, n);
+    path[n] = '\0';
+    memcpy(step, s, m);
+    step[m] = '\0';
+    return 1;
+}
+
+int lz_api_would_load(const lz_lib *lib, char *path, size_t size)
+{
+    char here[PATH_MAX], step[64];
+    if (lz_inspect_loaded(lib, here, sizeof here, step, sizeof step)) {
+        if (path && size)
+            snprintf(path, size, "%s", here);
+        return 1;
+    }
+    lz_request req = {0};
+    lz_result res;
+    if (!lz_inspect_search(lib, &req, &res, NULL, 0))
+        return 0;
+    if (path && size)
+        snprintf(path, size, "%s", res.path);
+    return 1;
 }

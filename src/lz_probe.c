@@ -265,6 +265,16 @@ static int judge(const lz_lib *lib, lz_probe *p)
 #endif
 
 /* Open path for reading as ELF; LZ_PROBE_OK with *fd and *size set. */
+#ifdef LZ_HAVE_LIBELF
+/* Why libelf could not be had: its published failure report, read from its
+ * state. The probe never calls into the loader (the loader calls the probe). */
+static const char *libelf_failure(void)
+{
+    const lz_msg *m = __atomic_load_n(&lz_lib_libelf.st->fail_msg, __ATOMIC_ACQUIRE);
+    return m ? m->text : "libelf could not be loaded";
+}
+#endif
+
 static int open_elf(const char *path, lz_probe *p, int *fd, off_t *size)
 {
     memset(p, 0, sizeof *p);
@@ -300,7 +310,7 @@ static int open_elf(const char *path, lz_probe *p, int *fd, off_t *size)
     if (lz_elf_version(EV_CURRENT) == EV_NONE) {
         close(*fd);
         snprintf(p->reason, sizeof p->reason, "libelf unavailable, so loaded to check: %.400s",
-                 lz_message(&lz_lib_libelf));
+                 libelf_failure());
         return LZ_PROBE_UNAVAILABLE;
     }
     return LZ_PROBE_OK;

@@ -1,5 +1,6 @@
-/* Reports and logging. Silent unless asked: LAZYNCCL_DEBUG=1 prints to
- * stderr, a callback set through <shim>_set_log_callback receives lines. */
+/* Reports and logging. Silent unless asked: the spec's debug variable
+ * (LAZYNCCL_DEBUG=1) prints to stderr, a callback set through
+ * <shim>_set_log_callback receives lines. */
 #include "lz_search.h"
 
 #include <stdarg.h>
@@ -21,12 +22,12 @@ const char *lz_getenv(const char *name)
 static void lz_vlog(const lz_lib *lib, const char *fmt, va_list ap)
 {
     lz_log_fn fn = __atomic_load_n(&lib->st->log_fn, __ATOMIC_ACQUIRE);
-    const char *debug = lz_getenv("LAZYNCCL_DEBUG");
+    const char *debug = lz_getenv(lib->debug_env);
     int to_stderr = debug && *debug && strcmp(debug, "0") != 0;
     if (!fn && !to_stderr)
         return;
     char line[1024];
-    int n = snprintf(line, sizeof line, "%s: ", lib->shim);
+    int n = snprintf(line, sizeof line, "%s: ", lib->prefix);
     vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
     if (fn)
         fn(lib->st->log_user, line);
@@ -46,20 +47,20 @@ void lz_note(lz_walk *w, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    if (w->report && w->report_len + 1 < w->report_size) {
+    if (w->rep.text && w->rep.len + 1 < w->rep.size) {
         va_list copy;
         va_copy(copy, ap);
-        size_t room = w->report_size - w->report_len;
-        int n = snprintf(w->report + w->report_len, room, "  ");
+        size_t room = w->rep.size - w->rep.len;
+        int n = snprintf(w->rep.text + w->rep.len, room, "  ");
         if (n > 0 && (size_t)n < room) {
-            int m = vsnprintf(w->report + w->report_len + n, room - (size_t)n, fmt, copy);
+            int m = vsnprintf(w->rep.text + w->rep.len + n, room - (size_t)n, fmt, copy);
             size_t used = (size_t)n + (m > 0 ? (size_t)m : 0);
             if (used + 1 < room) {
-                w->report[w->report_len + used] = '\n';
-                w->report[w->report_len + used + 1] = '\0';
+                w->rep.text[w->rep.len + used] = '\n';
+                w->rep.text[w->rep.len + used + 1] = '\0';
                 used++;
             }
-            w->report_len += used < room ? used : room - 1;
+            w->rep.len += used < room ? used : room - 1;
         }
         va_end(copy);
     }
@@ -85,37 +86,37 @@ void lz_verdict(lz_walk *w, const char *step, const char *path, int verdict,
         lz_note(w, "[%s] %s: %s: %s", step, shown, words[verdict], reason);
     else
         lz_note(w, "[%s] %s: %s", step, shown, words[verdict]);
-    if (w->on_event) {
+    if (w->req.on_event) {
         lz_event ev = {step, path ? path : "", verdict, reason, probe};
-        w->on_event(w->ctx, &ev);
+        w->req.on_event(w->req.ctx, &ev);
     }
 }
 
 /* Places are grouped by step, in the order looked at: "[step] a, b". */
 void lz_looked(lz_walk *w, const char *step, const char *place)
 {
-    size_t room = sizeof w->places - w->places_len;
+    size_t room = sizeof w->rep.places - w->rep.places_len;
     if (room < 2)
         return;
-    int same = w->places_step && strcmp(w->places_step, step) == 0;
-    int n = same ? snprintf(w->places + w->places_len, room, ", %s", place)
-                 : snprintf(w->places + w->places_len, room, "%s    [%s] %s",
-                            w->places_len ? "\n" : "", step, place);
+    int same = w->rep.places_step && strcmp(w->rep.places_step, step) == 0;
+    int n = same ? snprintf(w->rep.places + w->rep.places_len, room, ", %s", place)
+                 : snprintf(w->rep.places + w->rep.places_len, room, "%s    [%s] %s",
+                            w->rep.places_len ? "\n" : "", step, place);
     if (n < 0 || (size_t)n >= room) {
         /* Out of room: end with a mark that the list is cut short. */
-        size_t end = sizeof w->places - 5;
-        if (w->places_len > end)
-            w->places_len = end;
-        memcpy(w->places + end, " ...", 5);
-        w->places_len = sizeof w->places - 1;
+        size_t end = sizeof w->rep.places - 5;
+        if (w->rep.places_len > end)
+            w->rep.places_len = end;
+        memcpy(w->rep.places + end, " ...", 5);
+        w->rep.places_len = sizeof w->rep.places - 1;
         return;
     }
-    w->places_len += (size_t)n;
-    w->places_step = step;
+    w->rep.places_len += (size_t)n;
+    w->rep.places_step = step;
 }
 
 void lz_report_places(lz_walk *w)
 {
-    if (w->places_len)
-        lz_note(w, "places searched, in order:\n%s", w->places);
+    if (w->rep.places_len)
+        lz_note(w, "places searched, in order:\n%s", w->rep.places);
 }

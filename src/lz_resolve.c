@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int strict_versions(void)
+static int strict_versions(const lz_lib *lib)
 {
-    const char *v = lz_getenv("LAZYNCCL_STRICT_VERSIONS");
+    const char *v = lz_getenv(lib->strict_env);
     return v && *v && strcmp(v, "0") != 0;
 }
 
@@ -20,7 +20,7 @@ static void symbol_failed(const lz_lib *lib, const char *name, const char *why)
 {
     lz_state *st = lib->st;
     char text[1024];
-    int n = snprintf(text, sizeof text, "%s: %s: not exported by %s%s", lib->shim, name,
+    int n = snprintf(text, sizeof text, "%s: %s: not exported by %s%s", lib->prefix, name,
                      st->path, why);
     size_t len = n < 0 ? 0 : (size_t)n < sizeof text ? (size_t)n : sizeof text - 1;
     lz_msg *m = malloc(sizeof *m + len + 1);
@@ -33,7 +33,7 @@ static void symbol_failed(const lz_lib *lib, const char *name, const char *why)
                                             __ATOMIC_ACQUIRE))
             ;
     }
-    lz_log(lib, "%s", text + strlen(lib->shim) + 2);
+    lz_log(lib, "%s", text + strlen(lib->prefix) + 2);
 }
 
 /* Another member of the family: for a versioned name, an older version of the
@@ -63,8 +63,10 @@ static void *lookup(const lz_lib *lib, size_t i)
     void *p = lz_dlsym(lib->st->handle, s->name);
     if (p || !s->family)
         goto out;
-    if (s->major >= 0 && strict_versions()) {
-        symbol_failed(lib, s->name, " (LAZYNCCL_STRICT_VERSIONS is set: no fallback)");
+    if (s->major >= 0 && strict_versions(lib)) {
+        char why[128];
+        snprintf(why, sizeof why, " (%s is set: no fallback)", lib->strict_env);
+        symbol_failed(lib, s->name, why);
         return NULL;
     }
     p = family_fallback(lib, s);

@@ -94,14 +94,28 @@ typedef struct lz_unsupported {
     const char *soname, *what;
 } lz_unsupported;
 
-/* Constant description of one library, generated from its spec. */
+/* An environment variable naming a prefix, and the subdirectories searched
+ * below it ({"CUDA_HOME", {"lib64", "lib"}}); {NULL} ends a list. */
+typedef struct lz_root {
+    const char *var;
+    const char *const *subdirs;
+} lz_root;
+
+/* Constant description of one library, generated from its spec: everything
+ * that differs between libraries is here, none of it in the runtime's code. */
 typedef struct lz_lib {
-    const char *id, *display, *shim, *env_var;
+    const char *id, *display, *shim;
+    const char *prefix;             /* of messages and log lines ("lazynccl") */
+    const char *env_var;            /* the override (LAZYNCCL_LIBPATH) */
+    const char *debug_env;          /* logging to stderr (LAZYNCCL_DEBUG) */
+    const char *strict_env;         /* no versioned-name fallback */
     const char *no_error, *not_loaded;  /* "lazynvrtc: no error", ... */
     const char *version_marker;     /* start of the version string in .rodata */
     const char *const *sonames;     /* NULL-terminated, preference order */
     const char *const *wheel_dirs;  /* below site-packages */
-    const char *const *home_vars;   /* <var>/lib */
+    const lz_root *roots_before;    /* searched before the dynamic linker's order */
+    const lz_root *roots_after;     /* and after it */
+    const char *const *default_dirs; /* last */
     const char *const *required;    /* a candidate must export these */
     const lz_unsupported *unsupported; /* {NULL} terminated */
     /* Files the library opens by bare name, loaded from its directory first:
@@ -114,6 +128,8 @@ typedef struct lz_lib {
     lz_fn *slots;                   /* what each thunk jumps through */
     const lz_fn *resolvers;         /* initial slot values */
     const lz_fn *fails;             /* what a slot holds when it cannot be had */
+    /* Writes the loaded library's version as text: 0, or -1 (NULL: none). */
+    int (*version)(char *out, size_t size);
     int probe;                      /* probe candidates with libelf first */
     /* Search only the override, loaded copies, ld.so.cache and the system
      * directories (spec: search = "system"): for a library loaded unprobed. */

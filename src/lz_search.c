@@ -14,7 +14,6 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-static const char *const default_dirs[] = {"/usr/local/cuda/lib64", "/usr/local/cuda/lib", NULL};
 static const char *const system_dirs[] = {
 #if defined(__x86_64__)
     "/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu",
@@ -139,8 +138,8 @@ static int step_override(lz_walk *w)
             lz_note(w, "%s is set, so nothing else was tried", lib->env_var);
         return 1;
     }
-    if (w->search_list) {
-        if (!try_list(w, "search list", w->search_list))
+    if (w->req.search_list) {
+        if (!try_list(w, "search list", w->req.search_list))
             lz_note(w, "a search list was set by the program, so nothing else was tried");
         return 1;
     }
@@ -206,21 +205,22 @@ static int step_wheel(lz_walk *w)
     if (!w->lib->wheel_dirs[0])
         return 0;
     char here[PATH_MAX];
-    const char *self = w->origin;
+    const char *self = w->req.origin;
     if (!self && lz_objects_self_path(here))
         self = here;
     if (wheel_above(w, self))
         return 1;
     /* Not in a secure-execution process: the objects' places are the
      * caller's choice as much as argv[0] is. */
-    if (!w->origin && !lz_secure() && lz_objects_needing(w->lib->sonames, visit_needer, w))
+    if (!w->req.origin && !lz_secure() && lz_objects_needing(w->lib->sonames, visit_needer, w))
         return 1;
     if (!w->wheel_sites)
         lz_looked(w, "wheel", "no site-packages above this shim or the objects needing the library");
     return 0;
 }
 
-/* 4. and 6. Directories named by environment variables. */
+/* 4. and 6. Directories below the prefixes environment variables name
+ * (the spec's search roots: CONDA_PREFIX, CUDA_HOME, ...). */
 static int step_env_dirs(lz_walk *w, const char *var, const char *const *subdirs)
 {
     const char *root = lz_getenv(var);
@@ -240,20 +240,10 @@ static int step_env_dirs(lz_walk *w, const char *var, const char *const *subdirs
     return 0;
 }
 
-static const char *const lib_only[] = {"lib", NULL};
-static const char *const cuda_subdirs[] = {"lib64", "lib", NULL};
-
-static int step_conda(lz_walk *w)
+static int step_roots(lz_walk *w, const lz_root *roots)
 {
-    return step_env_dirs(w, "CONDA_PREFIX", lib_only);
-}
-
-static int step_cuda_home(lz_walk *w)
-{
-    if (step_env_dirs(w, "CUDA_HOME", cuda_subdirs) || step_env_dirs(w, "CUDA_PATH", cuda_subdirs))
-        return 1;
-    for (const char *const *v = w->lib->home_vars; *v; v++)
-        if (step_env_dirs(w, *v, lib_only))
+    for (const lz_root *r = roots; r && r->var; r++)
+        if (step_env_dirs(w, r->var, r->subdirs))
             return 1;
     return 0;
 }
@@ -368,19 +358,19 @@ static int step_linker(lz_walk *w)
     return lz_linker_lookup(w->lib->sonames, &h);
 }
 
-/* 7. The CUDA Toolkit's default location. */
+/* 7. The spec's default directories (the CUDA Toolkit's, for CUDA's libraries). */
 static int step_default(lz_walk *w)
 {
-    for (const char *const *d = default_dirs; *d; d++)
-        if (try_dir(w, "/usr/local/cuda", *d, 1))
+    for (const char *const *d = w->lib->default_dirs; d && *d; d++)
+        if (try_dir(w, "default directories", *d, 1))
             return 1;
     return 0;
 }
 
 void lz_search(lz_walk *w)
 {
-    size_t start = w->report_len;
-    w->fallback_score = -1;
+    size_t start = w->rep.len;
+    w->res.fallback_score = -1;
     if (step_override(w))
         ;
     else if (w->lib->system_only)
@@ -388,12 +378,12 @@ void lz_search(lz_walk *w)
          * plant a file in, so that no stranger's constructor runs. */
         (void)(step_loaded(w) || step_linker(w));
     else
-        (void)(step_loaded(w) || step_wheel(w) || step_conda(w) || step_linker(w) ||
-               step_cuda_home(w) || step_default(w));
-    if (!w->found)
+        (void)(step_loaded(w) || step_wheel(w) || step_roots(w, w->lib->roots_before) ||
+               step_linker(w) || step_roots(w, w->lib->roots_after) || step_default(w));
+    if (!w->res.found)
         lz_take_fallback(w);
-    if (!w->found && w->report_len == start)
+    if (!w->res.found && w->rep.len == start)
         lz_note(w, "(no candidate was found)");
-    if (!w->found)
+    if (!w->res.found)
         lz_report_places(w);
 }

@@ -26,43 +26,79 @@
     _Static_assert(__builtin_types_compatible_p(__typeof__(&name), ret(*) params), \
                    #name ": generated signature differs from the header");
 
-/* A thunk in C: a tail call through the slot. */
-#define LZ_C_THUNK(vis, ret, name, sym, params, call) \
-    LZ_CHECK(ret, name, params) \
-    vis ret sym params { call; }
+/* A thunk in C: a tail call through the slot. The C function has an
+ * internal name (pasted, so never macro-expanded); the symbol is the string
+ * the generator wrote. */
 #define LZ_C_CALL(name, sym, args) ((__typeof__(&name))LZ_SLOT(sym)) args
+#define LZ_C_THUNK(ret, name, sym, str, params, call) \
+    LZ_CHECK(ret, name, params) \
+    LZ_API ret lz_t_##sym params __asm__(str); \
+    LZ_API ret lz_t_##sym params { call; }
 
 #if defined(LZ_AMALGAMATION) && !defined(LAZYNCCL_EXPORT_API)
-#define LZ_PUBLIC_VIS(sym) ".hidden " #sym "\n\t"
+#define LZ_PUBLIC_VIS(str) ".hidden " str "\n\t"
 #else
-#define LZ_PUBLIC_VIS(sym) ""
+#define LZ_PUBLIC_VIS(str) ""
+#endif
+
+#if defined(__x86_64__)
+/* Written in assembly: a C thunk with stack-passed arguments (more than six)
+ * makes GCC copy them onto themselves before the jump, and one with "..."
+ * cannot be written at all. */
+#define LZ_ASM_THUNK(str, idx, extra) \
+    __asm__(".pushsection .text\n\t.p2align 4\n\t.globl " str "\n\t" extra ".type " str \
+            ",@function\n" str ":\n\tjmp *" LZ_XSTR(LZ_SLOTS) "+8*" #idx "(%rip)\n\t.size " \
+            str ",.-" str "\n\t.popsection");
+#define LZ_THUNK_VARIADIC(ret, name, str, idx, params) \
+    LZ_CHECK(ret, name, params) LZ_ASM_THUNK(str, idx, LZ_PUBLIC_VIS(str))
+#define LZ_THUNK_VARIADIC_HIDDEN(ret, name, str, idx, params) \
+    LZ_CHECK(ret, name, params) LZ_ASM_THUNK(str, idx, ".hidden " str "\n\t")
+
+/* The first call of a variadic function: every argument register (and %al,
+ * the count of vector registers used) is saved, the function is resolved,
+ * the registers are restored and the call goes on as if made directly. */
+#define LZ_VARIADIC_HELPER \
+    __attribute__((used)) static lz_fn LZ_VRESOLVE(size_t i) { return lz_resolve(&LZ_LIB, i); }
+#define LZ_RESOLVER_VARIADIC(sym, idx) \
+    extern __attribute__((visibility("hidden"))) void lz_r_##sym(void); \
+    __asm__(".pushsection .text\n\t.p2align 4\n\t.globl lz_r_" #sym "\n\t.hidden lz_r_" #sym \
+            "\n\t.type lz_r_" #sym ",@function\nlz_r_" #sym ":\n\t" \
+            "push %rbp\n\tmov %rsp, %rbp\n\tsub $192, %rsp\n\t" \
+            "mov %rdi, 0(%rsp)\n\tmov %rsi, 8(%rsp)\n\tmov %rdx, 16(%rsp)\n\t" \
+            "mov %rcx, 24(%rsp)\n\tmov %r8, 32(%rsp)\n\tmov %r9, 40(%rsp)\n\tmov %rax, 48(%rsp)\n\t" \
+            "movaps %xmm0, 64(%rsp)\n\tmovaps %xmm1, 80(%rsp)\n\tmovaps %xmm2, 96(%rsp)\n\t" \
+            "movaps %xmm3, 112(%rsp)\n\tmovaps %xmm4, 128(%rsp)\n\tmovaps %xmm5, 144(%rsp)\n\t" \
+            "movaps %xmm6, 160(%rsp)\n\tmovaps %xmm7, 176(%rsp)\n\t" \
+            "mov $" LZ_XSTR(idx) ", %edi\n\tcall " LZ_XSTR(LZ_VRESOLVE) "\n\tmov %rax, %r11\n\t" \
+            "mov 0(%rsp), %rdi\n\tmov 8(%rsp), %rsi\n\tmov 16(%rsp), %rdx\n\t" \
+            "mov 24(%rsp), %rcx\n\tmov 32(%rsp), %r8\n\tmov 40(%rsp), %r9\n\tmov 48(%rsp), %rax\n\t" \
+            "movaps 64(%rsp), %xmm0\n\tmovaps 80(%rsp), %xmm1\n\tmovaps 96(%rsp), %xmm2\n\t" \
+            "movaps 112(%rsp), %xmm3\n\tmovaps 128(%rsp), %xmm4\n\tmovaps 144(%rsp), %xmm5\n\t" \
+            "movaps 160(%rsp), %xmm6\n\tmovaps 176(%rsp), %xmm7\n\t" \
+            "leave\n\tjmp *%r11\n\t.size lz_r_" #sym ",.-lz_r_" #sym "\n\t.popsection");
 #endif
 
 #if defined(__x86_64__) && !defined(LZ_C_THUNKS)
-/* Written in assembly: a C thunk with stack-passed arguments (more than six)
- * makes GCC copy them onto themselves before the jump. */
-#define LZ_ASM_THUNK(sym, idx, extra) \
-    __asm__(".pushsection .text\n\t.p2align 4\n\t.globl " #sym "\n\t" extra ".type " #sym \
-            ",@function\n" #sym ":\n\tjmp *" LZ_XSTR(LZ_SLOTS) "+8*" #idx "(%rip)\n\t.size " \
-            #sym ",.-" #sym "\n\t.popsection");
-#define LZ_THUNK(ret, name, sym, idx, params, args) \
-    LZ_CHECK(ret, name, params) LZ_ASM_THUNK(sym, idx, LZ_PUBLIC_VIS(sym))
+#define LZ_THUNK(ret, name, sym, str, idx, params, args) \
+    LZ_CHECK(ret, name, params) LZ_ASM_THUNK(str, idx, LZ_PUBLIC_VIS(str))
 #define LZ_THUNK_VOID LZ_THUNK
 #else
-#define LZ_THUNK(ret, name, sym, idx, params, args) \
-    LZ_C_THUNK(LZ_API, ret, name, sym, params, return LZ_C_CALL(name, sym, args))
-#define LZ_THUNK_VOID(ret, name, sym, idx, params, args) \
-    LZ_C_THUNK(LZ_API, ret, name, sym, params, LZ_C_CALL(name, sym, args))
+#define LZ_THUNK(ret, name, sym, str, idx, params, args) \
+    LZ_C_THUNK(ret, name, sym, str, params, return LZ_C_CALL(name, sym, args))
+#define LZ_THUNK_VOID(ret, name, sym, str, idx, params, args) \
+    LZ_C_THUNK(ret, name, sym, str, params, LZ_C_CALL(name, sym, args))
 #endif
 
-/* Internal shims (libelf): hidden; in the amalgamation, static C functions,
+/* Hidden shims (libelf, for the runtime itself): the runtime calls them by
+ * their prefixed C names; in the amalgamation they are static C functions,
  * so that two vendored copies in one object never clash. */
 #if defined(__x86_64__) && !defined(LZ_C_THUNKS) && !defined(LZ_AMALGAMATION)
-#define LZ_THUNK_HIDDEN(ret, name, sym, idx, params, args) \
-    LZ_CHECK(ret, name, params) LZ_ASM_THUNK(sym, idx, ".hidden " #sym "\n\t")
+#define LZ_THUNK_HIDDEN(ret, name, sym, str, idx, params, args) \
+    LZ_CHECK(ret, name, params) LZ_ASM_THUNK(str, idx, ".hidden " str "\n\t")
 #else
-#define LZ_THUNK_HIDDEN(ret, name, sym, idx, params, args) \
-    LZ_C_THUNK(LZ_HIDDEN, ret, name, sym, params, return LZ_C_CALL(name, sym, args))
+#define LZ_THUNK_HIDDEN(ret, name, sym, str, idx, params, args) \
+    LZ_CHECK(ret, name, params) \
+    LZ_HIDDEN ret sym params { return LZ_C_CALL(name, sym, args); }
 #endif
 #define LZ_THUNK_VOID_HIDDEN LZ_THUNK_HIDDEN
 
@@ -87,20 +123,6 @@
         lz_fn real = __atomic_load_n(&LZ_REALS[LZ_I_##sym], __ATOMIC_ACQUIRE); \
         return lz_fill_message(&LZ_LIB, ((__typeof__(&name))real) args); \
     }
-
-/* p is the whole prefix, underscore included ("lazynccl_"). */
-#define LZ_CONTROL_API(p) \
-    LZ_API int p##load(void) { return lz_api_load(&LZ_LIB); } \
-    LZ_API int p##is_loaded(void) { return lz_api_is_loaded(&LZ_LIB); } \
-    LZ_API const char *p##loaded_path(void) { return lz_api_loaded_path(&LZ_LIB); } \
-    LZ_API const char *p##loaded_step(void) { return lz_api_loaded_step(&LZ_LIB); } \
-    LZ_API const char *p##last_error(void) { return lz_api_last_error(&LZ_LIB); } \
-    LZ_API int p##set_search_path(const char *list) \
-    { return lz_api_set_search_path(&LZ_LIB, list); } \
-    LZ_API void p##set_log_callback(void (*fn)(void *, const char *), void *user) \
-    { lz_api_set_log_callback(&LZ_LIB, fn, user); } \
-    LZ_API int p##would_load(char *path, size_t size) \
-    { return lz_api_would_load(&LZ_LIB, path, size); }
 
 /* ELF note "FDO"/0x407c0c0a holding JSON: the freedesktop dlopen metadata. */
 #define LZ_DLOPEN_NOTE(id, json) \

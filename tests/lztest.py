@@ -98,7 +98,7 @@ def shim(lib, static=False):
 
 
 def link_shim_args(*libs):
-    args = [f"-I{SOURCE}/include", f"-I{NCCL_INCLUDE}", f"-I{CUDA_INCLUDE}", f"-L{BUILD}",
+    args = [f"-I{SOURCE}/include", f"-I{BUILD}", f"-I{NCCL_INCLUDE}", f"-I{CUDA_INCLUDE}", f"-L{BUILD}",
             f"-Wl,-rpath,{BUILD}"]
     args += [f"-llazy{lib}" for lib in libs]
     return args + sanitizer_link_args()

@@ -170,7 +170,7 @@ def consumer_absent_nccl_names_every_place():
         f"    [system directories] /lib/{arch}-linux-gnu, /usr/lib/{arch}-linux-gnu, /lib64, "
         "/usr/lib64, /lib, /usr/lib",
         "    [not set] CUDA_HOME, CUDA_PATH, NCCL_HOME",
-        "    [/usr/local/cuda] /usr/local/cuda/lib64, /usr/local/cuda/lib",
+        "    [default directories] /usr/local/cuda/lib64, /usr/local/cuda/lib",
     ]
     err = r.stderr
     at = err.find(expected[0])

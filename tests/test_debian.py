@@ -34,7 +34,7 @@ def client(d, name="client", suffix="13_0", link=(), shims=("nccl", "nvrtc", "nv
            include=()):
     """tests/progs/real_client.c linked to the given shims and extra link args."""
     args = [f"-DJIT_SUFFIX={suffix}", *[f"-I{i}" for i in include], f"-I{t.NCCL_INCLUDE}",
-            f"-I{t.CUDA_INCLUDE}", f"-I{t.SOURCE}/include"]
+            f"-I{t.CUDA_INCLUDE}", f"-I{t.SOURCE}/include", f"-I{t.BUILD}"]
     args += list(link)
     if shims:
         args += [f"-L{t.BUILD}", f"-Wl,-rpath,{t.BUILD}"] + [f"-llazy{s}" for s in shims]
@@ -253,7 +253,7 @@ def nccl_shim_from_2223_header():
         head = f.read(2000)
     t.contains(head, "NCCL_VERSION_CODE = 22203", "provenance of the generated shim")
     exe = t.compile_c(f"{d}/client", [os.path.join(t.PROGS, "real_client.c")],
-                      [f"-I{inc}", f"-I{t.CUDA_INCLUDE}", f"-I{t.SOURCE}/include",
+                      [f"-I{inc}", f"-I{t.CUDA_INCLUDE}", f"-I{t.SOURCE}/include", f"-I{t.BUILD}",
                        f"-L{b}", f"-Wl,-rpath,{b}", "-llazynccl", f"-L{t.BUILD}",
                        f"-Wl,-rpath,{t.BUILD}", "-llazynvrtc", "-llazynvjitlink"]
                       + t.sanitizer_link_args())

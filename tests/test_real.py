@@ -76,7 +76,7 @@ def static_link():
     t.real_library("libnccl.so.2")
     d = t.workdir("static_link")
     exe = t.compile_c(os.path.join(d, "client"), [os.path.join(t.PROGS, "nccl_client.c")],
-                      [f"-I{t.SOURCE}/include", f"-I{t.NCCL_INCLUDE}", t.shim("nccl", static=True),
+                      [f"-I{t.SOURCE}/include", f"-I{t.BUILD}", f"-I{t.NCCL_INCLUDE}", t.shim("nccl", static=True),
                        "-ldl", "-lpthread"] + t.sanitizer_link_args())
     t.check("lazynccl" not in t.run(["readelf", "-d", exe], check_rc=0).stdout,
             "statically linked program still needs liblazynccl")

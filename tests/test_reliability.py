@@ -152,7 +152,6 @@ function_pattern = "^bad"
 sonames = ["libbad.so.1"]
 wheel_dirs = []
 env = "LAZYBAD_LIBPATH"
-home_vars = []
 required = []
 feature = "bad"
 description = "test"
@@ -173,16 +172,20 @@ def generator_malformed_spec():
 @case
 def generator_missing_key():
     d = t.workdir("gen_missing_key")
-    spec, err = lazygen(d, GOOD.replace('env = "LAZYBAD_LIBPATH"\n', ""))
-    t.contains(err, f"lazygen: {spec} [library]: error: missing key 'env'", "message")
+    spec, err = lazygen(d, GOOD.replace('feature = "bad"\n', ""))
+    t.contains(err, f"lazygen: {spec} [library]: error: missing key 'feature'", "message")
 
 
 @case
 def generator_unknown_type():
+    """Every return type without a failure value is named in one run."""
     d = t.workdir("gen_unknown_type")
-    spec, err = lazygen(d, GOOD, header="int bad_a(int x);\ndouble bad_b(void);\n")
-    t.contains(err, f"{d}/bad.h:2: error: bad_b returns 'double', which has no failure value "
-                    f"in {spec} [failure]", "message")
+    spec, err = lazygen(d, GOOD, header="int bad_a(int x);\ndouble bad_b(void);\n"
+                                        "float bad_c(void);\ndouble bad_d(int);\n")
+    t.contains(err, f"lazygen: {spec}: error: 2 return type(s) have no failure value; add to "
+                    f"[failure]:\n"
+                    f'  "double" = ...    # returned by {d}/bad.h:2: bad_b and 1 more\n'
+                    f'  "float" = ...    # returned by {d}/bad.h:3: bad_c', "message")
 
 
 @case

@@ -64,19 +64,12 @@ void info_inspect(info_lib *out, const lz_lib *lib, const char *origin)
 {
     memset(out, 0, sizeof *out);
     out->lib = lib;
-    lz_walk w = {.lib = lib, .dry_run = 1, .exhaustive = 1, .origin = origin,
-                 .on_event = on_event, .ctx = out, .report = out->report,
-                 .report_size = sizeof out->report};
-    int lost;
-    char *list = lz_search_list_copy(lib, &lost);
-    w.search_list = list;
-    if (!lost)
-        lz_search(&w);
-    free(list);
-    out->would_load = w.found;
-    if (w.found) {
-        snprintf(out->chosen, sizeof out->chosen, "%s", w.path);
-        snprintf(out->chosen_step, sizeof out->chosen_step, "%s", w.step);
+    lz_request req = {.exhaustive = 1, .origin = origin, .on_event = on_event, .ctx = out};
+    static lz_result res;
+    out->would_load = lz_inspect_search(lib, &req, &res, out->report, sizeof out->report);
+    if (out->would_load) {
+        snprintf(out->chosen, sizeof out->chosen, "%s", res.path);
+        snprintf(out->chosen_step, sizeof out->chosen_step, "%s", res.step);
     }
 }
 

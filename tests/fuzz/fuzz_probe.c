@@ -15,7 +15,9 @@ static const char *const required[] = {"ncclGetVersion", NULL};
 static lz_state state = LZ_STATE_INIT;
 static const lz_lib fuzz_lib = {.id = "fuzz", .display = "fuzz", .shim = "lazyfuzz",
                                 .env_var = "LAZYFUZZ_LIBPATH", .sonames = sonames,
-                                .required = required, .probe = 1, .st = &state};
+                                .required = required, .prefix = "lazyfuzz",
+                                .debug_env = "LAZYFUZZ_DEBUG", .strict_env = "LAZYFUZZ_STRICT",
+                                .probe = 1, .st = &state};
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -12,7 +12,8 @@ static const char *const none[] = {NULL};
 static lz_state state = LZ_STATE_INIT;
 static const lz_lib fuzz_lib = {.id = "fuzz", .display = "fuzz", .shim = "lazyfuzz",
                                 .env_var = "LAZYFUZZ_LIBPATH_UNSET", .sonames = sonames,
-                                .wheel_dirs = none, .home_vars = none, .required = none,
+                                .wheel_dirs = none, .required = none, .prefix = "lazyfuzz",
+                                .debug_env = "LAZYFUZZ_DEBUG", .strict_env = "LAZYFUZZ_STRICT",
                                 .probe = 1, .st = &state};
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -23,10 +24,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memcpy(list, data, size);
     list[size] = '\0';
     char report[4096];
-    lz_walk w = {.lib = &fuzz_lib, .dry_run = 1, .report = report, .report_size = sizeof report,
-                 .search_list = list};
+    lz_walk w = {.lib = &fuzz_lib, .req = {.dry_run = 1, .search_list = list},
+                 .rep = {.text = report, .size = sizeof report}};
     lz_search(&w);
-    if (w.report_len >= sizeof report)
+    if (w.rep.len >= sizeof report)
         __builtin_trap();
     free(list);
     return 0;

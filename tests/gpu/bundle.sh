@@ -8,7 +8,7 @@ dst=$top/gpu-bundle
 rm -rf "$dst" && mkdir -p "$dst/include"
 for f in "$build"/liblazy*.so*; do [ -d "$f" ] || cp -P "$f" "$dst/"; done
 cp "$build/lazynccl-info" "$dst/"
-cp "$top/include/lazynccl.h" "$dst/include/"
+cp "$top/include/lazynccl.h" "$build/lazynccl_api.h" "$dst/include/"
 strip --strip-debug "$dst"/*.so.*.* "$dst/lazynccl-info"
 du -sh "$dst"
 # Drop-ins and lazynccl-run (issue 14, docs/consumers.md): the script finds

@@ -1,4 +1,4 @@
-#include "_lz_base.h"
+#include <_lz_base.h>
 #define bool _Bool
 #define true 1
 #define false 0

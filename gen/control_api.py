@@ -1,0 +1,70 @@
+# SPDX-License-Identifier: MIT
+"""The control API, written once: every shim's C functions, the public
+header, the amalgamation's header and the drop-ins' version scripts are
+emitted from this list.
+
+Each entry: (name, return type, parameters, arguments passed on, what it
+does and what it costs). <shim>_<name> calls lz_api_<name>(&lib, args)."""
+
+CONTROL_API = [
+    ("load", "int", "void", "",
+     "Load now (search, probe, load): 0 on success, -1 on failure (see\n"
+     "_last_error). After a failure it searches again, so a fixed environment\n"
+     "can recover. Cost: the search, once."),
+    ("is_loaded", "int", "void", "",
+     "1 when the library is loaded, else 0. Never loads. Cost: one load."),
+    ("loaded_path", "const char *", "void", "",
+     "The path of the loaded library, or NULL. Cost: one load."),
+    ("loaded_step", "const char *", "void", "",
+     "The search step that found it (\"LAZYNCCL_LIBPATH\", \"run path\", ...),\n"
+     "or NULL when not loaded. Cost: one load."),
+    ("last_error", "const char *", "void", "",
+     "Why the last load failed, with every candidate tried and the reason it\n"
+     "was rejected, then every place searched; or why a function is missing\n"
+     "from the loaded library; NULL when nothing failed. The string stays\n"
+     "valid. Cost: one load."),
+    ("set_search_path", "int", "const char *list", "list",
+     "Replace the default search order by a ':'-separated list of absolute\n"
+     "files or directories (NULL restores the default). The environment\n"
+     "override, when set, still wins. 0 on success, -1 when the library is\n"
+     "already loaded. Cost: a lock and a copy."),
+    ("set_log_callback", "void", "void (*fn)(void *user, const char *line), void *user",
+     "fn, user",
+     "Receive log lines (each search step and candidate) instead of stderr.\n"
+     "NULL turns it off. Cost: a lock."),
+    ("would_load", "int", "char *path, size_t size", "path, size",
+     "1 when a call would load a library now, writing its path; 0 if not.\n"
+     "Probes only: nothing is loaded and no constructor runs. Cost: the\n"
+     "search with file probes."),
+]
+
+NAMES = [c[0] for c in CONTROL_API]
+
+
+def _decl(ret, name, params):
+    return f"{ret}{'' if ret.endswith('*') else ' '}{name}({params})"
+
+
+def c_functions(prefix, lib):
+    """The C definitions for one shim (prefix includes the underscore)."""
+    out = []
+    for name, ret, params, args, _ in CONTROL_API:
+        call = f"lz_api_{name}(&{lib}{', ' + args if args else ''})"
+        body = f"return {call};" if ret != "void" else f"{call};"
+        out.append(f"LZ_API {_decl(ret, prefix + name, params)} {{ {body} }}\n")
+    return "".join(out)
+
+
+def declarations(prefix, indent=""):
+    """Commented declarations for a header."""
+    out = []
+    for name, ret, params, _, doc in CONTROL_API:
+        text = doc.replace("\n_", f"\n{prefix}").replace("(see\n_", f"(see\n{prefix}")
+        lines = text.split("\n")
+        out.append(f"{indent}/* " + f"\n{indent} * ".join(lines) + " */\n")
+        out.append(f"{indent}{_decl(ret, prefix + name, params)};\n")
+    return "".join(out)
+
+
+def exported_names(prefix):
+    return [prefix + n for n in NAMES]

@@ -1,0 +1,1 @@
+#include <_lz_base.h>

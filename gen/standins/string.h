@@ -1,1 +1,0 @@
-#include "_lz_base.h"
