@@ -154,7 +154,12 @@ def main(argv):
             sys.stdout.write(describe(spec))
             return 0
         if a.spec_files:
-            print("\n".join([os.path.abspath(a.spec)] + spec.extra_headers + spec.source_files))
+            standins = []
+            for s in spec.standins + ["libc"]:
+                standins += sorted(glob.glob(os.path.join(HERE, "standins", s, "**", "*.h"),
+                                             recursive=True))
+            print("\n".join([os.path.abspath(a.spec)] + spec.extra_headers + spec.source_files +
+                            standins))
             return 0
         if a.find_include:
             print(find_include(spec, a.option_dir))

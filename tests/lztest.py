@@ -71,7 +71,8 @@ def run(cmd, env=None, check_rc=None, cwd=None, input=None):
     """Run a command with a clean, explicit environment on top of os.environ."""
     e = dict(os.environ)
     # Only what a case sets: the search order reads all of these.
-    for k in ("LAZYNCCL_LIBPATH", "LAZYNVRTC_LIBPATH", "LAZYNVJITLINK_LIBPATH",
+    for k in ("LAZYNCCL_LIBPATH", "LAZYNVRTC_LIBPATH", "LAZYNVJITLINK_LIBPATH", "LAZYZLIB_LIBPATH",
+              "LAZYCURAND_LIBPATH",
               "LAZYNCCL_DEBUG", "LAZYNCCL_STRICT_VERSIONS", "LZ_CTOR_LOG", "LD_LIBRARY_PATH",
               "CONDA_PREFIX", "CUDA_HOME", "CUDA_PATH", "NCCL_HOME"):
         e.pop(k, None)

@@ -16,6 +16,7 @@ typedef unsigned long uint64_t;
 typedef long intptr_t;
 typedef unsigned long uintptr_t;
 typedef long off_t;
+typedef long off64_t;
 typedef long time_t;
 typedef int mode_t;
 typedef unsigned int uid_t;

@@ -1,1 +1,1 @@
-#include "../_lz_base.h"
+#include <_lz_base.h>

@@ -1,0 +1,178 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""The generic core (issue 15): libraries added by a spec file alone
+(tests/specs/zlib.toml, tests/specs/curand.toml) work like the CUDA ones;
+exported names are the header's whatever its macros do, and the build's
+export check catches a renamed one."""
+import json
+import os
+import re
+import sys
+
+import lztest as t
+from lztest import case
+
+FIXTURE = os.path.join(t.SOURCE, "tests", "fixtures", "renamed")
+GEN = os.path.join(t.SOURCE, "gen")
+
+
+def need(lib):
+    if not os.path.exists(t.shim(lib)):
+        raise t.Skip(f"liblazy{lib} was not built (its header is missing: see meson's warning)")
+
+
+def zlib_client(d, shim=True):
+    src = os.path.join(t.PROGS, "zlib_client.c")
+    if shim:
+        return t.compile_c(f"{d}/zlib_shim", [src], ["-DLZ_SHIM"] + t.link_shim_args("zlib"))
+    return t.compile_c(f"{d}/zlib_direct", [src], ["-lz"] + t.sanitizer_link_args())
+
+
+def lines(out):
+    return dict(line.split(": ", 1) for line in out.strip().splitlines() if ": " in line)
+
+
+@case
+def zlib_roundtrip_lazy():
+    """compress/uncompress and gzopen/gzprintf/gzgets through the shim give
+    what -lz gives; libz is mapped only after the first call."""
+    need("zlib")
+    d = t.workdir("zlib_roundtrip")
+    via_shim = t.run([zlib_client(d), "roundtrip", d], check_rc=0).stdout
+    direct = t.run([zlib_client(d, shim=False), "roundtrip", d], check_rc=0).stdout
+    got, want = lines(via_shim), lines(direct)
+    t.equal(got["before"], "libz mappings 0", "nothing loaded before the first call")
+    t.check(got["after"] != "libz mappings 0", f"libz mapped after: {via_shim}")
+    t.equal(got["uncompress"], "rc=0 same=1", "round trip")
+    t.equal(got["gzgets"], "1 2 3 4 5 6 7 8|eight|3.250 -0.50", "variadic arguments arrive")
+    for k in ("compress", "uncompress", "gzprintf", "gzgets", "zlibVersion"):
+        t.equal(got[k], want[k], f"{k}: shim and -lz agree")
+    t.equal(got["last_error"], "(none)", "no error")
+
+
+@case
+def zlib_first_call_variadic():
+    """A variadic function as the very first call: the assembly resolver
+    loads the library with every argument register saved."""
+    need("zlib")
+    d = t.workdir("zlib_first_variadic")
+    got = lines(t.run([zlib_client(d), "first-variadic"], check_rc=0).stdout)
+    want = lines(t.run([zlib_client(d, shim=False), "first-variadic"], check_rc=0).stdout)
+    t.equal(got["before"], "libz mappings 0", "nothing loaded before")
+    t.equal(got["gzprintf(NULL)"], want["gzprintf(NULL)"], "the real gzprintf's answer")
+
+
+@case
+def zlib_absent_variadic_fails_cleanly():
+    """No libz to be had: the variadic function returns the spec's failure
+    value and the error names the cause."""
+    need("zlib")
+    d = t.workdir("zlib_absent")
+    r = t.run([zlib_client(d), "first-variadic"], env={"LAZYZLIB_LIBPATH": f"{d}/none"},
+              check_rc=0)
+    got = lines(r.stdout)
+    t.equal(got["gzprintf(NULL)"], "-1", "Z_ERRNO, the spec's failure value")
+    t.contains(r.stdout, f"lazyzlib: zlib could not be loaded; candidates tried:\n  "
+                         f"[LAZYZLIB_LIBPATH] {d}/none: rejected: No such file or directory",
+               "message")
+    t.equal(got["after"], "libz mappings 0", "nothing loaded")
+
+
+@case
+def zlib_exports_are_the_header_names():
+    """gzopen, gzseek... are exported as such (not gzopen64...), and the
+    64-bit names beside them, although Meson compiles with
+    -D_FILE_OFFSET_BITS=64."""
+    need("zlib")
+    names = t.exported(t.shim("zlib"))
+    for n in ("gzopen", "gzseek", "gztell", "crc32_combine", "gzopen64", "gzseek64", "gzprintf"):
+        t.check(n in names, f"{n} not exported; exports: {sorted(names)[:20]}...")
+    with open(os.path.join(t.BUILD, "zlib_exports.ok")) as f:
+        t.check(f.read().endswith("exports match\n"), "the build's export check ran")
+
+
+@case
+def curand_version_lazy():
+    """curandGetVersion through the shim answers what the real library
+    answers, nothing mapped before the first call."""
+    need("curand")
+    real = t.real_library("libcurand.so.10")
+    d = t.workdir("curand")
+    src = os.path.join(t.PROGS, "curand_client.c")
+    exe = t.compile_c(f"{d}/curand_shim", [src], t.link_shim_args("curand"))
+    direct = t.compile_c(f"{d}/curand_direct", [src], [f"-I{t.CUDA_INCLUDE}", real,
+                         f"-Wl,-rpath,{os.path.dirname(real)}"] + t.sanitizer_link_args())
+    got = lines(t.run([exe], check_rc=0).stdout)
+    want = lines(t.run([direct], check_rc=0).stdout)
+    t.equal(got["before"], "libcurand mappings 0", "nothing loaded before the first call")
+    t.check(re.match(r"^rc=0 version=\d+$", got["curandGetVersion"]), got["curandGetVersion"])
+    t.equal(got["curandGetVersion"], want["curandGetVersion"], "same answer as -lcurand")
+    t.equal(got["after"], "libcurand mappings 1", "loaded at the first call")
+
+
+@case
+def info_reports_generic_libraries():
+    """lazynccl-info knows the libraries from the specs: zlib and cuRAND
+    would load, and --load asks each its version through the shim."""
+    need("zlib")
+    need("curand")
+    r = t.run([os.path.join(t.BUILD, "lazynccl-info"), "--json", "--load", "zlib", "curand"])
+    doc = json.loads(r.stdout)
+    by_id = {lib["id"]: lib for lib in doc["libraries"]}
+    t.equal(sorted(by_id), ["curand", "zlib"], "libraries")
+    for lib in by_id.values():
+        t.check(lib["would_load"], f"{lib['id']} would load: {lib}")
+        t.check(lib["loaded"] and lib["loaded"]["version"], f"{lib['id']} loaded: {lib['loaded']}")
+    zv = t.run([zlib_client(t.workdir("info_zlib"), shim=False), "first-variadic"]).stdout
+    t.equal(by_id["zlib"]["loaded"]["version"], lines(zv)["zlibVersion"], "zlib's own version")
+    t.check(re.match(r"^\d+$", by_id["curand"]["loaded"]["version"]), by_id["curand"]["loaded"])
+    usage = t.run([os.path.join(t.BUILD, "lazynccl-info"), "--help"]).stdout
+    listed = usage.split("Libraries (default: all):")[1].split()
+    t.equal(sorted(listed), ["curand", "nccl", "nvjitlink", "nvrtc", "zlib"], "usage lists the specs")
+
+
+def fixture_exports(d):
+    """The fixture spec's generated C and export list."""
+    r = t.run([sys.executable, os.path.join(GEN, "lazygen.py"), "--spec", f"{FIXTURE}/renamed.toml",
+               "--include-dir", FIXTURE, "--cc", " ".join(t.CC), "--out-c", f"{d}/renamed_stubs.c",
+               "--out-list", f"{d}/renamed_exports.txt"])
+    t.equal(r.returncode, 0, f"lazygen: {r.stderr}")
+    return f"{d}/renamed_stubs.c", f"{d}/renamed_exports.txt"
+
+
+def check(listed, lib):
+    return t.run([sys.executable, os.path.join(GEN, "check_exports.py"), "nm", listed, lib,
+                  f"{lib}.ok"])
+
+
+@case
+def export_check_fails_on_macro_renamed_name():
+    """A shim whose thunk name went through the header's macro (as ours did
+    before: zlib's gzopen became gzopen64) fails the check, which names the
+    listed name and the one exported instead."""
+    d = t.workdir("export_check_renamed")
+    _, listed = fixture_exports(d)
+    old = t.compile_c(f"{d}/librenamed_old.so", [f"{FIXTURE}/old_thunks.c"],
+                      [f"-I{FIXTURE}", "-DRN_RENAME"], shared=True)
+    r = check(listed, old)
+    t.equal(r.returncode, 1, "the check fails")
+    t.contains(r.stderr, "listed, not exported: rn_open\n", "names the header's name")
+    t.contains(r.stderr, "exported, not listed: rn_open_v2\n", "names the renamed one")
+
+
+@case
+def export_check_passes_whatever_the_macros():
+    """The generated shim of the same fixture, compiled with the renaming
+    macro defined (a define generation never saw), still exports rn_open."""
+    d = t.workdir("export_check_generated")
+    c, listed = fixture_exports(d)
+    lib = t.compile_c(f"{d}/liblazyrenamed.so", [c, os.path.join(t.BUILD, "liblzruntime.a")],
+                      [f"-I{FIXTURE}", f"-I{t.SOURCE}/src", "-DRN_RENAME", "-fvisibility=hidden",
+                       "-D_GNU_SOURCE", "-ldl", "-lpthread"] + t.sanitizer_link_args(), shared=True)
+    r = check(listed, lib)
+    t.equal(r.returncode, 0, f"the check passes: {r.stderr}")
+    t.equal(sorted(t.exported(lib)), ["rn_close", "rn_open"], "exports")
+
+
+if __name__ == "__main__":
+    raise SystemExit(t.main())
