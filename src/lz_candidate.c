@@ -3,6 +3,8 @@
 #include "lz_ld.h"
 #include "lz_objects.h"
 #include "lz_probe.h"
+#include "lz_candidate.h"
+#include "lz_report.h"
 #include "lz_search.h"
 
 #include <dlfcn.h>

@@ -1,7 +1,7 @@
 /* Looking a soname up in /etc/ld.so.cache, as the dynamic linker does, so
  * that the file it would load can be probed first. Only the current format
  * ("glibc-ld.so.cache1.1") is read; anything else is "not found". */
-#include "lz_search.h"
+#include "lz_ldcache.h"
 
 #include <fcntl.h>
 #include <stdint.h>

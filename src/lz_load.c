@@ -12,6 +12,8 @@
  * failure) starts a new generation: a search of an older one publishes
  * nothing and starts again. */
 #include "lz_load.h"
+#include "lz_report.h"
+#include "lz_search.h"
 #include "lz_ld.h"
 #include "lz_objects.h"
 
@@ -168,8 +170,6 @@ static void run_search(const lz_lib *lib, const lz_sym *want, const char *list, 
         lz_note(w, "(no candidate was found)");
 }
 
-static const char out_of_memory[] = "could not be loaded (out of memory for its report)";
-
 static int ensure_loaded(const lz_lib *lib, const lz_sym *want);
 
 int lz_ensure_loaded(const lz_lib *lib, const lz_sym *want)
@@ -266,43 +266,6 @@ static int ensure_loaded(const lz_lib *lib, const lz_sym *want)
     }
 }
 
-static const char *failure_message(const lz_lib *lib)
-{
-    lz_msg *m = __atomic_load_n(&lib->st->fail_msg, __ATOMIC_ACQUIRE);
-    return m ? m->text : out_of_memory;
-}
-
-const char *lz_message(const lz_lib *lib)
-{
-    lz_state *st = lib->st;
-    switch (status_of(lib)) {
-    case LZ_FAILED:
-        return failure_message(lib);
-    case LZ_LOADED:
-    {
-        lz_msg *m = __atomic_load_n(&st->sym_msgs, __ATOMIC_ACQUIRE);
-        return m ? m->text : lib->no_error;
-    }
-    default:
-        return lib->not_loaded;
-    }
-}
-
-void lz_failed_call(const lz_lib *lib)
-{
-    if (!__atomic_load_n(&lib->st->failed_calls, __ATOMIC_RELAXED))
-        __atomic_store_n(&lib->st->failed_calls, 1, __ATOMIC_RELAXED);
-}
-
-const char *lz_fill_message(const lz_lib *lib, const char *real)
-{
-    if (real && *real)
-        return real;
-    const char *ours = __atomic_load_n(&lib->st->failed_calls, __ATOMIC_RELAXED)
-                           ? lz_api_last_error(lib) : NULL;
-    return ours ? ours : real;
-}
-
 int lz_publish_failure(const lz_lib *lib, size_t i)
 {
     int cs = lz_lock(lib);
@@ -318,76 +281,6 @@ int lz_publish_failure(const lz_lib *lib, size_t i)
     return still;
 }
 
-int lz_api_load(const lz_lib *lib)
-{
-    lz_state *st = lib->st;
-    int cs = lz_lock(lib);
-    if (status_of(lib) == LZ_FAILED) {
-        /* An explicit load retries: calls that cached the failure resolve again. */
-        for (size_t i = 0; i < lib->nsyms; i++)
-            __atomic_store_n(&lib->slots[i], lib->resolvers[i], __ATOMIC_RELEASE);
-        st->gen++;
-        __atomic_store_n(&st->status, LZ_UNTRIED, __ATOMIC_RELEASE);
-    }
-    lz_unlock(lib, cs);
-    return lz_ensure_loaded(lib, NULL) == LZ_LOADED ? 0 : -1;
-}
-
-int lz_api_is_loaded(const lz_lib *lib)
-{
-    return status_of(lib) == LZ_LOADED;
-}
-
-const char *lz_api_loaded_path(const lz_lib *lib)
-{
-    return status_of(lib) == LZ_LOADED ? lib->st->path : NULL;
-}
-
-const char *lz_api_loaded_step(const lz_lib *lib)
-{
-    return status_of(lib) == LZ_LOADED ? lib->st->step : NULL;
-}
-
-const char *lz_api_last_error(const lz_lib *lib)
-{
-    int s = status_of(lib);
-    if (s == LZ_FAILED)
-        return failure_message(lib);
-    if (s == LZ_LOADED) {
-        lz_msg *m = __atomic_load_n(&lib->st->sym_msgs, __ATOMIC_ACQUIRE);
-        return m ? m->text : NULL;
-    }
-    return NULL;
-}
-
-int lz_api_set_search_path(const lz_lib *lib, const char *list)
-{
-    lz_state *st = lib->st;
-    int rc = -1;
-    char *copy = list ? strdup(list) : NULL;
-    int cs = lz_lock(lib);
-    /* Not once loaded, nor from inside a load (a log callback, a
-     * constructor): each search walks its own copy, but a list set there
-     * would silently apply to no search. */
-    if (status_of(lib) != LZ_LOADED && !self_loading(st) && (!list || copy)) {
-        char *old = st->search_list;
-        st->search_list = copy;
-        copy = old;
-        rc = 0;
-    }
-    lz_unlock(lib, cs);
-    free(copy);
-    return rc;
-}
-
-void lz_api_set_log_callback(const lz_lib *lib, lz_log_fn fn, void *user)
-{
-    int cs = lz_lock(lib);
-    lib->st->log_user = user;
-    __atomic_store_n(&lib->st->log_fn, fn, __ATOMIC_RELEASE);
-    lz_unlock(lib, cs);
-}
-
 char *lz_search_list_copy(const lz_lib *lib, int *lost)
 {
     int cs = lz_lock(lib);
@@ -397,54 +290,32 @@ char *lz_search_list_copy(const lz_lib *lib, int *lost)
     return list;
 }
 
-int lz_inspect_search(const lz_lib *lib, const lz_request *req, lz_result *res, char *report,
-                      size_t report_size)
+void lz_retry(const lz_lib *lib)
 {
-    int lost;
-    char *list = lz_search_list_copy(lib, &lost);
-    lz_walk w = {.lib = lib, .req = *req, .rep = {.text = report, .size = report_size}};
-    w.req.dry_run = 1;
-    w.req.search_list = list;
-    unsigned char *wanted = req->wanted ? NULL : imported_names(lib);
-    if (wanted)
-        w.req.wanted = wanted;
-    if (!lost)
-        lz_search(&w);
-    free(wanted);
-    free(list);
-    *res = w.res;
-    return w.res.found;
-}
-
-int lz_inspect_loaded(const lz_lib *lib, char *path, size_t path_size, char *step,
-                      size_t step_size)
-{
-    /* A loaded library's path and step never change (a retry only follows
-     * a failure): the acquire load of the status is enough. */
-    if (status_of(lib) != LZ_LOADED || !path_size || !step_size)
-        return 0;
-    const char *p = lib->st->path, *s = lib->st->step ? lib->st->step : "";
-    size_t n = strnlen(p, path_size - 1), m = strnlen(s, step_size - 1);
-    memcpy(path, p, n);
-    path[n] = '\0';
-    memcpy(step, s, m);
-    step[m] = '\0';
-    return 1;
-}
-
-int lz_api_would_load(const lz_lib *lib, char *path, size_t size)
-{
-    char here[PATH_MAX], step[64];
-    if (lz_inspect_loaded(lib, here, sizeof here, step, sizeof step)) {
-        if (path && size)
-            snprintf(path, size, "%s", here);
-        return 1;
+    lz_state *st = lib->st;
+    int cs = lz_lock(lib);
+    if (status_of(lib) == LZ_FAILED) {
+        /* Calls that cached the failure resolve again; searches still
+         * running belong to the old generation and will not publish. */
+        for (size_t i = 0; i < lib->nsyms; i++)
+            __atomic_store_n(&lib->slots[i], lib->resolvers[i], __ATOMIC_RELEASE);
+        st->gen++;
+        __atomic_store_n(&st->status, LZ_UNTRIED, __ATOMIC_RELEASE);
     }
-    lz_request req = {0};
-    lz_result res;
-    if (!lz_inspect_search(lib, &req, &res, NULL, 0))
-        return 0;
-    if (path && size)
-        snprintf(path, size, "%s", res.path);
-    return 1;
+    lz_unlock(lib, cs);
+}
+
+int lz_status(const lz_lib *lib)
+{
+    return status_of(lib);
+}
+
+int lz_self_loading(const lz_lib *lib)
+{
+    return self_loading(lib->st);
+}
+
+unsigned char *lz_imported_names(const lz_lib *lib)
+{
+    return imported_names(lib);
 }

@@ -2,7 +2,7 @@
 #ifndef LZ_LOAD_H
 #define LZ_LOAD_H
 
-#include "lz_search.h"
+#include "lz_walk.h"
 
 /* Returned by lz_ensure_loaded to a call made from inside the load itself
  * (a constructor of the real library calling back into the shim). */
@@ -19,14 +19,17 @@ LZ_HIDDEN int lz_publish_failure(const lz_lib *lib, size_t i);
 /* A copy of the search list set by the program (NULL: none; *lost when it
  * could not be copied), for a walk that must not hold the lock. */
 LZ_HIDDEN char *lz_search_list_copy(const lz_lib *lib, int *lost);
-/* Inspection, for tools (lazynccl-info) and would_load: the search as a
- * dry run with the program's search list, nothing loaded; the request's
- * dry_run is set here. Fills *res (and rep->text when given); 1 if found. */
-LZ_HIDDEN int lz_inspect_search(const lz_lib *lib, const lz_request *req, lz_result *res,
-                                char *report, size_t report_size);
-/* The loaded library's path and step, copied: 1 when loaded. */
-LZ_HIDDEN int lz_inspect_loaded(const lz_lib *lib, char *path, size_t path_size, char *step,
-                                size_t step_size);
+/* Forget a failure so that the next call searches again (an explicit
+ * load): slots back to their resolvers, a new generation. */
+LZ_HIDDEN void lz_retry(const lz_lib *lib);
+/* LZ_UNTRIED, LZ_LOADED or LZ_FAILED (an acquire load). */
+LZ_HIDDEN int lz_status(const lz_lib *lib);
+/* 1 when the calling thread is running a search of lib (a constructor or a
+ * log callback calling back). Call with the lock held. */
+LZ_HIDDEN int lz_self_loading(const lz_lib *lib);
+/* Marks of the versioned names loaded objects import (lib->nsyms bytes,
+ * malloc'd, or NULL): what the library chosen must serve. */
+LZ_HIDDEN unsigned char *lz_imported_names(const lz_lib *lib);
 /* Take a library's lock (short sections only) with cancellation disabled;
  * returns the old cancellation state for lz_unlock. */
 LZ_HIDDEN int lz_lock(const lz_lib *lib);

@@ -7,7 +7,7 @@
 #include "lz_ld.h"
 #include "lz_objects.h"
 #include "lz_pathlist.h"
-#include "lz_search.h"
+#include "lz_report.h"
 
 #include <link.h>
 #include <stdint.h>

@@ -1,7 +1,7 @@
 /* Reports and logging. Silent unless asked: the spec's debug variable
  * (LAZYNCCL_DEBUG=1) prints to stderr, a callback set through
  * <shim>_set_log_callback receives lines. */
-#include "lz_search.h"
+#include "lz_report.h"
 
 #include <stdarg.h>
 #include <stdio.h>

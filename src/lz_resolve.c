@@ -1,6 +1,9 @@
 /* Resolving one export on its first call, with the versioned-name policy
  * (docs/search-order.md, "Versioned names"). */
+#include "lz_resolve.h"
+#include "lz_api.h"
 #include "lz_load.h"
+#include "lz_report.h"
 #include "lz_ld.h"
 
 #include <dlfcn.h>

@@ -137,28 +137,4 @@ typedef struct lz_lib {
     lz_state *st;
 } lz_lib;
 
-/* First call of export i: make sure the library is loaded, find the symbol,
- * publish it in the slot (release) and return what the caller must call. */
-LZ_HIDDEN lz_fn lz_resolve(const lz_lib *lib, size_t i);
-
-/* The message a failing function reports (library not loaded, or symbol
- * missing): always a valid string. */
-LZ_HIDDEN const char *lz_message(const lz_lib *lib);
-
-/* Called by a failure function before it returns the failure value. */
-LZ_HIDDEN void lz_failed_call(const lz_lib *lib);
-/* An own answer once the library is loaded: what the real function said,
- * or, when that is empty and a function of this shim has failed, why. */
-LZ_HIDDEN const char *lz_fill_message(const lz_lib *lib, const char *real);
-
-/* Control API, behind the per-library functions of include/lazynccl.h. */
-LZ_HIDDEN int lz_api_load(const lz_lib *lib);
-LZ_HIDDEN int lz_api_is_loaded(const lz_lib *lib);
-LZ_HIDDEN const char *lz_api_loaded_path(const lz_lib *lib);
-LZ_HIDDEN const char *lz_api_loaded_step(const lz_lib *lib);
-LZ_HIDDEN const char *lz_api_last_error(const lz_lib *lib);
-LZ_HIDDEN int lz_api_set_search_path(const lz_lib *lib, const char *list);
-LZ_HIDDEN void lz_api_set_log_callback(const lz_lib *lib, lz_log_fn fn, void *user);
-LZ_HIDDEN int lz_api_would_load(const lz_lib *lib, char *path, size_t size);
-
 #endif

@@ -1,6 +1,9 @@
 /* The search order (docs/search-order.md). Each step proposes candidates in
  * turn; the first one accepted ends the walk. */
 #include "lz_search.h"
+#include "lz_candidate.h"
+#include "lz_ldcache.h"
+#include "lz_report.h"
 #include "lz_objects.h"
 #include "lz_pathlist.h"
 

@@ -9,7 +9,8 @@
 #ifndef LZ_THUNK_H
 #define LZ_THUNK_H
 
-#include "lz_runtime.h"
+#include "lz_api.h"
+#include "lz_resolve.h"
 
 /* In every macro, name is the header's function (its type) and sym the
  * symbol defined for it: the same for a public shim, prefixed for an

@@ -2,7 +2,8 @@
 #ifndef LZ_INFO_H
 #define LZ_INFO_H
 
-#include "lz_load.h"
+#include "lz_api.h"
+#include "lz_report.h"
 #include "lz_search.h"
 
 #include <stdio.h>

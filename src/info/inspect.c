@@ -1,7 +1,6 @@
 /* Inspecting one library with the runtime's own search (no second
  * implementation): an exhaustive dry-run walk that records every verdict. */
 #include "info.h"
-#include "../lz_load.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,0 +1,38 @@
+/* What callers see of a library's state (lz_api.c): messages, the control
+ * API behind <shim>_load() and the rest (gen/control_api.py writes those),
+ * and the inspection API for tools. */
+#ifndef LZ_API_H
+#define LZ_API_H
+
+#include "lz_walk.h"
+
+/* The message a failing function reports (library not loaded, or symbol
+ * missing): always a valid string. */
+LZ_HIDDEN const char *lz_message(const lz_lib *lib);
+
+/* Called by a failure function before it returns the failure value. */
+LZ_HIDDEN void lz_failed_call(const lz_lib *lib);
+/* An own answer once the library is loaded: what the real function said,
+ * or, when that is empty and a function of this shim has failed, why. */
+LZ_HIDDEN const char *lz_fill_message(const lz_lib *lib, const char *real);
+
+/* Control API, behind the per-library functions of include/lazynccl.h. */
+LZ_HIDDEN int lz_api_load(const lz_lib *lib);
+LZ_HIDDEN int lz_api_is_loaded(const lz_lib *lib);
+LZ_HIDDEN const char *lz_api_loaded_path(const lz_lib *lib);
+LZ_HIDDEN const char *lz_api_loaded_step(const lz_lib *lib);
+LZ_HIDDEN const char *lz_api_last_error(const lz_lib *lib);
+LZ_HIDDEN int lz_api_set_search_path(const lz_lib *lib, const char *list);
+LZ_HIDDEN void lz_api_set_log_callback(const lz_lib *lib, lz_log_fn fn, void *user);
+LZ_HIDDEN int lz_api_would_load(const lz_lib *lib, char *path, size_t size);
+
+
+/* Inspection, for tools (lazynccl-info) and would_load: the search as a
+ * dry run with the program's search list, nothing loaded; the request's
+ * dry_run is set here. Fills *res (and rep->text when given); 1 if found. */
+LZ_HIDDEN int lz_inspect_search(const lz_lib *lib, const lz_request *req, lz_result *res,
+                                char *report, size_t report_size);
+/* The loaded library's path and step, copied: 1 when loaded. */
+LZ_HIDDEN int lz_inspect_loaded(const lz_lib *lib, char *path, size_t path_size, char *step,
+                                size_t step_size);
+#endif

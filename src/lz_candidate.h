@@ -1,0 +1,12 @@
+/* Judging one candidate file (lz_candidate.c): probe, load, check. */
+#ifndef LZ_CANDIDATE_H
+#define LZ_CANDIDATE_H
+
+#include "lz_walk.h"
+
+/* Judge one file: 1 when it was accepted and the walk ends (lz_candidate.c). */
+LZ_HIDDEN int lz_try_file(lz_walk *w, const char *step, const char *path);
+/* Take the fallback kept by the walk, if any (after the last step). */
+LZ_HIDDEN void lz_take_fallback(lz_walk *w);
+
+#endif

@@ -1,0 +1,28 @@
+/* Reports, logging and the environment (lz_report.c). */
+#ifndef LZ_REPORT_H
+#define LZ_REPORT_H
+
+#include "lz_walk.h"
+
+/* Append one line to the walk's report and to the log (lz_report.c). */
+LZ_HIDDEN void lz_note(lz_walk *w, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Record a verdict on a candidate: a report line, a log line, an event. */
+LZ_HIDDEN void lz_verdict(lz_walk *w, const char *step, const char *path, int verdict,
+                          const lz_probe *probe, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+/* Record a place the walk looked in, for the failure report's last lines. */
+LZ_HIDDEN void lz_looked(lz_walk *w, const char *step, const char *place);
+/* Append the places looked in to the report (when nothing was found). */
+LZ_HIDDEN void lz_report_places(lz_walk *w);
+/* Log a line when logging is on (LAZYNCCL_DEBUG or a callback). */
+LZ_HIDDEN void lz_log(const lz_lib *lib, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* 1 in a secure-execution process (setuid, setcap): environment ignored. */
+LZ_HIDDEN int lz_secure(void);
+/* getenv, except in secure execution, where it is always NULL. */
+LZ_HIDDEN const char *lz_getenv(const char *name);
+
+
+#endif

@@ -1,0 +1,71 @@
+/* The types of one walk of the search order: what it is asked (request),
+ * what it found (result), what it says (report). Types only. */
+#ifndef LZ_WALK_H
+#define LZ_WALK_H
+
+#include "lz_probe.h"
+#include "lz_runtime.h"
+
+enum { LZ_CHOSEN, LZ_REJECTED, LZ_KEPT, LZ_NOT_REACHED };
+
+/* One verdict on one candidate, for tools (lazynccl-info). probe is NULL
+ * where the file was not read. */
+typedef struct lz_event {
+    const char *step;
+    const char *path;
+    int verdict;
+    const char *reason;
+    const lz_probe *probe;
+} lz_event;
+
+/* What a walk is asked. dry_run walks it without loading anything (the
+ * would-load question); tools also set exhaustive (walk on past the chosen
+ * candidate, calling on_event for every verdict) and origin (stands for the
+ * shim's own path). */
+typedef struct lz_request {
+    const lz_sym *want;      /* the export whose first call started the load */
+    /* Versioned names loaded objects import (lib->nsyms marks, or NULL): the
+     * library chosen must serve them too, whichever call comes first. */
+    const unsigned char *wanted;
+    const char *search_list; /* the program's list (a copy), or NULL */
+    int dry_run;
+    int exhaustive;
+    const char *origin;
+    void (*on_event)(void *ctx, const lz_event *ev);
+    void *ctx;
+} lz_request;
+
+/* What it found. The first candidate that fully serves ends the walk; one
+ * that serves only by a versioned-name fallback is kept, and taken when the
+ * walk finds none better. */
+typedef struct lz_result {
+    int found;
+    void *handle;            /* when found and not dry_run */
+    const char *step;        /* the step that found it */
+    char path[PATH_MAX];     /* the candidate that was accepted */
+    long fallback_score;     /* rank of the best kept, -1: none kept */
+    const char *fallback_step;
+    char fallback_path[PATH_MAX];
+} lz_result;
+
+/* What it says: every candidate and its verdict (text, when given a
+ * buffer), then, on failure, every place looked in, grouped by step. */
+typedef struct lz_report {
+    char *text;
+    size_t size, len;
+    char places[2048];
+    size_t places_len;
+    const char *places_step;
+} lz_report;
+
+/* One walk of the search order. */
+typedef struct lz_walk {
+    const lz_lib *lib;
+    lz_request req;
+    lz_result res;
+    lz_report rep;
+    int reusing;             /* judging copies already loaded (step 2) */
+    int wheel_sites;         /* site-packages directories found above objects */
+} lz_walk;
+
+#endif
