@@ -1,4 +1,5 @@
-/* Contention: T threads each make M hot calls (ncclGetVersion through the
+/* SPDX-License-Identifier: MIT
+ * Contention: T threads each make M hot calls (ncclGetVersion through the
  * shim). Prints the median over threads of ns per call in thread CPU time,
  * which does not grow with threads unless the hot path shares writes (the
  * wall time would, on a machine with fewer cores than threads). */

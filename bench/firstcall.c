@@ -1,4 +1,5 @@
-/* First call: "shim" times the first ncclGetVersion through liblazynccl (and,
+/* SPDX-License-Identifier: MIT
+ * First call: "shim" times the first ncclGetVersion through liblazynccl (and,
  * with "parts", lazynccl_would_load() first: search + probe, no load);
  * "dlopen PATH" times a bare dlopen + dlsym + call of the same file.
  * Prints ns. */

@@ -1,4 +1,5 @@
-/* Hot calls: N calls each of ncclGetVersion and nvJitLinkVersion after a
+/* SPDX-License-Identifier: MIT
+ * Hot calls: N calls each of ncclGetVersion and nvJitLinkVersion after a
  * warm-up call, through whatever this program was linked with (the shared
  * shims, the static shims, or the real libraries). Prints ns per call. */
 #include <nccl.h>

@@ -1,4 +1,5 @@
-/* The probe against dlopen, each in a fresh process: "probe PATH" reads the
+/* SPDX-License-Identifier: MIT
+ * The probe against dlopen, each in a fresh process: "probe PATH" reads the
  * file with the runtime's libelf probe twice (the first includes loading
  * libelf itself) and prints both times; "dlopen PATH" prints the time of a
  * dlopen. Linked with the static shims, whose runtime is hidden but linkable. */

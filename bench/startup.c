@@ -1,4 +1,5 @@
-/* Start-up cost of linking: the same program linked to nothing, to the real
+/* SPDX-License-Identifier: MIT
+ * Start-up cost of linking: the same program linked to nothing, to the real
  * libraries, or to the three shims. It never calls them (the references in a
  * branch never taken keep the DT_NEEDED entries). With "stats" it prints
  * VmSize, VmRSS (kB) and the number of mappings at main. */

@@ -257,20 +257,16 @@ def emit(spec, spec_display, headers, functions, macros, control_prefix=None,
         else:
             w(f"LZ_FAIL({e.fn.ret}, {e.sym}, ({e.fn.params}), {_failure_value(spec, e.fn)})\n")
 
-    w(f"\n__attribute__((used)) static lz_fn lz_slots_{i_d}[LZ_COUNT_{i_d}] = {{\n")
-    for e in exports:
-        w(f"    (lz_fn)lz_r_{e.sym},\n")
-    w(f"}};\nstatic const lz_fn lz_resolvers_{i_d}[LZ_COUNT_{i_d}] = {{\n")
-    for e in exports:
-        w(f"    (lz_fn)lz_r_{e.sym},\n")
-    w(f"}};\nstatic const lz_fn lz_fails_{i_d}[LZ_COUNT_{i_d}] = {{\n")
-    for e in exports:
-        w(f"    (lz_fn)lz_f_{e.sym},\n")
-    w(f"}};\nstatic const lz_sym lz_syms_{i_d}[LZ_COUNT_{i_d}] = {{\n")
-    for e in exports:
-        fam = _c_string(e.family) if e.family else "NULL"
-        w(f"    {{{_c_string(e.name)}, {fam}, {e.major}, {e.minor}}},\n")
-    w("};\n")
+    def table(decl, row):
+        w(f"{decl}[LZ_COUNT_{i_d}] = {{\n" + "".join(f"    {row(e)},\n" for e in exports) + "};\n")
+
+    w("\n")
+    table(f"__attribute__((used)) static lz_fn lz_slots_{i_d}", lambda e: f"(lz_fn)lz_r_{e.sym}")
+    table(f"static const lz_fn lz_resolvers_{i_d}", lambda e: f"(lz_fn)lz_r_{e.sym}")
+    table(f"static const lz_fn lz_fails_{i_d}", lambda e: f"(lz_fn)lz_f_{e.sym}")
+    table(f"static const lz_sym lz_syms_{i_d}",
+          lambda e: f"{{{_c_string(e.name)}, {_c_string(e.family) if e.family else 'NULL'}, "
+                    f"{e.major}, {e.minor}}}")
     if answers:
         w(f"static const lz_fn lz_answers_{i_d}[LZ_COUNT_{i_d}] = {{\n")
         for e in answers:

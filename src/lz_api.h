@@ -1,4 +1,5 @@
-/* What callers see of a library's state (lz_api.c): messages, the control
+/* SPDX-License-Identifier: MIT
+ * What callers see of a library's state (lz_api.c): messages, the control
  * API behind <shim>_load() and the rest (gen/control_api.py writes those),
  * and the inspection API for tools. */
 #ifndef LZ_API_H

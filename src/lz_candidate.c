@@ -1,4 +1,5 @@
-/* Judging one candidate: probe it, score it against what the first call
+/* SPDX-License-Identifier: MIT
+ * Judging one candidate: probe it, score it against what the first call
  * asked for, and load it only when it is the one. */
 #include "lz_ld.h"
 #include "lz_objects.h"

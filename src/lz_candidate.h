@@ -1,4 +1,5 @@
-/* Judging one candidate file (lz_candidate.c): probe, load, check. */
+/* SPDX-License-Identifier: MIT
+ * Judging one candidate file (lz_candidate.c): probe, load, check. */
 #ifndef LZ_CANDIDATE_H
 #define LZ_CANDIDATE_H
 

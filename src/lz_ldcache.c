@@ -1,4 +1,5 @@
-/* Looking a soname up in /etc/ld.so.cache, as the dynamic linker does, so
+/* SPDX-License-Identifier: MIT
+ * Looking a soname up in /etc/ld.so.cache, as the dynamic linker does, so
  * that the file it would load can be probed first. Only the current format
  * ("glibc-ld.so.cache1.1") is read; anything else is "not found". */
 #include "lz_ldcache.h"

@@ -1,4 +1,5 @@
-/* Reading /etc/ld.so.cache (lz_ldcache.c). */
+/* SPDX-License-Identifier: MIT
+ * Reading /etc/ld.so.cache (lz_ldcache.c). */
 #ifndef LZ_LDCACHE_H
 #define LZ_LDCACHE_H
 

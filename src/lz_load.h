@@ -1,4 +1,5 @@
-/* Once-only loading of a library (lz_load.c). */
+/* SPDX-License-Identifier: MIT
+ * Once-only loading of a library (lz_load.c). */
 #ifndef LZ_LOAD_H
 #define LZ_LOAD_H
 

@@ -1,4 +1,5 @@
-/* Reading the dynamic sections of loaded objects (lz_objects.h).
+/* SPDX-License-Identifier: MIT
+ * Reading the dynamic sections of loaded objects (lz_objects.h).
  *
  * dl_iterate_phdr holds the dynamic linker's lock while it calls back, so the
  * callbacks here only copy strings out; the visits happen after it returns.

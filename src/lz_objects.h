@@ -1,4 +1,5 @@
-/* What the objects already loaded in the process say about a library
+/* SPDX-License-Identifier: MIT
+ * What the objects already loaded in the process say about a library
  * (lz_objects.c): which of them carry its SONAME, the run paths of those that
  * need it, and the versioned names they import. Read from the dynamic
  * sections the dynamic linker has mapped: no file is opened, nothing loaded. */

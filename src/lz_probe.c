@@ -1,4 +1,5 @@
-/* The candidate probe: read a few pages of a file with libelf and decide
+/* SPDX-License-Identifier: MIT
+ * The candidate probe: read a few pages of a file with libelf and decide
  * whether it can serve, without loading it (loading runs constructors and
  * maps hundreds of megabytes). libelf itself is reached through the lazy
  * internal shim generated from stubs/libelf.toml (lz_elf_* functions). */

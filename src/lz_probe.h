@@ -1,4 +1,5 @@
-/* Probing a candidate file before loading it (lz_probe.c). */
+/* SPDX-License-Identifier: MIT
+ * Probing a candidate file before loading it (lz_probe.c). */
 #ifndef LZ_PROBE_H
 #define LZ_PROBE_H
 

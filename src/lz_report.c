@@ -1,4 +1,5 @@
-/* Reports and logging. Silent unless asked: the spec's debug variable
+/* SPDX-License-Identifier: MIT
+ * Reports and logging. Silent unless asked: the spec's debug variable
  * (LAZYNCCL_DEBUG=1) prints to stderr, a callback set through
  * <shim>_set_log_callback receives lines. */
 #include "lz_report.h"

@@ -1,4 +1,5 @@
-/* Reports, logging and the environment (lz_report.c). */
+/* SPDX-License-Identifier: MIT
+ * Reports, logging and the environment (lz_report.c). */
 #ifndef LZ_REPORT_H
 #define LZ_REPORT_H
 

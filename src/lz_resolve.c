@@ -1,4 +1,5 @@
-/* Resolving one export on its first call, with the versioned-name policy
+/* SPDX-License-Identifier: MIT
+ * Resolving one export on its first call, with the versioned-name policy
  * (docs/search-order.md, "Versioned names"). */
 #include "lz_resolve.h"
 #include "lz_api.h"

@@ -1,4 +1,5 @@
-/* Resolving an export on its first call (lz_resolve.c). */
+/* SPDX-License-Identifier: MIT
+ * Resolving an export on its first call (lz_resolve.c). */
 #ifndef LZ_RESOLVE_H
 #define LZ_RESOLVE_H
 

@@ -1,4 +1,5 @@
-/* The hand-written runtime shared by every generated shim.
+/* SPDX-License-Identifier: MIT
+ * The hand-written runtime shared by every generated shim.
  *
  * A generated shim (build/<lib>_stubs.c) describes its library with one
  * constant lz_lib; everything here works from that description, so a new

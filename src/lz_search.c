@@ -1,4 +1,5 @@
-/* The search order (docs/search-order.md). Each step proposes candidates in
+/* SPDX-License-Identifier: MIT
+ * The search order (docs/search-order.md). Each step proposes candidates in
  * turn; the first one accepted ends the walk. */
 #include "lz_search.h"
 #include "lz_candidate.h"

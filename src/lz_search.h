@@ -1,4 +1,5 @@
-/* The search order (lz_search.c): its steps, and the dynamic linker's
+/* SPDX-License-Identifier: MIT
+ * The search order (lz_search.c): its steps, and the dynamic linker's
  * search followed step by step. */
 #ifndef LZ_SEARCH_H
 #define LZ_SEARCH_H

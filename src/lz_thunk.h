@@ -1,4 +1,5 @@
-/* One-line-per-function building blocks for generated shims.
+/* SPDX-License-Identifier: MIT
+ * One-line-per-function building blocks for generated shims.
  *
  * The generated file defines LZ_LIB, the tables lz_slots/lz_fails and an
  * index LZ_I_<name> per export, then uses these macros once per function.

@@ -1,4 +1,5 @@
-/* The types of one walk of the search order: what it is asked (request),
+/* SPDX-License-Identifier: MIT
+ * The types of one walk of the search order: what it is asked (request),
  * what it found (result), what it says (report). Types only. */
 #ifndef LZ_WALK_H
 #define LZ_WALK_H

@@ -1,4 +1,5 @@
-/* The host functions of NCCL's device API (nccl_device.h, NCCL 2.28), which
+/* SPDX-License-Identifier: MIT
+ * The host functions of NCCL's device API (nccl_device.h, NCCL 2.28), which
  * libnccl.so.2 exports and PyTorch 2.11 imports. nccl_device.h itself is
  * CUDA C++, so these are declared here in C, as nccl_device/core.h,
  * lsa_barrier.h, gin_barrier.h and ll_a2a.h of NCCL 2.28.9 declare them; the

@@ -1,4 +1,5 @@
-/* NVRTC functions that libnvrtc.so.12 (and 11.2) export but CUDA 13's nvrtc.h
+/* SPDX-License-Identifier: MIT
+ * NVRTC functions that libnvrtc.so.12 (and 11.2) export but CUDA 13's nvrtc.h
  * no longer declares. A drop-in for libnvrtc.so.12 must export them, or a
  * program built against CUDA 12 fails to start. Declared as CUDA 12.4's
  * nvrtc.h declares them; where that header is the one in use, these are

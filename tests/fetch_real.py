@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Fetch real NVIDIA libraries from Debian's archive into a cache, for the
 tests that check lazynccl against the real thing (docs/testing.md).
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Small harness for the test scripts (standard library only).
 
 Each test script defines cases with @case and ends with lztest.main(). Meson

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """lazynccl-run and a PyTorch-style consumer, on the CPU (issue 14): a shared
 object in a wheel-like tree with DT_RPATH to its wheel's NCCL and DT_NEEDED
 libnccl.so.2, dlopened by a host program, with and without lazynccl-run."""

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """The shims against real NVIDIA libraries of other versions than the
 toolkit's: CUDA 12.4's NVRTC and nvJitLink, NCCL 2.22.3 and CUDA 11.8's
 NVRTC from Debian's archive (tests/fetch_real.py), next to CUDA 13.0 and

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Drop-in mode: binaries linked to the real libraries become lazy, and start
 where a newer versioned name is missing, with the drop-in directory first on
 their library path."""

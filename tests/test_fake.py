@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """The first loader against fake libraries built here: the override
 variable, the failure values and messages, a missing function."""
 import os

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Hostile callers and files: setuid with a crafted argv[0], FIFOs named like
 the library, cancellation inside a load, a retry racing first calls, a log
 callback changing the search list, impostor libraries, bytes that are not

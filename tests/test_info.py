@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """lazynccl-info: verdicts, versions, JSON, doctor checks, exit codes, and
 that nothing is loaded."""
 import json

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """The load protocol's model (tests/model/load.pml) checked by spin: today's
 protocol keeps its invariants in every configuration, and the protocol of
 issue 13's filing breaks one in each configuration that shows one of its bugs."""

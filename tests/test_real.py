@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """End-to-end tests against the real CUDA 13.0 libraries (skip where absent)."""
 import filecmp
 import os

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Threads, forks, re-entrancy, failure caching and retry; generator errors."""
 import os
 import sys

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """The search order, reuse, the probe's verdicts, versioned names, the
 control API and secure execution, against fake libraries and trees staged
 here. Each step has a case that shows it is used and one that it yields to

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """valgrind (memcheck, --error-exitcode=1) over the real-library integration
 programs: the shim's first-call path, the probe and the loader are clean."""
 import os

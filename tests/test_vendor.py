@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Vendoring: the amalgamation in a real CPython extension (plain cc,
 setuptools, CMake), two prefixes in one interpreter, the wheel layout, a
 Meson subproject, the .note.dlopen note and DT_NEEDED."""

@@ -1,4 +1,5 @@
-/* lazynccl-demo: shows lazy loading on this machine.
+/* SPDX-License-Identifier: MIT
+ * lazynccl-demo: shows lazy loading on this machine.
  *
  * Linked only with the three shims. Before the first call no NCCL, NVRTC
  * or nvJitLink is mapped; then it asks NCCL its version, compiles a kernel

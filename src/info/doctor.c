@@ -1,4 +1,5 @@
-/* lazynccl-info --doctor: the environment traps users hit, each said in one
+/* SPDX-License-Identifier: MIT
+ * lazynccl-info --doctor: the environment traps users hit, each said in one
  * line with the fix in the next. */
 #include "info.h"
 

@@ -1,4 +1,5 @@
-/* lazynccl-info: shared declarations of the tool's files. */
+/* SPDX-License-Identifier: MIT
+ * lazynccl-info: shared declarations of the tool's files. */
 #ifndef LZ_INFO_H
 #define LZ_INFO_H
 

@@ -1,4 +1,5 @@
-/* Inspecting one library with the runtime's own search (no second
+/* SPDX-License-Identifier: MIT
+ * Inspecting one library with the runtime's own search (no second
  * implementation): an exhaustive dry-run walk that records every verdict. */
 #include "info.h"
 

@@ -1,4 +1,5 @@
-/* lazynccl-info output: aligned text for people, JSON for tools
+/* SPDX-License-Identifier: MIT
+ * lazynccl-info output: aligned text for people, JSON for tools
  * (schema in docs/lazynccl-info.md). */
 #include "info.h"
 #include "json.h"

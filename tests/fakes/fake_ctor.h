@@ -1,4 +1,5 @@
-/* Constructor of every fake library: appends FAKE_NAME to $LZ_CTOR_LOG, so a
+/* SPDX-License-Identifier: MIT
+ * Constructor of every fake library: appends FAKE_NAME to $LZ_CTOR_LOG, so a
  * test sees which fakes were loaded (and that rejected ones never were). */
 #include <fcntl.h>
 #include <stdlib.h>

@@ -1,4 +1,5 @@
-/* A planted libelf.so.1: its constructor logs (fake_ctor.h) and it exports
+/* SPDX-License-Identifier: MIT
+ * A planted libelf.so.1: its constructor logs (fake_ctor.h) and it exports
  * the names the probe needs, so only where it is found can keep it out. */
 #include "fake_ctor.h"
 

@@ -1,4 +1,5 @@
-/* A fake NCCL for the tests: plain C types, recognisable answers.
+/* SPDX-License-Identifier: MIT
+ * A fake NCCL for the tests: plain C types, recognisable answers.
  * Its constructor logs its loading (fake_ctor.h). */
 #include <string.h>
 

@@ -1,4 +1,5 @@
-/* A fake NCCL net plugin: exports versioned plugin entry points, as real
+/* SPDX-License-Identifier: MIT
+ * A fake NCCL net plugin: exports versioned plugin entry points, as real
  * plugins do (their values do not matter to lazynccl-info). */
 #include "fake_ctor.h"
 

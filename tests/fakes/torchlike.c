@@ -1,4 +1,5 @@
-/* A PyTorch-style consumer of NCCL (issue 14): a shared object in a
+/* SPDX-License-Identifier: MIT
+ * A PyTorch-style consumer of NCCL (issue 14): a shared object in a
  * wheel-like tree that needs libnccl.so.2 (DT_NEEDED) and finds it through a
  * DT_RPATH $ORIGIN/../../nvidia/nccl/lib, as libtorch_cuda.so does. */
 int ncclGetVersion(int *version);

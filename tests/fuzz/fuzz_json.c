@@ -1,4 +1,5 @@
-/* libFuzzer target: lazynccl-info's JSON string writer. For any bytes the
+/* SPDX-License-Identifier: MIT
+ * libFuzzer target: lazynccl-info's JSON string writer. For any bytes the
  * output must be one valid JSON string (RFC 8259: quoted, escapes well
  * formed, no raw control character, UTF-8 only) that decodes, reading each
  * \u00XX as the byte XX, back to exactly the input. */

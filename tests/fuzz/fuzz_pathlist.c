@@ -1,4 +1,5 @@
-/* libFuzzer target: the LD_LIBRARY_PATH / run-path entry parser
+/* SPDX-License-Identifier: MIT
+ * libFuzzer target: the LD_LIBRARY_PATH / run-path entry parser
  * (src/lz_pathlist.c). The input is split into a list, an origin and a
  * current directory; every entry must get a verdict, and a followed one must
  * be an absolute path, without NUL, shorter than PATH_MAX, without trailing

@@ -1,4 +1,5 @@
-/* libFuzzer target: the ELF probe on arbitrary bytes. Every input must give
+/* SPDX-License-Identifier: MIT
+ * libFuzzer target: the ELF probe on arbitrary bytes. Every input must give
  * a verdict (accepted or rejected with a reason), never a crash, a leak or
  * undefined behaviour. The bytes are served through a memfd, so the probe
  * reads them by path, as it reads candidates. */

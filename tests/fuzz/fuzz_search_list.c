@@ -1,4 +1,5 @@
-/* libFuzzer target: the override list parser (LAZYNCCL_LIBPATH and
+/* SPDX-License-Identifier: MIT
+ * libFuzzer target: the override list parser (LAZYNCCL_LIBPATH and
  * <shim>_set_search_path), through a dry-run walk of the real search code.
  * Any string must be walked to a verdict without a crash or a load. */
 #include "lz_search.h"

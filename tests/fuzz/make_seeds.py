@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Seed corpora for the fuzz targets, made from files the suite builds:
 fake libraries, a truncated and a patched ELF, text; and override lists."""
 import os

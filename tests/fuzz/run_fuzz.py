@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """One bounded libFuzzer run (a test of the 'fuzz' suite): seeds from
 make_seeds.py, then TARGET for SECONDS; prints executions and coverage.
 Fails on any crash; the crashing input is kept under tests/fuzz/regressions/

@@ -1,4 +1,5 @@
-/* AllReduce bus bandwidth, 8 B to 1 GiB, one process driving every GPU.
+/* SPDX-License-Identifier: MIT
+ * AllReduce bus bandwidth, 8 B to 1 GiB, one process driving every GPU.
  * Sizes double from 8 B to 1 GiB. Built twice by run.sh: linked to liblazynccl, and linked -lnccl to the same
  * NCCL file, then run interleaved. Prints "bytes time_us busbw_GBps" lines. */
 #include <cuda_runtime.h>

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Gather what tests/gpu/run.sh needs from a build (BUILD, default build) into
 # gpu-bundle/ (git-ignored; carried to the GPU machine).
 set -eu

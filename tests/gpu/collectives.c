@@ -1,4 +1,5 @@
-/* NCCL collectives through liblazynccl on real GPUs, every result checked
+/* SPDX-License-Identifier: MIT
+ * NCCL collectives through liblazynccl on real GPUs, every result checked
  * element by element against a host reference on non-trivial data.
  *   collectives single              one process drives every GPU (ncclCommInitAll)
  *   collectives rank R N IDFILE     rank R of N processes, one GPU each; rank 0

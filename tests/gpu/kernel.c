@@ -1,4 +1,5 @@
-/* NVRTC compiles a kernel and nvJitLink links it, through liblazynvrtc and
+/* SPDX-License-Identifier: MIT
+ * NVRTC compiles a kernel and nvJitLink links it, through liblazynvrtc and
  * liblazynvjitlink; the CUDA driver loads the cubin and runs it on the GPU;
  * the output is checked. Prints "kernel ok (...)" or the failure. */
 #include <cuda.h>

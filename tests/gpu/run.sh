@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Everything of docs/gpu.md in one call on a GPU machine: build the GPU
 # programs against a bundle of our built shims, check the collectives, the
 # kernel pipeline and PyTorch coexistence, compare AllReduce bandwidth with a

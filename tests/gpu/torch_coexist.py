@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """PyTorch first initialises torch.distributed with NCCL (loading the wheel's
 libnccl.so.2), then our shim is loaded through ctypes: it must reuse torch's
 copy (one libnccl mapped, the same path reported by our API), and both work.

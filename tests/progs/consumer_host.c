@@ -1,4 +1,5 @@
-/* The host of the PyTorch-style consumer (issue 14), as python3 is for
+/* SPDX-License-Identifier: MIT
+ * The host of the PyTorch-style consumer (issue 14), as python3 is for
  * torch: it links no NCCL and dlopens the consumer ("import torch").
  *
  *   consumer_host CONSUMER [REAL_NCCL] MODE

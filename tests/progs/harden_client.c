@@ -1,4 +1,5 @@
-/* Hostile callers of liblazynccl (tests/test_hardening.py).
+/* SPDX-License-Identifier: MIT
+ * Hostile callers of liblazynccl (tests/test_hardening.py).
  *   harden_client cancel          a thread cancelled inside its first call
  *                                 (the fake's constructor sleeps), then a call
  *   harden_client setpath-in-log  the log callback calls set_search_path

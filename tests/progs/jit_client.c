@@ -1,4 +1,5 @@
-/* Calls nvJitLink's GetErrorLogSize family by name, as binaries built
+/* SPDX-License-Identifier: MIT
+ * Calls nvJitLink's GetErrorLogSize family by name, as binaries built
  * against different nvJitLink headers do, through liblazynvjitlink.
  *   jit_client NAME..  ->  NAME: rc=R size=S   (then: loaded=PATH) */
 #include <lazynccl.h>

@@ -1,4 +1,5 @@
-/* What the test programs read from /proc/self/maps. */
+/* SPDX-License-Identifier: MIT
+ * What the test programs read from /proc/self/maps. */
 #ifndef LZ_TEST_MAPS_H
 #define LZ_TEST_MAPS_H
 

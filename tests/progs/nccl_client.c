@@ -1,4 +1,5 @@
-/* A client of nccl.h for the tests, built against the real header and linked
+/* SPDX-License-Identifier: MIT
+ * A client of nccl.h for the tests, built against the real header and linked
  * either with liblazynccl or (with -DDIRECT) with the real -lnccl.
  *   nccl_client version     ->  before=0 rc=0 version=22809 after=1
  *   nccl_client uniqueid    ->  rc=0 family=2 nonzero=1

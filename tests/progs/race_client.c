@@ -1,4 +1,5 @@
-/* Threads, forks and retries against liblazynccl (and liblazynvrtc).
+/* SPDX-License-Identifier: MIT
+ * Threads, forks and retries against liblazynccl (and liblazynvrtc).
  *   race_client race N          N threads, released together, each call a
  *                               different function first: "ok calls=N"
  *   race_client race-nvrtc N    the same with NVRTC

@@ -1,4 +1,5 @@
-/* One program for the real-library scenarios (tests/test_debian.py), built
+/* SPDX-License-Identifier: MIT
+ * One program for the real-library scenarios (tests/test_debian.py), built
  * against CUDA 13's headers and linked to a shim, a drop-in or a real
  * library. Each argument is one step, run in order:
  *   rtc-version        nvrtcVersion           -> nvrtc=M.m

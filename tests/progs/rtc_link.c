@@ -1,4 +1,5 @@
-/* NVRTC + nvJitLink pipeline for the tests: compile a kernel to PTX, link
+/* SPDX-License-Identifier: MIT
+ * NVRTC + nvJitLink pipeline for the tests: compile a kernel to PTX, link
  * the PTX into an sm_90 cubin, write both. Built against the real headers
  * and linked either with the shims or (with -DDIRECT) the real libraries.
  *   rtc_link PTX_OUT CUBIN_OUT  ->  ptx=N cubin=M */

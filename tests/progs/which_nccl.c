@@ -1,4 +1,5 @@
-/* The oracle for LD_LIBRARY_PATH tests: linked with -lnccl (a fake) and no
+/* SPDX-License-Identifier: MIT
+ * The oracle for LD_LIBRARY_PATH tests: linked with -lnccl (a fake) and no
  * run path, it prints the file the dynamic linker itself mapped for it. */
 #include <stdio.h>
 #include <string.h>

@@ -1,4 +1,5 @@
-/* A CPython extension that vendors the amalgamated NCCL shim, as a package
+/* SPDX-License-Identifier: MIT
+ * A CPython extension that vendors the amalgamated NCCL shim, as a package
  * like CuPy would: importing it loads nothing; version() and unique_id()
  * load NCCL on first use. Built with -DMODNAME=<module> -DPREFIX=<prefix>
  * (the amalgamation's control API prefix) and -DAMALG_H="<its .h>". */

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Vendoring the NCCL amalgamation into a Python extension with setuptools:
 # used by tests/test_vendor.py and docs/vendoring.md.
 import os

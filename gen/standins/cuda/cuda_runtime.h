@@ -1,4 +1,5 @@
-/* Stand-in: the CUDA runtime's types as library headers use them in their
+/* SPDX-License-Identifier: MIT
+ * Stand-in: the CUDA runtime's types as library headers use them in their
  * signatures (nccl.h, curand.h, ...). The generated code is compiled against
  * the real cuda_runtime.h, which checks them. */
 #include <_lz_base.h>

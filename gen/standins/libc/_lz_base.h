@@ -1,4 +1,5 @@
-/* Shared base of the stand-ins: the scalar typedefs real headers expect. */
+/* SPDX-License-Identifier: MIT
+ * Shared base of the stand-ins: the scalar typedefs real headers expect. */
 #ifndef LZ_STANDIN_BASE_H
 #define LZ_STANDIN_BASE_H
 typedef unsigned long size_t;

@@ -1,1 +1,2 @@
-/* Stand-in: elf.h includes it for AT_* macros only. */
+/* SPDX-License-Identifier: MIT
+ * Stand-in: elf.h includes it for AT_* macros only. */
