@@ -38,7 +38,8 @@ def amalgamate(spec, spec_display, headers, functions, macros, prefix, src_dir, 
            f" * the object it is linked into (hidden by default). */\n",
            _pinned_defines(spec),
            "#ifndef _GNU_SOURCE\n#define _GNU_SOURCE 1\n#endif\n",
-           "#define LZ_AMALGAMATION 1\n"]
+           "#define LZ_AMALGAMATION 1\n",
+           _source(src_dir, "lz_glibc_compat.h")]
     if libelf:
         out.append("#define LZ_HAVE_LIBELF 1\n")
     out += [_source(src_dir, h) for h in RUNTIME_HEADERS]

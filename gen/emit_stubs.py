@@ -159,6 +159,25 @@ def dlopen_note_json(spec):
             f'"soname":[{sonames}]}}]')
 
 
+def dlopen_note_asm(spec):
+    """The ELF note "FDO"/0x407c0c0a holding the JSON (freedesktop/systemd
+    dlopen metadata), in a COMDAT group named after the feature: an object
+    that links several amalgamations (each with the libelf probe) carries
+    one entry per feature, not one per copy."""
+    desc = dlopen_note_json(spec).encode() + b"\0"
+    desc += b"\0" * (-len(desc) % 4)
+    rows = []
+    for k in range(0, len(desc), 32):
+        rows.append("\\t.byte " + ",".join(str(b) for b in desc[k:k + 32]) + "\\n")
+    group = "lz_dlopen_note_" + re.sub(r"\W", "_", spec.feature)
+    body = "".join(f'    "{r}"\n' for r in rows)
+    return ("/* ELF dlopen metadata (freedesktop/systemd format): the soft dependency. */\n"
+            f'__asm__(".pushsection .note.dlopen,\\"aG\\",@note,{group},comdat\\n"\n'
+            f'    "\\t.p2align 2\\n\\t.long 4, {len(dlopen_note_json(spec)) + 1}, 0x407c0c0a\\n"\n'
+            f'    "\\t.asciz \\"FDO\\"\\n"\n{body}'
+            f'    "\\t.popsection");\n')
+
+
 def _json_string(s):
     return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
@@ -337,9 +356,7 @@ def emit(spec, spec_display, headers, functions, macros, control_prefix=None,
         w("\n/* The control API (gen/control_api.py). */\n")
         w(c_functions(prefix, "LZ_LIB"))
     w("\n")
-    note = dlopen_note_json(spec)
-    w("/* ELF dlopen metadata (freedesktop/systemd format): the soft dependency. */\n")
-    w(f"LZ_DLOPEN_NOTE({i_d}, {_c_string(note)})\n")
+    w(dlopen_note_asm(spec))
     return "".join(out), exports, notes
 
 

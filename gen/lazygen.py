@@ -121,7 +121,9 @@ def main(argv):
                                     "or the control API of an amalgamation")
     ap.add_argument("--amalgamate", action="store_true",
                     help="write one .c (runtime included) and one .h for vendoring")
-    ap.add_argument("--prefix", help="control API prefix of the amalgamation (default: <shim>_)")
+    ap.add_argument("--prefix", default="",
+                    help="put before <shim>_ in the amalgamation's control API: --prefix mypkg_ "
+                         "gives mypkg_lazynccl_load() (as -Damalgamation_prefix=mypkg_ does)")
     ap.add_argument("--runtime-dir", help="src/ of lazynccl (for --amalgamate)")
     ap.add_argument("--libelf-spec", help="stubs/libelf.toml (for --amalgamate)")
     ap.add_argument("--libelf-include-dir", default="/usr/include")
@@ -175,9 +177,9 @@ def main(argv):
         spec_display = os.path.join("stubs", os.path.basename(a.spec))
         h_text = None
         if a.amalgamate:
-            prefix = a.prefix or spec.shim + "_"
+            prefix = a.prefix + spec.shim + "_"
             if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", prefix):
-                raise GenError("--prefix", f"{prefix!r} is not a C identifier prefix")
+                raise GenError("--prefix", f"{a.prefix!r} is not a C identifier prefix")
             runtime = a.runtime_dir or os.path.join(os.path.dirname(HERE), "src")
             libelf = None
             if a.libelf_spec:

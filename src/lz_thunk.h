@@ -126,13 +126,4 @@
         return lz_fill_message(&LZ_LIB, ((__typeof__(&name))real) args); \
     }
 
-/* ELF note "FDO"/0x407c0c0a holding JSON: the freedesktop dlopen metadata. */
-#define LZ_DLOPEN_NOTE(id, json) \
-    __attribute__((used, section(".note.dlopen"), aligned(4))) \
-    static const struct { \
-        unsigned namesz, descsz, type; \
-        char name[4]; \
-        char desc[(sizeof(json) + 3) & ~3u]; \
-    } lz_dlopen_note_##id = { 4, sizeof(json), 0x407c0c0a, "FDO", json };
-
 #endif

@@ -20,6 +20,7 @@ EXT_SUFFIX = sysconfig.get_config_var("EXT_SUFFIX")
 
 
 def amalgamation(d, prefix):
+    """The NCCL amalgamation with control API <prefix>lazynccl_*."""
     os.makedirs(d, exist_ok=True)
     t.run([sys.executable, os.path.join(t.SOURCE, "gen", "lazygen.py"), "--spec",
            os.path.join(t.SOURCE, "stubs", "nccl.toml"), "--include-dir", t.NCCL_INCLUDE,
@@ -37,7 +38,7 @@ def extension(d, module, prefix):
     out = os.path.join(d, module + EXT_SUFFIX)
     t.compile_c(out, [os.path.join(VENDOR, "lazyext.c"), f"{amalg}/lazynccl_amalg.c"],
                 [f"-I{PY_INCLUDE}", f"-I{amalg}", f"-I{t.NCCL_INCLUDE}", f"-DMODNAME={module}",
-                 f"-DPREFIX={prefix}", "-DAMALG_H=<lazynccl_amalg.h>", "-fvisibility=hidden", "-O2",
+                 f"-DPREFIX={prefix}lazynccl_", "-DAMALG_H=<lazynccl_amalg.h>", "-fvisibility=hidden", "-O2",
                  "-Wall", "-Wextra", "-Werror"], shared=True)
     return out
 
@@ -169,7 +170,7 @@ def build_with_setuptools():
         raise t.Skip("setuptools is not installed for this Python")
     want = real_version()
     d = t.workdir("vendor_setuptools")
-    amalg = amalgamation(f"{d}/amalg", "lazynccl_")
+    amalg = amalgamation(f"{d}/amalg", "")
     for f in ("setup.py", "lazyext.c"):
         shutil.copy(os.path.join(VENDOR, f), d)
     t.run([sys.executable, "setup.py", "-q", "build_ext", "--inplace"], cwd=d,
@@ -185,7 +186,7 @@ def build_with_cmake():
         raise t.Skip("cmake is not installed")
     want = real_version()
     d = t.workdir("vendor_cmake")
-    amalg = amalgamation(f"{d}/amalg", "lazynccl_")
+    amalg = amalgamation(f"{d}/amalg", "")
     t.run(["cmake", "-S", VENDOR, "-B", f"{d}/build", f"-DAMALG_DIR={amalg}",
            f"-DNCCL_INCLUDE={t.NCCL_INCLUDE}", f"-DPython3_EXECUTABLE={sys.executable}",
            f"-DPython3_INCLUDE_DIR={PY_INCLUDE}"],

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: MIT
+ * For wheels (manylinux_2_17, manylinux_2_28): the amalgamation binds to
+ * symbol versions every glibc since 2.17 has, whatever glibc compiles it.
+ * Included first by the amalgamation only; LAZYNCCL_NATIVE_GLIBC turns it off.
+ *
+ * glibc 2.34 moved dlopen, dlsym, dlclose, dlerror and pthread_once into
+ * libc with new versions; the old versions are still there (and, before
+ * 2.34, in libdl and libpthread: link -ldl -lpthread for processes that do
+ * not load those already; every CPython does). glibc 2.33 made stat, lstat
+ * and fstat real symbols; before, the header's wrappers called __xstat,
+ * __lxstat and __fxstat, which every glibc still exports. */
+#ifndef LZ_GLIBC_COMPAT_H
+#define LZ_GLIBC_COMPAT_H
+
+#include <features.h>
+
+#if defined(__GLIBC__) && !defined(LAZYNCCL_NATIVE_GLIBC)
+#if defined(__x86_64__)
+#define LZ_GLIBC_BASE "GLIBC_2.2.5"
+#define LZ_STAT_VER 1
+#elif defined(__aarch64__)
+#define LZ_GLIBC_BASE "GLIBC_2.17"
+#define LZ_STAT_VER 0
+#endif
+#endif
+
+#ifdef LZ_GLIBC_BASE
+#include <dlfcn.h>
+#include <pthread.h>
+#include <sys/stat.h>
+
+__asm__(".symver dlopen,dlopen@" LZ_GLIBC_BASE);
+__asm__(".symver dlsym,dlsym@" LZ_GLIBC_BASE);
+__asm__(".symver dlclose,dlclose@" LZ_GLIBC_BASE);
+__asm__(".symver dlerror,dlerror@" LZ_GLIBC_BASE);
+__asm__(".symver pthread_once,pthread_once@" LZ_GLIBC_BASE);
+
+extern int __xstat(int ver, const char *path, struct stat *buf);
+extern int __lxstat(int ver, const char *path, struct stat *buf);
+extern int __fxstat(int ver, int fd, struct stat *buf);
+__asm__(".symver __xstat,__xstat@" LZ_GLIBC_BASE);
+__asm__(".symver __lxstat,__lxstat@" LZ_GLIBC_BASE);
+__asm__(".symver __fxstat,__fxstat@" LZ_GLIBC_BASE);
+
+static inline int lz_compat_stat(const char *path, struct stat *buf)
+{
+    return __xstat(LZ_STAT_VER, path, buf);
+}
+static inline int lz_compat_lstat(const char *path, struct stat *buf)
+{
+    return __lxstat(LZ_STAT_VER, path, buf);
+}
+static inline int lz_compat_fstat(int fd, struct stat *buf)
+{
+    return __fxstat(LZ_STAT_VER, fd, buf);
+}
+#define stat(path, buf) lz_compat_stat(path, buf)
+#define lstat(path, buf) lz_compat_lstat(path, buf)
+#define fstat(fd, buf) lz_compat_fstat(fd, buf)
+#endif
+
+#endif
