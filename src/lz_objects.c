@@ -298,22 +298,18 @@ int lz_objects_self_path(char *out)
 }
 
 /* The objects that need the library themselves (not the shim). */
-static int needer_cb(struct dl_phdr_info *info, size_t size, void *data)
+static int any_cb(struct dl_phdr_info *info, size_t size, void *data)
 {
     (void)size;
-    struct runpaths *q = data;
-    dynview v;
-    /* q names no shim soname, so needs() is about the library alone. */
-    if (view(info, &v) && !v.self && needs(&v, q))
-        push_object(&q->out, info);
+    push_object(data, info);
     return 0;
 }
 
-int lz_objects_needing(const char *const *sonames, lz_object_visit_fn visit, void *ctx)
+int lz_objects_all(lz_object_visit_fn visit, void *ctx)
 {
-    struct runpaths q = {.sonames = sonames};
-    lz_dl_iterate_phdr(needer_cb, &q);
-    return visit_all(&q.out, visit, ctx);
+    strlist out = {0};
+    lz_dl_iterate_phdr(any_cb, &out);
+    return visit_all(&out, visit, ctx);
 }
 
 int lz_objects_runpaths(const char *const *sonames, int runpath, lz_object_visit_fn visit,

@@ -173,14 +173,42 @@ static int step_loaded(lz_walk *w)
     return rc;
 }
 
-/* 3. Python wheels: the site-packages directory above the object holding
- * this code (a shim vendored in site-packages/<pkg>/ or <pkg>/_libs/), then
- * above each loaded object that needs the library (a framework's extension
- * in site-packages/<pkg>/lib/, the object a preloaded drop-in stands in
- * for): what cuda.pathfinder gives, nvidia/<lib>/lib of that site-packages. */
+/* 3. Python wheels, as cuda.pathfinder finds them: nvidia/<lib>/lib (the
+ * spec's wheel directories) below, in order, the site-packages (or
+ * dist-packages) directory holding this shim (vendored in
+ * site-packages/<pkg>/ or <pkg>/_libs/), each such directory holding a
+ * loaded object (a framework's extension, the object a preloaded drop-in
+ * stands in for, the venv of the running interpreter), and each PYTHONPATH
+ * entry (pip install --target DIR; an in-place build). The objects and
+ * PYTHONPATH are the caller's choice as much as argv[0] is: not in a
+ * secure-execution process. */
+static int seen_site(lz_walk *w, const char *dir)
+{
+    for (size_t off = 0; off < w->sites_len; off += strlen(w->sites + off) + 1)
+        if (strcmp(w->sites + off, dir) == 0)
+            return 1;
+    size_t n = strlen(dir) + 1;
+    if (w->sites_len + n <= sizeof w->sites) {
+        memcpy(w->sites + w->sites_len, dir, n);
+        w->sites_len += n;
+    }
+    return 0;
+}
+
+static int try_wheel_dirs(lz_walk *w, const char *root)
+{
+    char sub[PATH_MAX];
+    if (seen_site(w, root))
+        return 0;
+    for (const char *const *wd = w->lib->wheel_dirs; *wd; wd++)
+        if (join(w, "wheel", sub, root, *wd) && try_dir(w, "wheel", sub, 1))
+            return 1;
+    return 0;
+}
+
 static int wheel_above(lz_walk *w, const char *self)
 {
-    char dir[PATH_MAX], sub[PATH_MAX];
+    char dir[PATH_MAX];
     if (!self || !realpath(self, dir))
         return 0;
     for (char *slash = strrchr(dir, '/'); slash && slash != dir; slash = strrchr(dir, '/')) {
@@ -190,18 +218,34 @@ static int wheel_above(lz_walk *w, const char *self)
         if (strcmp(base, "site-packages") != 0 && strcmp(base, "dist-packages") != 0)
             continue;
         w->wheel_sites++;
-        for (const char *const *wd = w->lib->wheel_dirs; *wd; wd++)
-            if (join(w, "wheel", sub, dir, *wd) && try_dir(w, "wheel", sub, 1))
-                return 1;
-        return 0;
+        return try_wheel_dirs(w, dir);
     }
     return 0;
 }
 
-static int visit_needer(void *ctx, const char *path, const char *why)
+static int visit_object(void *ctx, const char *path, const char *why)
 {
     (void)why;
     return path && wheel_above(ctx, path);
+}
+
+static int wheel_pythonpath(lz_walk *w)
+{
+    const char *pp = lz_getenv("PYTHONPATH");
+    char entry[PATH_MAX], dir[PATH_MAX];
+    for (const char *p = pp; p && *p;) {
+        size_t len = strcspn(p, ":");
+        if (len > 0 && len < sizeof entry) {
+            memcpy(entry, p, len);
+            entry[len] = '\0';
+            /* Relative entries are relative to the current directory, as
+             * Python reads them; a missing one is skipped. */
+            if (realpath(entry, dir) && try_wheel_dirs(w, dir))
+                return 1;
+        }
+        p += len + (p[len] == ':');
+    }
+    return 0;
 }
 
 static int step_wheel(lz_walk *w)
@@ -214,12 +258,17 @@ static int step_wheel(lz_walk *w)
         self = here;
     if (wheel_above(w, self))
         return 1;
-    /* Not in a secure-execution process: the objects' places are the
-     * caller's choice as much as argv[0] is. */
-    if (!w->req.origin && !lz_secure() && lz_objects_needing(w->lib->sonames, visit_needer, w))
+    if (lz_secure())
+        return 0;
+    /* lazynccl-info --from stands for a shim elsewhere: the tool's own
+     * loaded objects say nothing of that process. */
+    if (!w->req.origin && lz_objects_all(visit_object, w))
         return 1;
-    if (!w->wheel_sites)
-        lz_looked(w, "wheel", "no site-packages above this shim or the objects needing the library");
+    if (wheel_pythonpath(w))
+        return 1;
+    if (!w->wheel_sites && w->sites_len == 0)
+        lz_looked(w, "wheel", "no site-packages above this shim or the loaded objects, "
+                              "no PYTHONPATH entry");
     return 0;
 }
 

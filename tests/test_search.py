@@ -4,6 +4,7 @@
 control API and secure execution, against fake libraries and trees staged
 here. Each step has a case that shows it is used and one that it yields to
 the step before it."""
+import json
 import os
 import shutil
 import stat
@@ -109,6 +110,43 @@ def step_wheel_yields_to_loaded():
     out = call(client(d, shim_dir=f"{site}/pkg"), {}, prefix=["preload", pre])
     t.contains(out, "ncclGetVersion: rc=0 value=8", "loaded copy answers")
     t.equal(loaded_line(out), f"loaded={pre} step=already loaded copies=1", "loaded")
+
+
+@case
+def step_wheel_pythonpath():
+    """pip install --target DIR, run with PYTHONPATH=DIR: a shim outside any
+    site-packages finds DIR/nvidia/nccl/lib (after its own site-packages and
+    those of loaded objects; never in secure mode, tested in test_hardening)."""
+    d = t.workdir("step_wheel_pythonpath")
+    fake = t.fake_nccl(f"{d}/target/nvidia/nccl/lib", version=11)
+    t.fake_nccl(f"{d}/conda/lib", version=7)
+    os.makedirs(f"{d}/elsewhere")
+    env = {"PYTHONPATH": f"{d}/elsewhere:{d}/target", "CONDA_PREFIX": f"{d}/conda"}
+    out = call(client(d), env)
+    t.contains(out, "ncclGetVersion: rc=0 value=11", "the PYTHONPATH wheel answers")
+    t.equal(loaded_line(out), f"loaded={fake} step=wheel copies=1", "loaded")
+    info = t.run([os.path.join(t.BUILD, "lazynccl-info"), "--json", "--from",
+                  f"{d}/elsewhere/liblazynccl.so", "nccl"], env=env)
+    chosen = json.loads(info.stdout)["libraries"][0]["chosen"]
+    t.equal((chosen["step"], chosen["path"]), ("wheel", fake), "lazynccl-info --from agrees")
+
+
+@case
+def step_wheel_site_of_loaded_object():
+    """A shim outside site-packages in a process that loaded an object from a
+    venv's site-packages (the interpreter's own packages) finds that venv's
+    nvidia/nccl/lib, before PYTHONPATH's."""
+    d = t.workdir("step_wheel_loaded_site")
+    site = f"{d}/venv/lib/python3.11/site-packages"
+    fake = t.fake_nccl(f"{site}/nvidia/nccl/lib", version=12)
+    t.fake_nccl(f"{d}/target/nvidia/nccl/lib", version=11)
+    os.makedirs(f"{site}/numpylike")
+    with open(f"{d}/other.c", "w") as f:
+        f.write("int numpylike_answer(void) { return 42; }\n")
+    other = t.compile_c(f"{site}/numpylike/libother.so", [f"{d}/other.c"], [], shared=True)
+    out = call(client(d), {"PYTHONPATH": f"{d}/target", "LD_PRELOAD": other})
+    t.contains(out, "ncclGetVersion: rc=0 value=12", "the loaded object's venv answers")
+    t.equal(loaded_line(out), f"loaded={fake} step=wheel copies=1", "loaded")
 
 
 # --- 4. and 5. environment directories ---------------------------------------
