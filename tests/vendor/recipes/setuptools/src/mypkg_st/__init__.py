@@ -1,0 +1,3 @@
+# SPDX-License-Identifier: MIT
+"""A package whose extension uses NCCL; importing it loads nothing."""
+from ._nccl import loaded_path, loaded_step, unique_id, version  # noqa: F401
