@@ -221,5 +221,36 @@ def meson_subproject():
     t.check(out.startswith("before=0 rc=0 version=2") and out.strip().endswith("after=1"), out)
 
 
+@case
+def three_amalgamations_one_prefix():
+    """The NCCL, NVRTC and nvJitLink amalgamations generated with one
+    --prefix link into one object (mypkg_lazynccl_load, mypkg_lazynvrtc_load:
+    no clash), which carries one .note.dlopen entry per feature (libelf once,
+    not three times) and loads each library on its first call."""
+    d = t.workdir("vendor_three")
+    srcs = []
+    for spec, inc in (("nccl", t.NCCL_INCLUDE), ("nvrtc", t.CUDA_INCLUDE), ("nvjitlink", t.CUDA_INCLUDE)):
+        t.run([sys.executable, os.path.join(t.SOURCE, "gen", "lazygen.py"), "--spec",
+               os.path.join(t.SOURCE, "stubs", f"{spec}.toml"), "--include-dir", inc,
+               "--amalgamate", "--prefix", "mypkg_", "--libelf-spec",
+               os.path.join(t.SOURCE, "stubs", "libelf.toml"),
+               "--out-c", f"{d}/lazy{spec}_amalg.c", "--out-h", f"{d}/lazy{spec}_amalg.h"], check_rc=0)
+        srcs.append(f"{d}/lazy{spec}_amalg.c")
+    with open(f"{d}/main.c", "w") as f:
+        f.write('#include <nvrtc.h>\n#include <stdio.h>\n#include "lazynccl_amalg.h"\n'
+                '#include "lazynvrtc_amalg.h"\n#include "lazynvjitlink_amalg.h"\n'
+                "int main(void) { int a = 0, b = 0;\n"
+                "  int rc = nvrtcVersion(&a, &b);\n"
+                '  printf("%d %d.%d %d %d %d\\n", rc, a, b, mypkg_lazynvrtc_is_loaded(),\n'
+                "         mypkg_lazynccl_is_loaded(), mypkg_lazynvjitlink_is_loaded()); return rc; }\n")
+    exe = t.compile_c(f"{d}/three", [f"{d}/main.c"] + srcs,
+                      [f"-I{d}", f"-I{t.NCCL_INCLUDE}", f"-I{t.CUDA_INCLUDE}", "-fvisibility=hidden",
+                       "-ldl", "-lpthread"] + t.sanitizer_link_args())
+    out = t.run([exe], check_rc=0).stdout.split()
+    t.equal((out[0], out[2:]), ("0", ["1", "0", "0"]), f"NVRTC loaded alone at its first call: {out}")
+    features = [e["feature"] for _, _, desc in notes(exe) for e in json.loads(desc)]
+    t.equal(sorted(features), ["libelf", "nccl", "nvjitlink", "nvrtc"], "one entry per feature")
+
+
 if __name__ == "__main__":
     raise SystemExit(t.main())
