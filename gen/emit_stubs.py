@@ -72,9 +72,9 @@ def check_failures(spec, exports, header):
 
 
 def split_variadic(spec, exports, arch):
-    """Variadic functions are served by an assembly thunk on x86-64; on
-    targets with C thunks they are left out, each with a note."""
-    if arch == "x86_64":
+    """Variadic functions are served by an assembly thunk on x86-64 and
+    AArch64; on targets with C thunks they are left out, each with a note."""
+    if arch in ("x86_64", "aarch64"):
         return exports, []
     kept = [e for e in exports if not e.fn.variadic]
     notes = [f"{spec.path}: note: {e.name} is variadic and is not served on {arch} "

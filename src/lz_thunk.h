@@ -78,9 +78,47 @@
             "movaps 112(%rsp), %xmm3\n\tmovaps 128(%rsp), %xmm4\n\tmovaps 144(%rsp), %xmm5\n\t" \
             "movaps 160(%rsp), %xmm6\n\tmovaps 176(%rsp), %xmm7\n\t" \
             "leave\n\tjmp *%r11\n\t.size lz_r_" #sym ",.-lz_r_" #sym "\n\t.popsection");
+#elif defined(__aarch64__)
+/* AArch64: the address of the slot (adrp + add), a load-acquire of it and a
+ * branch: four instructions, a PLT entry's length. The acquire pairs with
+ * lz_resolve's release store, so code reached through the new pointer sees
+ * the library as the loading thread left it (a plain ldr would order
+ * nothing: neither a branch nor the callee's own loads depend on the
+ * loaded value as an address). x16 is the intra-procedure-call scratch
+ * register the AAPCS64 gives veneers and PLT entries. */
+#define LZ_ASM_THUNK(str, idx, extra) \
+    __asm__(".pushsection .text\n\t.p2align 4\n\t.globl " str "\n\t" extra ".type " str \
+            ",%function\n" str ":\n\tadrp x16, " LZ_XSTR(LZ_SLOTS) "+8*" #idx "\n\t" \
+            "add x16, x16, :lo12:" LZ_XSTR(LZ_SLOTS) "+8*" #idx "\n\tldar x16, [x16]\n\t" \
+            "br x16\n\t.size " str ",.-" str "\n\t.popsection");
+#define LZ_THUNK_VARIADIC(ret, name, str, idx, params) \
+    LZ_CHECK(ret, name, params) LZ_ASM_THUNK(str, idx, LZ_PUBLIC_VIS(str))
+#define LZ_THUNK_VARIADIC_HIDDEN(ret, name, str, idx, params) \
+    LZ_CHECK(ret, name, params) LZ_ASM_THUNK(str, idx, ".hidden " str "\n\t")
+#define LZ_VARIADIC_HELPER \
+    __attribute__((used)) static lz_fn LZ_VRESOLVE(size_t i) { return lz_resolve(&LZ_LIB, i); }
+/* The first call of a variadic function: x0-x7, x8 (the indirect result
+ * register) and q0-q7 saved around the runtime's resolution, then a branch
+ * to the function with everything as the caller left it. */
+#define LZ_RESOLVER_VARIADIC(sym, idx) \
+    extern __attribute__((visibility("hidden"))) void lz_r_##sym(void); \
+    __asm__(".pushsection .text\n\t.p2align 4\n\t.globl lz_r_" #sym "\n\t.hidden lz_r_" #sym \
+            "\n\t.type lz_r_" #sym ",%function\nlz_r_" #sym ":\n\t" \
+            "stp x29, x30, [sp, #-224]!\n\tmov x29, sp\n\t" \
+            "stp x0, x1, [sp, #16]\n\tstp x2, x3, [sp, #32]\n\tstp x4, x5, [sp, #48]\n\t" \
+            "stp x6, x7, [sp, #64]\n\tstr x8, [sp, #80]\n\t" \
+            "stp q0, q1, [sp, #96]\n\tstp q2, q3, [sp, #128]\n\tstp q4, q5, [sp, #160]\n\t" \
+            "stp q6, q7, [sp, #192]\n\t" \
+            "mov x0, #" LZ_XSTR(idx) "\n\tbl " LZ_XSTR(LZ_VRESOLVE) "\n\tmov x16, x0\n\t" \
+            "ldp x0, x1, [sp, #16]\n\tldp x2, x3, [sp, #32]\n\tldp x4, x5, [sp, #48]\n\t" \
+            "ldp x6, x7, [sp, #64]\n\tldr x8, [sp, #80]\n\t" \
+            "ldp q0, q1, [sp, #96]\n\tldp q2, q3, [sp, #128]\n\tldp q4, q5, [sp, #160]\n\t" \
+            "ldp q6, q7, [sp, #192]\n\t" \
+            "ldp x29, x30, [sp], #224\n\tbr x16\n\t.size lz_r_" #sym ",.-lz_r_" #sym \
+            "\n\t.popsection");
 #endif
 
-#if defined(__x86_64__) && !defined(LZ_C_THUNKS)
+#if (defined(__x86_64__) || defined(__aarch64__)) && !defined(LZ_C_THUNKS)
 #define LZ_THUNK(ret, name, sym, str, idx, params, args) \
     LZ_CHECK(ret, name, params) LZ_ASM_THUNK(str, idx, LZ_PUBLIC_VIS(str))
 #define LZ_THUNK_VOID LZ_THUNK
@@ -94,7 +132,8 @@
 /* Hidden shims (libelf, for the runtime itself): the runtime calls them by
  * their prefixed C names; in the amalgamation they are static C functions,
  * so that two vendored copies in one object never clash. */
-#if defined(__x86_64__) && !defined(LZ_C_THUNKS) && !defined(LZ_AMALGAMATION)
+#if (defined(__x86_64__) || defined(__aarch64__)) && !defined(LZ_C_THUNKS) && \
+    !defined(LZ_AMALGAMATION)
 #define LZ_THUNK_HIDDEN(ret, name, sym, str, idx, params, args) \
     LZ_CHECK(ret, name, params) LZ_ASM_THUNK(str, idx, ".hidden " str "\n\t")
 #else

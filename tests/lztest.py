@@ -68,8 +68,29 @@ def workdir(name):
     return d
 
 
+EXE_WRAPPER = shlex.split(os.environ.get("LZ_EXE_WRAPPER", ""))
+HOST_CPU = os.environ.get("LZ_HOST_CPU", os.uname().machine)
+
+
+def _foreign_elf(path):
+    """True for an ELF file of another machine than this one (a cross build's
+    program, run under EXE_WRAPPER)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(20)
+    except OSError:
+        return False
+    if head[:4] != b"\x7fELF":
+        return False
+    machine = int.from_bytes(head[18:20], "little")
+    return machine != {"x86_64": 62, "aarch64": 183}.get(os.uname().machine, machine)
+
+
 def run(cmd, env=None, check_rc=None, cwd=None, input=None):
-    """Run a command with a clean, explicit environment on top of os.environ."""
+    """Run a command with a clean, explicit environment on top of os.environ;
+    a program of a cross build runs under its wrapper (qemu)."""
+    if EXE_WRAPPER and cmd and _foreign_elf(cmd[0]):
+        cmd = EXE_WRAPPER + list(cmd)
     e = dict(os.environ)
     # Only what a case sets: the search order reads all of these.
     for k in ("LAZYNCCL_LIBPATH", "LAZYNVRTC_LIBPATH", "LAZYNVJITLINK_LIBPATH", "LAZYZLIB_LIBPATH",

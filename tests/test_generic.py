@@ -176,18 +176,17 @@ def export_check_passes_whatever_the_macros():
 
 @case
 def variadic_left_out_with_a_note_on_c_thunk_targets():
-    """Generating zlib's shim for aarch64 (C thunks, the cross compiler's
-    own predefined macros): gzprintf is left out, and the generator says so."""
-    import shutil
-    cross = shutil.which("aarch64-linux-gnu-gcc")
-    if not cross:
-        raise t.Skip("no aarch64-linux-gnu-gcc (Debian's gcc-aarch64-linux-gnu)")
-    d = t.workdir("variadic_aarch64")
+    """Generating zlib's shim for a target with C thunks (the generator asks
+    the compiler for its predefined macros; here one that defines neither
+    __x86_64__ nor __aarch64__): gzprintf is left out, and the generator
+    says so."""
+    cross = " ".join(t.CC) + " -U__x86_64__ -U__aarch64__"
+    d = t.workdir("variadic_other")
     r = t.run([sys.executable, os.path.join(GEN, "lazygen.py"), "--spec",
                os.path.join(t.SOURCE, "tests", "specs", "zlib.toml"), "--include-dir", "/usr/include",
                "--cc", cross, "--out-c", f"{d}/z.c", "--out-list", f"{d}/z.txt"])
     t.equal(r.returncode, 0, f"lazygen: {r.stderr}")
-    t.contains(r.stderr, "note: gzprintf is variadic and is not served on aarch64 "
+    t.contains(r.stderr, "note: gzprintf is variadic and is not served on other "
                          "(a C thunk cannot forward '...')", "the note")
     with open(f"{d}/z.txt") as f:
         names = f.read().split()

@@ -1,0 +1,172 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""The AArch64 cross build (cross/aarch64-linux-gnu.ini), under qemu-user:
+every thunk is a PLT entry's length (adrp, add, ldar, br), and the real
+arm64 NVIDIA libraries from Debian answer through the shims: NVRTC 12.4
+compiles a kernel to PTX, nvJitLink 12.4 links it (nvJitLinkVersion first),
+NCCL 2.22.3 answers ncclGetVersion (under trixie's arm64 C library, which
+it needs), and the probe reads candidates with Debian's arm64 libelf."""
+import os
+import re
+
+import lztest as t
+from lztest import case
+
+ARCH = "arm64"
+THUNK = [r"adrp\s+x16, ([0-9a-f]+)",
+         r"add\s+x16, x16, #(0x[0-9a-f]+)",
+         r"ldar\s+x16, \[x16\]",
+         r"br\s+x16"]
+
+
+def need_cross():
+    if t.HOST_CPU != "aarch64":
+        raise t.Skip(f"this build is for {t.HOST_CPU}, not an AArch64 cross build")
+
+
+def bodies(path):
+    objdump = os.environ.get("LZ_OBJDUMP", "objdump")
+    out = t.run([objdump, "-d", "--no-show-raw-insn", path], check_rc=0).stdout
+    found, cur = {}, None
+    for line in out.splitlines():
+        m = re.match(r"^[0-9a-f]+ <([^>]+)>:$", line)
+        if m:
+            cur = found.setdefault(m.group(1), [])
+            continue
+        m = re.match(r"^\s+[0-9a-f]+:\s+(.*?)\s*(//.*)?$", line)
+        if m and cur is not None and m.group(1) != "nop":
+            cur.append(m.group(1))
+    return found
+
+
+def slot_tables(path):
+    """[(start, end)] of the lz_slots_* tables (nm -S of the target)."""
+    nm = os.environ.get("LZ_NM", "nm")
+    out = t.run([nm, "-S", path], check_rc=0).stdout
+    return [(int(a, 16), int(a, 16) + int(z, 16)) for a, z, _, name in
+            (line.split() for line in out.splitlines() if len(line.split()) == 4)
+            if name.startswith("lz_slots_")]
+
+
+@case
+def thunks_are_a_plt_entry():
+    """Every exported thunk of every shim (variadic ones included) is
+    adrp + add + ldar + br: four instructions, as long as a PLT entry."""
+    need_cross()
+    checked, bad, sample = 0, [], None
+    for lib in sorted(f[7:-3] for f in os.listdir(t.BUILD)
+                      if f.startswith("liblazy") and f.endswith(".so")):
+        with open(os.path.join(t.BUILD, f"{lib}_exports.txt")) as f:
+            names = [n for n in f.read().split() if not n.startswith(f"lazy{lib}_")]
+        found = bodies(t.shim(lib))
+        slots = slot_tables(t.shim(lib))
+        for n in names:
+            body = found.get(n, [])
+            m = [re.match(p, b) for p, b in zip(THUNK, body)]
+            ok = len(body) == 4 and all(m)
+            if ok:  # the address loaded from lies in the shim's slot table
+                addr = int(m[0].group(1), 16) + int(m[1].group(1), 16)
+                ok = any(lo <= addr < hi for lo, hi in slots)
+            checked += 1
+            if not ok:
+                bad.append(f"{lib}:{n}: {body}")
+            if n == "ncclGetVersion":
+                sample = body
+    print(f"{checked} thunks checked; ncclGetVersion: {sample}")
+    t.check(checked > 400, f"only {checked} thunks found")
+    t.check(not bad, "\n".join(bad[:20]))
+
+
+def client(d, suffix="12_4"):
+    args = [f"-DJIT_SUFFIX={suffix}", f"-I{t.NCCL_INCLUDE}", f"-I{t.CUDA_INCLUDE}",
+            f"-I{t.SOURCE}/include", f"-I{t.BUILD}", f"-L{t.BUILD}", f"-Wl,-rpath,{t.BUILD}",
+            "-llazynccl", "-llazynvrtc", "-llazynvjitlink"]
+    return t.compile_c(os.path.join(d, "client"), [os.path.join(t.PROGS, "real_client.c")], args)
+
+
+def nvrtc_dir(d):
+    return t.link_dir(f"{d}/nvrtc", os.path.join(t.debian("libnvrtc12", ARCH), "libnvrtc.so.12"),
+                      os.path.join(t.debian("libnvrtc-builtins12.4", ARCH),
+                                   "libnvrtc-builtins.so.12.4"))
+
+
+def run_arm64(cmd, env):
+    """Under trixie's arm64 C library: NCCL 2.22.3 and Debian's arm64 libelf
+    (the probe's) need GLIBC_2.38, above the cross sysroot's 2.36."""
+    ldso, libc = t.newer_loader(ARCH)
+    dirs = ":".join([libc] + [t.debian(p, ARCH) for p in ("libstdc++6", "libgcc-s1", "zlib1g",
+                                                         "libzstd1")])
+    env = dict(env, LAZYNCCL_LIBELF_PATH=os.path.join(t.debian("libelf1t64", ARCH), "libelf.so.1"))
+    r = t.run([ldso, "--library-path", dirs] + cmd, env=env, check_rc=0)
+    return r.stdout + r.stderr
+
+
+@case
+def nvrtc124_arm64_compiles_ptx():
+    """NVRTC 12.4 arm64 through the shim compiles a kernel to PTX (its
+    builtins loaded from beside it)."""
+    need_cross()
+    d = t.workdir("cross_nvrtc")
+    lib = nvrtc_dir(d)
+    out = run_arm64([client(d), "rtc-version", "rtc-ptx"], {"LAZYNVRTC_LIBPATH": lib})
+    for line in ("nvrtc=12.4 rc=0", "ptx .version 8.4", f"nvrtc loaded={lib}/libnvrtc.so.12"):
+        t.contains(out, line, "output")
+
+
+@case
+def nvjitlink124_arm64_links():
+    """nvJitLink 12.4 arm64: nvJitLinkVersion as the first call, then it links
+    the PTX NVRTC made, through the __nvJitLink*_12_4 names."""
+    need_cross()
+    d = t.workdir("cross_nvjitlink")
+    jit = os.path.join(t.debian("libnvjitlink12", ARCH), "libnvJitLink.so.12")
+    out = run_arm64([client(d), "jit-version", "rtc-ptx", "jit-link"],
+                    {"LAZYNVRTC_LIBPATH": nvrtc_dir(d), "LAZYNVJITLINK_LIBPATH": jit})
+    t.contains(out, "nvjitlink=12.4 rc=0", "version first")
+    t.check(re.search(r"cubin=[1-9][0-9]*", out), f"a cubin: {out}")
+
+
+@case
+def nccl2223_arm64_version():
+    """NCCL 2.22.3 arm64 answers ncclGetVersion through the shim, run under
+    trixie's arm64 loader (it needs GLIBC_2.38)."""
+    need_cross()
+    d = t.workdir("cross_nccl")
+    nccl = os.path.join(t.debian("libnccl2", ARCH), "libnccl.so.2")
+    out = run_arm64([client(d), "nccl-version"], {"LAZYNCCL_LIBPATH": nccl})
+    t.contains(out, "nccl=22203 rc=0", "NCCL 2.22.3 answers")
+
+
+@case
+def probe_reads_with_arm64_libelf():
+    """The probe, with Debian's arm64 libelf, rejects an x86-64 NCCL by its
+    ELF header before anything is loaded."""
+    need_cross()
+    d = t.workdir("cross_probe")
+    x86 = os.path.join(t.debian("libnccl2", "amd64"), "libnccl.so.2")
+    out = run_arm64([client(d), "nccl-version"], {"LAZYNCCL_LIBPATH": x86, "LAZYNCCL_DEBUG": "1"})
+    t.contains(out, f"[LAZYNCCL_LIBPATH] {x86}: rejected: ELF machine 62 (x86-64), this process "
+                    f"is 183 (AArch64)", "the probe's verdict")
+
+
+@case
+def zlib_variadic_arm64():
+    """zlib from its spec alone, on AArch64: gzprintf (variadic: the assembly
+    resolver saves x0-x7 and q0-q7) as the very first call, then a gzprintf
+    with integers past the argument registers and doubles, read back."""
+    need_cross()
+    if not os.path.exists(t.shim("zlib")):
+        raise t.Skip("liblazyzlib was not built (zlib.h missing)")
+    d = t.workdir("cross_zlib")
+    exe = t.compile_c(f"{d}/zlib_shim", [os.path.join(t.PROGS, "zlib_client.c")],
+                      ["-DLZ_SHIM", f"-L{t.BUILD}", f"-Wl,-rpath,{t.BUILD}", "-llazyzlib"])
+    env = {"LAZYZLIB_LIBPATH": os.path.join(t.debian("zlib1g", ARCH), "libz.so.1")}
+    first = run_arm64([exe, "first-variadic"], env)
+    t.contains(first, "before: libz mappings 0\ngzprintf(NULL): -2\n", "Z_STREAM_ERROR from the real gzprintf")
+    out = run_arm64([exe, "roundtrip", d], env)
+    t.contains(out, "uncompress: rc=0 same=1", "round trip")
+    t.contains(out, "gzgets: 1 2 3 4 5 6 7 8|eight|3.250 -0.50", "variadic arguments arrive")
+
+
+if __name__ == "__main__":
+    raise SystemExit(t.main())
