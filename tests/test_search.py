@@ -143,8 +143,13 @@ def step_wheel_site_of_loaded_object():
     os.makedirs(f"{site}/numpylike")
     with open(f"{d}/other.c", "w") as f:
         f.write("int numpylike_answer(void) { return 42; }\n")
-    other = t.compile_c(f"{site}/numpylike/libother.so", [f"{d}/other.c"], [], shared=True)
-    out = call(client(d), {"PYTHONPATH": f"{d}/target", "LD_PRELOAD": other})
+    t.compile_c(f"{site}/numpylike/libother.so", [f"{d}/other.c"], [], shared=True)
+    # The program needs it (as python3 needs numpy's objects once imported);
+    # not LD_PRELOAD, which a sanitizer's runtime must come before.
+    exe = t.compile_c(os.path.join(d, "client"), [os.path.join(t.PROGS, "nccl_client.c")],
+                      t.link_shim_args("nccl") + ["-Wl,--no-as-needed", f"-L{site}/numpylike",
+                                                  "-lother", f"-Wl,-rpath,{site}/numpylike"])
+    out = call(exe, {"PYTHONPATH": f"{d}/target"})
     t.contains(out, "ncclGetVersion: rc=0 value=12", "the loaded object's venv answers")
     t.equal(loaded_line(out), f"loaded={fake} step=wheel copies=1", "loaded")
 
