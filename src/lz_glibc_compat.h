@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT
  * For wheels (manylinux_2_17, manylinux_2_28): the amalgamation binds to
  * symbol versions every glibc since 2.17 has, whatever glibc compiles it.
- * Included first by the amalgamation only; LAZYNCCL_NATIVE_GLIBC turns it off.
+ * Included first by the amalgamation only; LAZYNCCL_NATIVE_GLIBC turns it off,
+ * and so does a sanitizer (its runtime interposes dlopen, stat...: old-version
+ * references to them make the linker write a broken PLT, and a sanitizer
+ * build is no wheel).
  *
  * glibc 2.34 moved dlopen, dlsym, dlclose, dlerror and pthread_once into
  * libc with new versions; the old versions are still there (and, before
@@ -13,6 +16,14 @@
 #define LZ_GLIBC_COMPAT_H
 
 #include <features.h>
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define LAZYNCCL_NATIVE_GLIBC 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define LAZYNCCL_NATIVE_GLIBC 1
+#endif
+#endif
 
 #if defined(__GLIBC__) && !defined(LAZYNCCL_NATIVE_GLIBC)
 #if defined(__x86_64__)

@@ -298,18 +298,30 @@ int lz_objects_self_path(char *out)
 }
 
 /* The objects that need the library themselves (not the shim). */
-static int any_cb(struct dl_phdr_info *info, size_t size, void *data)
+/* From the kernel's list of mappings, not the dynamic linker's: a name the
+ * linker is still writing for another thread's dlopen is never read. */
+int lz_objects_mapped_sites(lz_object_visit_fn visit, void *ctx)
 {
-    (void)size;
-    push_object(data, info);
-    return 0;
-}
-
-int lz_objects_all(lz_object_visit_fn visit, void *ctx)
-{
-    strlist out = {0};
-    lz_dl_iterate_phdr(any_cb, &out);
-    return visit_all(&out, visit, ctx);
+    FILE *f = fopen("/proc/self/maps", "re");
+    if (!f)
+        return 0;
+    char line[PATH_MAX + 128];
+    int rc = 0;
+    while (!rc && fgets(line, sizeof line, f)) {
+        char *path = strchr(line, '/');
+        if (!path)
+            continue;
+        path[strcspn(path, "\n")] = '\0';
+        char *hit = strstr(path, "/site-packages/");
+        if (!hit)
+            hit = strstr(path, "/dist-packages/");
+        if (!hit)
+            continue;
+        hit[sizeof "/site-packages" - 1] = '\0';  /* both names are 14 characters long */
+        rc = visit(ctx, path, "mapped");
+    }
+    fclose(f);
+    return rc;
 }
 
 int lz_objects_runpaths(const char *const *sonames, int runpath, lz_object_visit_fn visit,

@@ -177,7 +177,7 @@ static int step_loaded(lz_walk *w)
  * spec's wheel directories) below, in order, the site-packages (or
  * dist-packages) directory holding this shim (vendored in
  * site-packages/<pkg>/ or <pkg>/_libs/), each such directory holding a
- * loaded object (a framework's extension, the object a preloaded drop-in
+ * mapped object (a framework's extension, the object a preloaded drop-in
  * stands in for, the venv of the running interpreter), and each PYTHONPATH
  * entry (pip install --target DIR; an in-place build). The objects and
  * PYTHONPATH are the caller's choice as much as argv[0] is: not in a
@@ -223,10 +223,15 @@ static int wheel_above(lz_walk *w, const char *self)
     return 0;
 }
 
-static int visit_object(void *ctx, const char *path, const char *why)
+static int visit_site(void *ctx, const char *dir, const char *why)
 {
     (void)why;
-    return path && wheel_above(ctx, path);
+    lz_walk *w = ctx;
+    char real[PATH_MAX];
+    if (!dir || !realpath(dir, real))
+        return 0;
+    w->wheel_sites++;
+    return try_wheel_dirs(w, real);
 }
 
 static int wheel_pythonpath(lz_walk *w)
@@ -262,7 +267,7 @@ static int step_wheel(lz_walk *w)
         return 0;
     /* lazynccl-info --from stands for a shim elsewhere: the tool's own
      * loaded objects say nothing of that process. */
-    if (!w->req.origin && lz_objects_all(visit_object, w))
+    if (!w->req.origin && lz_objects_mapped_sites(visit_site, w))
         return 1;
     if (wheel_pythonpath(w))
         return 1;
