@@ -59,7 +59,7 @@ def declarations(prefix, indent=""):
     """Commented declarations for a header."""
     out = []
     for name, ret, params, _, doc in CONTROL_API:
-        text = doc.replace("\n_", f"\n{prefix}").replace("(see\n_", f"(see\n{prefix}")
+        text = doc.replace("\n_", f"\n{prefix}")
         lines = text.split("\n")
         out.append(f"{indent}/* " + f"\n{indent} * ".join(lines) + " */\n")
         out.append(f"{indent}{_decl(ret, prefix + name, params)};\n")

@@ -53,16 +53,13 @@ def list_specs(dirs):
 
 def describe(spec):
     """What meson.build needs, as key<TAB>value lines (Meson splits them)."""
-    kinds = ",".join(k for k, _ in spec.include_search)
-    values = ",".join(v for _, v in spec.include_search)
     rows = [("id", spec.id), ("shim", spec.shim), ("header", spec.headers[0]),
             ("description", spec.description), ("sonames", " ".join(spec.sonames)),
             ("versioned", "yes" if spec.symbol_versions else "no"),
             ("public", "no" if spec.hidden else "yes"),
             ("install", "yes" if spec.install else "no"),
             ("optional", "yes" if spec.optional else "no"),
-            ("include_option", next((v for k, v in spec.include_search if k == "option"), "")),
-            ("include_search", f"{kinds}={values}")]
+            ("include_option", next((v for k, v in spec.include_search if k == "option"), ""))]
     return "".join(f"{k}\t{v}\n" for k, v in rows)
 
 

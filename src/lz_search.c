@@ -217,7 +217,6 @@ static int wheel_above(lz_walk *w, const char *self)
         base = base ? base + 1 : dir;
         if (strcmp(base, "site-packages") != 0 && strcmp(base, "dist-packages") != 0)
             continue;
-        w->wheel_sites++;
         return try_wheel_dirs(w, dir);
     }
     return 0;
@@ -230,7 +229,6 @@ static int visit_site(void *ctx, const char *dir, const char *why)
     char real[PATH_MAX];
     if (!dir || !realpath(dir, real))
         return 0;
-    w->wheel_sites++;
     return try_wheel_dirs(w, real);
 }
 
@@ -271,7 +269,7 @@ static int step_wheel(lz_walk *w)
         return 1;
     if (wheel_pythonpath(w))
         return 1;
-    if (!w->wheel_sites && w->sites_len == 0)
+    if (w->sites_len == 0)
         lz_looked(w, "wheel", "no site-packages above this shim or the loaded objects, "
                               "no PYTHONPATH entry");
     return 0;

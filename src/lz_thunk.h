@@ -51,16 +51,9 @@
     __asm__(".pushsection .text\n\t.p2align 4\n\t.globl " str "\n\t" extra ".type " str \
             ",@function\n" str ":\n\tjmp *" LZ_XSTR(LZ_SLOTS) "+8*" #idx "(%rip)\n\t.size " \
             str ",.-" str "\n\t.popsection");
-#define LZ_THUNK_VARIADIC(ret, name, str, idx, params) \
-    LZ_CHECK(ret, name, params) LZ_ASM_THUNK(str, idx, LZ_PUBLIC_VIS(str))
-#define LZ_THUNK_VARIADIC_HIDDEN(ret, name, str, idx, params) \
-    LZ_CHECK(ret, name, params) LZ_ASM_THUNK(str, idx, ".hidden " str "\n\t")
-
 /* The first call of a variadic function: every argument register (and %al,
  * the count of vector registers used) is saved, the function is resolved,
  * the registers are restored and the call goes on as if made directly. */
-#define LZ_VARIADIC_HELPER \
-    __attribute__((used)) static lz_fn LZ_VRESOLVE(size_t i) { return lz_resolve(&LZ_LIB, i); }
 #define LZ_RESOLVER_VARIADIC(sym, idx) \
     extern __attribute__((visibility("hidden"))) void lz_r_##sym(void); \
     __asm__(".pushsection .text\n\t.p2align 4\n\t.globl lz_r_" #sym "\n\t.hidden lz_r_" #sym \
@@ -91,12 +84,6 @@
             ",%function\n" str ":\n\tadrp x16, " LZ_XSTR(LZ_SLOTS) "+8*" #idx "\n\t" \
             "add x16, x16, :lo12:" LZ_XSTR(LZ_SLOTS) "+8*" #idx "\n\tldar x16, [x16]\n\t" \
             "br x16\n\t.size " str ",.-" str "\n\t.popsection");
-#define LZ_THUNK_VARIADIC(ret, name, str, idx, params) \
-    LZ_CHECK(ret, name, params) LZ_ASM_THUNK(str, idx, LZ_PUBLIC_VIS(str))
-#define LZ_THUNK_VARIADIC_HIDDEN(ret, name, str, idx, params) \
-    LZ_CHECK(ret, name, params) LZ_ASM_THUNK(str, idx, ".hidden " str "\n\t")
-#define LZ_VARIADIC_HELPER \
-    __attribute__((used)) static lz_fn LZ_VRESOLVE(size_t i) { return lz_resolve(&LZ_LIB, i); }
 /* The first call of a variadic function: x0-x7, x8 (the indirect result
  * register) and q0-q7 saved around the runtime's resolution, then a branch
  * to the function with everything as the caller left it. */
@@ -118,7 +105,18 @@
             "\n\t.popsection");
 #endif
 
-#if (defined(__x86_64__) || defined(__aarch64__)) && !defined(LZ_C_THUNKS)
+#ifdef LZ_ASM_THUNK
+/* Both architectures: a variadic function's thunk is the usual one, and its
+ * assembly resolver (LZ_RESOLVER_VARIADIC) asks this helper for the function. */
+#define LZ_THUNK_VARIADIC(ret, name, str, idx, params) \
+    LZ_CHECK(ret, name, params) LZ_ASM_THUNK(str, idx, LZ_PUBLIC_VIS(str))
+#define LZ_THUNK_VARIADIC_HIDDEN(ret, name, str, idx, params) \
+    LZ_CHECK(ret, name, params) LZ_ASM_THUNK(str, idx, ".hidden " str "\n\t")
+#define LZ_VARIADIC_HELPER \
+    __attribute__((used)) static lz_fn LZ_VRESOLVE(size_t i) { return lz_resolve(&LZ_LIB, i); }
+#endif
+
+#if defined(LZ_ASM_THUNK) && !defined(LZ_C_THUNKS)
 #define LZ_THUNK(ret, name, sym, str, idx, params, args) \
     LZ_CHECK(ret, name, params) LZ_ASM_THUNK(str, idx, LZ_PUBLIC_VIS(str))
 #define LZ_THUNK_VOID LZ_THUNK
@@ -132,8 +130,7 @@
 /* Hidden shims (libelf, for the runtime itself): the runtime calls them by
  * their prefixed C names; in the amalgamation they are static C functions,
  * so that two vendored copies in one object never clash. */
-#if (defined(__x86_64__) || defined(__aarch64__)) && !defined(LZ_C_THUNKS) && \
-    !defined(LZ_AMALGAMATION)
+#if defined(LZ_ASM_THUNK) && !defined(LZ_C_THUNKS) && !defined(LZ_AMALGAMATION)
 #define LZ_THUNK_HIDDEN(ret, name, sym, str, idx, params, args) \
     LZ_CHECK(ret, name, params) LZ_ASM_THUNK(str, idx, ".hidden " str "\n\t")
 #else

@@ -66,9 +66,9 @@ typedef struct lz_walk {
     lz_result res;
     lz_report rep;
     int reusing;             /* judging copies already loaded (step 2) */
-    int wheel_sites;         /* site-packages directories found above objects */
     /* The site-packages directories already tried ('\0'-separated), so that
-     * each is tried once however many objects lie below it. */
+     * each is tried once however many objects lie below it; empty when the
+     * wheel step found none. */
     char sites[2048];
     size_t sites_len;
 } lz_walk;

@@ -163,6 +163,23 @@ def exported(path):
     return names
 
 
+def function_bodies(path, objdump="objdump", args=(), padding=("nop",), comment="#"):
+    """{symbol: [instructions]} from objdump -d, comments (from comment on:
+    "#" for x86, "//" for AArch64, where "#" starts an immediate) and the
+    alignment padding (instructions starting with one of padding) dropped."""
+    out = run([objdump, "-d", "--no-show-raw-insn", *args, path], check_rc=0).stdout
+    bodies, cur = {}, None
+    for line in out.splitlines():
+        m = re.match(r"^[0-9a-f]+ <([^>]+)>:$", line)
+        if m:
+            cur = bodies.setdefault(m.group(1), [])
+            continue
+        m = re.match(rf"^\s+[0-9a-f]+:\s+(.*?)\s*({re.escape(comment)}.*)?$", line)
+        if m and cur is not None and not m.group(1).startswith(padding):
+            cur.append(m.group(1))
+    return bodies
+
+
 def main():
     if sys.argv[1:] == ["--list"]:
         print("\n".join(CASES))
@@ -250,6 +267,18 @@ def newer_loader(arch="amd64"):
     libc = debian("libc6", arch)
     ldso = os.path.join(libc, "ld-linux-x86-64.so.2" if arch == "amd64" else "ld-linux-aarch64.so.1")
     return ldso, libc
+
+
+def stage_source_tree(dst):
+    """This repository's tree (what git would ship, as a wrap fetches it)
+    copied to dst: a Meson subproject. Skip outside a git checkout."""
+    files = run(["git", "ls-files", "--cached", "--others", "--exclude-standard"],
+                cwd=SOURCE).stdout.split()
+    if not files:
+        raise Skip("not a git checkout: cannot stage the subproject")
+    for f in files:
+        os.makedirs(os.path.dirname(os.path.join(dst, f)), exist_ok=True)
+        shutil.copy2(os.path.join(SOURCE, f), os.path.join(dst, f))
 
 
 def link_dir(d, *files, name=None):

@@ -24,21 +24,6 @@ def need_cross():
         raise t.Skip(f"this build is for {t.HOST_CPU}, not an AArch64 cross build")
 
 
-def bodies(path):
-    objdump = os.environ.get("LZ_OBJDUMP", "objdump")
-    out = t.run([objdump, "-d", "--no-show-raw-insn", path], check_rc=0).stdout
-    found, cur = {}, None
-    for line in out.splitlines():
-        m = re.match(r"^[0-9a-f]+ <([^>]+)>:$", line)
-        if m:
-            cur = found.setdefault(m.group(1), [])
-            continue
-        m = re.match(r"^\s+[0-9a-f]+:\s+(.*?)\s*(//.*)?$", line)
-        if m and cur is not None and m.group(1) != "nop":
-            cur.append(m.group(1))
-    return found
-
-
 def slot_tables(path):
     """[(start, end)] of the lz_slots_* tables (nm -S of the target)."""
     nm = os.environ.get("LZ_NM", "nm")
@@ -58,7 +43,8 @@ def thunks_are_a_plt_entry():
                       if f.startswith("liblazy") and f.endswith(".so")):
         with open(os.path.join(t.BUILD, f"{lib}_exports.txt")) as f:
             names = [n for n in f.read().split() if not n.startswith(f"lazy{lib}_")]
-        found = bodies(t.shim(lib))
+        found = t.function_bodies(t.shim(lib), os.environ.get("LZ_OBJDUMP", "objdump"),
+                                  comment="//")
         slots = slot_tables(t.shim(lib))
         for n in names:
             body = found.get(n, [])

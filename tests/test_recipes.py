@@ -157,18 +157,6 @@ def recipe_cmake_wheel():
     manylinux_check(ext)
 
 
-def stage_subproject(proj):
-    """subprojects/lazynccl: this repository's tree, as a wrap would fetch it."""
-    files = t.run(["git", "ls-files", "--cached", "--others", "--exclude-standard"],
-                  cwd=t.SOURCE).stdout.split()
-    if not files:
-        raise t.Skip("not a git checkout: cannot stage the subproject")
-    for f in files:
-        dst = f"{proj}/subprojects/lazynccl/{f}"
-        os.makedirs(os.path.dirname(dst), exist_ok=True)
-        shutil.copy2(os.path.join(t.SOURCE, f), dst)
-
-
 @case
 def recipe_meson_python_subproject():
     """meson-python with lazynccl as a subproject and its amalgamation
@@ -180,7 +168,7 @@ def recipe_meson_python_subproject():
     d = t.workdir("recipe_mesonpy")
     proj = stage("mesonpy", d, "src/_nccl.c")
     shutil.rmtree(f"{proj}/vendor")   # the subproject generates it
-    stage_subproject(proj)
+    t.stage_source_tree(f"{proj}/subprojects/lazynccl")
     wheel = build(proj, "--wheel")
     ext, names = wheel_extension(wheel, d)
     payload = sorted(n for n in names if ".dist-info/" not in n)
@@ -209,7 +197,7 @@ def meson_subproject_static_and_amalgamation():
                 "  dependencies: dependency('lazynccl', static: true))\n"
                 "executable('amalg', 'nccl_client.c', install: true,\n"
                 "  dependencies: lazy.get_variable('lazynccl_amalg_dep'))\n")
-    stage_subproject(proj)
+    t.stage_source_tree(f"{proj}/subprojects/lazynccl")
     t.run(["meson", "setup", f"{d}/build", proj, f"--prefix={d}/prefix"], check_rc=0)
     t.run(["meson", "compile", "-C", f"{d}/build"], check_rc=0)
     for exe in ("static", "amalg"):

@@ -89,20 +89,8 @@ for _lib in LIBS:
 
 
 def function_bodies(path):
-    """{symbol: [instructions]} from objdump, alignment padding dropped."""
-    out = t.run(["objdump", "-d", "--no-show-raw-insn", "-M", "att", path], check_rc=0).stdout
-    bodies, cur = {}, None
-    for line in out.splitlines():
-        m = re.match(r"^[0-9a-f]+ <([^>]+)>:$", line)
-        if m:
-            cur = bodies.setdefault(m.group(1), [])
-            continue
-        m = re.match(r"^\s+[0-9a-f]+:\s+(.*?)\s*(#.*)?$", line)
-        if m and cur is not None:
-            ins = m.group(1)
-            if not ins.startswith(("nop", "xchg   %ax,%ax", "data16", "cs nop", "int3")):
-                cur.append(ins)
-    return bodies
+    return t.function_bodies(path, args=("-M", "att"),
+                             padding=("nop", "xchg   %ax,%ax", "data16", "cs nop", "int3"))
 
 
 SLOT_LOAD = re.compile(r"^mov\s+0x[0-9a-f]+\(%rip\),(%r\w+)$")

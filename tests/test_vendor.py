@@ -206,15 +206,7 @@ def meson_subproject():
     shutil.copy(os.path.join(VENDOR, "consumer.meson.build"), f"{d}/proj/meson.build")
     for f in ("nccl_client.c", "maps.h"):
         shutil.copy(os.path.join(t.PROGS, f), f"{d}/proj/{f}")
-    # The subproject is this repository's tree (what git would ship), as a wrap fetches it.
-    files = t.run(["git", "ls-files", "--cached", "--others", "--exclude-standard"],
-                  cwd=t.SOURCE).stdout.split()
-    if not files:
-        raise t.Skip("not a git checkout: cannot stage the subproject")
-    for f in files:
-        dst = f"{d}/proj/subprojects/lazynccl/{f}"
-        os.makedirs(os.path.dirname(dst), exist_ok=True)
-        shutil.copy2(os.path.join(t.SOURCE, f), dst)
+    t.stage_source_tree(f"{d}/proj/subprojects/lazynccl")
     t.run(["meson", "setup", f"{d}/build", f"{d}/proj"], check_rc=0)
     t.run(["meson", "compile", "-C", f"{d}/build"], check_rc=0)
     out = t.run([f"{d}/build/consumer", "version"], check_rc=0).stdout

@@ -4,26 +4,15 @@
 #include <curand.h>
 
 #include <stdio.h>
-#include <string.h>
 
-static int mapped(void)
-{
-    char line[4096];
-    int n = 0;
-    FILE *f = fopen("/proc/self/maps", "r");
-    while (f && fgets(line, sizeof line, f))
-        n += strstr(line, "/libcurand.so") != NULL;
-    if (f)
-        fclose(f);
-    return n;
-}
+#include "maps.h"
 
 int main(void)
 {
-    printf("before: libcurand mappings %d\n", mapped());
+    printf("before: libcurand mappings %d\n", count_mapped("/libcurand.so"));
     int v = -1;
     curandStatus_t rc = curandGetVersion(&v);
     printf("curandGetVersion: rc=%d version=%d\n", (int)rc, v);
-    printf("after: libcurand mappings %d\n", mapped() > 0);
+    printf("after: libcurand mappings %d\n", count_mapped("/libcurand.so") > 0);
     return 0;
 }

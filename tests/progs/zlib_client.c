@@ -10,19 +10,15 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "maps.h"
+
 #ifdef LZ_SHIM
 const char *lazyzlib_last_error(void);
 #endif
 
 static int mapped(const char *what)
 {
-    char line[4096];
-    int n = 0;
-    FILE *f = fopen("/proc/self/maps", "r");
-    while (f && fgets(line, sizeof line, f))
-        n += strstr(line, "/libz.so") != NULL;
-    if (f)
-        fclose(f);
+    int n = count_mapped("/libz.so");
     printf("%s: libz mappings %d\n", what, n);
     return n;
 }
