@@ -3,9 +3,13 @@
 #include "lz_ld.h"
 
 #include <dlfcn.h>
+#include <elf.h>
 #include <errno.h>
 #include <link.h>
+#include <sched.h>
+#include <sys/auxv.h>
 #include <time.h>
+#include <unistd.h>
 
 /* gate_open: threads of ours inside dlopen/dlclose/dlsym. One condition
  * serves both who waits on it: fork() (for gate_open to reach 0) and the
@@ -20,8 +24,71 @@ static struct timespec fork_deadline;
 /* Set in a child forked while the dynamic linker was mid-change. */
 static int forked_mid_ld;
 
+/* The process this copy's state belongs to: claimed by the thread that
+ * resets it in a child, ready once that reset is done (lz_ld_adopt). */
+static pid_t owner_claim, owner_ready;
+static void (*owner_reset)(void);
+
+void lz_ld_owned(void (*reset)(void))
+{
+    pid_t me = getpid();
+    __atomic_store_n(&owner_reset, reset, __ATOMIC_RELAXED);
+    __atomic_store_n(&owner_claim, me, __ATOMIC_RELAXED);
+    __atomic_store_n(&owner_ready, me, __ATOMIC_RELEASE);
+}
+
+void lz_ld_adopt(void)
+{
+    pid_t me = getpid();
+    if (__atomic_load_n(&owner_ready, __ATOMIC_ACQUIRE) == me)
+        return;
+    pid_t claim = __atomic_load_n(&owner_claim, __ATOMIC_RELAXED);
+    if (claim == 0)
+        return; /* handlers not installed yet: no state to inherit */
+    if (claim != me && __atomic_compare_exchange_n(&owner_claim, &claim, me, 0,
+                                                   __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
+        __atomic_load_n(&owner_reset, __ATOMIC_RELAXED)(); /* ends with lz_ld_owned */
+        return;
+    }
+    /* Another thread of this process claimed it: wait for it (it exists). */
+    while (__atomic_load_n(&owner_ready, __ATOMIC_ACQUIRE) != me)
+        sched_yield();
+}
+
+/* The dynamic linker's live r_debug, found as debuggers find it: through
+ * the main program's DT_DEBUG entry. The symbol _r_debug is no substitute:
+ * an executable that references it (a vendored runtime compiled into the
+ * program) gets a copy relocation, a snapshot taken at start-up that the
+ * dynamic linker never updates, and every shared object then binds to that
+ * stale copy too. */
+static const struct r_debug *live_r_debug(void)
+{
+    static const struct r_debug *found;
+    const struct r_debug *r = __atomic_load_n(&found, __ATOMIC_ACQUIRE);
+    if (r)
+        return r;
+    const ElfW(Phdr) *ph = (const ElfW(Phdr) *)getauxval(AT_PHDR);
+    size_t n = getauxval(AT_PHNUM);
+    ElfW(Addr) bias = 0;
+    const ElfW(Phdr) *dyn = NULL;
+    for (size_t i = 0; ph && i < n; i++) {
+        if (ph[i].p_type == PT_PHDR)
+            bias = (ElfW(Addr))ph - ph[i].p_vaddr;
+        else if (ph[i].p_type == PT_DYNAMIC)
+            dyn = &ph[i];
+    }
+    r = &_r_debug;
+    for (const ElfW(Dyn) *d = dyn ? (const ElfW(Dyn) *)(bias + dyn->p_vaddr) : NULL;
+         d && d->d_tag != DT_NULL; d++)
+        if (d->d_tag == DT_DEBUG && d->d_un.d_ptr)
+            r = (const struct r_debug *)d->d_un.d_ptr;
+    __atomic_store_n(&found, r, __ATOMIC_RELEASE);
+    return r;
+}
+
 static void enter(void)
 {
+    lz_ld_adopt(); /* a resolution after the load takes no lock before this */
     pthread_mutex_lock(&gate_mu);
     while (fork_pending)
         if (pthread_cond_timedwait(&gate_cv, &gate_mu, &fork_deadline) == ETIMEDOUT)
@@ -113,6 +180,7 @@ int lz_dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void *d
 
 void lz_ld_prefork(void)
 {
+    live_r_debug(); /* found before the child needs it */
     /* Bounded: an allocator that takes its locks before the fork handlers
      * run (ASan's, TSan's) can stop a thread inside dlopen until the fork is
      * over. Past the deadline the child is told (lz_ld_child). */
@@ -147,7 +215,8 @@ void lz_ld_child(void)
     static const pthread_cond_t fresh_cv = PTHREAD_COND_INITIALIZER;
     /* Ours, by the count; any thread's while it adds or removes objects,
      * by the dynamic linker's own debugger interface. */
-    if (__atomic_load_n(&gate_open, __ATOMIC_RELAXED) > 0 || _r_debug.r_state != RT_CONSISTENT)
+    if (__atomic_load_n(&gate_open, __ATOMIC_RELAXED) > 0 ||
+        live_r_debug()->r_state != RT_CONSISTENT)
         __atomic_store_n(&forked_mid_ld, 1, __ATOMIC_RELAXED);
     gate_open = 0;
     fork_pending = 0;

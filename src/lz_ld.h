@@ -44,6 +44,18 @@ LZ_HIDDEN void lz_ld_prefork(void);
 LZ_HIDDEN void lz_ld_parent(void);
 LZ_HIDDEN void lz_ld_child(void);
 
+/* A child whose fork handlers did not run for this copy of the runtime
+ * (glibc runs only the handlers registered before fork()'s prepare phase
+ * began: a copy registered by another thread during that phase is skipped)
+ * still holds its parent's locks, waiters and searches. Called on every slow
+ * path before a lock of this copy is taken: when the process is not the one
+ * the state belongs to, one thread runs reset (the child handlers) and the
+ * others wait for that thread, which exists in this process. */
+LZ_HIDDEN void lz_ld_adopt(void);
+/* Called when the fork handlers are installed (reset: the child handler) and
+ * by the child handler itself: the state now belongs to this process. */
+LZ_HIDDEN void lz_ld_owned(void (*reset)(void));
+
 /* How long fork() waits for a window to close, in milliseconds. */
 #define LZ_FORK_WAIT_MS 2000
 

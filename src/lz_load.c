@@ -27,7 +27,11 @@
  * could wait. The child, which has only the forking thread, gives every
  * library fresh synchronisation and forgets the searches of threads it does
  * not have: a library loaded before the fork stays loaded; one that was
- * being searched for is searched for again on the child's first call. */
+ * being searched for is searched for again on the child's first call.
+ * glibc skips, in a child, the handlers registered while fork() was already
+ * under way (another runtime copy's prepare handler was waiting): every slow
+ * path first checks that the state is this process's (lz_ld_adopt) and
+ * resets it itself when it is not. */
 #define LZ_MAX_LIBS 16
 static const lz_lib *lz_libs[LZ_MAX_LIBS];
 static int lz_nlibs;
@@ -57,11 +61,23 @@ static void fork_child(void)
         st->active = NULL;
     }
     lz_registry = fresh_mu;
+    lz_ld_owned(fork_child);
 }
 
 static void install_atfork(void)
 {
+    lz_ld_owned(fork_child);
     pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
+/* The handlers are installed when the object holding this runtime is
+ * loaded, not at its first call: a child must always be able to tell that
+ * it is one (lz_ld_adopt), even for a copy it never called in the parent,
+ * so that it never dlopens over a dynamic linker another thread had
+ * half-way through a change at fork(). Cost: one pthread_atfork. */
+__attribute__((constructor)) static void lz_fork_init(void)
+{
+    pthread_once(&lz_atfork_once, install_atfork);
 }
 
 /* Called before a library's lock is first taken (slow paths only). */
@@ -89,6 +105,9 @@ int lz_lock(const lz_lib *lib)
 {
     int old;
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
+    /* Handlers registered while another thread was forking are not run in
+     * that child: the state may still be the parent's (issue 24). */
+    lz_ld_adopt();
     lz_register(lib);
     pthread_mutex_lock(&lib->st->mu);
     return old;

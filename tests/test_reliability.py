@@ -233,5 +233,140 @@ def fork_stress_nvrtc():
     fork_stress("nvrtc", 200)
 
 
+ORDERS = ["ncv", "nvc", "cnv", "cvn", "vnc", "vcn"]
+
+
+def multi_fork(name, amalgamation, runs):
+    """Issue 24: a thread makes the first calls of NCCL, NVRTC and nvJitLink
+    in each of their orders while the main thread forks 8 children 300 us
+    apart, after a delay spread over 0-4 ms; each child calls all three."""
+    if t.SANITIZE not in ("", "none"):
+        raise t.Skip("gcc 12's ASan and TSan allocators are not fork-safe (see fork_stress_nccl); "
+                     "the default build runs this stress")
+    for soname in ("libnccl.so.2", "libnvrtc.so.13", "libnvJitLink.so.13"):
+        t.real_library(soname)
+    d = t.workdir(f"multi_fork_{name}")
+    srcs = [os.path.join(t.PROGS, "multi_fork.c")]
+    args = ["-O2", "-lpthread", "-ldl"]
+    if amalgamation:
+        import test_vendor
+        amalg = test_vendor.amalgamation(f"{d}/amalg", "app_")
+        srcs.append(f"{amalg}/lazynccl_amalg.c")
+        args += [f"-I{amalg}", "-DAMALG_NCCL"] + t.link_shim_args("nvrtc", "nvjitlink")
+    else:
+        args += t.link_shim_args("nccl", "nvrtc", "nvjitlink")
+    exe = t.compile_c(os.path.join(d, "multi_fork"), srcs, args)
+    totals = {}
+    for order in ORDERS:
+        r = t.run(["timeout", "600", exe, order, str(runs)])
+        print(f"{order}: {r.stdout.strip()}")
+        first = r.stdout.splitlines()[0] if r.stdout else ""
+        counts = dict(kv.split("=") for kv in first.split())
+        t.equal(r.returncode, 0, f"{name} {order}: {r.stdout[-2000:]} {r.stderr[-2000:]}")
+        for k, v in counts.items():
+            totals[k] = totals.get(k, 0) + int(v)
+        children = int(counts["children"])
+        t.equal((counts["hung"], counts["crashed"], counts["wrong"]), ("0", "0", "0"),
+                f"{name} {order}: {r.stdout}")
+        t.check(int(counts["refused"]) * 50 <= children,
+                f"{name} {order}: more than 2 % refused: {r.stdout}")
+    print(f"{name} total: " + " ".join(f"{k}={v}" for k, v in totals.items()))
+
+
+@case
+def fork_three_shared_shims():
+    """Issue 24: the three shared shims, 6 orders x 22 workers x 8 children
+    (1,056 forks): none hangs, crashes or answers wrong; at most 2 % refused."""
+    multi_fork("shared", False, 22)
+
+
+@case
+def fork_amalgamation_beside_shared_shims():
+    """Issue 24: NCCL from an amalgamation compiled into the program, NVRTC
+    and nvJitLink from the shared shims: 1,056 forks, the same bounds."""
+    multi_fork("amalg", True, 22)
+
+
+MP_SCRIPT = r"""
+import ctypes, multiprocessing as mp, sys, threading, time
+sys.path.insert(0, sys.argv[1])
+import lazyext_mp
+rtc = ctypes.CDLL(sys.argv[2])
+jit = ctypes.CDLL(sys.argv[3])
+
+def answers():
+    a, b = ctypes.c_int(), ctypes.c_int()
+    out = []
+    try:
+        out.append(lazyext_mp.version())
+    except RuntimeError as e:
+        out.append(str(e).splitlines()[0])
+    out.append(rtc.nvrtcVersion(ctypes.byref(a), ctypes.byref(b)) == 0 and a.value * 1000 + b.value)
+    out.append(jit.nvJitLinkVersion(ctypes.byref(a), ctypes.byref(b)) == 0 and a.value * 1000 + b.value)
+    return out
+
+def worker(q):
+    q.put(answers())
+
+if __name__ == "__main__":
+    want = [int(x) for x in sys.argv[4].split(",")]
+    delay = float(sys.argv[5])
+    ctx = mp.get_context("fork")
+    q = ctx.Queue()
+    th = threading.Thread(target=answers)
+    th.start()
+    time.sleep(delay)
+    procs = []
+    for _ in range(6):
+        p = ctx.Process(target=worker, args=(q,))
+        p.start()
+        procs.append(p)
+        time.sleep(0.0005)
+    got = []
+    for p in procs:
+        try:
+            got.append(q.get(timeout=20))
+        except Exception:
+            got.append("hung")
+    for p in procs:
+        p.join(5)
+        if p.is_alive():
+            p.kill()
+    th.join()
+    print(sum(g == want for g in got), len(got), [g for g in got if g != want][:2])
+"""
+
+
+@case
+def fork_python_multiprocessing():
+    """Issue 24: a CPython extension vendoring the NCCL amalgamation plus the
+    shared NVRTC and nvJitLink shims through ctypes; multiprocessing's fork
+    start method launches workers while a thread makes the first calls.
+    Every worker answers (bounded), with the right versions."""
+    if t.SANITIZE not in ("", "none"):
+        raise t.Skip("a sanitizer runtime cannot be preloaded into the system Python here; "
+                     "the default build runs this scenario")
+    for soname in ("libnccl.so.2", "libnvrtc.so.13", "libnvJitLink.so.13"):
+        t.real_library(soname)
+    import test_vendor
+    d = t.workdir("fork_python_mp")
+    test_vendor.extension(d, "lazyext_mp", "mp_")
+    script = os.path.join(d, "mp.py")
+    with open(script, "w") as f:
+        f.write(MP_SCRIPT)
+    rtc, jit = t.shim("nvrtc"), t.shim("nvjitlink")
+    want = t.run([sys.executable, "-c", MP_SCRIPT.split("def worker")[0] +
+                  "print(','.join(str(int(x)) for x in answers()))", d, rtc, jit],
+                 check_rc=0).stdout.strip()
+    total = ok = 0
+    for k in range(12):
+        r = t.run(["timeout", "120", sys.executable, script, d, rtc, jit, want, str(k * 0.002)])
+        t.equal(r.returncode, 0, f"run {k}: {r.stdout} {r.stderr[-2000:]}")
+        good, n, bad = r.stdout.split(" ", 2)
+        ok, total = ok + int(good), total + int(n)
+        t.equal(good, n, f"run {k} (fork {k * 2} ms after the first calls began): {bad}")
+    print(f"{total} workers, {ok} answered right")
+
+
 if __name__ == "__main__":
     raise SystemExit(t.main())
