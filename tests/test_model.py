@@ -93,5 +93,37 @@ def model_old_cancel_leaves_lock_held():
            "invalid end state")
 
 
+@case
+def model_copies_hold():
+    """Issue 24: two runtime copies, a thread loading both, fork at any step
+    as glibc 2.36 runs it, the child calling both: no wait for a thread the
+    child does not have, no dlopen over a linker mid-change."""
+    holds("copies", ["-DCOPIES"])
+
+
+@case
+def model_copies_old_child_hangs():
+    """Issue 24: with handlers installed at a copy's first call and the child
+    trusting them, a copy registered during fork's prepare phase keeps its
+    parent's search in the child, which waits for it forever."""
+    breaks("copies_old", ["-DCOPIES"], "invalid end state")
+
+
+@case
+def model_audit_holds():
+    """Issue 23: the audit decision (the requester's cookie): a by-path
+    preload, another copy loaded by path, the drop-in's own load, fork:
+    the drop-in never gets itself, one real copy in parent and child."""
+    holds("audit", ["-DAUDIT"])
+    holds("audit_libpath", ["-DAUDIT", "-DLIBPATH"])
+
+
+@case
+def model_audit_naive_loads_itself():
+    """Issue 23: the naive module (every by-path request redirected) hands
+    the drop-in its own object for the real library: the hang."""
+    breaks("audit_naive", ["-DAUDIT"], "got!=3")
+
+
 if __name__ == "__main__":
     raise SystemExit(t.main())

@@ -30,8 +30,263 @@
  *   I3 no deadlock (spin's invalid end states), and every first call ends;
  *   I4 a forked child never uses, nor calls dlopen over, a half-loaded
  *      object.
+ *
+ * Two more models share the file, each selected by a define:
+ *   -DCOPIES (issue 24): two runtime copies (two shims), each with its own
+ *      state, window count and fork handlers, one dynamic linker; a thread
+ *      loads both in turn; fork() at any step follows glibc 2.36 (handlers
+ *      registered after fork's prepare phase began are not run for it); the
+ *      child calls both. With -DOLD, the protocol before issue 24 (handlers
+ *      installed at a copy's first call, the child trusting its handlers).
+ *   -DAUDIT (issue 23): the audit module's decision (la_objsearch) with a
+ *      program preloading the real library by path, a CuPy-style load of
+ *      another copy by path, the drop-in's own load at its first call, and
+ *      fork. With -DOLD, the naive module that redirects every request.
  */
 
+
+#ifdef COPIES
+/* ---- Several runtime copies and fork (issue 24) ---- */
+#define UNTRIED 0
+#define LOADED  1
+#define N 2
+
+byte status[N];            /* each copy's library */
+byte loaders[N];           /* st->loaders */
+byte gate[N];              /* gate_open: our threads inside dlopen, per copy */
+bool pending[N];           /* fork_pending, per copy */
+bool registered[N];        /* pthread_atfork done for the copy */
+byte ld = 0;               /* a thread inside dlopen: the linker mid-change */
+bool forked = false;
+/* What the child inherits, and which child handlers glibc runs in it. */
+byte c_status[N], c_loaders[N], c_gate[N];
+bool c_ran[N];
+byte c_ld;
+
+/* A thread makes the first call of copy 0, then of copy 1. */
+active proctype loader()
+{
+    byte i = 0;
+#ifndef OLD
+    /* Today: each copy installs its handlers when its object is loaded. */
+    atomic { registered[0] = true; registered[1] = true }
+#endif
+    do
+    :: i < N ->
+#ifdef OLD
+       registered[i] = true;      /* pthread_atfork at the copy's first lz_lock */
+#endif
+       loaders[i]++;              /* under st->mu: a search runs */
+       if                         /* enter(): wait while a fork is pending, bounded */
+       :: atomic { !pending[i] -> gate[i]++; ld++ }
+       :: atomic { gate[i]++; ld++ }     /* the wait timed out */
+       fi;
+       atomic { ld--; gate[i]-- };      /* dlopen returned */
+       atomic { status[i] = LOADED; loaders[i]-- };
+       i++
+    :: else -> break
+    od
+}
+
+/* fork() as glibc 2.36 runs it: the handlers to run are those registered
+ * when the prepare phase starts; it releases its lock while each runs, so
+ * another thread may register meanwhile (not run for this fork). */
+active proctype forker()
+{
+    bool snap[N];
+    byte i;
+    atomic { snap[0] = registered[0]; snap[1] = registered[1] };
+    i = N;
+    do                            /* prepare handlers, last registered first */
+    :: i > 0 -> i--;
+       if
+       :: snap[i] ->
+          if
+          :: atomic { gate[i] == 0 -> pending[i] = true }
+          :: pending[i] = true    /* bounded wait expired */
+          fi
+       :: else -> skip
+       fi
+    :: else -> break
+    od;
+    atomic {                      /* _Fork: the child's copy of memory */
+        i = 0;
+        do
+        :: i < N -> c_status[i] = status[i]; c_loaders[i] = loaders[i];
+                    c_gate[i] = gate[i]; c_ran[i] = snap[i]; i++
+        :: else -> break
+        od;
+        c_ld = ld;
+        forked = true
+    };
+    i = 0;
+    do                            /* parent handlers */
+    :: i < N -> if :: snap[i] -> pending[i] = false :: else -> skip fi; i++
+    :: else -> break
+    od
+}
+
+/* The child: its handlers (those glibc runs), then a call to each copy. */
+active proctype child()
+{
+    bool refuse[N];
+    bool reset[N];
+    byte i = 0;
+    forked;
+    do
+    :: i < N ->
+       if
+       :: c_ran[i] ->             /* fork_child + lz_ld_child */
+          c_loaders[i] = 0; refuse[i] = (c_gate[i] > 0 || c_ld > 0); reset[i] = true
+       :: else -> skip
+       fi;
+       i++
+    :: else -> break
+    od;
+    i = 0;
+    do
+    :: i < N ->
+#ifndef OLD
+       /* lz_ld_adopt: the state is the parent's, reset it here */
+       if
+       :: !reset[i] && registered[i] ->
+          c_loaders[i] = 0; refuse[i] = (c_gate[i] > 0 || c_ld > 0); reset[i] = true
+       :: else -> skip
+       fi;
+#endif
+       if
+       :: c_status[i] == LOADED -> skip
+       :: else ->
+          c_loaders[i] == 0;      /* lz_ld_wait: for a search to end */
+          if
+          :: refuse[i] -> skip    /* fails, saying it was forked mid-dlopen */
+          :: else -> assert(c_ld == 0); c_status[i] = LOADED   /* its own dlopen */
+          fi
+       fi;
+       i++
+    :: else -> break
+    od
+}
+#elif defined(AUDIT)
+/* ---- The audit module's decision (issue 23) ---- */
+#define UNTRIED 0
+#define LOADED  1
+#define WHEEL  1     /* the file torch preloads by path */
+#define SYSTEM 2     /* another copy (a CuPy-style load, or LAZYNCCL_LIBPATH's) */
+#define DROPIN 3
+
+byte mapped = 0;     /* real copies mapped: bit WHEEL, bit SYSTEM */
+byte ld = 0;         /* the dynamic linker's lock */
+byte dstatus = UNTRIED;
+byte loaded = 0;     /* the real file the drop-in loaded */
+byte asked = 0;      /* the path the drop-in was told the program asked for */
+byte searching = 0;  /* the drop-in's search runs (its own lock, short) */
+bool forked = false;
+byte c_mapped, c_dstatus, c_loaded, c_asked;
+
+inline ld_lock() { atomic { ld == 0 -> ld = _pid + 1 } }
+inline ld_unlock() { ld = 0 }
+
+/* dlopen(path) by requester (1: an object of ours, 0: the program's).
+ * ld.so first matches the path against loaded objects, then asks the audit
+ * module (la_objsearch), then maps. */
+inline do_dlopen(ours, path, got) {
+    ld_lock();
+    if
+    :: (mapped & (1 << path)) != 0 -> got = path     /* already loaded by that name */
+    :: else ->
+#ifdef OLD
+       got = DROPIN;                                   /* naive: every request */
+#else
+       if
+       :: ours -> got = path                           /* the cookie says ours */
+       :: else -> got = DROPIN
+       fi;
+#endif
+       if
+       :: got == DROPIN -> if :: asked == 0 -> asked = path :: else -> skip fi
+       :: else -> mapped = mapped | (1 << got)
+       fi
+    fi;
+    ld_unlock()
+}
+
+/* The drop-in's first call: search once (the asked path, or LIBPATH's). */
+inline first_call(got) {
+    if
+    :: atomic { dstatus == UNTRIED && searching == 0 -> searching = _pid + 1 } ->
+#ifdef LIBPATH
+       do_dlopen(1, SYSTEM, got);
+#else
+       if
+       :: asked != 0 -> do_dlopen(1, asked, got)
+       :: else -> do_dlopen(1, WHEEL, got)         /* found by the default search */
+       fi;
+#endif
+       /* the real library must be a real file: the drop-in calling through
+        * itself waits for its own load (the naive module's hang) */
+       assert(got != DROPIN);
+       loaded = got; dstatus = LOADED; searching = 0
+    :: atomic { dstatus == LOADED || (searching != 0 && searching != _pid + 1) } ->
+       dstatus == LOADED                              /* wait for the searcher */
+    fi
+}
+
+/* torch: preloads the wheel's NCCL by path, then calls a collective. */
+active proctype torch()
+{
+    byte got;
+    do_dlopen(0, WHEEL, got);
+    assert(got == DROPIN || (mapped & (1 << WHEEL)) != 0);
+    first_call(got)
+}
+
+/* A CuPy/cuda.pathfinder-style load of another copy by path, then a call. */
+active proctype cupy()
+{
+    byte got;
+    do_dlopen(0, SYSTEM, got);
+    first_call(got)
+}
+
+/* fork() at any step; the child preloads by path again and calls: the
+ * decision needs no state of the parent's threads (each object's cookie). */
+active proctype forker()
+{
+    byte got;
+    atomic { ld == 0 ->
+             c_mapped = mapped; c_dstatus = dstatus; c_loaded = loaded; c_asked = asked;
+             forked = true };
+    /* the child: a by-path load, then a call (its own search if none finished) */
+    atomic {
+        if
+        :: (c_mapped & (1 << WHEEL)) != 0 -> got = WHEEL
+        :: else -> got = DROPIN
+        fi;
+        if
+        :: c_dstatus != LOADED ->
+#ifdef OLD
+           got = DROPIN;      /* its own by-path load is redirected too */
+#elif defined(LIBPATH)
+           got = SYSTEM;
+#else
+           got = (c_asked != 0 -> c_asked : WHEEL);
+#endif
+           assert(got != DROPIN);
+           c_mapped = c_mapped | (1 << got)
+        :: else -> skip
+        fi;
+        assert(!((c_mapped & (1 << WHEEL)) != 0 && (c_mapped & (1 << SYSTEM)) != 0))
+    }
+}
+
+/* One real copy at every step, in the parent and in the child. */
+active proctype monitor()
+{
+end:
+    atomic { (mapped & (1 << WHEEL)) != 0 && (mapped & (1 << SYSTEM)) != 0 -> assert(false) }
+}
+#else
 #define UNTRIED 0
 #define LOADED  1
 #define FAILED  2
@@ -329,4 +584,6 @@ active proctype forker()
 cancelled:
     skip
 }
+#endif
+
 #endif
