@@ -32,6 +32,11 @@ CONTROL_API = [
      "fn, user",
      "Receive log lines (each search step and candidate) instead of stderr.\n"
      "NULL turns it off. Cost: a lock."),
+    ("asked_path", "const char *", "void", "",
+     "The file the program asked for by path (PyTorch's preload, a ctypes\n"
+     "load) when lazynccl-run's audit module redirected that load to this\n"
+     "drop-in; the first call loads it unless the override names another.\n"
+     "NULL otherwise, and always for a shim that is not a drop-in. Cost: one load."),
     ("would_load", "int", "char *path, size_t size", "path, size",
      "1 when a call would load a library now, writing its path; 0 if not.\n"
      "Probes only: nothing is loaded and no constructor runs. Cost: the\n"

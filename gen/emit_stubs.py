@@ -178,6 +178,35 @@ def dlopen_note_asm(spec):
             f'    "\\t.popsection");\n')
 
 
+def runtime_note_asm(spec):
+    """The ".note.lazynccl" notes (owner "lazynccl") that lazynccl-run's
+    audit module reads (src/audit/lz_audit.c): type 1 lists the sonames this
+    runtime copy may load, so that its own loads by path are never
+    redirected; a drop-in also carries type 2, the SONAME it stands for, and
+    the entry point the module hands the path asked for to."""
+    group = "lz_runtime_note_" + re.sub(r"\W", "_", spec.feature)
+    body = "".join(f'    "\\t.asciz {_c_string(_c_string(s))[1:-1]}\\n"\n' for s in spec.sonames)
+    return ("/* Marks of a lazynccl runtime for the audit module (gen/emit_stubs.py). */\n"
+            f'__asm__(".pushsection .note.lazynccl,\\"aG\\",@note,{group},comdat\\n"\n'
+            f'    "\\t.p2align 2\\n\\t.long 9, 2f - 1f, 1\\n\\t.asciz \\"lazynccl\\"\\n"\n'
+            f'    "\\t.p2align 2\\n1:\\n"\n{body}'
+            f'    "2:\\t.p2align 2\\n\\t.popsection");\n'
+            "#ifdef LZ_DROPIN_SONAME\n"
+            "/* What lazynccl-run's audit module calls when it redirects a load of the\n"
+            " * real library by path to this drop-in (docs/consumers.md). The note\n"
+            " * holds its address relative to the note itself: no exported name, no\n"
+            " * symbol lookup inside the dynamic linker. */\n"
+            "LZ_HIDDEN int lz_dropin_redirected(const char *path, const char *by);\n"
+            "__attribute__((used)) LZ_HIDDEN int lz_dropin_redirected(const char *path, const char *by)\n"
+            "{\n    return lz_api_redirected(&LZ_LIB, path, by);\n}\n"
+            '__asm__(".pushsection .note.lazynccl.dropin,\\"a\\",@note\\n"\n'
+            '    "\\t.p2align 2\\n\\t.long 9, 2f - 1f, 2\\n\\t.asciz \\"lazynccl\\"\\n"\n'
+            '    "\\t.p2align 2\\n1:\\t.long lz_dropin_redirected - 1b\\n"\n'
+            '    "\\t.asciz \\"" LZ_DROPIN_SONAME "\\"\\n"\n'
+            '    "2:\\t.p2align 2\\n\\t.popsection");\n'
+            "#endif\n")
+
+
 def _json_string(s):
     return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
@@ -357,6 +386,7 @@ def emit(spec, spec_display, headers, functions, macros, control_prefix=None,
         w(c_functions(prefix, "LZ_LIB"))
     w("\n")
     w(dlopen_note_asm(spec))
+    w(runtime_note_asm(spec))
     return "".join(out), exports, notes
 
 

@@ -3,6 +3,7 @@
  * report, the control API (<shim>_load, _last_error, ...) and the
  * inspection API tools use. The loading itself is lz_load.c's. */
 #include "lz_api.h"
+#include "lz_asked.h"
 #include "lz_load.h"
 #include "lz_report.h"
 #include "lz_search.h"
@@ -161,4 +162,15 @@ int lz_api_would_load(const lz_lib *lib, char *path, size_t size)
     if (path && size)
         snprintf(path, size, "%s", res.path);
     return 1;
+}
+
+int lz_api_redirected(const lz_lib *lib, const char *path, const char *by)
+{
+    int rc = lz_asked_record(lib, path, by);
+    return rc == 0 && lz_status(lib) == LZ_LOADED ? 2 : rc;
+}
+
+const char *lz_api_asked_path(const lz_lib *lib)
+{
+    return lz_asked_path(lib);
 }

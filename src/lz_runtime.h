@@ -86,6 +86,14 @@ typedef struct lz_state {
     /* Set (atomic) once a function has returned its failure value: the
      * error APIs then explain it when the library itself has nothing to say. */
     int failed_calls;
+    /* The file the program asked for by path, when lazynccl-run's audit
+     * module redirected that load to this drop-in (src/audit/lz_audit.c), and
+     * who asked. asked_state (atomic): 0 none, 1 being written, 2 set; the
+     * first request is kept. Written without locks or library calls: the
+     * audit module calls in from inside the dynamic linker. */
+    int asked_state;
+    char asked[PATH_MAX];
+    char asked_by[PATH_MAX];
 } lz_state;
 
 #define LZ_STATE_INIT { .mu = PTHREAD_MUTEX_INITIALIZER }

@@ -2,6 +2,7 @@
  * The search order (docs/search-order.md). Each step proposes candidates in
  * turn; the first one accepted ends the walk. */
 #include "lz_search.h"
+#include "lz_asked.h"
 #include "lz_candidate.h"
 #include "lz_ldcache.h"
 #include "lz_report.h"
@@ -137,7 +138,12 @@ static int step_override(lz_walk *w)
     if (lz_secure() && getenv(lib->env_var))
         lz_note(w, "[%s] ignored: secure-execution process (setuid/setcap)", lib->env_var);
     const char *env = lz_getenv(lib->env_var);
+    char asked[PATH_MAX], by[PATH_MAX];
+    int was_asked = lz_asked(lib, asked, by);
     if (env) {
+        if (was_asked)
+            lz_note(w, "[asked by path] %s (dlopen by %s): not tried, %s names the library",
+                    asked, by, lib->env_var);
         if (!try_list(w, lib->env_var, env))
             lz_note(w, "%s is set, so nothing else was tried", lib->env_var);
         return 1;
@@ -148,6 +154,18 @@ static int step_override(lz_walk *w)
         return 1;
     }
     return 0;
+}
+
+/* 1b. The file the program asked for by path, which lazynccl-run's audit
+ * module redirected to this drop-in: what the program would have loaded. */
+static int step_asked(lz_walk *w)
+{
+    char asked[PATH_MAX], by[PATH_MAX];
+    if (!lz_asked(w->lib, asked, by))
+        return 0;
+    lz_looked(w, "asked by path", asked);
+    lz_log(w->lib, "the program asked for %s (dlopen by %s)", asked, by);
+    return lz_try_file(w, "asked by path", asked);
 }
 
 /* 2. A copy already in the process: every loaded object carrying one of the
@@ -434,7 +452,7 @@ void lz_search(lz_walk *w)
          * plant a file in, so that no stranger's constructor runs. */
         (void)(step_loaded(w) || step_linker(w));
     else
-        (void)(step_loaded(w) || step_wheel(w) || step_roots(w, w->lib->roots_before) ||
+        (void)(step_asked(w) || step_loaded(w) || step_wheel(w) || step_roots(w, w->lib->roots_before) ||
                step_linker(w) || step_roots(w, w->lib->roots_after) || step_default(w));
     if (!w->res.found)
         lz_take_fallback(w);

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+/* The path asked for by a redirected load (lz_asked.h). */
+#include "lz_asked.h"
+
+#include <string.h>
+
+static void copy_bounded(char *dst, const char *src, size_t size)
+{
+    size_t i = 0;
+    for (; src && src[i] && i + 1 < size; i++)
+        dst[i] = src[i];
+    dst[i] = '\0';
+}
+
+int lz_asked_record(const lz_lib *lib, const char *path, const char *by)
+{
+    lz_state *st = lib->st;
+    int none = 0;
+    if (!path || !__atomic_compare_exchange_n(&st->asked_state, &none, 1, 0, __ATOMIC_ACQUIRE,
+                                              __ATOMIC_RELAXED))
+        return 1;
+    copy_bounded(st->asked, path, sizeof st->asked);
+    copy_bounded(st->asked_by, by, sizeof st->asked_by);
+    __atomic_store_n(&st->asked_state, 2, __ATOMIC_RELEASE);
+    return 0;
+}
+
+int lz_asked(const lz_lib *lib, char *path, char *by)
+{
+    const lz_state *st = lib->st;
+    if (__atomic_load_n(&st->asked_state, __ATOMIC_ACQUIRE) != 2)
+        return 0;
+    memcpy(path, st->asked, sizeof st->asked);
+    memcpy(by, st->asked_by, sizeof st->asked_by);
+    return 1;
+}
+
+const char *lz_asked_path(const lz_lib *lib)
+{
+    const lz_state *st = lib->st;
+    return __atomic_load_n(&st->asked_state, __ATOMIC_ACQUIRE) == 2 ? st->asked : NULL;
+}
