@@ -183,7 +183,8 @@ def consumer_absent_nccl_names_every_place():
 @case
 def consumer_one_copy_framework_first():
     """A framework dlopens the real NCCL by absolute path first (as CuPy
-    does): the drop-in reuses that copy (already loaded, by SONAME)."""
+    does): the audit module hands that load to the drop-in, which loads the
+    file asked for at its first call: one copy (issue 23)."""
     d = t.workdir("consumer_fw_first")
     host, consumer, wheel, system = tree(d)
     r = run([RUN, host, consumer, wheel, "framework-first"],
@@ -191,7 +192,7 @@ def consumer_one_copy_framework_first():
     out = lines(r.stdout)
     t.equal(out["version"].strip(), "22809", f"version: {r.stdout}{r.stderr}")
     t.equal(real(out["after first call"], wheel), [os.path.realpath(wheel)], "one copy")
-    t.contains(r.stderr, "[already loaded]", "reused")
+    t.contains(r.stderr, "(found by: asked by path)", "the path the framework asked for")
 
 
 @case
@@ -230,8 +231,9 @@ def run_errors_exit_2():
 def run_print_env_and_existing_preload():
     """--print-env prints the line to use by hand; an existing LD_PRELOAD is kept after ours."""
     r = run([RUN, "--only", "nccl", "--print-env"], {"LD_PRELOAD": "/usr/lib/x.so"})
-    t.equal(r.stdout, f"export LD_PRELOAD='{os.path.realpath(DROPIN)}/libnccl.so.2 /usr/lib/x.so'\n",
-            "print-env")
+    audit = os.path.realpath(os.path.join(t.BUILD, "src", "audit", "liblazynccl-audit.so"))
+    t.equal(r.stdout, f"export LD_PRELOAD='{os.path.realpath(DROPIN)}/libnccl.so.2 /usr/lib/x.so'\n"
+            f"export LD_AUDIT='{audit}'\n", "print-env")
     r = run([RUN, "--only", "nccl,nvrtc", "/bin/sh", "-c", "echo $LD_PRELOAD"])
     t.equal(r.stdout.split(), [f"{os.path.realpath(DROPIN)}/libnccl.so.2",
                                f"{os.path.realpath(DROPIN)}/libnvrtc.so.13"], "preloaded")

@@ -18,7 +18,7 @@ LIBS = {
     "nvjitlink": ("nvJitLink.h", "libnvJitLink.so.13", r"^(__)?nvJitLink[A-Z]\w*$"),
 }
 CONTROL = ["load", "is_loaded", "loaded_path", "loaded_step", "last_error",
-           "set_search_path", "set_log_callback", "would_load"]
+           "set_search_path", "set_log_callback", "asked_path", "would_load"]
 
 
 def header_text(lib):

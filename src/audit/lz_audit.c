@@ -92,9 +92,20 @@ LZ_AUDIT_API unsigned int la_version(unsigned int version)
     return version < LAV_CURRENT ? version : LAV_CURRENT;
 }
 
+/* The asking object's file; the main program's from /proc/self/exe (the
+ * kernel's word, not argv[0]). */
 static const char *object_name(const struct link_map *map)
 {
-    return map && map->l_name && map->l_name[0] ? map->l_name : "the program";
+    static char exe[PATH_MAX];
+    if (map && map->l_name && map->l_name[0])
+        return map->l_name;
+    if (!exe[0]) {
+        ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+        if (n <= 0)
+            return "the program";
+        exe[n] = '\0';
+    }
+    return exe;
 }
 
 /* 1 when [p, p+len) is mapped (an object's first page holds its headers
@@ -292,11 +303,13 @@ LZ_AUDIT_API char *la_objsearch(const char *name, uintptr_t *cookie, unsigned in
         target *t = &targets[i];
         if (strcmp(t->soname, soname) != 0 || (sb.st_dev == t->dev && sb.st_ino == t->ino))
             continue;
+#ifndef LZ_AUDIT_NAIVE /* the suite builds the naive module to show its failure */
         if (asker && each_note(asker, runtime_loads, soname)) {
             logf_("lazynccl-audit: dlopen(\"%s\") by %s: its own load, not redirected", name,
                   object_name(asker));
             return (char *)name;
         }
+#endif
         if (started) {
             hand_over(t, name, object_name(asker));
         } else if (!t->pending[0]) {

@@ -4,6 +4,7 @@
 #define LZ_TEST_MAPS_H
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Distinct files mapped whose path contains needle ("/libnccl.so"). */
@@ -21,6 +22,36 @@ static inline int count_mapped(const char *needle)
             dup |= strncmp(seen[i], path, sizeof seen[i] - 1) == 0;
         if (!dup && n < 8)
             snprintf(seen[n++], sizeof seen[0], "%s", path);
+    }
+    if (f)
+        fclose(f);
+    return n;
+}
+
+/* Distinct mapped files whose path contains one of stems (NULL-ended), in
+ * files[max]; files below $LZ_NOT_REAL (the drop-in directory) are not the
+ * real library and are left out. Returns the count. */
+static inline int lz_maps_real(const char *const *stems, char (*files)[4096], int max)
+{
+    char line[8192];
+    const char *skip = getenv("LZ_NOT_REAL");
+    int n = 0;
+    FILE *f = fopen("/proc/self/maps", "r");
+    while (f && fgets(line, sizeof line, f)) {
+        char *path = strchr(line, '/');
+        if (!path)
+            continue;
+        path[strcspn(path, "\n")] = '\0';
+        int match = 0;
+        for (const char *const *s = stems; *s; s++)
+            match |= strstr(path, *s) != NULL;
+        if (!match || (skip && *skip && strncmp(path, skip, strlen(skip)) == 0))
+            continue;
+        int dup = 0;
+        for (int i = 0; i < n; i++)
+            dup |= strcmp(files[i], path) == 0;
+        if (!dup && n < max)
+            snprintf(files[n++], 4096, "%s", path);
     }
     if (f)
         fclose(f);

@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: MIT
+ * A PyTorch-style consumer (issue 23): it loads the real library by
+ * absolute path first, as torch's _preload_cuda_deps does with ctypes, then
+ * an object that needs the library by SONAME (DT_NEEDED, as libtorch_cuda.so
+ * does) and calls it.
+ *
+ *   bypath_consumer LIB_PATH NEEDER_SO FUNC [fork]
+ *
+ * FUNC is the needer's function: nccl_version, nvrtc_compile or jit_link
+ * (an int: the answer, or negative on failure). Prints the real library
+ * files mapped after each step ("real after X: a b" / "real after X: -")
+ * and the answer; with "fork", a child makes the first call too and prints
+ * what it mapped. */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../progs/maps.h"
+
+static void show(const char *when)
+{
+    static const char *const stems[] = {"/libnccl.so", "/libnvrtc.so", "/libnvrtc-builtins.so",
+                                        "/libnvJitLink.so", NULL};
+    char files[16][4096];
+    int n = lz_maps_real(stems, files, 16);
+    printf("real after %s:", when);
+    for (int i = 0; i < n; i++)
+        printf(" %s", files[i]);
+    printf("%s\n", n ? "" : " -");
+    fflush(stdout);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 4)
+        return 2;
+    void *pre = dlopen(argv[1], RTLD_NOW | RTLD_GLOBAL);
+    if (!pre) {
+        printf("preload failed: %s\n", dlerror());
+        return 3;
+    }
+    show("preload");
+    void *needer = dlopen(argv[2], RTLD_NOW);
+    if (!needer) {
+        printf("needer failed: %s\n", dlerror());
+        return 3;
+    }
+    show("needer");
+    int (*fn)(void) = (int (*)(void))dlsym(needer, argv[3]);
+    if (!fn)
+        return 3;
+    int forking = argc > 4 && strcmp(argv[4], "fork") == 0;
+    if (forking) {
+        fflush(stdout);
+        pid_t c = fork();
+        if (c == 0) {
+            printf("child answer %d\n", fn());
+            show("child call");
+            _exit(0);
+        }
+        int st = 0;
+        waitpid(c, &st, 0);
+    }
+    int v = fn();
+    printf("answer %d\n", v);
+    show("call");
+    if (v < 0) {
+        const char *(*err)(void) = (const char *(*)(void))dlsym(RTLD_DEFAULT, "lazynccl_last_error");
+        if (err && err())
+            printf("error: %s\n", err());
+    }
+    return 0;
+}

@@ -1,0 +1,272 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""lazynccl-run's audit module (issue 23): a program that loads the real
+library by absolute path (as torch's _preload_cuda_deps does with ctypes),
+then an object that needs it by SONAME and calls it. Counted in
+/proc/self/maps: nothing real before the first call, exactly one real copy
+after, the one asked for or LAZYNCCL_LIBPATH's."""
+import os
+import re
+import shutil
+import subprocess
+
+import lztest as t
+from lztest import case
+
+HERE = os.path.join(t.SOURCE, "tests", "audit")
+RUN = os.path.join(t.BUILD, "lazynccl-run")
+MODULE = os.path.join(t.BUILD, "src", "audit", "liblazynccl-audit.so")
+DROPINS = os.path.join(t.BUILD, "src", "dropin")
+LIBS = {"nccl": ("libnccl.so.2", "nccl", "nccl_version"),
+        "nvrtc": ("libnvrtc.so.13", "nvrtc", "nvrtc_compile"),
+        "nvjitlink": ("libnvJitLink.so.13", "nvJitLink", "jit_link")}
+
+
+def sanitizer_skip():
+    if t.SANITIZE not in ("", "none"):
+        raise t.Skip("an audit module and preloaded drop-ins run before a sanitizer's runtime, which "
+                     "must come first; the default build runs these tests")
+
+
+def consumer(d):
+    return t.compile_c(os.path.join(d, "bypath_consumer"), [os.path.join(HERE, "bypath_consumer.c")],
+                       ["-O1", "-ldl"])
+
+
+def needer(d, lib):
+    soname, link, _ = LIBS[lib]
+    real = t.real_library(soname)
+    return t.compile_c(os.path.join(d, f"libneed_{lib}.so"), [os.path.join(HERE, "needer.c")],
+                       [f"-DNEED_{lib.upper()}", f"-I{t.NCCL_INCLUDE}", f"-I{t.CUDA_INCLUDE}",
+                        f"-L{os.path.dirname(real)}", f"-l{link}"], shared=True)
+
+
+def run(d, lib, preload_path, under_run=True, extra_env=None, args=(), run_args=()):
+    exe = consumer(d)
+    so = needer(d, lib)
+    env = {"LZ_NOT_REAL": DROPINS}
+    env.update(extra_env or {})
+    cmd = ([RUN] + list(run_args) + ["--"] if under_run else []) + [exe, preload_path, so,
+                                                                    LIBS[lib][2]] + list(args)
+    return t.run(["timeout", "120"] + cmd, env=env)
+
+
+def lines(out, prefix):
+    return [line[len(prefix):].split() for line in out.splitlines() if line.startswith(prefix)]
+
+
+def real_after(out, when):
+    got = lines(out, f"real after {when}:")
+    t.check(got, f"no 'real after {when}' line in:\n{out}")
+    return [] if got[0] == ["-"] else got[0]
+
+
+def same_file(a, b):
+    return os.path.realpath(a) == os.path.realpath(b)
+
+
+def by_path(lib):
+    sanitizer_skip()
+    soname = LIBS[lib][0]
+    real = t.real_library(soname)
+    d = t.workdir(f"audit_{lib}")
+    plain = run(d, lib, real, under_run=False)
+    t.equal(plain.returncode, 0, f"plain run: {plain.stdout}{plain.stderr}")
+    answer = lines(plain.stdout, "answer")[0][0]
+    t.check(int(answer) > 0, f"the real library answers: {plain.stdout}")
+    t.equal(len(real_after(plain.stdout, "preload")), 1, "without lazynccl-run the preload maps it")
+    r = run(d, lib, real)
+    t.equal(r.returncode, 0, f"under lazynccl-run: {r.stdout}{r.stderr}")
+    t.equal(real_after(r.stdout, "preload"), [], "real files mapped after the by-path preload")
+    t.equal(real_after(r.stdout, "needer"), [], "real files mapped after the DT_NEEDED object")
+    t.equal(lines(r.stdout, "answer")[0][0], answer, "the answer through the drop-in")
+    after = real_after(r.stdout, "call")
+    mine = [f for f in after if os.path.basename(f).startswith(soname.split(".so")[0] + ".so")]
+    t.equal(len(mine), 1, f"one real {soname} after the call: {after}")
+    t.check(same_file(mine[0], real), f"the file asked for is loaded: {mine[0]} vs {real}")
+    return r
+
+
+@case
+def audit_nccl_by_path():
+    """NCCL preloaded by path, then needed by SONAME: nothing real mapped
+    until the first call, then exactly the file asked for."""
+    by_path("nccl")
+
+
+@case
+def audit_nvrtc_by_path_compiles():
+    """NVRTC the same way, with a real compile (its builtins found beside the
+    file asked for): one real NVRTC after the compile."""
+    r = by_path("nvrtc")
+    builtins = [f for f in real_after(r.stdout, "call") if "builtins" in f]
+    t.equal(len(builtins), 1, f"the builtins beside NVRTC: {r.stdout}")
+
+
+@case
+def audit_nvjitlink_by_path_links():
+    """nvJitLink the same way, with a real link of a PTX module."""
+    by_path("nvjitlink")
+
+
+@case
+def audit_libpath_wins_one_copy():
+    """LAZYNCCL_LIBPATH names another NCCL (a fake): the by-path preload of the
+    real one maps nothing, the call answers from LAZYNCCL_LIBPATH's, and only
+    that one is mapped (the real file asked for never is)."""
+    sanitizer_skip()
+    real = t.real_library("libnccl.so.2")
+    d = t.workdir("audit_libpath")
+    fake = t.fake_nccl(f"{d}/fake")
+    r = run(d, "nccl", real, extra_env={"LAZYNCCL_LIBPATH": fake})
+    t.equal(r.returncode, 0, r.stdout + r.stderr)
+    t.equal(real_after(r.stdout, "preload"), [], "after the preload")
+    t.equal(lines(r.stdout, "answer")[0][0], "99999", "LAZYNCCL_LIBPATH's answer")
+    t.equal(real_after(r.stdout, "call"), [fake], "mapped after the call")
+
+
+@case
+def audit_libpath_absent_names_asked_path():
+    """LAZYNCCL_LIBPATH names a missing file: the call fails and the report
+    names the path the program asked for and who asked."""
+    sanitizer_skip()
+    real = t.real_library("libnccl.so.2")
+    d = t.workdir("audit_absent")
+    r = run(d, "nccl", real, extra_env={"LAZYNCCL_LIBPATH": f"{d}/missing/libnccl.so.2"})
+    t.equal(r.returncode, 0, r.stdout + r.stderr)
+    t.equal(lines(r.stdout, "answer")[0][0], "-1", "the call fails")
+    t.contains(r.stdout, f"[asked by path] {real} (dlopen by {consumer(d)}): not tried, "
+               "LAZYNCCL_LIBPATH names the library", "the report")
+    t.equal(real_after(r.stdout, "call"), [], "nothing real mapped")
+
+
+@case
+def audit_missing_file_fails_as_without():
+    """A by-path load of a file that does not exist fails as it does without
+    lazynccl-run (the module redirects only files it could read)."""
+    sanitizer_skip()
+    d = t.workdir("audit_missing")
+    t.real_library("libnccl.so.2")
+    plain = run(d, "nccl", f"{d}/nowhere/libnccl.so.2", under_run=False)
+    r = run(d, "nccl", f"{d}/nowhere/libnccl.so.2")
+    t.equal((r.returncode, r.stdout), (plain.returncode, plain.stdout), "same failure")
+    t.contains(r.stdout, "preload failed:", "dlopen's own error")
+
+
+@case
+def audit_own_load_not_redirected_bounded():
+    """The drop-in's own load of the asked file is not redirected back to it.
+    The same program under a naive module (every request redirected, built
+    with -DLZ_AUDIT_NAIVE) fails: the drop-in is handed itself."""
+    sanitizer_skip()
+    real = t.real_library("libnccl.so.2")
+    d = t.workdir("audit_naive")
+    naive = t.compile_c(f"{d}/naive-audit.so", [os.path.join(t.SOURCE, "src", "audit", "lz_audit.c")],
+                        ["-DLZ_AUDIT_NAIVE", "-fvisibility=hidden", "-D_GNU_SOURCE"], shared=True)
+    r = run(d, "nccl", real)
+    t.equal(r.returncode, 0, r.stdout + r.stderr)
+    t.check(int(lines(r.stdout, "answer")[0][0]) > 0, f"our module: {r.stdout}")
+    bad = run(d, "nccl", real, extra_env={"LAZYNCCL_AUDIT_MODULE": naive})
+    ok = bad.returncode == 0 and int(lines(bad.stdout, "answer")[0][0]) > 0
+    t.equal(ok, False, f"the naive module must fail (timeout or error): {bad.stdout}")
+    print(f"naive module: rc={bad.returncode}, {bad.stdout.splitlines()[-1] if bad.stdout else ''}")
+
+
+@case
+def audit_fork_child_and_parent_one_copy():
+    """Fork after the by-path preload: the child's first call and the
+    parent's each load the asked file, one copy in each process."""
+    sanitizer_skip()
+    real = t.real_library("libnccl.so.2")
+    d = t.workdir("audit_fork")
+    r = run(d, "nccl", real, args=["fork"])
+    t.equal(r.returncode, 0, r.stdout + r.stderr)
+    child = real_after(r.stdout, "child call")
+    parent = real_after(r.stdout, "call")
+    t.equal((len(child), len(parent)), (1, 1), r.stdout)
+    t.check(same_file(child[0], real) and same_file(parent[0], real), r.stdout)
+    t.equal(lines(r.stdout, "child answer")[0][0], lines(r.stdout, "answer")[0][0], "answers")
+
+
+@case
+def audit_debug_says_who_asked():
+    """LAZYNCCL_DEBUG=1: the module says which load it redirected, who asked
+    and for which path; the drop-in says it loaded that path, found by
+    'asked by path'."""
+    sanitizer_skip()
+    real = t.real_library("libnccl.so.2")
+    d = t.workdir("audit_debug")
+    r = run(d, "nccl", real, extra_env={"LAZYNCCL_DEBUG": "1"})
+    exe = consumer(d)
+    t.contains(r.stderr, f'lazynccl-audit: dlopen("{real}") by {exe}: redirected to the drop-in '
+               f"{DROPINS}/libnccl.so.2; it will load that file at its first call", "redirect line")
+    t.contains(r.stderr, f"lazynccl: loaded {real} (found by: asked by path)", "the drop-in")
+
+
+@case
+def audit_user_module_kept():
+    """A user's own LD_AUDIT (a profiler's) stays beside ours and still runs;
+    --print-env prints both variables."""
+    sanitizer_skip()
+    real = t.real_library("libnccl.so.2")
+    d = t.workdir("audit_user")
+    user = t.compile_c(f"{d}/user-audit.so", [os.path.join(HERE, "user_audit.c")], [], shared=True)
+    env = t.run([RUN, "--print-env"], env={"LD_AUDIT": user}, check_rc=0).stdout
+    t.contains(env, f"export LD_AUDIT='{os.path.realpath(MODULE)}:{user}'", "print-env")
+    t.contains(env, "export LD_PRELOAD=", "print-env")
+    log = f"{d}/user.log"
+    r = run(d, "nccl", real, extra_env={"LD_AUDIT": user, "LZ_USER_AUDIT_LOG": log})
+    t.equal(r.returncode, 0, r.stdout + r.stderr)
+    t.equal(real_after(r.stdout, "preload"), [], "still redirected")
+    t.check(re.match(r"user audit: \d+ objects", open(log).read()), "the user's module ran")
+
+
+@case
+def audit_no_audit_option_and_missing_module():
+    """--no-audit leaves it out (the by-path preload maps the real library);
+    a missing module is said once and the command runs as without it."""
+    sanitizer_skip()
+    real = t.real_library("libnccl.so.2")
+    d = t.workdir("audit_off")
+    r = run(d, "nccl", real, run_args=["--no-audit"])
+    t.equal(len(real_after(r.stdout, "preload")), 1, "without the module")
+    env = t.run([RUN, "--no-audit", "--print-env"], check_rc=0).stdout
+    t.check("LD_AUDIT" not in env, env)
+    r = run(d, "nccl", real, extra_env={"LAZYNCCL_AUDIT_MODULE": f"{d}/none.so"})
+    t.equal(r.stderr.count("lazynccl-run: no audit module at"), 1, r.stderr)
+    t.equal(lines(r.stdout, "answer")[0][0] != "-1", True, r.stdout)
+
+
+@case
+def audit_module_exports_only_its_hooks():
+    """The module exports la_version, la_objopen, la_objsearch and
+    la_preinit: no la_symbind or la_pltenter (binding stays at PLT speed)."""
+    names = sorted(t.exported(MODULE))
+    t.equal(names, ["la_objopen", "la_objsearch", "la_preinit", "la_version"], "exports")
+
+
+@case
+def audit_secure_mode_as_today():
+    """A setuid program under lazynccl-run: glibc ignores LD_AUDIT and
+    LD_PRELOAD paths there, and the program loads and calls the real library
+    by path as it does without lazynccl-run."""
+    sanitizer_skip()
+    if os.geteuid() != 0:
+        raise t.Skip("needs root to make a setuid program")
+    real = t.real_library("libnccl.so.2")
+    d = t.workdir("audit_setuid")
+    os.chmod(d, 0o755)
+    exe = consumer(d)
+    so = needer(d, "nccl")
+    os.chmod(exe, 0o4755)
+    os.chmod(so, 0o755)
+    cmd = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", RUN, exe, real, so,
+           "nccl_version"]
+    r = t.run(["timeout", "60"] + cmd, env={"LZ_NOT_REAL": DROPINS})
+    t.equal(r.returncode, 0, r.stdout + r.stderr)
+    t.equal(len(real_after(r.stdout, "preload")), 1, f"the real library, as today: {r.stdout}")
+    t.check(int(lines(r.stdout, "answer")[0][0]) > 0, r.stdout)
+
+
+if __name__ == "__main__":
+    raise SystemExit(t.main())
