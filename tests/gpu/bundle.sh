@@ -22,3 +22,5 @@ done
 strip --strip-debug "$dst"/dropin/*
 cp "$build/lazynccl-run" "$dst/"
 du -sh "$dst"
+# The audit module (issue 23): lazynccl-run finds it above its drop-in dir.
+cp "$build/src/audit/liblazynccl-audit.so" "$dst/"
