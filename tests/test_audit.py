@@ -268,5 +268,75 @@ def audit_secure_mode_as_today():
     t.check(int(lines(r.stdout, "answer")[0][0]) > 0, r.stdout)
 
 
+def doctor_audit(run_args=()):
+    import json
+    info = os.path.join(t.BUILD, "lazynccl-info")
+    out = t.run([RUN] + list(run_args) + [info, "--doctor", "--json"]).stdout
+    return [f for f in json.loads(out)["doctor"] if f["check"] == "audit"]
+
+
+@case
+def audit_doctor_says_what_is_redirected():
+    """lazynccl-info --doctor under lazynccl-run names the sonames whose loads
+    by path go to which drop-ins through which module; without the module it
+    warns that a by-path preload maps the real library anyway."""
+    found = doctor_audit()
+    t.equal([f["status"] for f in found], ["ok"], f"{found}")
+    for soname in ("libnccl.so.2", "libnvrtc.so.13", "libnvJitLink.so.13"):
+        t.contains(found[0]["message"], soname, "the sonames")
+    t.contains(found[0]["message"], f"through the audit module {os.path.realpath(MODULE)}", "module")
+    off = doctor_audit(["--no-audit"])
+    t.equal([f["status"] for f in off], ["warning"], f"{off}")
+    t.contains(off[0]["message"], "without the audit module", "the warning")
+
+
+CUPY_LIKE = r"""
+import ctypes, json, sys
+sys.path.insert(0, sys.argv[1])
+def real():
+    out = set()
+    for line in open('/proc/self/maps'):
+        p = line.split()[-1]
+        if '/libnccl.so' in p and not p.startswith(sys.argv[3]):
+            out.add(p)
+    return sorted(out)
+ctypes.CDLL(sys.argv[2])            # torch's preload, by path
+import cupylike                     # an extension vendoring the amalgamation
+r = {'after_import': real()}
+r['extension'] = cupylike.version()
+r['after_extension'] = real()
+v = ctypes.c_int()
+ctypes.CDLL('libnccl.so.2').ncclGetVersion(ctypes.byref(v))   # the drop-in, by SONAME
+r['dropin'] = v.value
+r['after_both'] = real()
+print(json.dumps(r))
+"""
+
+
+@case
+def audit_cupy_like_extension_one_copy():
+    """A CuPy-like extension vendoring the NCCL amalgamation beside torch's
+    by-path preload, under lazynccl-run: the extension's own load is not
+    redirected (its .note.lazynccl), the preload is; both answer, and one
+    real NCCL is mapped."""
+    sanitizer_skip()
+    real = t.real_library("libnccl.so.2")
+    import json
+    import sys
+    import test_vendor
+    d = t.workdir("audit_cupylike")
+    test_vendor.extension(d, "cupylike", "cl_")
+    script = os.path.join(d, "cupylike.py")
+    with open(script, "w") as f:
+        f.write(CUPY_LIKE)
+    r = t.run(["timeout", "120", RUN, sys.executable, script, d, real, DROPINS])
+    t.equal(r.returncode, 0, r.stdout + r.stderr)
+    got = json.loads(r.stdout)
+    t.equal(got["after_import"], [], "nothing real after the preload and the import")
+    t.equal(got["extension"], got["dropin"], "both answer the same version")
+    t.equal(len(got["after_both"]), 1, f"one real copy: {got}")
+    t.check(same_file(got["after_both"][0], real), f"{got}")
+
+
 if __name__ == "__main__":
     raise SystemExit(t.main())

@@ -174,6 +174,78 @@ static void check_copies_of(doctor_report *r, const info_lib *il, const char *so
         "%d copies of %s: %s; %s", nseen, soname, list, used);
 }
 
+/* lazynccl-run's two variables (docs/consumers.md): which preloaded objects
+ * are drop-ins and for which SONAME, and whether the audit module is there
+ * to hand them the loads by path. */
+static int is_audit_module(const char *path)
+{
+    lz_probe p = {0};
+    int yes = lz_probe_read(path, &p) == LZ_PROBE_OK && lz_probe_exports(&p, "la_objsearch") &&
+              strstr(path, "lazynccl-audit") != NULL;
+    lz_probe_free(&p);
+    return yes;
+}
+
+static void check_audit(doctor_report *r, info_lib *libs, int nlibs)
+{
+    const char *preload = lz_getenv("LD_PRELOAD"), *audit = lz_getenv("LD_AUDIT");
+    char dropins[1024] = "", sonames[512] = "", module[PATH_MAX] = "", others[1024] = "";
+    size_t dl = 0, sl = 0, ol = 0;
+    for (const char *p = preload; p && *p;) {
+        size_t n = strcspn(p, " :");
+        char path[PATH_MAX];
+        snprintf(path, sizeof path, "%.*s", (int)n, p);
+        p += n + (p[n] != '\0');
+        lz_probe pr = {0};
+        if (!path[0] || lz_probe_read(path, &pr) != LZ_PROBE_OK) {
+            lz_probe_free(&pr);
+            continue;
+        }
+        for (int l = 0; l < nlibs; l++) {
+            char marker[128];
+            if (!lz_probe_exports(&pr, lz_shim_marker(libs[l].lib, marker, sizeof marker)))
+                continue;
+            int m = snprintf(dropins + dl, sizeof dropins - dl, "%s%s", dl ? ", " : "", path);
+            dl += m > 0 && (size_t)m < sizeof dropins - dl ? (size_t)m : 0;
+            m = snprintf(sonames + sl, sizeof sonames - sl, "%s%s", sl ? ", " : "", pr.soname);
+            sl += m > 0 && (size_t)m < sizeof sonames - sl ? (size_t)m : 0;
+            break;
+        }
+        lz_probe_free(&pr);
+    }
+    for (const char *p = audit; p && *p;) {
+        size_t n = strcspn(p, ":");
+        char path[PATH_MAX];
+        snprintf(path, sizeof path, "%.*s", (int)n, p);
+        p += n + (p[n] != '\0');
+        if (!path[0])
+            continue;
+        if (!module[0] && is_audit_module(path)) {
+            snprintf(module, sizeof module, "%s", path);
+        } else {
+            int m = snprintf(others + ol, sizeof others - ol, "%s%s", ol ? ", " : "", path);
+            ol += m > 0 && (size_t)m < sizeof others - ol ? (size_t)m : 0;
+        }
+    }
+    if (!dropins[0] && !module[0])
+        return;
+    if (dropins[0] && module[0])
+        add(r, "audit", "ok", NULL,
+            "loads by path of %s go to the drop-ins (%s) through the audit module %s%s%s; "
+            "LAZYNCCL_DEBUG=1 logs each redirect, who asked and for which path",
+            sonames, dropins, module, others[0] ? "; other audit modules kept: " : "", others);
+    else if (dropins[0])
+        add(r, "audit", "warning",
+            "run the program with lazynccl-run (it sets LD_AUDIT too), or add "
+            "<libdir>/lazynccl/liblazynccl-audit.so to LD_AUDIT",
+            "drop-ins preloaded for %s without the audit module: a program that loads the real "
+            "library by path (PyTorch preloads nvidia/*/lib) maps it anyway", sonames);
+    else
+        add(r, "audit", "warning", "preload the drop-ins too (lazynccl-run does both)",
+            "the audit module %s is in LD_AUDIT but no drop-in is preloaded: nothing to redirect to",
+            module);
+}
+
 static void check_copies(doctor_report *r, info_lib *libs, int nlibs)
 {
     for (int l = 0; l < nlibs; l++)
@@ -193,4 +265,5 @@ void doctor_run(doctor_report *r, info_lib *libs, int nlibs)
     }
     check_shadowing(r, libs, nlibs);
     check_copies(r, libs, nlibs);
+    check_audit(r, libs, nlibs);
 }

@@ -40,7 +40,7 @@ typedef struct info_lib {
 } info_lib;
 
 typedef struct doctor_finding {
-    const char *check;   /* "nccl-net", "nccl-net-plugin", "shadowing", "copies" */
+    const char *check;   /* "nccl-net", "nccl-net-plugin", "shadowing", "copies", "audit" */
     const char *status;  /* "ok", "problem", "warning", "info" */
     char message[1024];
     char fix[512];
