@@ -30,7 +30,7 @@ def sanitizer_skip():
 
 def consumer(d):
     return t.compile_c(os.path.join(d, "bypath_consumer"), [os.path.join(HERE, "bypath_consumer.c")],
-                       ["-O1", "-ldl"])
+                       ["-O1", "-ldl", "-lpthread"])
 
 
 def needer(d, lib):
@@ -186,6 +186,21 @@ def audit_fork_child_and_parent_one_copy():
     t.equal((len(child), len(parent)), (1, 1), r.stdout)
     t.check(same_file(child[0], real) and same_file(parent[0], real), r.stdout)
     t.equal(lines(r.stdout, "child answer")[0][0], lines(r.stdout, "answer")[0][0], "answers")
+
+
+@case
+def audit_threads_race_first_call():
+    """16 threads make the first call together after the by-path preload:
+    all get the real answer, one real copy is mapped, the file asked for."""
+    sanitizer_skip()
+    real = t.real_library("libnccl.so.2")
+    d = t.workdir("audit_threads")
+    r = run(d, "nccl", real, args=["threads"])
+    t.equal(r.returncode, 0, r.stdout + r.stderr)
+    t.equal(lines(r.stdout, "threads agree")[0][0], "16", r.stdout)
+    after = real_after(r.stdout, "call")
+    t.equal(len(after), 1, r.stdout)
+    t.check(same_file(after[0], real), r.stdout)
 
 
 @case

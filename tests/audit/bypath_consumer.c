@@ -4,14 +4,16 @@
  * an object that needs the library by SONAME (DT_NEEDED, as libtorch_cuda.so
  * does) and calls it.
  *
- *   bypath_consumer LIB_PATH NEEDER_SO FUNC [fork]
+ *   bypath_consumer LIB_PATH NEEDER_SO FUNC [fork|threads]
  *
  * FUNC is the needer's function: nccl_version, nvrtc_compile or jit_link
  * (an int: the answer, or negative on failure). Prints the real library
  * files mapped after each step ("real after X: a b" / "real after X: -")
  * and the answer; with "fork", a child makes the first call too and prints
- * what it mapped. */
+ * what it mapped; with "threads", 16 threads make the first call together
+ * and "threads agree N" counts those that got the main thread's answer. */
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +33,16 @@ static void show(const char *when)
         printf(" %s", files[i]);
     printf("%s\n", n ? "" : " -");
     fflush(stdout);
+}
+
+static int (*call)(void);
+static pthread_barrier_t go;
+
+static void *racer(void *arg)
+{
+    pthread_barrier_wait(&go);
+    *(int *)arg = call();
+    return NULL;
 }
 
 int main(int argc, char **argv)
@@ -53,6 +65,21 @@ int main(int argc, char **argv)
     if (!fn)
         return 3;
     int forking = argc > 4 && strcmp(argv[4], "fork") == 0;
+    if (argc > 4 && strcmp(argv[4], "threads") == 0) {
+        enum { N = 16 };
+        pthread_t th[N];
+        int got[N];
+        call = fn;
+        pthread_barrier_init(&go, NULL, N);
+        for (int i = 0; i < N; i++)
+            pthread_create(&th[i], NULL, racer, &got[i]);
+        for (int i = 0; i < N; i++)
+            pthread_join(th[i], NULL);
+        int same = 0, want = fn();
+        for (int i = 0; i < N; i++)
+            same += got[i] == want && want > 0;
+        printf("threads agree %d\n", same);
+    }
     if (forking) {
         fflush(stdout);
         pid_t c = fork();
