@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT
- * First call: "shim" times the first ncclGetVersion through liblazynccl (and,
- * with "parts", lazynccl_would_load() first: search + probe, no load);
- * "dlopen PATH" times a bare dlopen + dlsym + call of the same file.
- * Prints ns. */
+ * First call of NCCL, NVRTC or nvJitLink (its version function).
+ *   firstcall_shim LIB           the first call through the shared shim
+ *   firstcall_shim LIB parts     <shim>_would_load() first (search + probe,
+ *                                nothing loaded), then the call: two figures
+ *   firstcall_dlopen LIB PATH    a bare dlopen + dlsym + call of PATH
+ * LIB is nccl, nvrtc or nvjitlink. Prints ns (the call must succeed). */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
@@ -11,6 +13,8 @@
 #ifdef SHIM
 #include <lazynccl.h>
 #include <nccl.h>
+#include <nvJitLink.h>
+#include <nvrtc.h>
 #endif
 
 static double now(void)
@@ -20,31 +24,62 @@ static double now(void)
     return ts.tv_sec * 1e9 + ts.tv_nsec;
 }
 
+#ifdef SHIM
+static int call(const char *lib)
+{
+    int a = 0, b = 0;
+    if (strcmp(lib, "nvrtc") == 0)
+        return nvrtcVersion(&a, &b) == NVRTC_SUCCESS;
+    if (strcmp(lib, "nvjitlink") == 0)
+        return nvJitLinkVersion((unsigned *)&a, (unsigned *)&b) == NVJITLINK_SUCCESS;
+    return ncclGetVersion(&a) == ncclSuccess;
+}
+
+static int would(const char *lib, char *path, size_t size)
+{
+    if (strcmp(lib, "nvrtc") == 0)
+        return lazynvrtc_would_load(path, size);
+    if (strcmp(lib, "nvjitlink") == 0)
+        return lazynvjitlink_would_load(path, size);
+    return lazynccl_would_load(path, size);
+}
+#endif
+
 int main(int argc, char **argv)
 {
-    int v = 0;
-#ifdef SHIM
-    if (argc > 1 && strcmp(argv[1], "parts") == 0) {
-        char path[4096];
-        double t0 = now();
-        int would = lazynccl_would_load(path, sizeof path);
-        double t1 = now();
-        ncclGetVersion(&v);
-        double t2 = now();
-        printf("%.0f %.0f %d\n", t1 - t0, t2 - t1, would);
-        return 0;
-    }
-    double t0 = now();
-    ncclResult_t r = ncclGetVersion(&v);
-    printf("%.0f\n", now() - t0);
-    return r != ncclSuccess;
-#else
     if (argc < 2)
         return 2;
+    const char *lib = argv[1];
+#ifdef SHIM
+    if (argc > 2 && strcmp(argv[2], "parts") == 0) {
+        char path[4096];
+        double t0 = now();
+        int w = would(lib, path, sizeof path);
+        double t1 = now();
+        int ok = call(lib);
+        double t2 = now();
+        printf("%.0f %.0f %d\n", t1 - t0, t2 - t1, w);
+        return !ok;
+    }
     double t0 = now();
-    void *h = dlopen(argv[1], RTLD_LAZY | RTLD_LOCAL);
-    int (*f)(int *) = h ? (int (*)(int *))dlsym(h, "ncclGetVersion") : NULL;
-    int r = f ? f(&v) : -1;
+    int ok = call(lib);
+    printf("%.0f\n", now() - t0);
+    return !ok;
+#else
+    if (argc < 3)
+        return 2;
+    int a = 0, b = 0;
+    double t0 = now();
+    void *h = dlopen(argv[2], RTLD_LAZY | RTLD_LOCAL);
+    int r = -1;
+    if (h && strcmp(lib, "nccl") == 0) {
+        int (*f)(int *) = (int (*)(int *))dlsym(h, "ncclGetVersion");
+        r = f ? f(&a) : -1;
+    } else if (h) {
+        int (*f)(int *, int *) =
+            (int (*)(int *, int *))dlsym(h, strcmp(lib, "nvrtc") == 0 ? "nvrtcVersion" : "nvJitLinkVersion");
+        r = f ? f(&a, &b) : -1;
+    }
     printf("%.0f\n", now() - t0);
     return r != 0;
 #endif

@@ -333,6 +333,7 @@ def emit(spec, spec_display, headers, functions, macros, control_prefix=None,
     w("#endif\n")
     w(_unsupported_array(f"lz_unsupported_{i_d}", spec.unsupported))
     w(_string_array(f"lz_companions_{i_d}", spec.companions))
+    w(_string_array(f"lz_companions_for_{i_d}", spec.companions_for))
     w(_string_array(f"lz_wheel_dirs_{i_d}", spec.wheel_dirs))
     w(_roots_array(f"lz_roots_before_{i_d}", spec.roots_before))
     w(_roots_array(f"lz_roots_after_{i_d}", spec.roots_after))
@@ -359,6 +360,7 @@ def emit(spec, spec_display, headers, functions, macros, control_prefix=None,
     w(f"    .slots = lz_slots_{i_d},\n    .resolvers = lz_resolvers_{i_d},\n")
     w(f"    .fails = lz_fails_{i_d},\n")
     w(f"    .unsupported = lz_unsupported_{i_d},\n    .companions = lz_companions_{i_d},\n")
+    w(f"    .companions_for = lz_companions_for_{i_d},\n")
     if answers:
         w(f"    .answers = lz_answers_{i_d},\n    .reals = lz_reals_{i_d},\n")
     if version:

@@ -73,6 +73,7 @@ class Spec:
     versioned: Versioned = None
     extra_headers: list = field(default_factory=list)  # paths, beside the spec
     companions: list = field(default_factory=list)
+    companions_for: list = field(default_factory=list)
     unsupported: dict = field(default_factory=dict)
     search: str = "full"  # "system": override, loaded, ld.so.cache, system dirs
     source_files: list = field(default_factory=list)  # the defaults file, if any
@@ -99,7 +100,7 @@ _KEYS = {
     "optional": (_BOOL, False), "symbol_prefix": (_STR, False), "version_marker": (_STR, False),
     "version_function": (_STR, False), "version_code": (_LIST, False),
     "symbol_versions": (_BOOL, False), "extra_headers": (_LIST, False),
-    "companions": (_LIST, False), "search": (_STR, False),
+    "companions": (_LIST, False), "companions_for": (_LIST, False), "search": (_STR, False),
 }
 _DEFAULTS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "stubs",
                              "defaults")
@@ -207,7 +208,7 @@ def load_spec(path):
     for key in ("wheel_dirs", "required", "defines", "version_macros", "standins", "default_dirs",
                 "debug_env", "strict_env", "probe", "visibility", "control_api", "note_priority",
                 "install", "optional", "symbol_prefix", "version_marker", "version_function",
-                "symbol_versions", "companions", "search"):
+                "symbol_versions", "companions", "companions_for", "search"):
         if key in lib:
             setattr(spec, key, lib[key])
     spec.message_prefix = lib.get("message_prefix", spec.shim)

@@ -8,9 +8,11 @@
 #include "lz_report.h"
 #include "lz_search.h"
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <link.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -44,24 +46,103 @@ static int accept(lz_walk *w, const char *step, const char *path, void *handle,
     return !w->req.exhaustive;
 }
 
+/* The companion's file name (prefix "libnvrtc-builtins.so.") beside the
+ * library in dir: the one name prefix + major + "." + minor there, the major
+ * taken from the library's SONAME (libnvrtc.so.13). One readdir, where
+ * reading the name out of the library's .rodata reads tens of megabytes
+ * (issue 25); that remains the fallback (no SONAME major, or several
+ * minors beside it). 1 when found. */
+static int companion_beside(const char *dir, const char *prefix, const char *soname, char *name,
+                            size_t size)
+{
+    const char *so = soname ? strstr(soname, ".so.") : NULL;
+    if (!so || so[4] < '0' || so[4] > '9')
+        return 0;
+    char want[256];
+    int wl = snprintf(want, sizeof want, "%s%.*s.", prefix, (int)strspn(so + 4, "0123456789"), so + 4);
+    DIR *d = opendir(dir);
+    if (!d || wl < 0 || (size_t)wl >= sizeof want) {
+        if (d)
+            closedir(d);
+        return 0;
+    }
+    int found = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        const char *minor = e->d_name + wl;
+        if (strncmp(e->d_name, want, (size_t)wl) != 0 || !*minor ||
+            minor[strspn(minor, "0123456789")] != '\0')
+            continue;
+        if (found && strcmp(name, e->d_name) != 0) {
+            found = 0; /* two minors: let the library's own .rodata say */
+            break;
+        }
+        found = strlen(e->d_name) < size;
+        if (found)
+            snprintf(name, size, "%s", e->d_name);
+    }
+    closedir(d);
+    return found;
+}
+
+/* 1 when the dynamic linker, asked for name by the library itself, would
+ * open file: then the library finds its companion without us, when it
+ * needs it, as it does when loaded by a bare dlopen. */
+static int visit_same(void *ctx, const char *step, const char *path)
+{
+    (void)step;
+    struct stat *want = ctx, sb;
+    if (stat(path, &sb) == 0 && sb.st_dev == want->st_dev && sb.st_ino == want->st_ino)
+        want->st_nlink = (nlink_t)-1;
+    return 1; /* the first file found is the one it would open */
+}
+
+static int found_by_name(const char *name, const struct stat *file)
+{
+    struct stat want = *file;
+    want.st_nlink = 0;
+    const char *const names[] = {name, NULL};
+    lz_linker_hooks h = {.visit = visit_same, .ctx = &want};
+    lz_linker_lookup(names, &h);
+    return want.st_nlink == (nlink_t)-1;
+}
+
 /* Load the companions the library opens by bare name (NVRTC's builtins)
- * from its own directory, so that they are found wherever it came from.
+ * from its own directory, where the library would not find them by
+ * itself (a wheel, conda, CUDA_HOME, an override); where it would (the
+ * same file through ld.so.cache or LD_LIBRARY_PATH), leave them to it: it
+ * loads them at its first compile, as after a bare dlopen (issue 25).
  * Returns how many handles were stored in out. */
-static int load_companions(lz_walk *w, const char *step, const char *path, void **out, int max)
+static int load_companions(lz_walk *w, const char *step, const char *path, const lz_probe *p,
+                           void **out, int max)
 {
     int n = 0;
     const char *slash = strrchr(path, '/');
     if (!slash || !w->lib->companions)
         return 0;
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
     for (const char *const *c = w->lib->companions; *c && n < max; c++) {
         char name[256], file[PATH_MAX];
-        if (!lz_probe_rodata_string(path, *c, name, sizeof name))
+        if (!companion_beside(dir, *c, p ? p->soname : NULL, name, sizeof name) &&
+            !lz_probe_rodata_string(path, *c, name, sizeof name))
             continue;
-        int len = snprintf(file, sizeof file, "%.*s/%s", (int)(slash - path), path, name);
+        int len = snprintf(file, sizeof file, "%s/%s", dir, name);
         struct stat sb;
         if (len < 0 || (size_t)len >= sizeof file || stat(file, &sb) != 0) {
             lz_note(w, "[%s] %s: companion %s is not beside it (left to the library)", step,
                     path, name);
+            continue;
+        }
+        if (found_by_name(name, &sb)) {
+            lz_log(w->lib, "companion %s: the library finds it by name (left to it)", file);
+            continue;
+        }
+        if (w->lib->companions_for && w->lib->companions_for[0] && !w->req.dry_run) {
+            size_t used = strlen(w->res.companions);
+            snprintf(w->res.companions + used, sizeof w->res.companions - used, "%s%s",
+                     used ? "\n" : "", file);
+            lz_log(w->lib, "companion %s: loaded before the first call of %s", file,
+                   w->lib->companions_for[0]);
             continue;
         }
         lz_probe p;
@@ -94,7 +175,7 @@ static int load(lz_walk *w, const char *step, const char *path, const lz_probe *
         return 0;
     }
     void *companions[4];
-    int ncomp = load_companions(w, step, path, companions, 4);
+    int ncomp = load_companions(w, step, path, p, companions, 4);
     const char *e;
     void *handle = lz_dlopen(path, LZ_DLOPEN_FLAGS, &e);
     if (!handle) {
@@ -267,4 +348,30 @@ void lz_take_fallback(lz_walk *w)
         load(w, w->res.fallback_step, w->res.fallback_path, &p);
         lz_probe_free(&p);
     }
+}
+
+void lz_companions_load(const lz_lib *lib, const char *name)
+{
+    lz_state *st = lib->st;
+    if (!__atomic_load_n(&st->companions_pending, __ATOMIC_ACQUIRE))
+        return;
+    int wanted = 0;
+    for (const char *const *f = lib->companions_for; f && *f; f++)
+        wanted |= strcmp(*f, name) == 0;
+    if (!wanted)
+        return;
+    /* No waiting for another thread doing the same: each dlopens them
+     * (the same objects; a reference more is harmless), then clears. */
+    for (const char *p = st->companion_files; *p;) {
+        size_t n = strcspn(p, "\n");
+        char file[PATH_MAX];
+        snprintf(file, sizeof file, "%.*s", (int)n, p);
+        p += n + (p[n] == '\n');
+        const char *e;
+        if (lz_dlopen(file, LZ_DLOPEN_FLAGS, &e))
+            lz_log(lib, "loaded companion %s (before %s)", file, name);
+        else
+            lz_log(lib, "companion %s: not loaded: %s", file, e);
+    }
+    __atomic_store_n(&st->companions_pending, 0, __ATOMIC_RELEASE);
 }

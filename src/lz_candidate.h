@@ -7,6 +7,9 @@
 
 /* Judge one file: 1 when it was accepted and the walk ends (lz_candidate.c). */
 LZ_HIDDEN int lz_try_file(lz_walk *w, const char *step, const char *path);
+/* Before the first call of name: load the companions the chosen library
+ * left for it, when name is one of lib->companions_for. */
+LZ_HIDDEN void lz_companions_load(const lz_lib *lib, const char *name);
 /* Take the fallback kept by the walk, if any (after the last step). */
 LZ_HIDDEN void lz_take_fallback(lz_walk *w);
 

@@ -256,6 +256,9 @@ static int ensure_loaded(const lz_lib *lib, const lz_sym *want)
             st->handle = w.res.handle;
             st->step = w.res.step;
             snprintf(st->path, sizeof st->path, "%s", w.res.path);
+            snprintf(st->companion_files, sizeof st->companion_files, "%s", w.res.companions);
+            __atomic_store_n(&st->companions_pending, w.res.companions[0] != '\0',
+                             __ATOMIC_RELEASE);
             __atomic_store_n(&st->status, LZ_LOADED, __ATOMIC_RELEASE);
         } else if (published) {
             if (report) {

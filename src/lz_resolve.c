@@ -3,6 +3,7 @@
  * (docs/search-order.md, "Versioned names"). */
 #include "lz_resolve.h"
 #include "lz_api.h"
+#include "lz_candidate.h"
 #include "lz_load.h"
 #include "lz_report.h"
 #include "lz_ld.h"
@@ -94,6 +95,7 @@ lz_fn lz_resolve(const lz_lib *lib, size_t i)
         }
         /* Loaded, for good: no lock. Racing first calls of one name find
          * the same symbol; the first to publish it wins. */
+        lz_companions_load(lib, lib->syms[i].name);
         void *p = lookup(lib, i);
         lz_fn f = lib->fails[i];
         if (p && lib->answers && lib->answers[i]) {

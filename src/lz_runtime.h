@@ -91,6 +91,11 @@ typedef struct lz_state {
      * who asked. asked_state (atomic): 0 none, 1 being written, 2 set; the
      * first request is kept. Written without locks or library calls: the
      * audit module calls in from inside the dynamic linker. */
+    /* Companions left to load before the first call of a companions_for
+     * function ('\n'-separated files; written before status is published,
+     * never changed after), and whether they still are (atomic). */
+    char companion_files[PATH_MAX];
+    int companions_pending;
     int asked_state;
     char asked[PATH_MAX];
     char asked_by[PATH_MAX];
@@ -130,6 +135,9 @@ typedef struct lz_lib {
     /* Files the library opens by bare name, loaded from its directory first:
      * the start of the name as its .rodata spells it ("libnvrtc-builtins.so."). */
     const char *const *companions;
+    /* The functions before whose first call they are loaded (empty: with
+     * the library): the library opens them only there (NVRTC's compile). */
+    const char *const *companions_for;
     const lz_fn *answers;           /* own answers once loaded, or NULL entries */
     lz_fn *reals;                   /* the real functions behind them */
     const lz_sym *syms;

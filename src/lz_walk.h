@@ -44,6 +44,7 @@ typedef struct lz_result {
     void *handle;            /* when found and not dry_run */
     const char *step;        /* the step that found it */
     char path[PATH_MAX];     /* the candidate that was accepted */
+    char companions[PATH_MAX]; /* to load later ('\n'-separated), for lz_state */
     long fallback_score;     /* rank of the best kept, -1: none kept */
     const char *fallback_step;
     char fallback_path[PATH_MAX];

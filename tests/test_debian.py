@@ -90,6 +90,51 @@ def nvrtc124_conda_compiles():
     expect(out, "nvrtc=12.4 rc=0", "ptx .version 8.4", f"nvrtc loaded={lib}/libnvrtc.so.12")
 
 
+def rtc_companion(d):
+    return t.compile_c(os.path.join(d, "rtc_companion"), [os.path.join(t.PROGS, "rtc_companion.c")],
+                       t.link_shim_args("nvrtc"))
+
+
+def builtins_after(out, when):
+    line = next((l for l in out.splitlines() if l.startswith(f"builtins after {when}:")), None)
+    t.check(line is not None, f"no 'builtins after {when}' in:\n{out}")
+    files = line.split(":", 1)[1].split()
+    return [] if files == ["-"] else files
+
+
+@case
+def nvrtc124_builtins_deferred_to_first_compile():
+    """Issue 25: NVRTC 12.4 off the linker's path (LAZYNVRTC_LIBPATH): its
+    builtins are not loaded by the first call (nvrtcVersion), as after a bare
+    dlopen, but before the first nvrtcCompileProgram, from beside it: the
+    compile works."""
+    d = t.workdir("nvrtc124_builtins_deferred")
+    lib = nvrtc124(f"{d}/nvrtc")
+    r = t.run([rtc_companion(d)], env={"LAZYNVRTC_LIBPATH": lib}, check_rc=0)
+    t.equal(builtins_after(r.stdout, "version"), [], "after the first call")
+    t.contains(r.stdout, "compile ok", "the compile")
+    after = builtins_after(r.stdout, "compile")
+    t.equal(after, [os.path.realpath(os.path.join(lib, "libnvrtc-builtins.so.12.4"))],
+            f"from beside NVRTC: {r.stdout}")
+
+
+@case
+def nvrtc13_builtins_left_to_nvrtc_on_linker_path():
+    """Issue 25: NVRTC 13 found through ld.so.cache, where it finds its
+    builtins by name itself: the shim does not load them; NVRTC does, at the
+    compile, from the same place a bare dlopen gives it."""
+    real = t.real_library("libnvrtc.so.13")
+    d = t.workdir("nvrtc13_builtins_left")
+    r = t.run([rtc_companion(d)], env={"LAZYNCCL_DEBUG": "1"}, check_rc=0)
+    t.equal(builtins_after(r.stdout, "version"), [], "after the first call")
+    t.contains(r.stdout, "compile ok", "the compile")
+    after = builtins_after(r.stdout, "compile")
+    t.equal(len(after), 1, r.stdout)
+    t.equal(os.path.dirname(os.path.realpath(after[0])), os.path.dirname(os.path.realpath(real)),
+            "beside the NVRTC loaded")
+    t.contains(r.stderr, "the library finds it by name (left to it)", "the log")
+
+
 # --- the dynamic linker's order -------------------------------------------------
 
 @case
