@@ -153,12 +153,7 @@ def main(argv):
             sys.stdout.write(describe(spec))
             return 0
         if a.spec_files:
-            standins = []
-            for s in spec.standins + ["libc"]:
-                standins += sorted(glob.glob(os.path.join(HERE, "standins", s, "**", "*.h"),
-                                             recursive=True))
-            print("\n".join([os.path.abspath(a.spec)] + spec.extra_headers + spec.source_files +
-                            standins))
+            print("\n".join([os.path.abspath(a.spec)] + spec.extra_headers + spec.source_files))
             return 0
         if a.find_include:
             print(find_include(spec, a.option_dir))
@@ -169,7 +164,7 @@ def main(argv):
         headers, functions = parse_functions(cc, spec, a.include_dir)
         macros = []
         if spec.version_macros:
-            text = preprocess(cc, headers[0], a.include_dir, spec.defines, real=True)
+            text = preprocess(cc, headers[0], a.include_dir, spec.defines)
             macros = macro_values(text, spec.version_macros)
         spec_display = os.path.join("stubs", os.path.basename(a.spec))
         h_text = None

@@ -1,24 +1,19 @@
 # SPDX-License-Identifier: MIT
-"""Build the model of a library from its real header.
-
-The header is preprocessed by the C compiler against the stand-in headers in
-gen/standins (pycparser cannot read the real system/CUDA headers) and parsed
-with pycparser. The model is the list of functions the header itself declares
-(not those of headers it includes) whose names match the spec's pattern.
+"""Build the model of a library from its real headers, read as the
+compiler sees them: libclang (Debian's python3-clang-14) parses the named
+header with the real system and CUDA headers, the compiler's own include
+directories and the target's predefined macros. The model is every function
+the named headers bring in (an umbrella's included headers too) from the
+places the spec allows (by default the named header's own directory; never
+the C library's headers), whose names match the spec's pattern.
 """
 
-import copy
 import os
 import re
 import subprocess
 from dataclasses import dataclass
 
-from pycparser import c_ast, c_generator, c_parser
-from pycparser.c_parser import ParseError
-
 from spec import GenError
-
-STANDINS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "standins")
 
 
 @dataclass
@@ -29,7 +24,6 @@ class Function:
     args: str         # the forwarded argument list, e.g. "a0"
     line: int         # line in the header, for messages
     variadic: bool = False  # ends in "...": forwarded untouched by an assembly thunk
-
 
 def find_header(name, include_dirs):
     for d in include_dirs:
@@ -49,21 +43,11 @@ def _cc(cc, args, what):
     return r.stdout
 
 
-def preprocess(cc, header_path, include_dirs, defines, real, standins=()):
-    """Preprocess header_path. real=False uses the stand-ins (for parsing):
-    the spec's sets, then libc's; real=True uses the real include path and
-    returns the macro definitions."""
+def preprocess(cc, header_path, include_dirs, defines):
+    """The macro definitions the real header makes (cc -E -dM)."""
     d = [f"-D{x}" for x in defines]
     inc = [f"-I{x}" for x in include_dirs]
-    if real:
-        return _cc(cc, ["-E", "-dM", "-x", "c"] + d + inc + [header_path], header_path)
-    sets = []
-    for s in list(standins) + ["libc"]:
-        sets += ["-I", os.path.join(STANDINS, s)]
-    return _cc(cc, ["-E", "-nostdinc", "-undef"] + target_predefines(cc) +
-               ["-D__attribute__(x)=", "-D__extension__=", "-D__restrict=",
-                "-D__inline=inline", "-D__asm__(x)="] + sets + ["-x", "c"] + d + inc + [header_path],
-               header_path)
+    return _cc(cc, ["-E", "-dM", "-x", "c"] + d + inc + [header_path], header_path)
 
 
 _ARCH_MACROS = ("__x86_64__", "__aarch64__", "__linux__", "__LP64__", "__ILP32__",
@@ -105,72 +89,146 @@ def macro_values(macro_text, names):
     return [(n, values.get(n, "(undefined)")) for n in names]
 
 
-def _innermost_typedecl(node):
-    while not isinstance(node, c_ast.TypeDecl):
-        node = node.type
-    return node
+_system_dirs = {}
 
 
-def _is_void(param):
-    t = param.type
-    return (isinstance(t, c_ast.TypeDecl) and isinstance(t.type, c_ast.IdentifierType)
-            and t.type.names == ["void"])
+def system_dirs(cc):
+    """The compiler's own include directories, in its order ("#include <...>
+    search starts here"), less its private ones (stddef.h and friends, which
+    libclang brings itself)."""
+    key = tuple(cc)
+    if key not in _system_dirs:
+        r = subprocess.run(cc + ["-E", "-v", "-x", "c", "/dev/null"], capture_output=True, text=True)
+        dirs, on = [], False
+        for line in r.stderr.splitlines():
+            if line.startswith("#include <...>"):
+                on = True
+            elif line.startswith("End of search list"):
+                break
+            elif on:
+                d = os.path.normpath(line.strip())
+                if not re.search(r"/gcc(-cross)?/[^/]+/\d+/include(-fixed)?$", d):
+                    dirs.append(d)
+        _system_dirs[key] = dirs
+    return _system_dirs[key]
 
 
-def _function(decl, gen, header):
-    fdecl = decl.type
-    line = decl.coord.line if decl.coord else 0
-    where = f"{header}:{line}"
-    if not isinstance(fdecl.type, (c_ast.TypeDecl, c_ast.PtrDecl)) or \
-            isinstance(getattr(fdecl.type, "type", None), c_ast.FuncDecl):
-        raise GenError(where, f"{decl.name}: unsupported return type")
-    ret_node = copy.deepcopy(fdecl.type)
-    _innermost_typedecl(ret_node).declname = None
-    ret = gen.visit(ret_node).strip()
+def _target(cc):
+    return _cc(cc, ["-dumpmachine"], "the C compiler's target").strip()
 
-    params, args = [], []
-    plist = fdecl.args.params if fdecl.args else []
-    if len(plist) == 1 and _is_void(plist[0]):
-        plist = []
-    variadic = False
-    for i, p in enumerate(plist):
-        if isinstance(p, c_ast.EllipsisParam):
-            variadic = True
-            params.append("...")
-            continue
-        p = copy.deepcopy(p)
-        if isinstance(p, c_ast.Typename):  # unnamed parameter
-            p = c_ast.Decl(f"a{i}", p.quals, [], [], [], p.type, None, None)
-        p.name = f"a{i}"
-        _innermost_typedecl(p.type).declname = f"a{i}"
-        params.append(gen.visit(p))
-        args.append(f"a{i}")
-    return Function(decl.name, ret, ", ".join(params) or "void", ", ".join(args), line, variadic)
+
+def clang_args(cc, include_dirs, defines):
+    """What libclang is told: the target, the compiler's system directories,
+    the include directories and the spec's defines, with the generated
+    file's pinned ones (_FILE_OFFSET_BITS and _TIME_BITS undefined)."""
+    args = ["-x", "c", "-std=gnu11", f"--target={_target(cc)}", "-nostdlibinc",
+            "-U_FILE_OFFSET_BITS", "-U_TIME_BITS"]
+    args += [f"-D{x}" for x in defines]
+    args += [f"-I{x}" for x in include_dirs]
+    for d in system_dirs(cc):
+        args += ["-isystem", d]
+    return args
+
+
+def _index():
+    try:
+        import clang.cindex as ci
+    except ImportError:
+        raise GenError("lazygen", "libclang's Python bindings are missing: install python3-clang-14 "
+                                  "(Debian) and run the generator with that Python")
+    try:
+        return ci, ci.Index.create()
+    except Exception as e:  # the bindings raise their own LibclangError
+        raise GenError("lazygen", f"libclang cannot be loaded: {e}")
+
+
+def _declarator(type_spelling, name):
+    """A parameter's declaration from its type's spelling and a name:
+    'int *' -> 'int *a0', 'void (*)(void *)' -> 'void (*a0)(void *)',
+    'int [4]' -> 'int a0[4]'."""
+    s = type_spelling
+    if "(*)" in s:
+        return s.replace("(*)", f"(*{name})", 1)
+    m = re.match(r"^(.*?)\s*(\[[^\]]*\])$", s)
+    if m:
+        base = m.group(1)
+        return f"{base}{'' if base.endswith('*') else ' '}{name}{m.group(2)}"
+    return f"{s}{name}" if s.endswith("*") else f"{s} {name}"
+
+
+def _allowed(spec, header_path, cc):
+    """Where declarations may come from: the spec's declarations_from
+    (files or directories, relative to the named header's directory, or
+    absolute), else the named header's directory, or, where that is one of
+    the compiler's system directories (liblzma's lzma.h in /usr/include),
+    the header itself and its same-named subdirectory (lzma/)."""
+    here = os.path.dirname(os.path.realpath(header_path))
+    if spec.declarations_from:
+        return [os.path.realpath(os.path.join(here, x)) for x in spec.declarations_from]
+    if here in {os.path.realpath(d) for d in system_dirs(cc)}:
+        stem = os.path.splitext(os.path.basename(header_path))[0]
+        return [os.path.realpath(header_path), os.path.join(here, stem)]
+    return [here]
+
+
+def _inside(path, places):
+    p = os.path.realpath(path)
+    return any(p == x or p.startswith(x.rstrip("/") + "/") for x in places)
 
 
 def parse_functions(cc, spec, include_dirs):
     """Return (header paths, [Function]) for every matching declaration."""
-    gen = c_generator.CGenerator()
+    ci, index = _index()
     functions, seen, headers = [], set(), []
-    extra = [(os.path.basename(p), p) for p in spec.extra_headers]
-    for header, path in [(h, find_header(h, include_dirs)) for h in spec.headers] + extra:
+    named = [find_header(h, include_dirs) for h in spec.headers] + list(spec.extra_headers)
+    args = clang_args(cc, include_dirs, spec.defines)
+    for path in named:
         headers.append(path)
-        text = preprocess(cc, path, include_dirs, spec.defines, real=False,
-                          standins=spec.standins)
-        try:
-            ast = c_parser.CParser().parse(text, path)
-        except ParseError as e:
-            raise GenError(path, f"cannot parse (after preprocessing): {e}")
-        for node in ast.ext:
-            if not (isinstance(node, c_ast.Decl) and isinstance(node.type, c_ast.FuncDecl)):
+        tu = index.parse(path, args=args,
+                         options=ci.TranslationUnit.PARSE_SKIP_FUNCTION_BODIES |
+                         ci.TranslationUnit.PARSE_INCOMPLETE)
+        errors = [d for d in tu.diagnostics if d.severity >= ci.Diagnostic.Error]
+        if errors:
+            e = errors[0]
+            f = e.location.file.name if e.location.file else path
+            where = f"{f}:{e.location.line}:{e.location.column}"
+            try:
+                with open(f, encoding="utf-8", errors="replace") as h:
+                    text = h.read().splitlines()[e.location.line - 1].strip()
+            except (OSError, IndexError):
+                text = ""
+            raise GenError(where, f"cannot read the header: {e.spelling}" +
+                           (f", in: {text}" if text else "") +
+                           (f" (and {len(errors) - 1} more errors)" if len(errors) > 1 else ""))
+        places = _allowed(spec, path, cc)
+        for c in tu.cursor.get_children():
+            if c.kind != ci.CursorKind.FUNCTION_DECL or c.is_definition() or \
+                    c.storage_class == ci.StorageClass.STATIC:
                 continue
-            if not node.coord or os.path.basename(node.coord.file) != header:
+            name = c.spelling
+            if not c.location.file or not _inside(c.location.file.name, places):
                 continue
-            if not spec.function_pattern.search(node.name) or node.name in seen:
+            if not spec.function_pattern.search(name) or name in seen:
                 continue
-            seen.add(node.name)
-            functions.append(_function(node, gen, path))
+            seen.add(name)
+            functions.append(_function(ci, c))
     if not functions:
         raise GenError(spec.path, f"no function in {', '.join(spec.headers)} matches "
                                   f"function_pattern {spec.function_pattern.pattern!r}")
     return headers, functions
+
+
+def _function(ci, c):
+    where = f"{c.location.file.name}:{c.location.line}"
+    ret = c.result_type.spelling
+    if c.result_type.get_pointee().kind == ci.TypeKind.FUNCTIONPROTO or "(*)" in ret:
+        raise GenError(where, f"{c.spelling}: returns a function pointer (give it a typedef)")
+    params, args = [], []
+    for i, a in enumerate(c.get_arguments()):
+        params.append(_declarator(a.type.spelling, f"a{i}"))
+        args.append(f"a{i}")
+    variadic = c.type.kind == ci.TypeKind.FUNCTIONPROTO and c.type.is_function_variadic()
+    if variadic:
+        params.append("...")
+    return Function(c.spelling, ret, ", ".join(params) or "void", ", ".join(args),
+                    c.location.line, variadic)

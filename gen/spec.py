@@ -50,7 +50,7 @@ class Spec:
     wheel_dirs: list = field(default_factory=list)
     required: list = field(default_factory=list)
     defines: list = field(default_factory=list)
-    standins: list = field(default_factory=list)       # stand-in sets besides libc
+    declarations_from: list = field(default_factory=list)  # files/dirs declarations may come from
     include_search: list = field(default_factory=list)  # [(kind, value)]
     roots_before: list = field(default_factory=list)    # [Root]
     roots_after: list = field(default_factory=list)
@@ -92,7 +92,7 @@ _KEYS = {
     "feature": (_STR, True), "description": (_STR, True),
     "env": (_STR, False), "wheel_dirs": (_LIST, False), "required": (_LIST, False),
     "defines": (_LIST, False), "version_macros": (_LIST, False), "defaults": (_STR, False),
-    "standins": (_LIST, False), "include_search": (_LIST, False),
+    "declarations_from": (_LIST, False), "include_search": (_LIST, False),
     "search_roots_before": (_LIST, False), "search_roots_after": (_LIST, False),
     "default_dirs": (_LIST, False), "debug_env": (_STR, False), "strict_env": (_STR, False),
     "message_prefix": (_STR, False), "probe": (_BOOL, False), "visibility": (_STR, False),
@@ -205,7 +205,7 @@ def load_spec(path):
         sonames=lib["sonames"], env=lib.get("env", f"LAZY{lib['id'].upper()}_LIBPATH"),
         feature=lib["feature"], description=lib["description"], failure={}, own_answers={},
     )
-    for key in ("wheel_dirs", "required", "defines", "version_macros", "standins", "default_dirs",
+    for key in ("wheel_dirs", "required", "defines", "version_macros", "declarations_from", "default_dirs",
                 "debug_env", "strict_env", "probe", "visibility", "control_api", "note_priority",
                 "install", "optional", "symbol_prefix", "version_marker", "version_function",
                 "symbol_versions", "companions", "companions_for", "search"):
@@ -223,10 +223,6 @@ def load_spec(path):
         if not os.path.isfile(full):
             raise GenError(where, f"extra header {name!r} not found beside the spec ({full})")
         spec.extra_headers.append(full)
-    standins = os.path.join(os.path.dirname(os.path.abspath(__file__)), "standins")
-    for s in spec.standins:
-        if not _IDENT.match(s) or not os.path.isdir(os.path.join(standins, s)):
-            raise GenError(where, f"stand-in set {s!r}: no directory gen/standins/{s}")
     if spec.search not in ("full", "system"):
         raise GenError(where, f"'search' must be \"full\" or \"system\", not {spec.search!r}")
     if spec.visibility not in ("default", "hidden"):

@@ -1,2 +1,0 @@
-/* SPDX-License-Identifier: MIT
- * Stand-in: elf.h includes it for AT_* macros only. */
