@@ -61,7 +61,7 @@ def check_failures(spec, exports, header):
     missing = {}
     for e in exports:
         if e.fn.ret != "void" and e.name not in spec.own_answers and e.fn.ret not in spec.failure:
-            missing.setdefault(e.fn.ret, []).append(f"{header}:{e.fn.line}: {e.fn.name}")
+            missing.setdefault(e.fn.ret, []).append(f"{e.fn.file or header}:{e.fn.line}: {e.fn.name}")
     if not missing:
         return
     lines = [f"{len(missing)} return type(s) have no failure value; add to [failure]:"]

@@ -24,6 +24,7 @@ class Function:
     args: str         # the forwarded argument list, e.g. "a0"
     line: int         # line in the header, for messages
     variadic: bool = False  # ends in "...": forwarded untouched by an assembly thunk
+    file: str = ""    # the header that declares it (an umbrella's included one)
 
 def find_header(name, include_dirs):
     for d in include_dirs:
@@ -231,4 +232,4 @@ def _function(ci, c):
     if variadic:
         params.append("...")
     return Function(c.spelling, ret, ", ".join(params) or "void", ", ".join(args),
-                    c.location.line, variadic)
+                    c.location.line, variadic, c.location.file.name)

@@ -23,9 +23,13 @@
  * functions behind own answers. */
 #define LZ_SLOT(sym) __atomic_load_n(&LZ_SLOTS[LZ_I_##sym], __ATOMIC_ACQUIRE)
 
-/* The compiler checks each generated signature against the real header. */
+/* The compiler checks each generated signature against the real header.
+ * The function types are compared, not pointers to them: GCC counts
+ * __attribute__((const)) and noreturn as qualifiers of a function type
+ * (liblzma's lzma_attr_const), which __builtin_types_compatible_p ignores
+ * only at the top level. */
 #define LZ_CHECK(ret, name, params) \
-    _Static_assert(__builtin_types_compatible_p(__typeof__(&name), ret(*) params), \
+    _Static_assert(__builtin_types_compatible_p(__typeof__(name), ret params), \
                    #name ": generated signature differs from the header");
 
 /* A thunk in C: a tail call through the slot. The C function has an
