@@ -19,6 +19,7 @@ import glob
 import os
 import re
 import shlex
+import subprocess
 import sys
 
 sys.dont_write_bytecode = True  # keep the source tree clean when run from it
@@ -60,6 +61,30 @@ def describe(spec):
             ("install", "yes" if spec.install else "no"),
             ("optional", "yes" if spec.optional else "no"),
             ("include_option", next((v for k, v in spec.include_search if k == "option"), ""))]
+    return "".join(f"{k}\t{v}\n" for k, v in rows)
+
+
+def coverage(spec, functions, library, nm):
+    """--describe --library: how the header's functions meet what the real
+    library exports (nm -D), as key<TAB>value lines: declared, exported by
+    the library, both, and the library's functions the header does not
+    declare (by name: a macro rename such as cublasCreate -> cublasCreate_v2
+    leaves the old name exported, undeclared)."""
+    r = subprocess.run([nm, "-D", "--defined-only", library], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise GenError(library, "nm failed: " + r.stderr.strip())
+    exported = set()
+    for line in r.stdout.splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[1] in "TWi":
+            exported.add(parts[2].split("@")[0])
+    exported = {n for n in exported if spec.function_pattern.search(n)}
+    declared = {f.name for f in functions}
+    rows = [("declared", len(declared)), ("exported_by_library", len(exported)),
+            ("declared_and_exported", len(declared & exported)),
+            ("declared_and_exported_names", " ".join(sorted(declared & exported))),
+            ("declared_not_exported", " ".join(sorted(declared - exported))),
+            ("exported_not_declared", " ".join(sorted(exported - declared)))]
     return "".join(f"{k}\t{v}\n" for k, v in rows)
 
 
@@ -125,6 +150,10 @@ def main(argv):
     ap.add_argument("--libelf-spec", help="stubs/libelf.toml (for --amalgamate)")
     ap.add_argument("--libelf-include-dir", default="/usr/include")
     ap.add_argument("--describe", action="store_true")
+    ap.add_argument("--library", metavar="PATH",
+                    help="with --describe: compare the header's functions with what this real "
+                         "library exports (needs --include-dir)")
+    ap.add_argument("--nm", default="nm")
     ap.add_argument("--find-include", action="store_true")
     ap.add_argument("--spec-files", action="store_true",
                     help="the files generation reads besides the header (for Meson's dependencies)")
@@ -151,6 +180,9 @@ def main(argv):
         spec = load_spec(a.spec)
         if a.describe:
             sys.stdout.write(describe(spec))
+            if a.library:
+                _, functions = parse_functions(cc, spec, a.include_dir)
+                sys.stdout.write(coverage(spec, functions, a.library, a.nm))
             return 0
         if a.spec_files:
             print("\n".join([os.path.abspath(a.spec)] + spec.extra_headers + spec.source_files))
