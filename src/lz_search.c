@@ -8,6 +8,7 @@
 #include "lz_report.h"
 #include "lz_objects.h"
 #include "lz_pathlist.h"
+#include "lz_python.h"
 
 #include <dlfcn.h>
 #include <limits.h>
@@ -269,6 +270,25 @@ static int wheel_pythonpath(lz_walk *w)
     return 0;
 }
 
+/* Each sys.path entry of the running Python: below it, the spec's wheel
+ * directories (an entry is a site-packages, or a `pip install --target`
+ * directory that plays one). */
+static int visit_sys_path(void *ctx, const char *entry)
+{
+    char dir[PATH_MAX];
+    return entry[0] && realpath(entry, dir) && try_wheel_dirs(ctx, dir);
+}
+
+static int wheel_sys_path(lz_walk *w)
+{
+    const char *why;
+    if (lz_python_path(visit_sys_path, w, &why))
+        return 1;
+    if (why && strncmp(why, "no Python", 9) != 0)
+        lz_looked(w, "wheel", why);
+    return 0;
+}
+
 static int step_wheel(lz_walk *w)
 {
     if (!w->lib->wheel_dirs[0])
@@ -286,6 +306,8 @@ static int step_wheel(lz_walk *w)
     if (!w->req.origin && lz_objects_mapped_sites(visit_site, w))
         return 1;
     if (wheel_pythonpath(w))
+        return 1;
+    if (!w->req.origin && wheel_sys_path(w))
         return 1;
     if (w->sites_len == 0)
         lz_looked(w, "wheel", "no site-packages above this shim or the loaded objects, "

@@ -244,5 +244,31 @@ def three_amalgamations_one_prefix():
     t.equal(sorted(features), ["libelf", "nccl", "nvjitlink", "nvrtc"], "one entry per feature")
 
 
+@case
+def wheel_step_reads_sys_path():
+    """Issue 26, item 7: an extension installed with `pip install --target T`
+    (T on PYTHONPATH) in a venv whose own site-packages holds the NCCL wheel:
+    the first call finds the venv's wheel through the running Python's
+    sys.path (nothing of the venv is mapped, so neither the site-packages
+    above a loaded object nor PYTHONPATH could say it), not the system's."""
+    if "address" in t.SANITIZE:
+        raise t.Skip("an ASan-built extension cannot be loaded into a Python without ASan")
+    d = t.workdir("wheel_sys_path")
+    venv = f"{d}/venv"
+    t.run([sys.executable, "-m", "venv", "--without-pip", venv], check_rc=0)
+    py = f"{venv}/bin/python"
+    site = t.run([py, "-c", "import site; print(site.getsitepackages()[0])"], check_rc=0).stdout.strip()
+    fake = t.fake_nccl(f"{site}/nvidia/nccl/lib")
+    target = f"{d}/target"
+    os.makedirs(target, exist_ok=True)
+    extension(target, "tgtext", "tg_")
+    probe = ("import tgtext; print(tgtext.version()); print(tgtext.loaded_path()); "
+             "print(tgtext.loaded_step())")
+    r = t.run([py, "-c", probe], env={"PYTHONPATH": target}, check_rc=0)
+    version, path, step = r.stdout.split()
+    t.equal((version, os.path.realpath(path), step), ("99999", os.path.realpath(fake), "wheel"),
+            f"the venv's wheel through sys.path: {r.stdout}{r.stderr}")
+
+
 if __name__ == "__main__":
     raise SystemExit(t.main())
