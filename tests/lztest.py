@@ -15,6 +15,9 @@ import subprocess
 import sys
 
 BUILD = os.environ.get("LZ_BUILD_DIR", "")
+# Where src/meson.build puts the shims, their generated C, export lists and
+# amalgamations (the public header lazynccl_api.h stays in BUILD).
+SHIMS = os.path.join(BUILD, "src")
 SOURCE = os.environ.get("LZ_SOURCE_DIR", os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CC = shlex.split(os.environ.get("LZ_CC", "cc"))
 NCCL_INCLUDE = os.environ.get("LZ_NCCL_INCLUDE", "/usr/local/cuda/include")
@@ -117,12 +120,12 @@ def compile_c(out, sources, args=(), shared=False):
 
 def shim(lib, static=False):
     name = f"liblazy{lib}.a" if static else f"liblazy{lib}.so"
-    return os.path.join(BUILD, name)
+    return os.path.join(SHIMS, name)
 
 
 def link_shim_args(*libs):
-    args = [f"-I{SOURCE}/include", f"-I{BUILD}", f"-I{NCCL_INCLUDE}", f"-I{CUDA_INCLUDE}", f"-L{BUILD}",
-            f"-Wl,-rpath,{BUILD}"]
+    args = [f"-I{SOURCE}/include", f"-I{BUILD}", f"-I{SHIMS}", f"-I{NCCL_INCLUDE}", f"-I{CUDA_INCLUDE}", f"-L{SHIMS}",
+            f"-Wl,-rpath,{SHIMS}"]
     args += [f"-llazy{lib}" for lib in libs]
     return args + sanitizer_link_args()
 

@@ -39,9 +39,9 @@ def thunks_are_a_plt_entry():
     adrp + add + ldar + br: four instructions, as long as a PLT entry."""
     need_cross()
     checked, bad, sample = 0, [], None
-    for lib in sorted(f[7:-3] for f in os.listdir(t.BUILD)
+    for lib in sorted(f[7:-3] for f in os.listdir(t.SHIMS)
                       if f.startswith("liblazy") and f.endswith(".so")):
-        with open(os.path.join(t.BUILD, f"{lib}_exports.txt")) as f:
+        with open(os.path.join(t.SHIMS, f"{lib}_exports.txt")) as f:
             names = [n for n in f.read().split() if not n.startswith(f"lazy{lib}_")]
         found = t.function_bodies(t.shim(lib), os.environ.get("LZ_OBJDUMP", "objdump"),
                                   comment="//")
@@ -65,7 +65,7 @@ def thunks_are_a_plt_entry():
 
 def client(d, suffix="12_4"):
     args = [f"-DJIT_SUFFIX={suffix}", f"-I{t.NCCL_INCLUDE}", f"-I{t.CUDA_INCLUDE}",
-            f"-I{t.SOURCE}/include", f"-I{t.BUILD}", f"-L{t.BUILD}", f"-Wl,-rpath,{t.BUILD}",
+            f"-I{t.SOURCE}/include", f"-I{t.BUILD}", f"-I{t.SHIMS}", f"-L{t.SHIMS}", f"-Wl,-rpath,{t.SHIMS}",
             "-llazynccl", "-llazynvrtc", "-llazynvjitlink"]
     return t.compile_c(os.path.join(d, "client"), [os.path.join(t.PROGS, "real_client.c")], args)
 
@@ -145,7 +145,7 @@ def zlib_variadic_arm64():
         raise t.Skip("liblazyzlib was not built (zlib.h missing)")
     d = t.workdir("cross_zlib")
     exe = t.compile_c(f"{d}/zlib_shim", [os.path.join(t.PROGS, "zlib_client.c")],
-                      ["-DLZ_SHIM", f"-L{t.BUILD}", f"-Wl,-rpath,{t.BUILD}", "-llazyzlib"])
+                      ["-DLZ_SHIM", f"-L{t.SHIMS}", f"-Wl,-rpath,{t.SHIMS}", "-llazyzlib"])
     env = {"LAZYZLIB_LIBPATH": os.path.join(t.debian("zlib1g", ARCH), "libz.so.1")}
     first = run_arm64([exe, "first-variadic"], env)
     t.contains(first, "before: libz mappings 0\ngzprintf(NULL): -2\n", "Z_STREAM_ERROR from the real gzprintf")

@@ -35,10 +35,10 @@ def client(d, name="client", suffix="13_0", link=(), shims=("nccl", "nvrtc", "nv
            include=()):
     """tests/progs/real_client.c linked to the given shims and extra link args."""
     args = [f"-DJIT_SUFFIX={suffix}", *[f"-I{i}" for i in include], f"-I{t.NCCL_INCLUDE}",
-            f"-I{t.CUDA_INCLUDE}", f"-I{t.SOURCE}/include", f"-I{t.BUILD}"]
+            f"-I{t.CUDA_INCLUDE}", f"-I{t.SOURCE}/include", f"-I{t.BUILD}", f"-I{t.SHIMS}"]
     args += list(link)
     if shims:
-        args += [f"-L{t.BUILD}", f"-Wl,-rpath,{t.BUILD}"] + [f"-llazy{s}" for s in shims]
+        args += [f"-L{t.SHIMS}", f"-Wl,-rpath,{t.SHIMS}"] + [f"-llazy{s}" for s in shims]
     args += t.sanitizer_link_args()
     return t.compile_c(os.path.join(d, name), [os.path.join(t.PROGS, "real_client.c")], args)
 
@@ -72,7 +72,7 @@ def nvrtc124_wheel_compiles():
     site = f"{d}/venv/lib/python3.11/site-packages"
     lib = nvrtc124(f"{site}/nvidia/cuda_nvrtc/lib")
     os.makedirs(f"{site}/mypkg")
-    shutil.copy(os.path.join(t.BUILD, "liblazynvrtc.so.0"), f"{site}/mypkg/liblazynvrtc.so.0")
+    shutil.copy(os.path.join(t.SHIMS, "liblazynvrtc.so.0"), f"{site}/mypkg/liblazynvrtc.so.0")
     os.symlink("liblazynvrtc.so.0", f"{site}/mypkg/liblazynvrtc.so")
     exe = client(d, shims=("nccl", "nvjitlink"),
                  link=[f"-L{site}/mypkg", f"-Wl,-rpath,{site}/mypkg", "-llazynvrtc"])
@@ -295,13 +295,13 @@ def nccl_shim_from_2223_header():
     t.check(r.returncode == 0, f"meson setup failed:\n{r.stdout}\n{r.stderr}")
     r = t.run(["meson", "compile", "-C", b, "lazynccl:shared_library"])
     t.check(r.returncode == 0, f"meson compile failed:\n{r.stdout[-3000:]}\n{r.stderr}")
-    with open(f"{b}/nccl_stubs.c") as f:
+    with open(f"{b}/src/nccl_stubs.c") as f:
         head = f.read(2000)
     t.contains(head, "NCCL_VERSION_CODE = 22203", "provenance of the generated shim")
     exe = t.compile_c(f"{d}/client", [os.path.join(t.PROGS, "real_client.c")],
-                      [f"-I{inc}", f"-I{t.CUDA_INCLUDE}", f"-I{t.SOURCE}/include", f"-I{t.BUILD}",
-                       f"-L{b}", f"-Wl,-rpath,{b}", "-llazynccl", f"-L{t.BUILD}",
-                       f"-Wl,-rpath,{t.BUILD}", "-llazynvrtc", "-llazynvjitlink"]
+                      [f"-I{inc}", f"-I{t.CUDA_INCLUDE}", f"-I{t.SOURCE}/include", f"-I{t.BUILD}", f"-I{t.SHIMS}",
+                       f"-L{b}/src", f"-Wl,-rpath,{b}/src", "-llazynccl", f"-L{t.SHIMS}",
+                       f"-Wl,-rpath,{t.SHIMS}", "-llazynvrtc", "-llazynvjitlink"]
                       + t.sanitizer_link_args())
     real = t.real_library("libnccl.so.2")
     out = run([exe, "nccl-version"], {"LAZYNCCL_LIBPATH": real})
@@ -317,7 +317,7 @@ def nccl2223_served_by_2289_shim():
     lib = nccl2223()
     ldso, libc = t.newer_loader()
     exe = client(d)
-    out = run([ldso, "--library-path", f"{libc}:{t.BUILD}", exe, "nccl-version", "nccl-new"],
+    out = run([ldso, "--library-path", f"{libc}:{t.SHIMS}", exe, "nccl-version", "nccl-new"],
               {"LAZYNCCL_LIBPATH": lib})
     expect(out, "nccl=22203 rc=0",
            f"ncclCommWindowRegister rc=2 last_error=lazynccl: ncclCommWindowRegister: "

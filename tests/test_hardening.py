@@ -17,8 +17,8 @@ from lztest import case
 def nccl_client(d, static=False, name="client"):
     src = os.path.join(t.PROGS, "nccl_client.c")
     if static:
-        args = [f"-I{t.SOURCE}/include", f"-I{t.BUILD}", f"-I{t.NCCL_INCLUDE}", f"-I{t.CUDA_INCLUDE}",
-                os.path.join(t.BUILD, "liblazynccl.a"), "-ldl", "-lpthread"]
+        args = [f"-I{t.SOURCE}/include", f"-I{t.BUILD}", f"-I{t.SHIMS}", f"-I{t.NCCL_INCLUDE}", f"-I{t.CUDA_INCLUDE}",
+                os.path.join(t.SHIMS, "liblazynccl.a"), "-ldl", "-lpthread"]
         return t.compile_c(os.path.join(d, name), [src], args + t.sanitizer_link_args())
     return t.compile_c(os.path.join(d, name), [src], t.link_shim_args("nccl"))
 
@@ -49,8 +49,8 @@ def secure_client(d, kind):
     amalgamation compiled in."""
     if kind == "amalgamation":
         src = os.path.join(t.PROGS, "nccl_client.c")
-        args = [f"-I{t.SOURCE}/include", f"-I{t.BUILD}", f"-I{t.NCCL_INCLUDE}", f"-I{t.CUDA_INCLUDE}",
-                os.path.join(t.BUILD, "lazynccl_amalg.c"), "-ldl", "-lpthread"]
+        args = [f"-I{t.SOURCE}/include", f"-I{t.BUILD}", f"-I{t.SHIMS}", f"-I{t.NCCL_INCLUDE}", f"-I{t.CUDA_INCLUDE}",
+                os.path.join(t.SHIMS, "lazynccl_amalg.c"), "-ldl", "-lpthread"]
         return t.compile_c(os.path.join(d, "client"), [src], args + t.sanitizer_link_args())
     return nccl_client(d, static=kind == "static")
 
@@ -318,7 +318,7 @@ def messages_name_their_shim():
 def loader_lock_programs(d, real_dir):
     """The plugin-constructor program and its plugin, against the shim and,
     for comparison, against the real NCCL (-lnccl)."""
-    inc = [f"-I{t.NCCL_INCLUDE}", f"-I{t.CUDA_INCLUDE}", f"-I{t.SOURCE}/include", f"-I{t.BUILD}"]
+    inc = [f"-I{t.NCCL_INCLUDE}", f"-I{t.CUDA_INCLUDE}", f"-I{t.SOURCE}/include", f"-I{t.BUILD}", f"-I{t.SHIMS}"]
     shim = t.compile_c(os.path.join(d, "plugin_shim.so"), [os.path.join(t.FAKES, "ctor_plugin.c")],
                        t.link_shim_args("nccl"), shared=True)
     prog = t.compile_c(os.path.join(d, "loader_lock"), [os.path.join(t.PROGS, "loader_lock.c")],

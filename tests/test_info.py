@@ -91,7 +91,7 @@ def real_libraries_versions():
     """The real CUDA 13.0 libraries are reported with their real versions;
     --load loads them and asks their version functions, which agree."""
     t.real_library("libnccl.so.2")
-    doc = json.loads(info("--json", "--load", rc=0).stdout)
+    doc = json.loads(info("--json", "--load", "nccl", "nvrtc", "nvjitlink", rc=0).stdout)
     by_id = {l["id"]: l for l in doc["libraries"]}
     chosen = {i: [c for c in l["candidates"] if c["verdict"] == "chosen"][0] for i, l in by_id.items()}
     print({i: c["version"] for i, c in chosen.items()}, {i: l["loaded"] for i, l in by_id.items()})

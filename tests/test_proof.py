@@ -138,11 +138,11 @@ def proof_dropins_and_amalgamations_build():
         spec = open(os.path.join(t.SOURCE, "tests", "specs", f"{lib}.toml")).read()
         soname = spec.split("sonames = [\"")[1].split("\"")[0]
         t.check(os.path.exists(os.path.join(t.BUILD, "src", "dropin", soname)), f"{lib}: drop-in {soname}")
-        amalg = os.path.join(t.BUILD, f"lazy{lib}_amalg.c")
+        amalg = os.path.join(t.SHIMS, f"lazy{lib}_amalg.c")
         t.check(os.path.exists(amalg), f"{lib}: {amalg}")
         inc = "/usr/include" if lib == "lzma" else t.CUDA_INCLUDE
         t.compile_c(os.path.join(d, f"{lib}.o"), [amalg],
-                    ["-c", "-fPIC", f"-I{inc}", f"-I{t.BUILD}", "-Wall", "-Wextra", "-Werror",
+                    ["-c", "-fPIC", f"-I{inc}", f"-I{t.BUILD}", f"-I{t.SHIMS}", "-Wall", "-Wextra", "-Werror",
                      "-DLZ_HAVE_LIBELF"])
 
 

@@ -29,7 +29,7 @@ def pkgconfig_lazy_version():
     t.check("-llazynccl" in flags and not any("-lnccl" == f for f in flags),
             f"pkg-config flags: {flags}")
     exe = t.compile_c(os.path.join(d, "client"), [os.path.join(t.PROGS, "nccl_client.c")],
-                      flags + [f"-Wl,-rpath,{t.BUILD}"] + t.sanitizer_link_args())
+                      flags + [f"-Wl,-rpath,{t.SHIMS}"] + t.sanitizer_link_args())
     needed = t.run(["readelf", "-d", exe], check_rc=0).stdout
     t.check("libnccl" not in needed, "the program has a DT_NEEDED on libnccl")
     lazy = t.run([exe, "version"], check_rc=0).stdout.split()
@@ -77,7 +77,7 @@ def static_link():
     t.real_library("libnccl.so.2")
     d = t.workdir("static_link")
     exe = t.compile_c(os.path.join(d, "client"), [os.path.join(t.PROGS, "nccl_client.c")],
-                      [f"-I{t.SOURCE}/include", f"-I{t.BUILD}", f"-I{t.NCCL_INCLUDE}", t.shim("nccl", static=True),
+                      [f"-I{t.SOURCE}/include", f"-I{t.BUILD}", f"-I{t.SHIMS}", f"-I{t.NCCL_INCLUDE}", t.shim("nccl", static=True),
                        "-ldl", "-lpthread"] + t.sanitizer_link_args())
     t.check("lazynccl" not in t.run(["readelf", "-d", exe], check_rc=0).stdout,
             "statically linked program still needs liblazynccl")

@@ -105,7 +105,7 @@ def hot_path():
         raise t.Skip(f"sanitizer build ({t.SANITIZE}) instruments the slot load")
     checked, bad = 0, []
     for lib in LIBS:
-        with open(os.path.join(t.BUILD, f"{lib}_exports.txt")) as f:
+        with open(os.path.join(t.SHIMS, f"{lib}_exports.txt")) as f:
             names = [n for n in f.read().split() if not n.startswith(f"lazy{lib}_")]
         bodies = function_bodies(t.shim(lib))
         for n in names:
@@ -142,7 +142,7 @@ def generator_deterministic():
     for part in ("Spec:    stubs/nccl.toml", os.path.join(t.NCCL_INCLUDE, "nccl.h"),
                  "NCCL_MAJOR = 2", "do not edit"):
         t.contains(head, part, "provenance comment")
-    with open(os.path.join(t.BUILD, "nccl_stubs.c")) as f:
+    with open(os.path.join(t.SHIMS, "nccl_stubs.c")) as f:
         t.equal(f.read(), outs[0], "the build's generated file vs a fresh run")
 
 

@@ -7,7 +7,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$top/build}
 dst=$top/gpu-bundle
 rm -rf "$dst" && mkdir -p "$dst/include"
-for f in "$build"/liblazy*.so*; do [ -d "$f" ] || cp -P "$f" "$dst/"; done
+for f in "$build"/src/liblazy*.so*; do [ -d "$f" ] || cp -P "$f" "$dst/"; done
 cp "$build/lazynccl-info" "$dst/"
 cp "$top/include/lazynccl.h" "$build/lazynccl_api.h" "$dst/include/"
 strip --strip-debug "$dst"/*.so.*.* "$dst/lazynccl-info"
