@@ -38,7 +38,8 @@ CONTROL_API = [
      "drop-in; the first call loads it unless the override names another.\n"
      "NULL otherwise, and always for a shim that is not a drop-in. Cost: one load."),
     ("would_load", "int", "char *path, size_t size", "path, size",
-     "1 when a call would load a library now, writing its path; 0 if not.\n"
+     "1 when a call would load a library now, writing its path; 0 if not,\n"
+     "writing why (the search's report, cut to size).\n"
      "Probes only: nothing is loaded and no constructor runs. Cost: the\n"
      "search with file probes."),
 ]

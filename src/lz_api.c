@@ -157,8 +157,8 @@ int lz_api_would_load(const lz_lib *lib, char *path, size_t size)
     }
     lz_request req = {0};
     lz_result res;
-    if (!lz_inspect_search(lib, &req, &res, NULL, 0))
-        return 0;
+    if (!lz_inspect_search(lib, &req, &res, path, size))
+        return 0; /* path holds the report: every candidate and why, every place */
     if (path && size)
         snprintf(path, size, "%s", res.path);
     return 1;

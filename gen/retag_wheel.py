@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Tag a lazynccl wheel for the glibc its binaries really need.
+
+    python3 gen/retag_wheel.py dist/lazynccl-0.1.0-py3-none-any.whl
+
+meson-python 0.12 tags the wheel py3-none-any (every file is in the package
+directory, which it reads as pure). This reads the highest GLIBC_x.y symbol
+version the wheel's ELF files need (objdump -T) and writes, beside the
+input, the same wheel tagged py3-none-manylinux_<x>_<y>_<arch> (WHEEL and
+RECORD updated, Root-Is-Purelib false); prints its file name. The binaries
+are built against glibc 2.17 symbol versions (src/lz_glibc_compat.h), so
+that is manylinux_2_17 (manylinux2014). Standard library and binutils only:
+auditwheel, which does the same and more, is not in Debian 12."""
+import base64
+import hashlib
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import zipfile
+
+
+def glibc_needed(data):
+    with tempfile.NamedTemporaryFile() as f:
+        f.write(data)
+        f.flush()
+        out = subprocess.run(["objdump", "-T", f.name], capture_output=True, text=True,
+                             check=True).stdout
+    vers = [tuple(int(x) for x in v.split(".")) for v in re.findall(r"GLIBC_(\d+\.\d+(?:\.\d+)?)", out)]
+    return max(vers, default=(0, 0))[:2]
+
+
+def machine(data):
+    e_machine = int.from_bytes(data[18:20], "little")
+    return {62: "x86_64", 183: "aarch64"}.get(e_machine) or sys.exit(f"unknown ELF machine {e_machine}")
+
+
+def record_line(name, data):
+    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+    return f"{name},sha256={digest},{len(data)}"
+
+
+def main(path):
+    with zipfile.ZipFile(path) as z:
+        files = {i.filename: (i, z.read(i)) for i in z.infolist()}
+    elves = [data for _, data in files.values() if data[:4] == b"\x7fELF"]
+    if not elves:
+        sys.exit("no ELF file in the wheel: nothing to tag")
+    need = max(glibc_needed(d) for d in elves)
+    arches = {machine(d) for d in elves}
+    if len(arches) != 1:
+        sys.exit(f"binaries of several machines: {sorted(arches)}")
+    tag = f"py3-none-manylinux_{need[0]}_{need[1]}_{arches.pop()}"
+    base = os.path.basename(path)
+    m = re.match(r"^(.+?-[^-]+)-[^-]+-[^-]+-[^-]+\.whl$", base)
+    if not m:
+        sys.exit(f"not a wheel file name: {base}")
+    out = os.path.join(os.path.dirname(path), f"{m.group(1)}-{tag}.whl")
+    distinfo = next(n.split("/")[0] for n in files if n.endswith(".dist-info/WHEEL"))
+    wheel_name, record_name = f"{distinfo}/WHEEL", f"{distinfo}/RECORD"
+    text = files[wheel_name][1].decode()
+    text = re.sub(r"(?m)^Tag: .*$", f"Tag: {tag}", text)
+    text = re.sub(r"(?m)^Root-Is-Purelib: .*$", "Root-Is-Purelib: false", text)
+    files[wheel_name] = (files[wheel_name][0], text.encode())
+    record = [record_line(n, d) for n, (_, d) in files.items() if n != record_name]
+    files[record_name] = (files[record_name][0], ("\n".join(record + [f"{record_name},,"]) + "\n").encode())
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
+        for name, (info, data) in files.items():
+            z.writestr(info, data)
+    print(os.path.basename(out))
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    main(sys.argv[1])

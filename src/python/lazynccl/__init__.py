@@ -1,0 +1,213 @@
+# SPDX-License-Identifier: MIT
+"""Which NCCL, NVRTC and nvJitLink this process got, from where, and why.
+
+The lazynccl shims (the drop-ins ``lazynccl-run`` preloads, or a shim a
+program or extension links) load each library at its first call. This
+module asks them, through their control API, what they did. It never loads
+a real library unless :func:`load` is called.
+
+>>> import lazynccl
+>>> sorted(lazynccl.LIBRARIES)
+['nccl', 'nvjitlink', 'nvrtc']
+>>> lazynccl.status("nccl").loaded in (True, False)
+True
+>>> lazynccl.status("cublas")
+Traceback (most recent call last):
+    ...
+ValueError: unknown library 'cublas' (known: nccl, nvjitlink, nvrtc)
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+from dataclasses import dataclass
+from typing import Dict, Optional, Tuple
+
+__all__ = ["LIBRARIES", "LibraryStatus", "LoadError", "status", "would_load", "load",
+           "package_dir"]
+
+# id: (control API prefix, drop-in files newest first, version function)
+LIBRARIES: Dict[str, Tuple[str, Tuple[str, ...], str]] = {
+    "nccl": ("lazynccl", ("libnccl.so.2",), "ncclGetVersion"),
+    "nvrtc": ("lazynvrtc", ("libnvrtc.so.13", "libnvrtc.so.12"), "nvrtcVersion"),
+    "nvjitlink": ("lazynvjitlink", ("libnvJitLink.so.13", "libnvJitLink.so.12"), "nvJitLinkVersion"),
+}
+
+# The shims' search steps, named as cuda.pathfinder names its own where they
+# mean the same (its LoadedDL.found_via), and by the step otherwise.
+_FOUND_VIA = {
+    "wheel": "site-packages",
+    "CONDA_PREFIX": "conda",
+    "LD_LIBRARY_PATH": "system-search",
+    "run path": "system-search",
+    "ld.so.cache": "system-search",
+    "system directories": "system-search",
+    "default directories": "system-search",
+    "CUDA_HOME": "CUDA_HOME",
+    "CUDA_PATH": "CUDA_HOME",
+    "NCCL_HOME": "NCCL_HOME",
+    "already loaded": "was-already-loaded-from-elsewhere",
+    "asked by path": "asked-by-path",
+    "search list": "search-list",
+}
+
+
+class LoadError(RuntimeError):
+    """The library could not be loaded; the message is the shim's report:
+    every candidate tried and why it was rejected, then every place searched."""
+
+
+@dataclass(frozen=True)
+class LibraryStatus:
+    """What one shim says of its library.
+
+    name: "nccl", "nvrtc" or "nvjitlink"; shim: where the answering shim
+    lives ("" when none is in the process); loaded: whether the real library
+    is loaded; path: the file loaded (or, from would_load, that would be);
+    version: its version, asked of it when loaded ("2.28.9", "13.0");
+    step: the search step that found it ("wheel", "ld.so.cache",
+    "LAZYNCCL_LIBPATH", ...); found_via: the same in cuda.pathfinder's words
+    where it has one ("site-packages", "system-search", "conda",
+    "CUDA_HOME"), else the step; asked_path: the file the program asked for
+    by path, which lazynccl-run's audit module handed to the drop-in; error:
+    why it could not be loaded, or None.
+    """
+    name: str
+    shim: str
+    loaded: bool
+    path: Optional[str] = None
+    version: Optional[str] = None
+    step: Optional[str] = None
+    found_via: Optional[str] = None
+    asked_path: Optional[str] = None
+    error: Optional[str] = None
+
+
+def package_dir() -> str:
+    """The installed package's directory: its drop-ins are in dropin/, the
+    audit module and lazynccl-run beside this file."""
+    return os.path.dirname(os.path.abspath(__file__))
+
+
+def _check(name: str) -> Tuple[str, Tuple[str, ...], str]:
+    if name not in LIBRARIES:
+        raise ValueError(f"unknown library {name!r} (known: {', '.join(sorted(LIBRARIES))})")
+    return LIBRARIES[name]
+
+
+def _text(fn) -> Optional[str]:
+    fn.restype = ctypes.c_char_p
+    fn.argtypes = []
+    v = fn()
+    return v.decode(errors="replace") if v is not None else None
+
+
+def _in_process(prefix: str):
+    """The shim of prefix in the process's global scope (a preloaded drop-in,
+    a shim the program links), or None. Loads nothing."""
+    glob = ctypes.CDLL(None)
+    try:
+        getattr(glob, prefix + "_is_loaded")
+    except AttributeError:
+        return None
+    return glob
+
+
+def _shim(name: str, allow_dropin: bool):
+    """(handle, where) of a shim for name: one already in the process, else,
+    when allowed, this package's drop-in (loading a drop-in loads no real
+    library: that waits for a call)."""
+    prefix, dropins, _ = _check(name)
+    h = _in_process(prefix)
+    if h is not None:
+        return h, "in process"
+    if not allow_dropin:
+        return None, ""
+    for f in dropins:
+        path = os.path.join(package_dir(), "dropin", f)
+        if os.path.exists(path):
+            return ctypes.CDLL(path, mode=os.RTLD_LOCAL | os.RTLD_LAZY), path
+    return None, ""
+
+
+def _version(name: str, h) -> Optional[str]:
+    _, _, fn_name = LIBRARIES[name]
+    fn = getattr(h, fn_name)
+    if name == "nccl":
+        v = ctypes.c_int()
+        if fn(ctypes.byref(v)) != 0:
+            return None
+        code = v.value
+        major, rest = (code // 10000, code % 10000) if code >= 10000 else (code // 1000, code % 1000)
+        return f"{major}.{rest // 100}.{rest % 100}"
+    a, b = ctypes.c_int(), ctypes.c_int()
+    return f"{a.value}.{b.value}" if fn(ctypes.byref(a), ctypes.byref(b)) == 0 else None
+
+
+def _status(name: str, h, where: str) -> LibraryStatus:
+    prefix = LIBRARIES[name][0]
+    is_loaded = getattr(h, prefix + "_is_loaded")
+    is_loaded.restype = ctypes.c_int
+    loaded = bool(is_loaded())
+    step = _text(getattr(h, prefix + "_loaded_step")) if loaded else None
+    asked = None
+    try:
+        asked = _text(getattr(h, prefix + "_asked_path"))
+    except AttributeError:
+        pass
+    return LibraryStatus(
+        name=name, shim=where, loaded=loaded,
+        path=_text(getattr(h, prefix + "_loaded_path")) if loaded else None,
+        version=_version(name, h) if loaded else None,
+        step=step, found_via=_FOUND_VIA.get(step, step) if step else None,
+        asked_path=asked,
+        error=None if loaded else _text(getattr(h, prefix + "_last_error")))
+
+
+def status(name: Optional[str] = None):
+    """What the shims in this process say: one LibraryStatus, or, without a
+    name, a dict of all three. Never loads anything: a library no shim in
+    the process stands for is reported with shim "" and loaded False."""
+    if name is None:
+        return {n: status(n) for n in LIBRARIES}
+    _check(name)
+    h, where = _shim(name, allow_dropin=False)
+    if h is None:
+        return LibraryStatus(name=name, shim="", loaded=False,
+                             error="no lazynccl shim for it in this process")
+    return _status(name, h, where)
+
+
+def would_load(name: str) -> LibraryStatus:
+    """Which file a first call would load now, found by which step, without
+    loading it (the shim's probe: no constructor runs). loaded is False; path
+    is None and error says why when nothing would load."""
+    prefix = _check(name)[0]
+    h, where = _shim(name, allow_dropin=True)
+    if h is None:
+        return LibraryStatus(name=name, shim="", loaded=False,
+                             error="no lazynccl shim in the process and no drop-in in the package")
+    buf = ctypes.create_string_buffer(8192)
+    fn = getattr(h, prefix + "_would_load")
+    fn.restype = ctypes.c_int
+    if fn(buf, ctypes.c_size_t(len(buf))):
+        return LibraryStatus(name=name, shim=where, loaded=False, path=buf.value.decode())
+    # 0: the buffer holds the search's report (every candidate and why).
+    return LibraryStatus(name=name, shim=where, loaded=False,
+                         error=buf.value.decode(errors="replace") or "nothing would load")
+
+
+def load(name: str) -> LibraryStatus:
+    """Load the library now (a process that wants to fail early), through the
+    shim in the process or this package's drop-in; raises LoadError with the
+    shim's report when it cannot."""
+    prefix = _check(name)[0]
+    h, where = _shim(name, allow_dropin=True)
+    if h is None:
+        raise LoadError(f"{name}: no lazynccl shim in the process and no drop-in in the package")
+    fn = getattr(h, prefix + "_load")
+    fn.restype = ctypes.c_int
+    if fn() != 0:
+        raise LoadError(_text(getattr(h, prefix + "_last_error")) or f"{name} could not be loaded")
+    return _status(name, h, where)

@@ -1,0 +1,257 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Issue 27: the Python user's front door. The wheel built offline from
+this tree (pip wheel --no-build-isolation, Debian's python3-mesonpy),
+installed into a fresh venv and a --target directory: lazynccl-run from the
+venv's bin/ runs a PyTorch-style consumer lazily, and lazynccl.status(),
+would_load() and load() say what happened, from Python."""
+import glob
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import zipfile
+
+import lztest as t
+from lztest import case
+
+SYSTEM_PY = "/usr/bin/python3"
+
+
+def skip_unless_buildable():
+    if t.SANITIZE not in ("", "none"):
+        raise t.Skip("the wheel is built by meson-python from the sources, not from this sanitizer "
+                     "build; the default build runs these tests")
+    if subprocess.run([SYSTEM_PY, "-c", "import mesonpy"], capture_output=True).returncode != 0:
+        raise t.Skip("python3-mesonpy is not installed for /usr/bin/python3")
+
+
+def wheel():
+    """Build the wheel once per build directory (the cases run in parallel:
+    the first builds it under a lock, the others wait and reuse it)."""
+    skip_unless_buildable()
+    d = os.path.join(t.BUILD, "tests-work", "python_wheel")
+    os.makedirs(d, exist_ok=True)
+    import fcntl
+    with open(f"{d}/.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        found = glob.glob(f"{d}/dist/lazynccl-*.whl")
+        if found:
+            return found[0]
+        for sub in ("src", "build-venv", "dist"):
+            shutil.rmtree(f"{d}/{sub}", ignore_errors=True)
+        t.stage_source_tree(f"{d}/src")
+        venv = f"{d}/build-venv"
+        t.run([SYSTEM_PY, "-m", "venv", "--system-site-packages", venv], check_rc=0)
+        r = t.run([f"{venv}/bin/python", "-m", "pip", "wheel", "--no-build-isolation", "--no-deps",
+                   "--no-index", "-w", f"{d}/dist", f"{d}/src"])
+        t.equal(r.returncode, 0, f"pip wheel: {r.stdout[-3000:]}{r.stderr[-3000:]}")
+        return glob.glob(f"{d}/dist/lazynccl-*.whl")[0]
+
+
+def venv_with_wheel(name):
+    whl = wheel()
+    d = t.workdir(name)
+    venv = f"{d}/venv"
+    t.run([SYSTEM_PY, "-m", "venv", venv], check_rc=0)
+    r = t.run([f"{venv}/bin/python", "-m", "pip", "install", "--no-index", "--no-deps", whl])
+    t.equal(r.returncode, 0, f"pip install: {r.stdout[-2000:]}{r.stderr[-2000:]}")
+    return d, venv
+
+
+CONSUMER = r"""
+import ctypes, json, os, sys
+import lazynccl
+real = sys.argv[1]
+def mapped():
+    return sorted({l.split()[-1] for l in open('/proc/self/maps')
+                   if '/libnccl.so' in l and lazynccl.package_dir() not in l})
+out = {}
+ctypes.CDLL(real)                       # torch's preload, by path
+out['after_preload'] = mapped()
+s = lazynccl.status('nccl')
+out['before'] = [s.loaded, s.asked_path, s.shim]
+v = ctypes.c_int()
+ctypes.CDLL('libnccl.so.2').ncclGetVersion(ctypes.byref(v))   # the first call
+s = lazynccl.status('nccl')
+out['after'] = [s.loaded, s.path, s.step, s.found_via, s.version, v.value]
+out['after_call'] = mapped()
+out['other'] = {k: (x.loaded, x.shim != '') for k, x in lazynccl.status().items()}
+print(json.dumps(out))
+"""
+
+
+@case
+def python_wheel_run_and_status():
+    """From a fresh venv: bin/lazynccl-run runs a torch-like consumer with
+    nothing real mapped after its by-path preload; lazynccl.status() says
+    "not loaded" (and the path asked for) before the first call, and the
+    loaded path, step, found_via and version after it."""
+    real = t.real_library("libnccl.so.2")
+    d, venv = venv_with_wheel("python_status")
+    script = f"{d}/consumer.py"
+    with open(script, "w") as f:
+        f.write(CONSUMER)
+    r = t.run([f"{venv}/bin/lazynccl-run", f"{venv}/bin/python", script, real])
+    t.equal(r.returncode, 0, r.stdout + r.stderr)
+    out = json.loads(r.stdout)
+    t.equal(out["after_preload"], [], "nothing real mapped after the preload")
+    t.equal(out["before"], [False, real, "in process"], "status before the first call")
+    loaded, path, step, via, version, code = out["after"]
+    t.equal((loaded, os.path.realpath(path), step, via), (True, os.path.realpath(real),
+            "asked by path", "asked-by-path"), f"status after: {out}")
+    t.equal(version, f"{code // 10000}.{code % 10000 // 100}.{code % 100}", "version")
+    t.equal(len(out["after_call"]), 1, f"one real copy: {out}")
+    t.equal(out["other"], {"nccl": [True, True], "nvrtc": [False, True], "nvjitlink": [False, True]},
+            "the three drop-ins answer; only NCCL was called")
+
+
+@case
+def python_would_load_hidden_maps_nothing():
+    """would_load() of a library out of reach (LAZYNCCL_LIBPATH names a
+    missing file) gives the shim's reason and maps nothing; load() raises
+    LoadError with the report; with the library in reach would_load names
+    the file, still without mapping it."""
+    real = t.real_library("libnccl.so.2")
+    d, venv = venv_with_wheel("python_would_load")
+    probe = ("import json, lazynccl\n"
+             "w = lazynccl.would_load('nccl')\n"
+             "m = [l for l in open('/proc/self/maps') if '/libnccl.so' in l and lazynccl.package_dir() not in l]\n"
+             "try:\n    lazynccl.load('nccl'); err = None\n"
+             "except lazynccl.LoadError as e:\n    err = str(e)\n"
+             "print(json.dumps([w.path, w.error, len(m), err]))")
+    r = t.run([f"{venv}/bin/python", "-c", probe], env={"LAZYNCCL_LIBPATH": f"{d}/none/libnccl.so.2"},
+              check_rc=0)
+    path, error, mapped, err = json.loads(r.stdout)
+    t.equal((path, mapped), (None, 0), r.stdout)
+    t.contains(error, f"[LAZYNCCL_LIBPATH] {d}/none/libnccl.so.2: rejected: No such file or directory",
+               "would_load's reason")
+    t.contains(err, "LAZYNCCL_LIBPATH is set, so nothing else was tried", "load()'s exception")
+    r = t.run([f"{venv}/bin/python", "-c", probe], check_rc=0)
+    path, error, mapped, err = json.loads(r.stdout)
+    t.equal((os.path.realpath(path), error), (os.path.realpath(real), None), r.stdout)
+    t.equal(err, None, "load() succeeds")
+
+
+@case
+def python_target_dir_and_module_aliases():
+    """pip install --target DIR: with DIR on PYTHONPATH, `python -m lazynccl
+    run` and `python -m lazynccl info` work as the console scripts do."""
+    t.real_library("libnccl.so.2")
+    whl = wheel()
+    d = t.workdir("python_target")
+    target = f"{d}/target"
+    r = t.run([SYSTEM_PY, "-m", "pip", "install", "--no-index", "--no-deps", "--target", target, whl])
+    t.equal(r.returncode, 0, r.stderr[-2000:])
+    env = {"PYTHONPATH": target}
+    r = t.run([SYSTEM_PY, "-m", "lazynccl", "run", "--print-env"], env=env, check_rc=0)
+    t.contains(r.stdout, f"export LD_PRELOAD='{os.path.realpath(target)}/lazynccl/dropin/libnccl.so.2",
+               "the package's drop-ins")
+    t.contains(r.stdout, f"export LD_AUDIT='{os.path.realpath(target)}/lazynccl/liblazynccl-audit.so'",
+               "the package's audit module")
+    r = t.run([SYSTEM_PY, "-m", "lazynccl", "info", "--json", "nccl"], env=env)
+    t.equal(r.returncode, 0, r.stderr)
+    doc = json.loads(r.stdout)
+    t.equal(doc["libraries"][0]["id"], "nccl", "lazynccl-info through python -m")
+    r = t.run([SYSTEM_PY, "-m", "lazynccl"], env=env)
+    t.equal(r.returncode, 2, "usage")
+
+
+@case
+def python_doctests():
+    """The API's doctests run against the installed package."""
+    d, venv = venv_with_wheel("python_doctest")
+    r = t.run([f"{venv}/bin/python", "-m", "doctest", "-v",
+               glob.glob(f"{venv}/lib/python3*/site-packages/lazynccl/__init__.py")[0]])
+    t.equal(r.returncode, 0, r.stdout[-2000:] + r.stderr)
+    t.check(re.search(r"\d+ passed and 0 failed", r.stdout), r.stdout[-500:])
+
+
+@case
+def python_user_site_and_prefix():
+    """pip install --user (a private PYTHONUSERBASE) and --prefix (a
+    conda-like prefix on PYTHONPATH): the package is found, `python -m
+    lazynccl run` uses its own drop-ins and audit module, and a by-path
+    preload under it maps nothing real until the first call."""
+    real = t.real_library("libnccl.so.2")
+    whl = wheel()
+    d = t.workdir("python_user_prefix")
+    script = f"{d}/consumer.py"
+    with open(script, "w") as f:
+        f.write(CONSUMER)
+    for kind, args, env in (
+            ("user", ["--user"], {"PYTHONUSERBASE": f"{d}/userbase"}),
+            ("prefix", ["--prefix", f"{d}/conda"], {})):
+        r = t.run([SYSTEM_PY, "-m", "pip", "install", "--no-index", "--no-deps", "--no-warn-script-location",
+                   "--break-system-packages"] + args + [whl], env=env)
+        if r.returncode != 0 and "--break-system-packages" in r.stderr:
+            r = t.run([SYSTEM_PY, "-m", "pip", "install", "--no-index", "--no-deps",
+                       "--no-warn-script-location"] + args + [whl], env=env)
+        t.equal(r.returncode, 0, f"{kind}: {r.stderr[-1500:]}")
+        if kind == "prefix":
+            # Debian's pip puts a --prefix install in <prefix>/local/lib/pythonX.Y/dist-packages.
+            sites = glob.glob(f"{d}/conda/**/lazynccl/__init__.py", recursive=True)
+            t.equal(len(sites), 1, f"{kind}: one package under the prefix: {sites}")
+            env = {"PYTHONPATH": os.path.dirname(os.path.dirname(sites[0]))}
+        where = t.run([SYSTEM_PY, "-c", "import lazynccl; print(lazynccl.package_dir())"], env=env,
+                      check_rc=0).stdout.strip()
+        t.check(where.startswith(d), f"{kind}: the package from {where}")
+        r = t.run([SYSTEM_PY, "-m", "lazynccl", "run", SYSTEM_PY, script, real], env=env)
+        t.equal(r.returncode, 0, f"{kind}: {r.stdout}{r.stderr}")
+        out = json.loads(r.stdout)
+        t.equal(out["after_preload"], [], f"{kind}: nothing real after the preload")
+        t.equal(out["after"][0], True, f"{kind}: loaded at the first call")
+
+
+def glibc_needed(path):
+    out = t.run(["objdump", "-T", path], check_rc=0).stdout
+    vers = [tuple(int(x) for x in v.split(".")) for v in re.findall(r"GLIBC_(\d+\.\d+(?:\.\d+)?)", out)]
+    return max(vers) if vers else (0, 0)
+
+
+@case
+def python_wheel_glibc_tag():
+    """Every binary in the wheel needs at most GLIBC_2.17 and no NVIDIA
+    library (DT_NEEDED); the wheel retagged for that glibc (the documented
+    `wheel tags` step) is manylinux_2_17_<arch>; auditwheel agrees if present."""
+    whl = wheel()
+    d = t.workdir("python_tag")
+    with zipfile.ZipFile(whl) as z:
+        z.extractall(f"{d}/x")
+    sos = [p for p in glob.glob(f"{d}/x/lazynccl/**/*", recursive=True)
+           if os.path.isfile(p) and open(p, "rb").read(4) == b"\x7fELF"]
+    t.check(len(sos) >= 7, f"binaries: {sos}")
+    need = max(glibc_needed(p) for p in sos)
+    t.check(need <= (2, 17), f"highest GLIBC needed: {need}")
+    for p in sos:
+        dyn = t.run(["objdump", "-p", p], check_rc=0).stdout
+        needed = re.findall(r"NEEDED\s+(\S+)", dyn)
+        t.equal([n for n in needed if re.match(r"lib(nccl|nvrtc|nvJitLink|cuda|cudart)", n)], [],
+                f"{p}: DT_NEEDED {needed}")
+    arch = os.uname().machine
+    tag = f"manylinux_{need[0]}_{need[1]}_{arch}"
+    staged = os.path.join(d, os.path.basename(whl))
+    shutil.copy(whl, staged)
+    r = t.run([SYSTEM_PY, os.path.join(t.SOURCE, "gen", "retag_wheel.py"), staged])
+    t.equal(r.returncode, 0, r.stderr)
+    retagged = r.stdout.strip()
+    t.equal(retagged, f"lazynccl-0.1.0-py3-none-{tag}.whl", "the retagged wheel")
+    with zipfile.ZipFile(os.path.join(d, retagged)) as z:
+        meta = z.read("lazynccl-0.1.0.dist-info/WHEEL").decode()
+    t.contains(meta, f"Tag: py3-none-{tag}", "WHEEL metadata")
+    venv = f"{d}/venv"
+    t.run([SYSTEM_PY, "-m", "venv", venv], check_rc=0)
+    r = t.run([f"{venv}/bin/python", "-m", "pip", "install", "--no-index", "--no-deps",
+               os.path.join(d, retagged)])
+    t.equal(r.returncode, 0, f"pip installs the retagged wheel here: {r.stderr[-1500:]}")
+    if not shutil.which("auditwheel"):
+        print("auditwheel is not installed here (not in Debian 12): its check is skipped")
+        return
+    r = t.run(["auditwheel", "show", os.path.join(d, retagged)])
+    t.contains(r.stdout, tag, "auditwheel show")
+
+
+if __name__ == "__main__":
+    raise SystemExit(t.main())
