@@ -71,7 +71,16 @@ elif mode == "dist":
     torch.cuda.synchronize()
     after, _ = real_maps()
     dist.destroy_process_group()
-    print(json.dumps({"mode": mode, "rank": rank, "ok": ok, "before_init": before, "after": after}))
+    st = None
+    try:  # the wheel's Python API, when installed (issue 27)
+        import lazynccl
+        s = lazynccl.status("nccl")
+        st = {"loaded": s.loaded, "path": s.path, "version": s.version, "step": s.step,
+              "found_via": s.found_via, "asked_path": s.asked_path}
+    except ImportError:
+        pass
+    print(json.dumps({"mode": mode, "rank": rank, "ok": ok, "before_init": before, "after": after,
+                      "lazynccl_status": st}))
 elif mode == "jit":
     import torch
     before, _ = real_maps()
