@@ -26,13 +26,7 @@ static void show(const char *when)
 {
     static const char *const stems[] = {"/libnccl.so", "/libnvrtc.so", "/libnvrtc-builtins.so",
                                         "/libnvJitLink.so", NULL};
-    char files[16][4096];
-    int n = lz_maps_real(stems, files, 16);
-    printf("real after %s:", when);
-    for (int i = 0; i < n; i++)
-        printf(" %s", files[i]);
-    printf("%s\n", n ? "" : " -");
-    fflush(stdout);
+    lz_maps_print("real", when, stems);
 }
 
 static int (*call)(void);

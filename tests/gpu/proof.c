@@ -17,12 +17,7 @@
 static void show(const char *when)
 {
     static const char *const stems[] = {"/libcublas.so", "/libcufft.so", "/libcudnn.so", NULL};
-    char files[8][4096];
-    int n = lz_maps_real(stems, files, 8);
-    printf("real after %s:", when);
-    for (int i = 0; i < n; i++)
-        printf(" %s", files[i]);
-    printf("%s\n", n ? "" : " -");
+    lz_maps_print("real", when, stems);
 }
 
 int main(void)

@@ -58,4 +58,17 @@ static inline int lz_maps_real(const char *const *stems, char (*files)[4096], in
     return n;
 }
 
+/* Print "<what> after <when>: FILE..." (" -" when none) for the files
+ * lz_maps_real finds, and flush (the test programs fork). */
+static inline void lz_maps_print(const char *what, const char *when, const char *const *stems)
+{
+    char files[16][4096];
+    int n = lz_maps_real(stems, files, 16);
+    printf("%s after %s:", what, when);
+    for (int i = 0; i < n; i++)
+        printf(" %s", files[i]);
+    printf("%s\n", n ? "" : " -");
+    fflush(stdout);
+}
+
 #endif

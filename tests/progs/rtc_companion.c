@@ -10,12 +10,7 @@
 static void show(const char *when)
 {
     static const char *const stems[] = {"/libnvrtc-builtins.so", NULL};
-    char files[8][4096];
-    int n = lz_maps_real(stems, files, 8);
-    printf("builtins after %s:", when);
-    for (int i = 0; i < n; i++)
-        printf(" %s", files[i]);
-    printf("%s\n", n ? "" : " -");
+    lz_maps_print("builtins", when, stems);
 }
 
 int main(void)
