@@ -87,23 +87,28 @@ static int companion_beside(const char *dir, const char *prefix, const char *son
 /* 1 when the dynamic linker, asked for name by the library itself, would
  * open file: then the library finds its companion without us, when it
  * needs it, as it does when loaded by a bare dlopen. */
+struct same_file {
+    dev_t dev;
+    ino_t ino;
+    int same;
+};
+
 static int visit_same(void *ctx, const char *step, const char *path)
 {
     (void)step;
-    struct stat *want = ctx, sb;
-    if (stat(path, &sb) == 0 && sb.st_dev == want->st_dev && sb.st_ino == want->st_ino)
-        want->st_nlink = (nlink_t)-1;
+    struct same_file *want = ctx;
+    struct stat sb;
+    want->same = stat(path, &sb) == 0 && sb.st_dev == want->dev && sb.st_ino == want->ino;
     return 1; /* the first file found is the one it would open */
 }
 
 static int found_by_name(const char *name, const struct stat *file)
 {
-    struct stat want = *file;
-    want.st_nlink = 0;
+    struct same_file want = {file->st_dev, file->st_ino, 0};
     const char *const names[] = {name, NULL};
     lz_linker_hooks h = {.visit = visit_same, .ctx = &want};
     lz_linker_lookup(names, &h);
-    return want.st_nlink == (nlink_t)-1;
+    return want.same;
 }
 
 /* Load the companions the library opens by bare name (NVRTC's builtins)
@@ -367,6 +372,13 @@ void lz_companions_load(const lz_lib *lib, const char *name)
         char file[PATH_MAX];
         snprintf(file, sizeof file, "%.*s", (int)n, p);
         p += n + (p[n] == '\n');
+        /* Probed before it is loaded, as an eager companion is. */
+        lz_probe pr;
+        if (lz_probe_read(file, &pr) == LZ_PROBE_REJECTED) {
+            lz_log(lib, "companion %s: not loaded: %s", file, pr.reason);
+            continue;
+        }
+        lz_probe_free(&pr);
         const char *e;
         if (lz_dlopen(file, LZ_DLOPEN_FLAGS, &e))
             lz_log(lib, "loaded companion %s (before %s)", file, name);
