@@ -145,11 +145,14 @@ static int each_note(const struct link_map *map, int (*fn)(unsigned, const char 
             continue;
         const char *p = (const char *)(map->l_addr + ph[i].p_vaddr);
         const char *end = p + ph[i].p_memsz;
+        /* Notes are padded to the segment's alignment: 8 for an 8-aligned
+         * PT_NOTE (.note.gnu.property), else 4 (ours). */
+        size_t pad = ph[i].p_align == 8 ? 7 : 3;
         while (p + sizeof(ElfW(Nhdr)) <= end) {
             const ElfW(Nhdr) *nh = (const ElfW(Nhdr) *)p;
             const char *name = p + sizeof *nh;
-            const char *desc = name + ((nh->n_namesz + 3) & ~3u);
-            const char *next = desc + ((nh->n_descsz + 3) & ~3u);
+            const char *desc = name + ((nh->n_namesz + pad) & ~pad);
+            const char *next = desc + ((nh->n_descsz + pad) & ~pad);
             if (next > end || next <= p)
                 break;
             if (nh->n_namesz == sizeof LZ_NOTE_OWNER && memcmp(name, LZ_NOTE_OWNER, sizeof LZ_NOTE_OWNER) == 0) {
