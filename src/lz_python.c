@@ -40,7 +40,8 @@ int lz_python_path(int (*visit)(void *ctx, const char *entry), void *ctx, const 
         return 0;
     }
     for (ssize_t i = 0; i < n; i++) {
-        const char *entry = utf8(list_item(path, i));
+        py_object *item = list_item(path, i); /* borrowed */
+        const char *entry = item ? utf8(item) : NULL;
         if (!entry) {
             clear(); /* not a str: Python skips it too */
             continue;
