@@ -2,7 +2,6 @@
 /* The path asked for by a redirected load (lz_asked.h). */
 #include "lz_asked.h"
 
-#include <string.h>
 
 static void copy_bounded(char *dst, const char *src, size_t size)
 {
@@ -25,18 +24,18 @@ int lz_asked_record(const lz_lib *lib, const char *path, const char *by)
     return 0;
 }
 
-int lz_asked(const lz_lib *lib, char *path, char *by)
+int lz_asked(const lz_lib *lib, const char **path, const char **by)
 {
     const lz_state *st = lib->st;
     if (__atomic_load_n(&st->asked_state, __ATOMIC_ACQUIRE) != 2)
         return 0;
-    memcpy(path, st->asked, sizeof st->asked);
-    memcpy(by, st->asked_by, sizeof st->asked_by);
+    *path = st->asked;
+    *by = st->asked_by;
     return 1;
 }
 
 const char *lz_asked_path(const lz_lib *lib)
 {
-    const lz_state *st = lib->st;
-    return __atomic_load_n(&st->asked_state, __ATOMIC_ACQUIRE) == 2 ? st->asked : NULL;
+    const char *path, *by;
+    return lz_asked(lib, &path, &by) ? path : NULL;
 }

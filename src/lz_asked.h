@@ -10,8 +10,9 @@
  * earlier one is kept. No lock, no allocation, no library call: it runs
  * inside the dynamic linker. */
 LZ_HIDDEN int lz_asked_record(const lz_lib *lib, const char *path, const char *by);
-/* The recorded request, copied (PATH_MAX bytes each): 1 when there is one. */
-LZ_HIDDEN int lz_asked(const lz_lib *lib, char *path, char *by);
+/* The recorded request (never changed once recorded, so the strings stay
+ * valid): 1 when there is one. */
+LZ_HIDDEN int lz_asked(const lz_lib *lib, const char **path, const char **by);
 /* The recorded path (stays valid), or NULL. */
 LZ_HIDDEN const char *lz_asked_path(const lz_lib *lib);
 

@@ -23,15 +23,13 @@ int lz_python_path(int (*visit)(void *ctx, const char *entry), void *ctx, const 
     const char *(*utf8)(py_object *) = (const char *(*)(py_object *))
         lz_dlsym(RTLD_DEFAULT, "PyUnicode_AsUTF8");
     void (*clear)(void) = (void (*)(void))lz_dlsym(RTLD_DEFAULT, "PyErr_Clear");
-    if (!gil_held || !sys_get || !list_size || !list_item || !utf8 || !clear) {
-        *why = "no Python interpreter in this process";
-        return 0;
-    }
+    *why = NULL;
+    if (!gil_held || !sys_get || !list_size || !list_item || !utf8 || !clear)
+        return 0; /* no Python interpreter in this process */
     if (!gil_held()) {
         *why = "the calling thread does not hold Python's GIL (a ctypes call releases it)";
         return 0;
     }
-    *why = NULL;
     py_object *path = sys_get("path"); /* borrowed */
     ssize_t n = path ? list_size(path) : -1;
     if (n < 0) {

@@ -139,8 +139,8 @@ static int step_override(lz_walk *w)
     if (lz_secure() && getenv(lib->env_var))
         lz_note(w, "[%s] ignored: secure-execution process (setuid/setcap)", lib->env_var);
     const char *env = lz_getenv(lib->env_var);
-    char asked[PATH_MAX], by[PATH_MAX];
-    int was_asked = lz_asked(lib, asked, by);
+    const char *asked, *by;
+    int was_asked = lz_asked(lib, &asked, &by);
     if (env) {
         if (was_asked)
             lz_note(w, "[asked by path] %s (dlopen by %s): not tried, %s names the library",
@@ -161,8 +161,8 @@ static int step_override(lz_walk *w)
  * module redirected to this drop-in: what the program would have loaded. */
 static int step_asked(lz_walk *w)
 {
-    char asked[PATH_MAX], by[PATH_MAX];
-    if (!lz_asked(w->lib, asked, by))
+    const char *asked, *by;
+    if (!lz_asked(w->lib, &asked, &by))
         return 0;
     lz_looked(w, "asked by path", asked);
     lz_log(w->lib, "the program asked for %s (dlopen by %s)", asked, by);
@@ -284,7 +284,7 @@ static int wheel_sys_path(lz_walk *w)
     const char *why;
     if (lz_python_path(visit_sys_path, w, &why))
         return 1;
-    if (why && strncmp(why, "no Python", 9) != 0)
+    if (why)
         lz_looked(w, "wheel", why);
     return 0;
 }
