@@ -307,10 +307,6 @@ int lz_try_file(lz_walk *w, const char *step, const char *path)
         lz_verdict(w, step, path, LZ_REJECTED, &p, "%s", p.reason);
         return 0;
     }
-    if (rc == LZ_PROBE_UNAVAILABLE) {
-        lz_note(w, "[%s] %s: not probed (%s)", step, path, p.reason);
-        return w->res.found ? 0 : load(w, step, path, NULL);
-    }
     if (w->res.found) { /* an exhaustive walk, past the chosen one */
         lz_verdict(w, step, path, LZ_NOT_REACHED, &p, NULL);
         lz_probe_free(&p);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -37,20 +38,32 @@ struct cache_entry {
     uint64_t hwcap;
 };
 
+/* The string at off, if it ends inside the file. */
+static const char *string_at(const char *buf, size_t len, uint32_t off)
+{
+    return off < len && memchr(buf + off, '\0', len - off) ? buf + off : NULL;
+}
+
 int lz_ldcache_lookup(const char *file, const char *soname, char *out, size_t size)
 {
     int fd = open(file, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return 0;
     struct stat sb;
-    char *buf = NULL;
     int found = 0;
+    /* Mapped, not read: page-cache pages mapped in a few faults, where a
+     * copy into the heap costs a fresh page each (microseconds apiece on a
+     * virtual machine, for a file the first call reads once). */
     if (fstat(fd, &sb) != 0 || sb.st_size < (off_t)sizeof(struct cache_header) ||
-        sb.st_size > (64 << 20) || !(buf = malloc((size_t)sb.st_size + 1)) ||
-        read(fd, buf, (size_t)sb.st_size) != sb.st_size)
-        goto out;
+        sb.st_size > (64 << 20)) {
+        close(fd);
+        return 0;
+    }
     size_t len = (size_t)sb.st_size;
-    buf[len] = '\0'; /* every string offset below is then terminated */
+    const char *buf = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (buf == MAP_FAILED)
+        return 0;
     struct cache_header h;
     memcpy(&h, buf, sizeof h);
     if (memcmp(h.magic, CACHE_MAGIC, sizeof h.magic) != 0 ||
@@ -59,17 +72,17 @@ int lz_ldcache_lookup(const char *file, const char *soname, char *out, size_t si
     for (uint32_t i = 0; i < h.nlibs && !found; i++) {
         struct cache_entry e;
         memcpy(&e, buf + sizeof h + i * sizeof e, sizeof e);
-        if ((e.flags & FLAG_TYPE_MASK) != FLAG_ELF_LIBC6 || e.key >= len || e.value >= len)
+        if ((e.flags & FLAG_TYPE_MASK) != FLAG_ELF_LIBC6)
             continue;
         if (FLAG_OWN_ARCH != -1 && (e.flags & FLAG_ARCH_MASK) != FLAG_OWN_ARCH)
             continue;
-        if (strcmp(buf + e.key, soname) == 0) {
-            snprintf(out, size, "%s", buf + e.value);
+        const char *key = string_at(buf, len, e.key), *value = string_at(buf, len, e.value);
+        if (key && value && strcmp(key, soname) == 0) {
+            snprintf(out, size, "%s", value);
             found = 1;
         }
     }
 out:
-    free(buf);
-    close(fd);
+    munmap((void *)buf, len);
     return found;
 }

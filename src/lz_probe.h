@@ -8,23 +8,23 @@
 enum {
     LZ_PROBE_OK = 0,          /* the file can serve */
     LZ_PROBE_REJECTED = 1,    /* it cannot; the reason says why */
-    LZ_PROBE_UNAVAILABLE = 2, /* libelf cannot be had: load, then check */
 };
 
 /* What the probe read from the file. names is a sorted array of the defined
- * dynamic symbols (names without version suffix), owned by the probe. */
+ * dynamic symbols, pointing into strings; both owned by the probe. */
 typedef struct lz_probe {
     char soname[256];
     char reason[512];
     unsigned machine;         /* e_machine */
     int elf_class;            /* ELFCLASS32 / ELFCLASS64 */
-    char **names;
+    const char **names;
+    char *strings;
     size_t nnames;
     char glibc[32];           /* the newest GLIBC_x.y it needs, "" if none */
     unsigned long long dev, ino; /* the file that was read */
 } lz_probe;
 
-/* Read path with libelf: a regular ELF shared object of this process's class
+/* Read path as the dynamic linker would: a regular ELF shared object of this process's class
  * and machine, whose SONAME is one of lib's and which exports lib's required
  * symbols. Nothing is loaded; no constructor runs. */
 LZ_HIDDEN int lz_probe_file(const lz_lib *lib, const char *path, lz_probe *p);

@@ -161,8 +161,10 @@ def audit_own_load_not_redirected_bounded():
     sanitizer_skip()
     real = t.real_library("libnccl.so.2")
     d = t.workdir("audit_naive")
-    naive = t.compile_c(f"{d}/naive-audit.so", [os.path.join(t.SOURCE, "src", "audit", "lz_audit.c")],
-                        ["-DLZ_AUDIT_NAIVE", "-fvisibility=hidden", "-D_GNU_SOURCE"], shared=True)
+    naive = t.compile_c(f"{d}/naive-audit.so", [os.path.join(t.SOURCE, "src", "audit", "lz_audit.c"),
+                                                os.path.join(t.SOURCE, "src", "lz_dynread.c")],
+                        ["-DLZ_AUDIT_NAIVE", "-fvisibility=hidden", "-D_GNU_SOURCE",
+                         "-I" + os.path.join(t.SOURCE, "src")], shared=True)
     r = run(d, "nccl", real)
     t.equal(r.returncode, 0, r.stdout + r.stderr)
     t.check(int(lines(r.stdout, "answer")[0][0]) > 0, f"our module: {r.stdout}")

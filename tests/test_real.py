@@ -41,6 +41,20 @@ def pkgconfig_lazy_version():
 
 
 @case
+def first_call_maps_no_libelf():
+    """The first call probes the real NCCL without libelf (the probe reads
+    the dynamic segment): after it, NCCL is mapped once and libelf not at
+    all, and the answer is the direct link's."""
+    t.real_library("libnccl.so.2")
+    d = t.workdir("first_call_no_libelf")
+    out = t.run([build_client(d), "call", "ncclGetVersion"], check_rc=0).stdout
+    direct = t.run([build_client(d, direct=True), "version"], check_rc=0).stdout.split()
+    t.contains(out, f"ncclGetVersion: rc=0 value={direct[2].split('=')[1]}", "answer")
+    t.contains(out, "copies=1", "NCCL mapped once")
+    t.contains(out, "libelf_mapped=0", "libelf mapped")
+
+
+@case
 def unique_id():
     """ncclGetUniqueId through the shim answers like the direct library."""
     t.real_library("libnccl.so.2")

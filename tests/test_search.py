@@ -303,7 +303,7 @@ def bad_inputs(d):
                                 f"[LAZYNCCL_LIBPATH] {d}/emptydir: rejected: the directory holds no libnccl.so.2"),
         "text_file": (f"{d}/bad/text.so", f"[LAZYNCCL_LIBPATH] {d}/bad/text.so: rejected: not an ELF file"),
         "truncated_elf": (f"{d}/bad/truncated.so",
-                          f"[LAZYNCCL_LIBPATH] {d}/bad/truncated.so: rejected: truncated or stripped ELF: section headers end at byte"),
+                          f"[LAZYNCCL_LIBPATH] {d}/bad/truncated.so: rejected: truncated ELF: a loadable segment ends at byte"),
         "other_machine": (f"{d}/bad/arm64.so",
                           f"[LAZYNCCL_LIBPATH] {d}/bad/arm64.so: rejected: ELF machine 183 (AArch64), this process is 62 (x86-64)"),
         "other_class": (f"{d}/bad/class32.so",
@@ -356,10 +356,11 @@ def rejected_never_loaded():
 
 
 @case
-def without_libelf_load_then_check():
-    """Where libelf cannot be loaded the probe degrades to load-then-check,
-    and says so: a candidate lacking a required export is loaded, then
-    rejected (its constructor ran), and the next one serves."""
+def without_libelf_still_probed():
+    """The probe does not need libelf (it reads what the dynamic linker
+    reads): with libelf out of reach a candidate lacking a required export
+    is still rejected unloaded (its constructor never runs), the next one
+    serves, and libelf is not mapped after the call."""
     d = t.workdir("without_libelf")
     nosym = t.fake_nccl(f"{d}/nosym", omit=["ncclGetErrorString"])
     good = t.fake_nccl(f"{d}/good", version=88)
@@ -368,11 +369,29 @@ def without_libelf_load_then_check():
               env={"LAZYNCCL_LIBPATH": f"{nosym}:{good}", "LAZYNCCL_LIBELF_PATH": f"{d}/no-libelf",
                    "LAZYNCCL_DEBUG": "1", "LZ_CTOR_LOG": log}, check_rc=0)
     t.contains(r.stdout, "ncclGetVersion: rc=0 value=88", "the good candidate answers")
-    t.contains(r.stderr, f"lazynccl: [LAZYNCCL_LIBPATH] {nosym}: not probed (libelf unavailable, so "
-                         "loaded to check: lzelf: libelf could not be loaded", "log")
     t.contains(r.stderr, f"[LAZYNCCL_LIBPATH] {nosym}: rejected: does not export ncclGetErrorString",
-               "checked after loading")
-    t.equal(ctor_log(log), [nosym, good], "constructors that ran (degraded mode loads to check)")
+               "rejected by the probe")
+    t.equal(ctor_log(log), [good], "constructors that ran")
+    t.contains(r.stdout, "libelf_mapped=0", "libelf mapped")
+
+
+@case
+def section_headers_stripped_accepted():
+    """A library without section headers (sstrip; ld.so never reads them)
+    loads as it would with a bare dlopen; a truncated one is still refused."""
+    d = t.workdir("stripped_sections")
+    good = t.fake_nccl(f"{d}/good", version=91)
+    with open(good, "rb") as f:
+        b = bytearray(f.read())
+    # e_shoff = 0, e_shnum = 0, e_shstrndx = 0 (ELF64 header offsets 40, 60, 62)
+    b[40:48] = bytes(8)
+    b[60:64] = bytes(4)
+    os.makedirs(f"{d}/stripped")
+    stripped = f"{d}/stripped/libnccl.so.2"
+    with open(stripped, "wb") as f:
+        f.write(b)
+    out = call(client(d), {"LAZYNCCL_LIBPATH": stripped})
+    t.contains(out, "ncclGetVersion: rc=0 value=91", "the section-less library answers")
 
 
 # --- versioned names ----------------------------------------------------------

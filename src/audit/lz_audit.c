@@ -23,6 +23,8 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include "lz_dynread.h"
+
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -226,57 +228,6 @@ LZ_AUDIT_API unsigned int la_objopen(struct link_map *map, Lmid_t lmid, uintptr_
     return 0;
 }
 
-/* The SONAME of an ELF file of this process's class and machine, read with
- * a few preads; 0 when it is no such file or names none. */
-static int read_soname(int fd, char *out, size_t size)
-{
-    ElfW(Ehdr) eh;
-    if (pread(fd, &eh, sizeof eh, 0) != (ssize_t)sizeof eh || memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
-        eh.e_ident[EI_CLASS] != (sizeof(void *) == 8 ? ELFCLASS64 : ELFCLASS32) ||
-        eh.e_type != ET_DYN || eh.e_phentsize != sizeof(ElfW(Phdr)) || eh.e_phnum == 0 ||
-        eh.e_phnum > 64)
-        return 0;
-    const ElfW(Ehdr) *self = (const ElfW(Ehdr) *)getauxval(AT_SYSINFO_EHDR);
-    if (self && eh.e_machine != self->e_machine)
-        return 0;
-    ElfW(Phdr) ph[64];
-    size_t phsize = eh.e_phnum * sizeof *ph;
-    if (pread(fd, ph, phsize, (off_t)eh.e_phoff) != (ssize_t)phsize)
-        return 0;
-    const ElfW(Phdr) *dyn = NULL;
-    for (int i = 0; i < eh.e_phnum; i++)
-        if (ph[i].p_type == PT_DYNAMIC)
-            dyn = &ph[i];
-    if (!dyn || dyn->p_filesz == 0 || dyn->p_filesz > 64 * 1024)
-        return 0;
-    ElfW(Dyn) d[4096];
-    ssize_t got = pread(fd, d, dyn->p_filesz, (off_t)dyn->p_offset);
-    if (got < (ssize_t)sizeof *d)
-        return 0;
-    ElfW(Addr) strtab = 0, soname = (ElfW(Addr))-1;
-    for (size_t i = 0; i < (size_t)got / sizeof *d && d[i].d_tag != DT_NULL; i++) {
-        if (d[i].d_tag == DT_STRTAB)
-            strtab = d[i].d_un.d_ptr;
-        else if (d[i].d_tag == DT_SONAME)
-            soname = d[i].d_un.d_val;
-    }
-    if (soname == (ElfW(Addr))-1)
-        return 0;
-    /* DT_STRTAB is an address: the PT_LOAD holding it gives its offset. */
-    for (int i = 0; i < eh.e_phnum; i++) {
-        if (ph[i].p_type != PT_LOAD || strtab < ph[i].p_vaddr ||
-            strtab >= ph[i].p_vaddr + ph[i].p_filesz)
-            continue;
-        off_t off = (off_t)(strtab - ph[i].p_vaddr + ph[i].p_offset + soname);
-        ssize_t n = pread(fd, out, size - 1, off);
-        if (n <= 0)
-            return 0;
-        out[n] = '\0';
-        return strnlen(out, (size_t)n) < (size_t)n;
-    }
-    return 0;
-}
-
 /* Tell the drop-in what was asked; its answer is only logged. */
 static void hand_over(target *t, const char *path, const char *by)
 {
@@ -297,7 +248,7 @@ LZ_AUDIT_API char *la_objsearch(const char *name, uintptr_t *cookie, unsigned in
         return (char *)name; /* ld.so will say why it cannot be had */
     struct stat sb;
     char soname[256];
-    int ok = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && read_soname(fd, soname, sizeof soname);
+    int ok = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && lz_dyn_soname(fd, soname, sizeof soname);
     close(fd);
     if (!ok)
         return (char *)name;

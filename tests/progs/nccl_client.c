@@ -5,6 +5,7 @@
  *   nccl_client uniqueid    ->  rc=0 family=2 nonzero=1
  *   nccl_client call NAME.. ->  NAME: rc=... value=... [error=...] [last_error=...]
  *                               then: loaded=PATH step=STEP copies=N
+ *                               libelf_mapped=N (the probe needs no libelf)
  *   nccl_client preload FILE call NAME..   dlopen FILE first (as PyTorch would)
  *   nccl_client wouldload   ->  would=1 path=PATH loaded=0 mapped=0
  *   nccl_client searchpath LIST ...   lazynccl_set_search_path(LIST) first
@@ -121,6 +122,7 @@ int main(int argc, char **argv)
                lazynccl_loaded_step() ? lazynccl_loaded_step() : "-", count_mapped("/libnccl.so"));
         if (argc >= 3)
             printf("set_search_path_after=%d\n", lazynccl_set_search_path("/x"));
+        printf("libelf_mapped=%d\n", count_mapped("/libelf"));
 #endif
         return 0;
     }

@@ -1,0 +1,449 @@
+/* SPDX-License-Identifier: MIT
+ * The candidate's facts as the dynamic linker reads them. Why not libelf:
+ * libelf reads sections, which a loadable file need not have (ld.so never
+ * reads them), and loading libelf (and libz) costs a first call more than the
+ * whole 10 % it may add to the dlopen it guards (docs/performance.md). The
+ * few structures read here are the ones ld.so itself trusts; every offset and
+ * length is checked against the file before it is used. */
+#include "lz_dynread.h"
+
+#include <elf.h>
+#include <link.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+enum {
+    DR_MAX_PHDRS = 128,
+    DR_MAX_DYN = 4096,                 /* dynamic entries read (64 KiB) */
+    DR_MAX_TABLE = 256 << 20,          /* strings or symbols: a hostile file costs no more */
+    DR_WINDOW = 4096,
+};
+
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define DR_NATIVE_DATA ELFDATA2LSB
+#else
+#define DR_NATIVE_DATA ELFDATA2MSB
+#endif
+#define DR_NATIVE_CLASS (sizeof(void *) == 8 ? ELFCLASS64 : ELFCLASS32)
+
+/* The file's head, its loadable segments and its dynamic segment. */
+typedef struct dr_view {
+    int fd;
+    unsigned long long size;
+    ElfW(Ehdr) eh;
+    ElfW(Phdr) ph[DR_MAX_PHDRS];
+    unsigned nph;
+    const ElfW(Phdr) *dynamic;
+    /* a small cache of file bytes for the scattered reads (hash, versions) */
+    unsigned char win[DR_WINDOW];
+    unsigned long long win_off;
+    size_t win_len;
+} dr_view;
+
+static int dr_fail(char *why, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int dr_fail(char *why, size_t n, const char *fmt, ...)
+{
+    if (why && n) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(why, n, fmt, ap);
+        va_end(ap);
+    }
+    return -1;
+}
+
+static int dr_read_at(int fd, void *buf, size_t len, unsigned long long off)
+{
+    size_t done = 0;
+    while (done < len) {
+        ssize_t n = pread(fd, (char *)buf + done, len - done, (off_t)(off + done));
+        if (n <= 0)
+            return -1;
+        done += (size_t)n;
+    }
+    return 0;
+}
+
+/* len bytes at off through the window; NULL when they are not in the file. */
+static const void *dr_at(dr_view *v, unsigned long long off, size_t len)
+{
+    if (len > DR_WINDOW || off > v->size || len > v->size - off)
+        return NULL;
+    if (v->win_len && off >= v->win_off && off + len <= v->win_off + v->win_len)
+        return v->win + (off - v->win_off);
+    size_t want = DR_WINDOW;
+    if (want > v->size - off)
+        want = (size_t)(v->size - off);
+    if (dr_read_at(v->fd, v->win, want, off) != 0) {
+        v->win_len = 0;
+        return NULL;
+    }
+    v->win_off = off;
+    v->win_len = want;
+    return v->win;
+}
+
+/* The file offset of len bytes at address addr: inside one loadable
+ * segment's file image, or (unsigned long long)-1. */
+static unsigned long long dr_offset_of(const dr_view *v, unsigned long long addr, unsigned long long len)
+{
+    for (unsigned i = 0; i < v->nph; i++) {
+        const ElfW(Phdr) *p = &v->ph[i];
+        if (p->p_type != PT_LOAD || addr < p->p_vaddr || addr - p->p_vaddr > p->p_filesz ||
+            len > p->p_filesz - (addr - p->p_vaddr))
+            continue;
+        return p->p_offset + (addr - p->p_vaddr);
+    }
+    return (unsigned long long)-1;
+}
+
+/* Header and program headers; 1 for a file of another class or byte order
+ * (d->elf_class and d->machine set), 0 for this process's, -1 rejected. */
+static int dr_read_head(dr_view *v, lz_dyn *d, char *why, size_t n)
+{
+    const unsigned char *id = dr_at(v, 0, EI_NIDENT + 4);
+    if (!id || memcmp(id, ELFMAG, SELFMAG) != 0)
+        return dr_fail(why, n, "not an ELF file");
+    d->elf_class = id[EI_CLASS];
+    int big = id[EI_DATA] == ELFDATA2MSB;
+    const unsigned char *h = id + EI_NIDENT; /* e_type, e_machine: same place in both classes */
+    unsigned type = big ? (unsigned)h[0] << 8 | h[1] : (unsigned)h[1] << 8 | h[0];
+    unsigned machine = big ? (unsigned)h[2] << 8 | h[3] : (unsigned)h[3] << 8 | h[2];
+    d->machine = machine;
+    if (d->elf_class != DR_NATIVE_CLASS || id[EI_DATA] != DR_NATIVE_DATA)
+        return 1;
+    if (type != ET_DYN)
+        return dr_fail(why, n, "not a shared object (ELF type %u)", type);
+    const void *ehp = dr_at(v, 0, sizeof v->eh);
+    if (!ehp)
+        return dr_fail(why, n, "truncated ELF: the header is cut short");
+    memcpy(&v->eh, ehp, sizeof v->eh);
+    const ElfW(Ehdr) *eh = &v->eh;
+    if (eh->e_phnum == 0 || eh->e_phentsize != sizeof(ElfW(Phdr)))
+        return dr_fail(why, n, "malformed ELF: no program headers");
+    if (eh->e_phnum > DR_MAX_PHDRS)
+        return dr_fail(why, n, "malformed ELF: %u program headers (more than %d)",
+                    (unsigned)eh->e_phnum, DR_MAX_PHDRS);
+    unsigned long long end = eh->e_phoff + (unsigned long long)eh->e_phnum * sizeof(ElfW(Phdr));
+    if (eh->e_phoff > v->size || end > v->size)
+        return dr_fail(why, n, "truncated ELF: program headers end at byte %llu, the file has %llu",
+                    end, v->size);
+    size_t phbytes = eh->e_phnum * sizeof(ElfW(Phdr));
+    const void *php = dr_at(v, eh->e_phoff, phbytes);
+    if (php)
+        memcpy(v->ph, php, phbytes);
+    else if (dr_read_at(v->fd, v->ph, phbytes, eh->e_phoff) != 0)
+        return dr_fail(why, n, "truncated ELF: the program headers cannot be read");
+    v->nph = eh->e_phnum;
+    int loads = 0;
+    for (unsigned i = 0; i < v->nph; i++) {
+        const ElfW(Phdr) *p = &v->ph[i];
+        if (p->p_type == PT_DYNAMIC)
+            v->dynamic = p;
+        if (p->p_type != PT_LOAD)
+            continue;
+        loads++;
+        /* what mmap would map past the end of the file: SIGBUS on first touch */
+        if (p->p_offset > v->size || p->p_filesz > v->size - p->p_offset)
+            return dr_fail(why, n, "truncated ELF: a loadable segment ends at byte %llu, the file has %llu",
+                        (unsigned long long)p->p_offset + p->p_filesz, v->size);
+        if (p->p_filesz > p->p_memsz)
+            return dr_fail(why, n, "malformed ELF: a loadable segment is larger in the file than in memory");
+    }
+    if (!loads)
+        return dr_fail(why, n, "malformed ELF: no loadable segment");
+    if (!v->dynamic || v->dynamic->p_filesz < sizeof(ElfW(Dyn)))
+        return dr_fail(why, n, "no dynamic segment (not a dynamically loadable object)");
+    if (v->dynamic->p_offset > v->size || v->dynamic->p_filesz > v->size - v->dynamic->p_offset)
+        return dr_fail(why, n, "truncated ELF: the dynamic segment ends past the end of the file");
+    return 0;
+}
+
+/* The dynamic entries ld.so reads to name, bind and version an object. */
+typedef struct dr_tags {
+    unsigned long long strtab, strsz, symtab, syment, hash, gnu_hash, verneed, verneednum;
+    unsigned long long soname;
+    int has_strtab, has_soname, has_symtab, has_verneed;
+} dr_tags;
+
+static size_t dr_read_dynamic(dr_view *v, ElfW(Dyn) *buf, size_t max)
+{
+    size_t len = v->dynamic->p_filesz;
+    if (len > max * sizeof *buf)
+        len = max * sizeof *buf;
+    len -= len % sizeof *buf;
+    if (dr_read_at(v->fd, buf, len, v->dynamic->p_offset) != 0)
+        return 0;
+    return len / sizeof *buf;
+}
+
+static void dr_scan_tags(const ElfW(Dyn) *dyn, size_t count, dr_tags *t)
+{
+    memset(t, 0, sizeof *t);
+    for (size_t i = 0; i < count && dyn[i].d_tag != DT_NULL; i++) {
+        unsigned long long val = dyn[i].d_un.d_val;
+        switch (dyn[i].d_tag) {
+        case DT_STRTAB: t->strtab = val, t->has_strtab = 1; break;
+        case DT_STRSZ: t->strsz = val; break;
+        case DT_SYMTAB: t->symtab = val, t->has_symtab = 1; break;
+        case DT_SYMENT: t->syment = val; break;
+        case DT_HASH: t->hash = val; break;
+        case DT_GNU_HASH: t->gnu_hash = val; break;
+        case DT_VERNEED: t->verneed = val, t->has_verneed = 1; break;
+        case DT_VERNEEDNUM: t->verneednum = val; break;
+        case DT_SONAME: t->soname = val, t->has_soname = 1; break;
+        default: break;
+        }
+    }
+}
+
+/* The 32-bit word at file offset off (of a table already placed in the file). */
+static int dr_word(dr_view *v, unsigned long long off, uint32_t *out)
+{
+    const void *p = dr_at(v, off, 4);
+    if (!p)
+        return -1;
+    memcpy(out, p, 4);
+    return 0;
+}
+
+/* How many dynamic symbols there are: the hash table knows (DT_HASH's
+ * nchain, or the end of the last GNU hash chain), as it does for ld.so. */
+static long long dr_symbol_count(dr_view *v, const dr_tags *t)
+{
+    uint32_t w, head[4];
+    unsigned long long off;
+    if (t->hash) {
+        off = dr_offset_of(v, t->hash, 8);
+        return off != (unsigned long long)-1 && dr_word(v, off + 4, &w) == 0 ? (long long)w : -1;
+    }
+    if (!t->gnu_hash)
+        return 0;
+    off = dr_offset_of(v, t->gnu_hash, sizeof head);
+    const void *p = off == (unsigned long long)-1 ? NULL : dr_at(v, off, sizeof head);
+    if (!p)
+        return -1;
+    memcpy(head, p, sizeof head);
+    uint32_t nbuckets = head[0], symoffset = head[1], bloom = head[2];
+    if (nbuckets == 0 || nbuckets > (1u << 24) || bloom > (1u << 24))
+        return -1;
+    unsigned long long buckets = t->gnu_hash + 16 + (unsigned long long)bloom * sizeof(ElfW(Addr));
+    unsigned long long boff = dr_offset_of(v, buckets, 4ull * nbuckets);
+    if (boff == (unsigned long long)-1)
+        return -1;
+    uint32_t last = 0;
+    for (uint32_t b = 0; b < nbuckets; b++) {
+        if (dr_word(v, boff + 4ull * b, &w))
+            return -1;
+        if (w > last)
+            last = w;
+    }
+    if (last < symoffset)
+        return symoffset;
+    /* the chain that starts last runs to the end of the table */
+    unsigned long long chains = buckets + 4ull * nbuckets;
+    for (unsigned long long i = last; i < (unsigned long long)DR_MAX_TABLE / sizeof(ElfW(Sym)); i++) {
+        unsigned long long coff = dr_offset_of(v, chains + 4ull * (i - symoffset), 4);
+        if (coff == (unsigned long long)-1 || dr_word(v, coff, &w))
+            return -1;
+        if (w & 1)
+            return (long long)i + 1;
+    }
+    return -1;
+}
+
+/* The newest GLIBC_x.y among the versions the file needs. */
+static void dr_read_verneed(dr_view *v, const dr_tags *t, const char *strings, lz_dyn *d)
+{
+    unsigned long long addr = t->verneed;
+    for (unsigned long long i = 0; i < t->verneednum && i < 1024; i++) {
+        unsigned long long off = dr_offset_of(v, addr, sizeof(ElfW(Verneed)));
+        ElfW(Verneed) vn;
+        const void *vnp = off == (unsigned long long)-1 ? NULL : dr_at(v, off, sizeof vn);
+        if (!vnp)
+            return;
+        memcpy(&vn, vnp, sizeof vn);
+        unsigned long long aux = addr + vn.vn_aux;
+        for (unsigned k = 0; k < vn.vn_cnt && k < 1024; k++) {
+            unsigned long long aoff = dr_offset_of(v, aux, sizeof(ElfW(Vernaux)));
+            ElfW(Vernaux) a;
+            const void *ap = aoff == (unsigned long long)-1 ? NULL : dr_at(v, aoff, sizeof a);
+            if (!ap)
+                return;
+            memcpy(&a, ap, sizeof a);
+            const char *name = a.vna_name < t->strsz ? strings + a.vna_name : "";
+            if (strncmp(name, "GLIBC_", 6) == 0 && name[6] >= '0' && name[6] <= '9' &&
+                strlen(name + 6) < sizeof d->glibc && lz_version_cmp(name + 6, d->glibc) > 0)
+                snprintf(d->glibc, sizeof d->glibc, "%s", name + 6);
+            if (!a.vna_next)
+                break;
+            aux += a.vna_next;
+        }
+        if (!vn.vn_next)
+            return;
+        addr += vn.vn_next;
+    }
+}
+
+static int dr_read_symbols(dr_view *v, const dr_tags *t, lz_dyn *d, char *why, size_t n)
+{
+    long long count = dr_symbol_count(v, t);
+    if (count < 0)
+        return dr_fail(why, n, "malformed ELF: the dynamic hash table is cut short");
+    if (count == 0 || !t->has_symtab)
+        return 0;
+    if (t->syment && t->syment != sizeof(ElfW(Sym)))
+        return dr_fail(why, n, "malformed ELF: dynamic symbols of %llu bytes", t->syment);
+    unsigned long long bytes = (unsigned long long)count * sizeof(ElfW(Sym));
+    unsigned long long off = dr_offset_of(v, t->symtab, bytes);
+    if (bytes > DR_MAX_TABLE || off == (unsigned long long)-1)
+        return dr_fail(why, n, "malformed ELF: the dynamic symbols lie outside the file");
+    ElfW(Sym) *syms = malloc(bytes);
+    d->names = malloc((size_t)count * sizeof *d->names);
+    if (!syms || !d->names) {
+        free(syms);
+        return dr_fail(why, n, "out of memory");
+    }
+    if (dr_read_at(v->fd, syms, bytes, off) != 0) {
+        free(syms);
+        return dr_fail(why, n, "truncated ELF: the dynamic symbols cannot be read");
+    }
+    for (long long i = 0; i < count; i++)
+        if (syms[i].st_shndx != SHN_UNDEF && syms[i].st_name && syms[i].st_name < t->strsz)
+            d->names[d->nnames++] = d->strings + syms[i].st_name;
+    free(syms);
+    return 0;
+}
+
+int lz_dyn_read(int fd, off_t size, lz_dyn *d, char *why, size_t whysize)
+{
+    memset(d, 0, sizeof *d);
+    dr_view *v = calloc(1, sizeof *v);
+    ElfW(Dyn) *dyn = NULL;
+    int rc = -1;
+    if (!v)
+        return dr_fail(why, whysize, "out of memory");
+    v->fd = fd;
+    v->size = (unsigned long long)size;
+    int head = dr_read_head(v, d, why, whysize);
+    if (head != 0) {
+        rc = head > 0 ? 0 : -1;
+        goto out;
+    }
+    d->native = 1;
+    size_t count = 0;
+    if (!(dyn = malloc(DR_MAX_DYN * sizeof *dyn)) || !(count = dr_read_dynamic(v, dyn, DR_MAX_DYN))) {
+        dr_fail(why, whysize, dyn ? "truncated ELF: the dynamic segment cannot be read" : "out of memory");
+        goto out;
+    }
+    dr_tags t;
+    dr_scan_tags(dyn, count, &t);
+    if (!t.has_strtab) {
+        dr_fail(why, whysize, "malformed ELF: no dynamic string table");
+        goto out;
+    }
+    unsigned long long soff = dr_offset_of(v, t.strtab, t.strsz);
+    if (t.strsz == 0 || t.strsz > DR_MAX_TABLE || soff == (unsigned long long)-1) {
+        dr_fail(why, whysize, "malformed ELF: the dynamic string table lies outside the file");
+        goto out;
+    }
+    if (!(d->strings = malloc(t.strsz + 1))) {
+        dr_fail(why, whysize, "out of memory");
+        goto out;
+    }
+    if (dr_read_at(fd, d->strings, t.strsz, soff) != 0) {
+        dr_fail(why, whysize, "truncated ELF: the dynamic string table cannot be read");
+        goto out;
+    }
+    d->strings[t.strsz] = '\0';
+    if (t.has_soname && t.soname < t.strsz)
+        snprintf(d->soname, sizeof d->soname, "%s", d->strings + t.soname);
+    if (t.has_verneed)
+        dr_read_verneed(v, &t, d->strings, d);
+    rc = dr_read_symbols(v, &t, d, why, whysize);
+out:
+    free(dyn);
+    free(v);
+    if (rc != 0)
+        lz_dyn_free(d);
+    return rc;
+}
+
+void lz_dyn_free(lz_dyn *d)
+{
+    free(d->names);
+    free(d->strings);
+    d->names = NULL;
+    d->strings = NULL;
+    d->nnames = 0;
+}
+
+int lz_dyn_soname(int fd, char *out, size_t size)
+{
+    struct {
+        dr_view v;
+        ElfW(Dyn) dyn[DR_MAX_DYN];
+    } s; /* on the stack: ~80 KiB, no malloc inside the dynamic linker */
+    lz_dyn d;
+    struct stat sb;
+    memset(&s.v, 0, sizeof s.v);
+    s.v.fd = fd;
+    if (fstat(fd, &sb) != 0 || sb.st_size <= 0 || size < 2)
+        return 0;
+    s.v.size = (unsigned long long)sb.st_size;
+    if (dr_read_head(&s.v, &d, NULL, 0) != 0 || d.machine != lz_dyn_own_machine())
+        return 0;
+    dr_tags t;
+    dr_scan_tags(s.dyn, dr_read_dynamic(&s.v, s.dyn, DR_MAX_DYN), &t);
+    if (!t.has_strtab || !t.has_soname || t.soname >= t.strsz)
+        return 0;
+    size_t want = size - 1;
+    if (want > t.strsz - t.soname)
+        want = (size_t)(t.strsz - t.soname);
+    unsigned long long off = dr_offset_of(&s.v, t.strtab + t.soname, want);
+    if (off == (unsigned long long)-1 || dr_read_at(fd, out, want, off) != 0)
+        return 0;
+    out[want] = '\0';
+    return strnlen(out, want) < want || want == t.strsz - t.soname;
+}
+
+unsigned lz_dyn_own_machine(void)
+{
+#if defined(__x86_64__)
+    return EM_X86_64;
+#elif defined(__aarch64__)
+    return EM_AARCH64;
+#elif defined(__i386__)
+    return EM_386;
+#elif defined(__powerpc64__)
+    return EM_PPC64;
+#elif defined(__s390x__)
+    return EM_S390;
+#elif defined(__riscv)
+    return EM_RISCV;
+#elif defined(__arm__)
+    return EM_ARM;
+#else
+    return EM_NONE;
+#endif
+}
+
+int lz_version_cmp(const char *a, const char *b)
+{
+    while (*a || *b) {
+        char *ea, *eb;
+        unsigned long x = strtoul(a, &ea, 10), y = strtoul(b, &eb, 10);
+        if (x != y)
+            return x < y ? -1 : 1;
+        a = *ea == '.' ? ea + 1 : ea;
+        b = *eb == '.' ? eb + 1 : eb;
+        if (ea == a && eb == b)
+            break;
+    }
+    return 0;
+}

@@ -1,0 +1,151 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""The probe reads what the dynamic linker reads (src/lz_dynread.c: program
+headers, the dynamic segment, the hash table's symbol count, DT_VERNEED).
+These tests hold it against binutils, which read the section headers, on
+every real library at hand: the NVIDIA libraries of CUDA 13.0, Debian's
+CUDA 12.4 / 11.8 / NCCL 2.22.3 (amd64 and arm64), and the system's own."""
+import glob
+import os
+import re
+
+import lztest as t
+from lztest import case
+
+
+def dumper(d):
+    src = os.path.join(t.SOURCE, "src")
+    return t.compile_c(os.path.join(d, "dynread_dump"),
+                       [os.path.join(t.PROGS, "dynread_dump.c"), os.path.join(src, "lz_dynread.c")],
+                       [f"-I{src}", "-D_GNU_SOURCE"] + t.sanitizer_link_args())
+
+
+def binutils_facts(path, readelf="readelf"):
+    """(SONAME, newest GLIBC_x.y needed, defined dynamic names) per binutils."""
+    dyn = t.run([readelf, "-dW", path], check_rc=0).stdout
+    m = re.search(r"\(SONAME\)\s+Library soname: \[([^\]]*)\]", dyn)
+    ver = t.run([readelf, "-VW", path], check_rc=0).stdout
+    needed = ver.split("Version needs section", 1)[1] if "Version needs section" in ver else ""
+    glibc = sorted({v for v in re.findall(r"Name: GLIBC_([0-9][0-9.]*)", needed)},
+                   key=lambda v: [int(x) for x in v.split(".")])
+    syms = t.run([readelf, "--dyn-syms", "-W", path], check_rc=0).stdout
+    names = set()
+    for line in syms.splitlines():
+        f = line.split()
+        # Num: Value Size Type Bind Vis Ndx Name
+        if len(f) >= 8 and f[0][:-1].isdigit() and f[6] != "UND":
+            names.add(f[7].split("@")[0])
+    return (m.group(1) if m else "-"), (glibc[-1] if glibc else "-"), names
+
+
+def ours(exe, path):
+    out = t.run([exe, path]).stdout
+    lines = out.splitlines()
+    t.check(lines and not lines[0].startswith("error="), f"{path}: {out[:300]}")
+    head = dict(kv.split("=", 1) for kv in lines[0].split())
+    return head, set(lines[1:])
+
+
+def real_files():
+    files = []
+    for pattern in ("/usr/local/cuda/lib64/lib*.so.*", "/usr/local/cuda/lib/lib*.so.*"):
+        for p in sorted(glob.glob(pattern)):
+            if not os.path.islink(p) and p not in files:
+                files.append(p)
+    for name in ("libc.so.6", "libstdc++.so.6", "libelf.so.1", "libz.so.1", "libm.so.6"):
+        p = os.path.join("/lib/x86_64-linux-gnu" if t.HOST_CPU == "x86_64" else "/lib/aarch64-linux-gnu", name)
+        if os.path.exists(p):
+            files.append(p)
+    return files
+
+
+def debian_files(arch):
+    out = []
+    for pkg, name in (("libnccl2", "libnccl.so.2"), ("libnvrtc12", "libnvrtc.so.12"),
+                      ("libnvjitlink12", "libnvJitLink.so.12"), ("libnvrtc11.2", "libnvrtc.so.11.2"),
+                      ("libnvrtc-builtins12.4", "libnvrtc-builtins.so.12.4")):
+        try:
+            out.append(os.path.realpath(os.path.join(t.debian(pkg, arch), name)))
+        except t.Skip:
+            pass
+    return out
+
+
+def compare(exe, files, native):
+    checked = 0
+    for path in files:
+        head, names = ours(exe, path)
+        soname, glibc, want = binutils_facts(path)
+        t.equal(head["native"], "1" if native else "0", f"{path}: native")
+        if not native:
+            continue
+        t.equal(head["soname"], soname, f"{path}: SONAME")
+        t.equal(head["soname_only"], soname, f"{path}: SONAME read without allocation")
+        t.equal(head["glibc"], glibc, f"{path}: newest GLIBC version needed")
+        t.equal(len(names ^ want), 0,
+                f"{path}: defined dynamic symbols differ: ours only {sorted(names - want)[:5]}, "
+                f"binutils only {sorted(want - names)[:5]}")
+        checked += 1
+    return checked
+
+
+@case
+def dynread_matches_binutils_real_libraries():
+    """SONAME, the newest GLIBC version needed and every defined dynamic
+    symbol, read from the dynamic segment, equal what readelf reads from the
+    sections, for every NVIDIA and system library installed here."""
+    files = real_files()
+    if not files:
+        raise t.Skip("no real library here")
+    n = compare(dumper(t.workdir("dynread_real")), files, native=True)
+    print(f"{n} libraries agree with readelf")
+
+
+@case
+def dynread_matches_binutils_debian_libraries():
+    """The same for the older NVIDIA libraries from Debian's archive (CUDA
+    12.4, 11.8, NCCL 2.22.3); their arm64 builds are read as another
+    machine's (class and machine only, as the probe needs)."""
+    files = debian_files("amd64" if t.HOST_CPU == "x86_64" else "arm64")
+    if not files:
+        raise t.Skip("the Debian libraries are not in the cache")
+    exe = dumper(t.workdir("dynread_debian"))
+    n = compare(exe, files, native=True)
+    other = debian_files("arm64" if t.HOST_CPU == "x86_64" else "amd64")
+    for path in other:
+        head, _ = ours(exe, path)
+        want = t.run(["readelf", "-hW", path], check_rc=0).stdout
+        machine = {"AArch64": "183", "Advanced Micro Devices X86-64": "62"}[
+            re.search(r"Machine:\s+(.*)", want).group(1).strip()]
+        t.equal(head["machine"], machine, f"{path}: machine")
+    print(f"{n} libraries agree with readelf; {len(other)} of the other machine read as such")
+
+
+@case
+def dynread_rejects_bad_files():
+    """Broken files give the reason and no facts: empty, text, a header only,
+    program headers past the end, a loadable segment past the end, no
+    dynamic segment (an object file)."""
+    d = t.workdir("dynread_bad")
+    exe = dumper(d)
+    good = t.fake_nccl(f"{d}/good")
+    with open(good, "rb") as f:
+        b = f.read()
+    cases = {"empty": (b"", "not an ELF file"),
+             "text": (b"not an ELF file at all\n" * 4, "not an ELF file"),
+             "header": (b[:64], "truncated ELF: program headers end at byte"),
+             "cut": (b[:2000], "truncated ELF: a loadable segment ends at byte")}
+    for name, (data, reason) in cases.items():
+        p = f"{d}/{name}.so"
+        with open(p, "wb") as f:
+            f.write(data)
+        out = t.run([exe, p]).stdout
+        t.check(out.startswith("error=" + reason), f"{name}: {out}")
+    obj = t.compile_c(f"{d}/x.o", [os.path.join(t.PROGS, "dynread_dump.c")],
+                      ["-c", f"-I{os.path.join(t.SOURCE, 'src')}"])
+    out = t.run([exe, obj]).stdout
+    t.check(out.startswith("error=not a shared object (ELF type 1)"), out)
+
+
+if __name__ == "__main__":
+    raise SystemExit(t.main())
