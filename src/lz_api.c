@@ -117,7 +117,10 @@ int lz_inspect_search(const lz_lib *lib, const lz_request *req, lz_result *res, 
 {
     int lost;
     char *list = lz_search_list_copy(lib, &lost);
-    lz_walk w = {.lib = lib, .req = *req, .rep = {.text = report, .size = report_size}};
+    lz_walk w;
+    lz_walk_init(&w, lib, req);
+    w.rep.text = report;
+    w.rep.size = report_size;
     w.req.dry_run = 1;
     w.req.search_list = list;
     unsigned char *wanted = req->wanted ? NULL : lz_imported_names(lib);

@@ -143,9 +143,13 @@ static int load_companions(lz_walk *w, const char *step, const char *path, const
             continue;
         }
         if (w->lib->companions_for && w->lib->companions_for[0] && !w->req.dry_run) {
-            size_t used = strlen(w->res.companions);
-            snprintf(w->res.companions + used, sizeof w->res.companions - used, "%s%s",
-                     used ? "\n" : "", file);
+            size_t used = w->res.companions_len;
+            int n = snprintf(w->res.companions + used, sizeof w->res.companions - used, "%s%s",
+                             used ? "\n" : "", file);
+            if (n > 0 && (size_t)n < sizeof w->res.companions - used)
+                w->res.companions_len += (size_t)n;
+            else
+                w->res.companions[used] = '\0';
             lz_log(w->lib, "companion %s: loaded before the first call of %s", file,
                    w->lib->companions_for[0]);
             continue;

@@ -303,31 +303,33 @@ static int dr_read_symbols(dr_view *v, const dr_tags *t, lz_dyn *d, char *why, s
     unsigned long long off = dr_offset_of(v, t->symtab, bytes);
     if (bytes > DR_MAX_TABLE || off == (unsigned long long)-1)
         return dr_fail(why, n, "malformed ELF: the dynamic symbols lie outside the file");
-    ElfW(Sym) *syms = malloc(bytes);
     d->names = malloc((size_t)count * sizeof *d->names);
-    if (!syms || !d->names) {
-        free(syms);
+    if (!d->names)
         return dr_fail(why, n, "out of memory");
+    /* through the window, a page of symbols at a time: no copy of the table */
+    for (long long i = 0; i < count; i++) {
+        ElfW(Sym) sym;
+        const void *sp = dr_at(v, off + (unsigned long long)i * sizeof sym, sizeof sym);
+        if (!sp)
+            return dr_fail(why, n, "truncated ELF: the dynamic symbols cannot be read");
+        memcpy(&sym, sp, sizeof sym);
+        if (sym.st_shndx != SHN_UNDEF && sym.st_name && sym.st_name < t->strsz)
+            d->names[d->nnames++] = d->strings + sym.st_name;
     }
-    if (dr_read_at(v->fd, syms, bytes, off) != 0) {
-        free(syms);
-        return dr_fail(why, n, "truncated ELF: the dynamic symbols cannot be read");
-    }
-    for (long long i = 0; i < count; i++)
-        if (syms[i].st_shndx != SHN_UNDEF && syms[i].st_name && syms[i].st_name < t->strsz)
-            d->names[d->nnames++] = d->strings + syms[i].st_name;
-    free(syms);
     return 0;
 }
 
 int lz_dyn_read(int fd, off_t size, lz_dyn *d, char *why, size_t whysize)
 {
     memset(d, 0, sizeof *d);
-    dr_view *v = calloc(1, sizeof *v);
+    /* On the stack and not zeroed: a first call pays for each fresh page it
+     * writes, and only the program headers and the window are written. */
+    dr_view view, *v = &view;
+    v->nph = 0;
+    v->dynamic = NULL;
+    v->win_len = 0;
     ElfW(Dyn) *dyn = NULL;
     int rc = -1;
-    if (!v)
-        return dr_fail(why, whysize, "out of memory");
     v->fd = fd;
     v->size = (unsigned long long)size;
     int head = dr_read_head(v, d, why, whysize);
@@ -337,7 +339,10 @@ int lz_dyn_read(int fd, off_t size, lz_dyn *d, char *why, size_t whysize)
     }
     d->native = 1;
     size_t count = 0;
-    if (!(dyn = malloc(DR_MAX_DYN * sizeof *dyn)) || !(count = dr_read_dynamic(v, dyn, DR_MAX_DYN))) {
+    size_t ndyn = v->dynamic->p_filesz / sizeof *dyn;
+    if (ndyn > DR_MAX_DYN)
+        ndyn = DR_MAX_DYN;
+    if (!(dyn = malloc(ndyn * sizeof *dyn)) || !(count = dr_read_dynamic(v, dyn, ndyn))) {
         dr_fail(why, whysize, dyn ? "truncated ELF: the dynamic segment cannot be read" : "out of memory");
         goto out;
     }
@@ -368,7 +373,6 @@ int lz_dyn_read(int fd, off_t size, lz_dyn *d, char *why, size_t whysize)
     rc = dr_read_symbols(v, &t, d, why, whysize);
 out:
     free(dyn);
-    free(v);
     if (rc != 0)
         lz_dyn_free(d);
     return rc;

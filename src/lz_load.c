@@ -147,33 +147,19 @@ static unsigned char *imported_names(const lz_lib *lib)
     return marks;
 }
 
-static lz_msg *new_msg(size_t size)
-{
-    lz_msg *m = malloc(sizeof *m + size);
-    if (m) {
-        m->next = NULL;
-        m->text[0] = '\0';
-    }
-    return m;
-}
-
 /* One search, run with no lock held. list is the caller's copy of the
- * search list. The report is left in *report (allocated, or NULL). */
+ * search list. The report is written into text (the caller's stack: only
+ * the pages it fills are touched; it is copied to the heap on failure). */
 static void run_search(const lz_lib *lib, const lz_sym *want, const char *list, lz_walk *w,
-                       lz_msg **report)
+                       char *text, size_t size)
 {
-    *report = new_msg(LZ_MESSAGE_MAX);
-    w->lib = lib;
     w->req.want = want;
     w->req.search_list = list;
-    if (*report) {
-        w->rep.text = (*report)->text;
-        w->rep.size = LZ_MESSAGE_MAX;
-        int n = snprintf(w->rep.text, LZ_MESSAGE_MAX,
-                         "%s: %s could not be loaded; candidates tried:\n", lib->prefix,
-                         lib->display);
-        w->rep.len = (size_t)n;
-    }
+    w->rep.text = text;
+    w->rep.size = size;
+    int n = snprintf(text, size, "%s: %s could not be loaded; candidates tried:\n", lib->prefix,
+                     lib->display);
+    w->rep.len = (size_t)n;
     size_t start = w->rep.len;
     const char *unsafe = lz_ld_unsafe();
     if (unsafe) {
@@ -187,6 +173,18 @@ static void run_search(const lz_lib *lib, const lz_sym *want, const char *list, 
     }
     if (!w->res.found && w->rep.len == start)
         lz_note(w, "(no candidate was found)");
+}
+
+/* The failure report, for lz_state (it outlives the search). */
+static lz_msg *keep_report(const char *text)
+{
+    size_t len = strlen(text);
+    lz_msg *m = malloc(sizeof *m + len + 1);
+    if (m) {
+        m->next = NULL;
+        memcpy(m->text, text, len + 1);
+    }
+    return m;
 }
 
 static int ensure_loaded(const lz_lib *lib, const lz_sym *want);
@@ -240,13 +238,14 @@ static int ensure_loaded(const lz_lib *lib, const lz_sym *want)
         int list_lost = st->search_list && !list;
         lz_unlock(lib, cs);
 
-        lz_walk w = {0};
-        lz_msg *report = NULL;
-        if (list_lost)
-            w.lib = lib;
-        else
-            run_search(lib, want, list, &w, &report);
+        lz_walk w;
+        lz_walk_init(&w, lib, NULL);
+        char text[LZ_MESSAGE_MAX];
+        text[0] = '\0';
+        if (!list_lost)
+            run_search(lib, want, list, &w, text, sizeof text);
         free(list);
+        lz_msg *report = !w.res.found && text[0] ? keep_report(text) : NULL;
 
         cs = lz_lock(lib);
         unlink_loader(st, &me);
@@ -256,8 +255,9 @@ static int ensure_loaded(const lz_lib *lib, const lz_sym *want)
             st->handle = w.res.handle;
             st->step = w.res.step;
             snprintf(st->path, sizeof st->path, "%s", w.res.path);
-            snprintf(st->companion_files, sizeof st->companion_files, "%s", w.res.companions);
-            __atomic_store_n(&st->companions_pending, w.res.companions[0] != '\0',
+            if (w.res.companions_len)
+                snprintf(st->companion_files, sizeof st->companion_files, "%s", w.res.companions);
+            __atomic_store_n(&st->companions_pending, w.res.companions_len != 0,
                              __ATOMIC_RELEASE);
             __atomic_store_n(&st->status, LZ_LOADED, __ATOMIC_RELEASE);
         } else if (published) {

@@ -10,6 +10,7 @@
 #include "lz_pathlist.h"
 #include "lz_report.h"
 
+#include <fcntl.h>
 #include <link.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -302,25 +303,44 @@ int lz_objects_self_path(char *out)
  * linker is still writing for another thread's dlopen is never read. */
 int lz_objects_mapped_sites(lz_object_visit_fn visit, void *ctx)
 {
-    FILE *f = fopen("/proc/self/maps", "re");
-    if (!f)
+    /* read(2) into a large buffer, not stdio: the kernel rebuilds the text
+     * for each read, and stdio reads /proc in 1 KiB pieces (150-360 us for
+     * a small process on a virtual machine, against 45 us). */
+    int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
         return 0;
-    char line[PATH_MAX + 128];
-    int rc = 0;
-    while (!rc && fgets(line, sizeof line, f)) {
-        char *path = strchr(line, '/');
-        if (!path)
-            continue;
-        path[strcspn(path, "\n")] = '\0';
-        char *hit = strstr(path, "/site-packages/");
-        if (!hit)
-            hit = strstr(path, "/dist-packages/");
-        if (!hit)
-            continue;
-        hit[sizeof "/site-packages" - 1] = '\0';  /* both names are 14 characters long */
-        rc = visit(ctx, path, "mapped");
+    char buf[16384];
+    size_t have = 0;
+    int rc = 0, eof = 0;
+    while (!rc && !eof) {
+        ssize_t n = read(fd, buf + have, sizeof buf - 1 - have);
+        if (n <= 0) {
+            eof = 1;
+            n = 0;
+        }
+        have += (size_t)n;
+        buf[have] = '\0';
+        char *line = buf, *nl;
+        while (!rc && (nl = strchr(line, '\n'))) {
+            *nl = '\0';
+            char *path = strchr(line, '/');
+            char *hit = path ? strstr(path, "/site-packages/") : NULL;
+            if (path && !hit)
+                hit = strstr(path, "/dist-packages/");
+            if (hit) {
+                hit[sizeof "/site-packages" - 1] = '\0'; /* both names are 14 characters long */
+                rc = visit(ctx, path, "mapped");
+            }
+            line = nl + 1;
+        }
+        /* keep the unfinished line; one longer than the buffer is dropped */
+        size_t rest = have - (size_t)(line - buf);
+        if (rest == sizeof buf - 1)
+            rest = 0;
+        memmove(buf, line, rest);
+        have = rest;
     }
-    fclose(f);
+    close(fd);
     return rc;
 }
 

@@ -43,10 +43,14 @@ typedef struct lz_result {
     int found;
     void *handle;            /* when found and not dry_run */
     const char *step;        /* the step that found it */
-    char path[PATH_MAX];     /* the candidate that was accepted */
-    char companions[PATH_MAX]; /* to load later ('\n'-separated), for lz_state */
     long fallback_score;     /* rank of the best kept, -1: none kept */
     const char *fallback_step;
+    size_t companions_len;
+    /* Buffers last, read only as the fields above say (path when found,
+     * fallback_path when fallback_score >= 0, companions_len bytes), so a
+     * walk starts without writing them (lz_walk_init). */
+    char path[PATH_MAX];     /* the candidate that was accepted */
+    char companions[PATH_MAX]; /* to load later ('\n'-separated), for lz_state */
     char fallback_path[PATH_MAX];
 } lz_result;
 
@@ -55,23 +59,36 @@ typedef struct lz_result {
 typedef struct lz_report {
     char *text;
     size_t size, len;
-    char places[2048];
     size_t places_len;
     const char *places_step;
+    char places[2048];       /* places_len bytes */
 } lz_report;
 
 /* One walk of the search order. */
 typedef struct lz_walk {
     const lz_lib *lib;
     lz_request req;
-    lz_result res;
-    lz_report rep;
     int reusing;             /* judging copies already loaded (step 2) */
-    /* The site-packages directories already tried ('\0'-separated), so that
-     * each is tried once however many objects lie below it; empty when the
-     * wheel step found none. */
-    char sites[2048];
     size_t sites_len;
+    lz_report rep;
+    lz_result res;
+    /* The site-packages directories already tried ('\0'-separated, sites_len
+     * bytes), so that each is tried once however many objects lie below it. */
+    char sites[2048];
 } lz_walk;
+
+/* Start a walk: everything zero but the result's buffers and the sites,
+ * which are not written until used. A first call's memory is mostly fresh
+ * pages, and on a virtual machine each page first written costs about as
+ * much as a thousand instructions (docs/performance.md): 16 KiB of zeroes
+ * was a tenth of the first call's overhead. */
+static inline void lz_walk_init(lz_walk *w, const lz_lib *lib, const lz_request *req)
+{
+    __builtin_memset(w, 0, __builtin_offsetof(lz_walk, res.path));
+    w->lib = lib;
+    if (req)
+        w->req = *req;
+    w->res.fallback_score = -1;
+}
 
 #endif
