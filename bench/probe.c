@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT
  * The probe against dlopen, each in a fresh process: "probe PATH" reads the
- * file with the runtime's libelf probe twice (the first includes loading
- * libelf itself) and prints both times; "dlopen PATH" prints the time of a
- * dlopen. Linked with the static shims, whose runtime is hidden but linkable. */
+ * file with the runtime's probe twice (the first is cold: its code, the C
+ * library's and the heap are first touched) and prints both times; "dlopen
+ * PATH" prints the time of a dlopen. Linked with the static shims, whose runtime is hidden but linkable. */
 #include "lz_probe.h"
 
 #include <dlfcn.h>
