@@ -5,7 +5,7 @@ every thunk is a PLT entry's length (adrp, add, ldar, br), and the real
 arm64 NVIDIA libraries from Debian answer through the shims: NVRTC 12.4
 compiles a kernel to PTX, nvJitLink 12.4 links it (nvJitLinkVersion first),
 NCCL 2.22.3 answers ncclGetVersion (under trixie's arm64 C library, which
-it needs), and the probe reads candidates with Debian's arm64 libelf."""
+it needs), and the probe refuses an x86-64 candidate by its ELF header."""
 import os
 import re
 
@@ -78,7 +78,8 @@ def nvrtc_dir(d):
 
 def run_arm64(cmd, env):
     """Under trixie's arm64 C library: NCCL 2.22.3 and Debian's arm64 libelf
-    (the probe's) need GLIBC_2.38, above the cross sysroot's 2.36."""
+    (lazynccl-info's .rodata reader) need GLIBC_2.38, above the cross
+    sysroot's 2.36."""
     ldso, libc = t.newer_loader(ARCH)
     dirs = ":".join([libc] + [t.debian(p, ARCH) for p in ("libstdc++6", "libgcc-s1", "zlib1g",
                                                          "libzstd1")])
@@ -124,9 +125,9 @@ def nccl2223_arm64_version():
 
 
 @case
-def probe_reads_with_arm64_libelf():
-    """The probe, with Debian's arm64 libelf, rejects an x86-64 NCCL by its
-    ELF header before anything is loaded."""
+def probe_rejects_other_machine_arm64():
+    """The probe, on AArch64, rejects an x86-64 NCCL by its ELF header before
+    anything is loaded."""
     need_cross()
     d = t.workdir("cross_probe")
     x86 = os.path.join(t.debian("libnccl2", "amd64"), "libnccl.so.2")
