@@ -22,6 +22,7 @@ enum {
     DR_MAX_DYN = 4096,                 /* dynamic entries read (64 KiB) */
     DR_MAX_TABLE = 256 << 20,          /* strings or symbols: a hostile file costs no more */
     DR_WINDOW = 4096,
+    DR_MAX_SYMS = 1 << 22,          /* the largest real libraries have < 300,000 */
 };
 
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
@@ -245,11 +246,12 @@ static long long dr_symbol_count(dr_view *v, const dr_tags *t)
     }
     if (last < symoffset)
         return symoffset;
-    /* the chain that starts last runs to the end of the table */
+    /* the chain that starts last runs to the end of the table; bounded, so a
+     * hostile chain without its end bit costs at most a few million reads */
     unsigned long long chains = buckets + 4ull * nbuckets;
-    for (unsigned long long i = last; i < (unsigned long long)DR_MAX_TABLE / sizeof(ElfW(Sym)); i++) {
-        unsigned long long coff = dr_offset_of(v, chains + 4ull * (i - symoffset), 4);
-        if (coff == (unsigned long long)-1 || dr_word(v, coff, &w))
+    unsigned long long coff = dr_offset_of(v, chains + 4ull * (last - symoffset), 4);
+    for (unsigned long long i = last; coff != (unsigned long long)-1 && i < DR_MAX_SYMS; i++) {
+        if (dr_word(v, coff + 4ull * (i - last), &w))
             return -1;
         if (w & 1)
             return (long long)i + 1;
@@ -261,7 +263,7 @@ static long long dr_symbol_count(dr_view *v, const dr_tags *t)
 static void dr_read_verneed(dr_view *v, const dr_tags *t, const char *strings, lz_dyn *d)
 {
     unsigned long long addr = t->verneed;
-    for (unsigned long long i = 0; i < t->verneednum && i < 1024; i++) {
+    for (unsigned long long i = 0; i < t->verneednum && i < 256; i++) {
         unsigned long long off = dr_offset_of(v, addr, sizeof(ElfW(Verneed)));
         ElfW(Verneed) vn;
         const void *vnp = off == (unsigned long long)-1 ? NULL : dr_at(v, off, sizeof vn);
@@ -269,7 +271,7 @@ static void dr_read_verneed(dr_view *v, const dr_tags *t, const char *strings, l
             return;
         memcpy(&vn, vnp, sizeof vn);
         unsigned long long aux = addr + vn.vn_aux;
-        for (unsigned k = 0; k < vn.vn_cnt && k < 1024; k++) {
+        for (unsigned k = 0; k < vn.vn_cnt && k < 256; k++) {
             unsigned long long aoff = dr_offset_of(v, aux, sizeof(ElfW(Vernaux)));
             ElfW(Vernaux) a;
             const void *ap = aoff == (unsigned long long)-1 ? NULL : dr_at(v, aoff, sizeof a);
@@ -297,6 +299,8 @@ static int dr_read_symbols(dr_view *v, const dr_tags *t, lz_dyn *d, char *why, s
         return dr_fail(why, n, "malformed ELF: the dynamic hash table is cut short");
     if (count == 0 || !t->has_symtab)
         return 0;
+    if (count > DR_MAX_SYMS)
+        return dr_fail(why, n, "malformed ELF: %lld dynamic symbols (more than %d)", count, DR_MAX_SYMS);
     if (t->syment && t->syment != sizeof(ElfW(Sym)))
         return dr_fail(why, n, "malformed ELF: dynamic symbols of %llu bytes", t->syment);
     unsigned long long bytes = (unsigned long long)count * sizeof(ElfW(Sym));
