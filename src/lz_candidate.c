@@ -128,7 +128,7 @@ static int load_companions(lz_walk *w, const char *step, const char *path, const
     snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
     for (const char *const *c = w->lib->companions; *c && n < max; c++) {
         char name[256], file[PATH_MAX];
-        if (!companion_beside(dir, *c, p ? p->soname : NULL, name, sizeof name) &&
+        if (!companion_beside(dir, *c, p ? p->elf.soname : NULL, name, sizeof name) &&
             !lz_probe_rodata_string(path, *c, name, sizeof name))
             continue;
         int len = snprintf(file, sizeof file, "%s/%s", dir, name);
@@ -319,12 +319,12 @@ int lz_try_file(lz_walk *w, const char *step, const char *path)
     const lz_sym *worst;
     int full, worst_score;
     long r = rank(w, &p, &full, &worst, &worst_score);
-    if (full && w->reusing && strcmp(p.soname, w->lib->sonames[0]) != 0 &&
+    if (full && w->reusing && strcmp(p.elf.soname, w->lib->sonames[0]) != 0 &&
         !wanted_major_of(w, &p)) {
         /* A copy of another major that some other component loaded: the
          * shim's own major, if it can be found, comes first. */
         lz_verdict(w, step, path, LZ_KEPT, &p, "%s is loaded, but this shim prefers %s; "
-                   "kept in case none is found", p.soname, w->lib->sonames[0]);
+                   "kept in case none is found", p.elf.soname, w->lib->sonames[0]);
         lz_probe_free(&p);
         keep(w, step, path, r);
         return 0;

@@ -103,6 +103,29 @@ static unsigned long long dr_offset_of(const dr_view *v, unsigned long long addr
     return (unsigned long long)-1;
 }
 
+/* len bytes at address addr copied into out: 0, or -1 when they are not
+ * in one loadable segment of the file. */
+static int dr_copy_at(dr_view *v, unsigned long long addr, void *out, size_t len)
+{
+    unsigned long long off = dr_offset_of(v, addr, len);
+    const void *p = off == (unsigned long long)-1 ? NULL : dr_at(v, off, len);
+    if (!p)
+        return -1;
+    memcpy(out, p, len);
+    return 0;
+}
+
+/* Start a view of fd: only these fields are read before they are written
+ * (the header, the program headers and the window are filled as read). */
+static void dr_view_init(dr_view *v, int fd, unsigned long long size)
+{
+    v->fd = fd;
+    v->size = size;
+    v->nph = 0;
+    v->dynamic = NULL;
+    v->win_len = 0;
+}
+
 /* Header and program headers; 1 for a file of another class or byte order
  * (d->elf_class and d->machine set), 0 for this process's, -1 rejected. */
 static int dr_read_head(dr_view *v, lz_dyn *d, char *why, size_t n)
@@ -218,18 +241,12 @@ static int dr_word(dr_view *v, unsigned long long off, uint32_t *out)
 static long long dr_symbol_count(dr_view *v, const dr_tags *t)
 {
     uint32_t w, head[4];
-    unsigned long long off;
-    if (t->hash) {
-        off = dr_offset_of(v, t->hash, 8);
-        return off != (unsigned long long)-1 && dr_word(v, off + 4, &w) == 0 ? (long long)w : -1;
-    }
+    if (t->hash) /* nbucket, nchain */
+        return dr_copy_at(v, t->hash, head, 8) == 0 ? (long long)head[1] : -1;
     if (!t->gnu_hash)
         return 0;
-    off = dr_offset_of(v, t->gnu_hash, sizeof head);
-    const void *p = off == (unsigned long long)-1 ? NULL : dr_at(v, off, sizeof head);
-    if (!p)
+    if (dr_copy_at(v, t->gnu_hash, head, sizeof head))
         return -1;
-    memcpy(head, p, sizeof head);
     uint32_t nbuckets = head[0], symoffset = head[1], bloom = head[2];
     if (nbuckets == 0 || nbuckets > (1u << 24) || bloom > (1u << 24))
         return -1;
@@ -264,20 +281,14 @@ static void dr_read_verneed(dr_view *v, const dr_tags *t, const char *strings, l
 {
     unsigned long long addr = t->verneed;
     for (unsigned long long i = 0; i < t->verneednum && i < 256; i++) {
-        unsigned long long off = dr_offset_of(v, addr, sizeof(ElfW(Verneed)));
         ElfW(Verneed) vn;
-        const void *vnp = off == (unsigned long long)-1 ? NULL : dr_at(v, off, sizeof vn);
-        if (!vnp)
+        if (dr_copy_at(v, addr, &vn, sizeof vn))
             return;
-        memcpy(&vn, vnp, sizeof vn);
         unsigned long long aux = addr + vn.vn_aux;
         for (unsigned k = 0; k < vn.vn_cnt && k < 256; k++) {
-            unsigned long long aoff = dr_offset_of(v, aux, sizeof(ElfW(Vernaux)));
             ElfW(Vernaux) a;
-            const void *ap = aoff == (unsigned long long)-1 ? NULL : dr_at(v, aoff, sizeof a);
-            if (!ap)
+            if (dr_copy_at(v, aux, &a, sizeof a))
                 return;
-            memcpy(&a, ap, sizeof a);
             const char *name = a.vna_name < t->strsz ? strings + a.vna_name : "";
             if (strncmp(name, "GLIBC_", 6) == 0 && name[6] >= '0' && name[6] <= '9' &&
                 strlen(name + 6) < sizeof d->glibc && lz_version_cmp(name + 6, d->glibc) > 0)
@@ -329,13 +340,9 @@ int lz_dyn_read(int fd, off_t size, lz_dyn *d, char *why, size_t whysize)
     /* On the stack and not zeroed: a first call pays for each fresh page it
      * writes, and only the program headers and the window are written. */
     dr_view view, *v = &view;
-    v->nph = 0;
-    v->dynamic = NULL;
-    v->win_len = 0;
+    dr_view_init(v, fd, (unsigned long long)size);
     ElfW(Dyn) *dyn = NULL;
     int rc = -1;
-    v->fd = fd;
-    v->size = (unsigned long long)size;
     int head = dr_read_head(v, d, why, whysize);
     if (head != 0) {
         rc = head > 0 ? 0 : -1;
@@ -399,11 +406,9 @@ int lz_dyn_soname(int fd, char *out, size_t size)
     } s; /* on the stack: ~80 KiB, no malloc inside the dynamic linker */
     lz_dyn d;
     struct stat sb;
-    memset(&s.v, 0, sizeof s.v);
-    s.v.fd = fd;
     if (fstat(fd, &sb) != 0 || sb.st_size <= 0 || size < 2)
         return 0;
-    s.v.size = (unsigned long long)sb.st_size;
+    dr_view_init(&s.v, fd, (unsigned long long)sb.st_size);
     if (dr_read_head(&s.v, &d, NULL, 0) != 0 || d.machine != lz_dyn_own_machine())
         return 0;
     dr_tags t;

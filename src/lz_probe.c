@@ -42,7 +42,8 @@ static int by_name(const void *a, const void *b)
 
 int lz_probe_exports(const lz_probe *p, const char *name)
 {
-    return p->names && bsearch(&name, p->names, p->nnames, sizeof *p->names, by_name) != NULL;
+    return p->elf.names &&
+           bsearch(&name, p->elf.names, p->elf.nnames, sizeof *p->elf.names, by_name) != NULL;
 }
 
 const char *lz_machine_name(unsigned m)
@@ -75,47 +76,43 @@ void lz_soname_list(const lz_lib *lib, char *out, size_t size)
 
 void lz_probe_free(lz_probe *p)
 {
-    free(p->names);
-    free(p->strings);
-    p->names = NULL;
-    p->strings = NULL;
-    p->nnames = 0;
+    lz_dyn_free(&p->elf);
 }
 
 /* Class and machine: what any reader of the file can be told. */
 static int native(lz_probe *p)
 {
     int want = sizeof(void *) == 8 ? ELFCLASS64 : ELFCLASS32;
-    if (p->elf_class != want)
+    if (p->elf.elf_class != want)
         return reject(p, "ELF class %s, this process is %s",
-                      p->elf_class == ELFCLASS32 ? "32-bit"
-                      : p->elf_class == ELFCLASS64 ? "64-bit" : "invalid",
+                      p->elf.elf_class == ELFCLASS32 ? "32-bit"
+                      : p->elf.elf_class == ELFCLASS64 ? "64-bit" : "invalid",
                       want == ELFCLASS64 ? "64-bit" : "32-bit");
     unsigned mine = lz_dyn_own_machine();
-    if (p->machine != mine)
-        return reject(p, "ELF machine %u (%s), this process is %u (%s)", p->machine,
-                      lz_machine_name(p->machine), mine, lz_machine_name(mine));
+    if (p->elf.machine != mine)
+        return reject(p, "ELF machine %u (%s), this process is %u (%s)", p->elf.machine,
+                      lz_machine_name(p->elf.machine), mine, lz_machine_name(mine));
     return LZ_PROBE_OK;
 }
 
 static int judge(const lz_lib *lib, lz_probe *p)
 {
-    if (!p->soname[0])
+    if (!p->elf.soname[0])
         return reject(p, "no SONAME (want %s)", lib->sonames[0]);
     int known = 0;
     for (const char *const *s = lib->sonames; *s; s++)
-        known |= strcmp(*s, p->soname) == 0;
+        known |= strcmp(*s, p->elf.soname) == 0;
     for (const lz_unsupported *u = lib->unsupported; !known && u && u->soname; u++)
-        if (strcmp(u->soname, p->soname) == 0)
-            return reject(p, "%s, not supported by this shim (SONAME %s)", u->what, p->soname);
+        if (strcmp(u->soname, p->elf.soname) == 0)
+            return reject(p, "%s, not supported by this shim (SONAME %s)", u->what, p->elf.soname);
     if (!known) {
         char names[512];
         lz_soname_list(lib, names, sizeof names);
-        return reject(p, "SONAME %s is not %s", p->soname, names);
+        return reject(p, "SONAME %s is not %s", p->elf.soname, names);
     }
     const char *have = gnu_get_libc_version();
-    if (p->glibc[0] && lz_version_cmp(p->glibc, have) > 0)
-        return reject(p, "needs GLIBC_%s, this process has %s", p->glibc, have);
+    if (p->elf.glibc[0] && lz_version_cmp(p->elf.glibc, have) > 0)
+        return reject(p, "needs GLIBC_%s, this process has %s", p->elf.glibc, have);
     char marker[128];
     if (lz_probe_exports(p, lz_shim_marker(lib, marker, sizeof marker)))
         return reject(p, "a lazynccl shim (drop-in), not the real library");
@@ -167,19 +164,11 @@ static int probe(const lz_lib *lib, const char *path, lz_probe *p)
     int rc = open_file(path, p, &fd, &size);
     if (rc != LZ_PROBE_OK)
         return rc;
-    lz_dyn d;
-    if (lz_dyn_read(fd, size, &d, p->reason, sizeof p->reason) != 0) {
+    if (lz_dyn_read(fd, size, &p->elf, p->reason, sizeof p->reason) != 0) {
         rc = LZ_PROBE_REJECTED;
     } else {
-        p->elf_class = d.elf_class;
-        p->machine = d.machine;
-        memcpy(p->soname, d.soname, sizeof p->soname);
-        memcpy(p->glibc, d.glibc, sizeof p->glibc);
-        p->strings = d.strings;
-        p->names = d.names;
-        p->nnames = d.nnames;
-        if (p->names)
-            qsort(p->names, p->nnames, sizeof *p->names, by_name);
+        if (p->elf.names)
+            qsort(p->elf.names, p->elf.nnames, sizeof *p->elf.names, by_name);
         rc = native(p);
         if (rc == LZ_PROBE_OK && lib)
             rc = judge(lib, p);

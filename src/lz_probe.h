@@ -3,6 +3,7 @@
 #ifndef LZ_PROBE_H
 #define LZ_PROBE_H
 
+#include "lz_dynread.h"
 #include "lz_runtime.h"
 
 enum {
@@ -10,17 +11,11 @@ enum {
     LZ_PROBE_REJECTED = 1,    /* it cannot; the reason says why */
 };
 
-/* What the probe read from the file. names is a sorted array of the defined
- * dynamic symbols, pointing into strings; both owned by the probe. */
+/* What the probe read from the file: the file's own facts (elf.names
+ * sorted here, so lz_probe_exports can search them) and the verdict. */
 typedef struct lz_probe {
-    char soname[256];
+    lz_dyn elf;
     char reason[512];
-    unsigned machine;         /* e_machine */
-    int elf_class;            /* ELFCLASS32 / ELFCLASS64 */
-    const char **names;
-    char *strings;
-    size_t nnames;
-    char glibc[32];           /* the newest GLIBC_x.y it needs, "" if none */
     unsigned long long dev, ino; /* the file that was read */
 } lz_probe;
 

@@ -470,8 +470,8 @@ void lz_search(lz_walk *w)
     if (step_override(w))
         ;
     else if (w->lib->system_only)
-        /* Loaded unprobed (libelf): only from places the caller cannot
-         * plant a file in, so that no stranger's constructor runs. */
+        /* The runtime's own helper (libelf): only from places the caller
+         * cannot plant a file in (issue 13, item 10). */
         (void)(step_loaded(w) || step_linker(w));
     else
         (void)(step_asked(w) || step_loaded(w) || step_wheel(w) || step_roots(w, w->lib->roots_before) ||

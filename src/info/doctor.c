@@ -60,10 +60,10 @@ static void plugin_versions(const lz_probe *p, char *out, size_t size)
                                            "ncclCollNet_v", NULL};
     size_t len = 0;
     out[0] = '\0';
-    for (size_t i = 0; i < p->nnames; i++)
+    for (size_t i = 0; i < p->elf.nnames; i++)
         for (const char *const *pre = prefixes; *pre; pre++) {
             size_t n = strlen(*pre);
-            const char *s = p->names[i];
+            const char *s = p->elf.names[i];
             if (strncmp(s, *pre, n) == 0 && isdigit((unsigned char)s[n]) && len < size) {
                 int m = snprintf(out + len, size - len, "%s%s", len ? ", " : "", s);
                 len += m > 0 ? (size_t)m : 0;
@@ -207,7 +207,7 @@ static void check_audit(doctor_report *r, info_lib *libs, int nlibs)
                 continue;
             int m = snprintf(dropins + dl, sizeof dropins - dl, "%s%s", dl ? ", " : "", path);
             dl += m > 0 && (size_t)m < sizeof dropins - dl ? (size_t)m : 0;
-            m = snprintf(sonames + sl, sizeof sonames - sl, "%s%s", sl ? ", " : "", pr.soname);
+            m = snprintf(sonames + sl, sizeof sonames - sl, "%s%s", sl ? ", " : "", pr.elf.soname);
             sl += m > 0 && (size_t)m < sizeof sonames - sl ? (size_t)m : 0;
             break;
         }

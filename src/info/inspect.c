@@ -50,10 +50,10 @@ static void on_event(void *ctx, const lz_event *ev)
         p = have_extra ? &extra : NULL;
     }
     if (p) {
-        snprintf(c->soname, sizeof c->soname, "%s", p->soname);
-        if (p->machine)
-            snprintf(c->machine, sizeof c->machine, "%s", lz_machine_name(p->machine));
-        if (ev->verdict != LZ_REJECTED || p->soname[0])
+        snprintf(c->soname, sizeof c->soname, "%s", p->elf.soname);
+        if (p->elf.machine)
+            snprintf(c->machine, sizeof c->machine, "%s", lz_machine_name(p->elf.machine));
+        if (ev->verdict != LZ_REJECTED || p->elf.soname[0])
             info_version(out->lib, ev->path, p, c->version, sizeof c->version);
     }
     if (have_extra)
