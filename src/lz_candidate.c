@@ -173,18 +173,23 @@ static int load_companions(lz_walk *w, const char *step, const char *path, const
 }
 
 /* Load a probed (or unprobeable) file; on failure the walk goes on. */
-static int load(lz_walk *w, const char *step, const char *path, const lz_probe *p)
+static int load(lz_walk *w, const char *step, const char *path, lz_probe *p)
 {
     if (w->req.dry_run)
         return accept(w, step, path, NULL, p);
     struct stat sb;
     if (!p && (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode))) {
-        /* Unprobed (no libelf): dlopen would block on a FIFO. */
+        /* Unprobed (a spec with probe = false): dlopen would block on a FIFO. */
         lz_verdict(w, step, path, LZ_REJECTED, NULL, "not a regular file");
         return 0;
     }
     void *companions[4];
     int ncomp = load_companions(w, step, path, p, companions, 4);
+    /* The symbol table has been judged and nothing below reads it (no tool
+     * watches a real load): freed before dlopen, whose own allocations then
+     * reuse its pages instead of touching fresh ones. */
+    if (p && !w->req.on_event)
+        lz_dyn_free(&p->elf);
     const char *e;
     void *handle = lz_dlopen(path, LZ_DLOPEN_FLAGS, &e);
     if (!handle) {
