@@ -34,16 +34,25 @@ static int is_shim(const lz_lib *lib, void *handle)
     return lz_dlsym(handle, lz_shim_marker(lib, marker, sizeof marker)) != NULL;
 }
 
-/* The walk ends at the chosen candidate, except an exhaustive one. */
-static int accept(lz_walk *w, const char *step, const char *path, void *handle,
-                  const lz_probe *p)
+/* The walk ends at the chosen candidate, except an exhaustive one. A real
+ * load is only recorded here: the caller opens the file after the walk. */
+static int accept(lz_walk *w, const char *step, const char *path, const lz_probe *p)
 {
     w->res.found = 1;
-    w->res.handle = handle;
     w->res.step = step;
     snprintf(w->res.path, sizeof w->res.path, "%s", path);
-    lz_verdict(w, step, path, LZ_CHOSEN, p, NULL);
+    if (w->req.dry_run)
+        lz_verdict(w, step, path, LZ_CHOSEN, p, NULL);
     return !w->req.exhaustive;
+}
+
+/* The reason an earlier round failed to open this file, or NULL. */
+static const char *skipped(const lz_walk *w, unsigned long long dev, unsigned long long ino)
+{
+    for (int i = 0; i < w->req.nskips; i++)
+        if (w->req.skips[i].dev == dev && w->req.skips[i].ino == ino)
+            return w->req.skips[i].reason;
+    return NULL;
 }
 
 /* The companion's file name (prefix "libnvrtc-builtins.so.") beside the
@@ -124,16 +133,22 @@ static int load_companions(lz_walk *w, const char *step, const char *path, const
     const char *slash = strrchr(path, '/');
     if (!slash || !w->lib->companions)
         return 0;
-    char dir[PATH_MAX];
-    snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+    struct {
+        char dir[PATH_MAX], name[256], file[PATH_MAX];
+    } *b = malloc(sizeof *b);
+    if (!b) {
+        lz_note(w, "[%s] %s: out of memory: its companions were left to it", step, path);
+        return 0;
+    }
+    char *dir = b->dir, *name = b->name, *file = b->file;
+    snprintf(dir, PATH_MAX, "%.*s", (int)(slash - path), path);
     for (const char *const *c = w->lib->companions; *c && n < max; c++) {
-        char name[256], file[PATH_MAX];
-        if (!companion_beside(dir, *c, p ? p->elf.soname : NULL, name, sizeof name) &&
-            !lz_probe_rodata_string(path, *c, name, sizeof name))
+        if (!companion_beside(dir, *c, p ? p->elf.soname : NULL, name, sizeof b->name) &&
+            !lz_probe_rodata_string(path, *c, name, sizeof b->name))
             continue;
-        int len = snprintf(file, sizeof file, "%s/%s", dir, name);
+        int len = snprintf(file, sizeof b->file, "%s/%s", dir, name);
         struct stat sb;
-        if (len < 0 || (size_t)len >= sizeof file || stat(file, &sb) != 0) {
+        if (len < 0 || (size_t)len >= sizeof b->file || stat(file, &sb) != 0) {
             lz_note(w, "[%s] %s: companion %s is not beside it (left to the library)", step,
                     path, name);
             continue;
@@ -169,64 +184,71 @@ static int load_companions(lz_walk *w, const char *step, const char *path, const
         lz_log(w->lib, "loaded companion %s", file);
         out[n++] = h;
     }
+    free(b);
     return n;
 }
 
-/* Load a probed (or unprobeable) file; on failure the walk goes on. */
+/* Choose a probed (or unprobeable) file: the walk ends, and the caller
+ * opens it (lz_open_chosen). 0 when it cannot be taken: the walk goes on. */
 static int load(lz_walk *w, const char *step, const char *path, lz_probe *p)
 {
     if (w->req.dry_run)
-        return accept(w, step, path, NULL, p);
+        return accept(w, step, path, p);
     struct stat sb;
     if (!p && (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode))) {
         /* Unprobed (a spec with probe = false): dlopen would block on a FIFO. */
         lz_verdict(w, step, path, LZ_REJECTED, NULL, "not a regular file");
         return 0;
     }
-    void *companions[4];
-    int ncomp = load_companions(w, step, path, p, companions, 4);
-    /* The symbol table has been judged and nothing below reads it (no tool
-     * watches a real load): freed before dlopen, whose own allocations then
-     * reuse its pages instead of touching fresh ones. */
-    if (p && !w->req.on_event)
-        lz_dyn_free(&p->elf);
+    unsigned long long dev = p ? p->dev : (unsigned long long)sb.st_dev;
+    unsigned long long ino = p ? p->ino : (unsigned long long)sb.st_ino;
+    const char *skip = skipped(w, dev, ino);
+    if (skip) {
+        lz_verdict(w, step, path, LZ_REJECTED, p, "%s", skip);
+        return 0;
+    }
+    if (w->req.nskips >= LZ_MAX_SKIPS) {
+        lz_verdict(w, step, path, LZ_REJECTED, p, "not opened: %d candidates before it failed to "
+                   "load, so the search stops opening files", LZ_MAX_SKIPS);
+        return 0;
+    }
+    w->res.ncompanions = load_companions(w, step, path, p, w->res.companion_handles, 4);
+    w->res.probed = p != NULL;
+    w->res.dev = dev;
+    w->res.ino = ino;
+    return accept(w, step, path, p);
+}
+
+void *lz_open_chosen(const lz_lib *lib, const char *path, int probed, unsigned long long dev,
+                     unsigned long long ino, char *why, size_t size)
+{
     const char *e;
     void *handle = lz_dlopen(path, LZ_DLOPEN_FLAGS, &e);
     if (!handle) {
-        lz_verdict(w, step, path, LZ_REJECTED, p, "%s", e);
-        while (ncomp > 0)
-            lz_dlclose(companions[--ncomp]);
-        return 0;
+        snprintf(why, size, "%s", e);
+        return NULL;
     }
-    if (!p && is_shim(w->lib, handle)) {
-        lz_verdict(w, step, path, LZ_REJECTED, NULL, "a lazynccl shim (drop-in), not the real library");
-        lz_dlclose(handle);
-        return 0;
-    }
-    /* Checked again once loaded: the object is the file that was probed (not
-     * one swapped in since), and dlsym finds what the probe saw (a symbol
-     * exported only under a non-default version is not found by dlsym). */
-    /* By the path, not the link map's l_name: reading that while another
-     * thread's dlopen of the same object writes it is a race that only the
-     * dynamic linker's internal lock orders (TSan cannot see it). */
-    if (p && (stat(path, &sb) != 0 || (unsigned long long)sb.st_dev != p->dev ||
-              (unsigned long long)sb.st_ino != p->ino)) {
-        lz_verdict(w, step, path, LZ_REJECTED, NULL,
-                   "the file changed between the probe and dlopen");
-        lz_dlclose(handle);
-        return 0;
-    }
-    const char *missing = missing_required(w->lib, handle);
-    if (missing) {
-        if (p)
-            lz_verdict(w, step, path, LZ_REJECTED, NULL, "dlsym does not find %s (exported "
-                       "only under a non-default symbol version?)", missing);
-        else
-            lz_verdict(w, step, path, LZ_REJECTED, NULL, "does not export %s", missing);
-        lz_dlclose(handle);
-        return 0;
-    }
-    return accept(w, step, path, handle, p);
+    struct stat sb;
+    const char *missing;
+    if (!probed && is_shim(lib, handle))
+        snprintf(why, size, "a lazynccl shim (drop-in), not the real library");
+    /* Checked again once loaded: the object is the file that was judged
+     * (not one swapped in since), and dlsym finds what the probe saw (a
+     * symbol exported only under a non-default version is not found by
+     * dlsym). By the path, not the link map's l_name: reading that while
+     * another thread's dlopen of the same object writes it is a race that
+     * only the dynamic linker's internal lock orders (TSan cannot see it). */
+    else if (stat(path, &sb) != 0 || (unsigned long long)sb.st_dev != dev ||
+             (unsigned long long)sb.st_ino != ino)
+        snprintf(why, size, "the file changed between the probe and dlopen");
+    else if ((missing = missing_required(lib, handle)))
+        snprintf(why, size, probed ? "dlsym does not find %s (exported only under a "
+                                          "non-default symbol version?)"
+                                        : "does not export %s", missing);
+    else
+        return handle;
+    lz_dlclose(handle);
+    return NULL;
 }
 
 /* How well a probed file serves one name: 2 exactly; 1 only through an
@@ -294,17 +316,19 @@ static void keep(lz_walk *w, const char *step, const char *path, long sc)
 
 /* 1 when path is the file holding this very code (a drop-in on its own
  * search path). */
-static int is_self(const char *path)
+static int is_self(lz_walk *w, const char *path)
 {
-    char self[PATH_MAX];
+    char *self = lz_path_alloc(w);
     struct stat a, b;
-    return lz_objects_self_path(self) && stat(self, &a) == 0 && stat(path, &b) == 0 &&
-           a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+    int rc = self && lz_objects_self_path(self) && stat(self, &a) == 0 && stat(path, &b) == 0 &&
+             a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+    free(self);
+    return rc;
 }
 
 int lz_try_file(lz_walk *w, const char *step, const char *path)
 {
-    if (w->lib->probe && is_self(path)) {
+    if (w->lib->probe && is_self(w, path)) {
         lz_verdict(w, step, path, LZ_REJECTED, NULL, "this shim itself (a drop-in), not the real library");
         return 0;
     }
@@ -318,6 +342,12 @@ int lz_try_file(lz_walk *w, const char *step, const char *path)
     }
     if (w->res.found) { /* an exhaustive walk, past the chosen one */
         lz_verdict(w, step, path, LZ_NOT_REACHED, &p, NULL);
+        lz_probe_free(&p);
+        return 0;
+    }
+    const char *skip = skipped(w, p.dev, p.ino);
+    if (skip) { /* an earlier round of this search failed to open it */
+        lz_verdict(w, step, path, LZ_REJECTED, &p, "%s", skip);
         lz_probe_free(&p);
         return 0;
     }

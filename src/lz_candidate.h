@@ -7,6 +7,12 @@
 
 /* Judge one file: 1 when it was accepted and the walk ends (lz_candidate.c). */
 LZ_HIDDEN int lz_try_file(lz_walk *w, const char *step, const char *path);
+/* Open the file a walk chose and check it is the one judged (the file
+ * dev/ino, probed or only stat'ed): the handle, or NULL with the reason in
+ * why. */
+LZ_HIDDEN void *lz_open_chosen(const lz_lib *lib, const char *path, int probed,
+                               unsigned long long dev, unsigned long long ino, char *why,
+                               size_t size);
 /* Before the first call of name: load the companions the chosen library
  * left for it, when name is one of lib->companions_for. */
 LZ_HIDDEN void lz_companions_load(const lz_lib *lib, const char *name);

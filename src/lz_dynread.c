@@ -337,9 +337,12 @@ static int dr_read_symbols(dr_view *v, const dr_tags *t, lz_dyn *d, char *why, s
 int lz_dyn_read(int fd, off_t size, lz_dyn *d, char *why, size_t whysize)
 {
     memset(d, 0, sizeof *d);
-    /* On the stack and not zeroed: a first call pays for each fresh page it
-     * writes, and only the program headers and the window are written. */
-    dr_view view, *v = &view;
+    /* On the heap (11 KiB) and not zeroed: a first call pays for each fresh
+     * page it writes, and the stack pages below a search stay fresh for the
+     * dlopen after it; freed heap pages are reused. */
+    dr_view *v = malloc(sizeof *v);
+    if (!v)
+        return dr_fail(why, whysize, "out of memory");
     dr_view_init(v, fd, (unsigned long long)size);
     ElfW(Dyn) *dyn = NULL;
     int rc = -1;
@@ -384,6 +387,7 @@ int lz_dyn_read(int fd, off_t size, lz_dyn *d, char *why, size_t whysize)
     rc = dr_read_symbols(v, &t, d, why, whysize);
 out:
     free(dyn);
+    free(v);
     if (rc != 0)
         lz_dyn_free(d);
     return rc;

@@ -12,6 +12,7 @@
  * failure) starts a new generation: a search of an older one publishes
  * nothing and starts again. */
 #include "lz_load.h"
+#include "lz_candidate.h"
 #include "lz_report.h"
 #include "lz_search.h"
 #include "lz_ld.h"
@@ -147,9 +148,8 @@ static unsigned char *imported_names(const lz_lib *lib)
     return marks;
 }
 
-/* One search, run with no lock held. list is the caller's copy of the
- * search list. The report is written into text (the caller's stack: only
- * the pages it fills are touched; it is copied to the heap on failure). */
+/* One round of a search, run with no lock held. list is the caller's copy
+ * of the search list. The report is written into text. */
 static void run_search(const lz_lib *lib, const lz_sym *want, const char *list, lz_walk *w,
                        char *text, size_t size)
 {
@@ -185,6 +185,92 @@ static lz_msg *keep_report(const char *text)
         memcpy(m->text, text, len + 1);
     }
     return m;
+}
+
+/* What a search ends with: the library opened (handle, and the path, step
+ * and companions to publish, one allocation), or the failure report. */
+typedef struct lz_outcome {
+    void *handle;
+    const char *step;
+    char *path;              /* malloc'd; companions points into it */
+    const char *companions;
+    lz_msg *report;
+} lz_outcome;
+
+/* A round's walk and its report: on the heap, freed before the chosen file
+ * is opened, so that the dynamic linker's allocations reuse its pages. */
+typedef struct lz_round {
+    lz_walk w;
+    char text[LZ_MESSAGE_MAX];
+} lz_round;
+
+/* Search, then open what the walk chose, in rounds: a file whose dlopen
+ * fails is skipped by the next round, which reports it with the reason.
+ * The dlopen runs here, after the walk has returned, not at the bottom of
+ * its calls: NCCL's dlopen is a few milliseconds, and on a virtual machine
+ * every fresh page of stack or heap it would otherwise touch below the
+ * walk costs about 11 us (docs/performance.md, "First calls"). */
+static void search_and_open(const lz_lib *lib, const lz_sym *want, const char *list,
+                            lz_outcome *out)
+{
+    lz_skip *skips = NULL;
+    int nskips = 0;
+    for (;;) {
+        lz_round *r = malloc(sizeof *r);
+        if (!r) {
+            lz_log(lib, "%s could not be loaded: out of memory", lib->display);
+            break;
+        }
+        lz_walk_init(&r->w, lib, NULL);
+        r->w.req.skips = skips;
+        r->w.req.nskips = nskips;
+        r->text[0] = '\0';
+        run_search(lib, want, list, &r->w, r->text, sizeof r->text);
+        if (!r->w.res.found) {
+            out->report = r->text[0] ? keep_report(r->text) : NULL;
+            free(r);
+            break;
+        }
+        const lz_result *f = &r->w.res;
+        const char *step = f->step;
+        int probed = f->probed, ncomp = f->ncompanions;
+        unsigned long long dev = f->dev, ino = f->ino;
+        void *comp[4];
+        memcpy(comp, f->companion_handles, sizeof comp);
+        size_t plen = strlen(f->path);
+        char *path = malloc(plen + 1 + f->companions_len + 1);
+        if (path) {
+            memcpy(path, f->path, plen + 1);
+            memcpy(path + plen + 1, f->companions, f->companions_len);
+            path[plen + 1 + f->companions_len] = '\0';
+        }
+        free(r);
+        char why[512];
+        void *h = path ? lz_open_chosen(lib, path, probed, dev, ino, why, sizeof why) : NULL;
+        if (h) {
+            lz_log(lib, "[%s] %s: chosen", step, path);
+            out->handle = h;
+            out->step = step;
+            out->path = path;
+            out->companions = path + plen + 1;
+            break;
+        }
+        while (ncomp > 0)
+            lz_dlclose(comp[--ncomp]);
+        free(path);
+        lz_skip *more = realloc(skips, (size_t)(nskips + 1) * sizeof *skips);
+        if (!more) {
+            lz_log(lib, "%s could not be loaded: out of memory", lib->display);
+            break;
+        }
+        skips = more;
+        skips[nskips].dev = dev;
+        skips[nskips].ino = ino;
+        snprintf(skips[nskips].reason, sizeof skips[nskips].reason, "%s",
+                 path ? why : "out of memory");
+        nskips++;
+    }
+    free(skips);
 }
 
 static int ensure_loaded(const lz_lib *lib, const lz_sym *want);
@@ -238,26 +324,23 @@ static int ensure_loaded(const lz_lib *lib, const lz_sym *want)
         int list_lost = st->search_list && !list;
         lz_unlock(lib, cs);
 
-        lz_walk w;
-        lz_walk_init(&w, lib, NULL);
-        char text[LZ_MESSAGE_MAX];
-        text[0] = '\0';
+        lz_outcome out = {0};
         if (!list_lost)
-            run_search(lib, want, list, &w, text, sizeof text);
+            search_and_open(lib, want, list, &out);
         free(list);
-        lz_msg *report = !w.res.found && text[0] ? keep_report(text) : NULL;
+        lz_msg *report = out.report;
 
         cs = lz_lock(lib);
         unlink_loader(st, &me);
         __atomic_store_n(&st->loaders, st->loaders - 1, __ATOMIC_RELEASE);
         int published = gen == st->gen && status_of(lib) == LZ_UNTRIED;
-        if (published && w.res.found) {
-            st->handle = w.res.handle;
-            st->step = w.res.step;
-            snprintf(st->path, sizeof st->path, "%s", w.res.path);
-            if (w.res.companions_len)
-                snprintf(st->companion_files, sizeof st->companion_files, "%s", w.res.companions);
-            __atomic_store_n(&st->companions_pending, w.res.companions_len != 0,
+        if (published && out.handle) {
+            st->handle = out.handle;
+            st->step = out.step;
+            snprintf(st->path, sizeof st->path, "%s", out.path);
+            if (out.companions[0])
+                snprintf(st->companion_files, sizeof st->companion_files, "%s", out.companions);
+            __atomic_store_n(&st->companions_pending, out.companions[0] != '\0',
                              __ATOMIC_RELEASE);
             __atomic_store_n(&st->status, LZ_LOADED, __ATOMIC_RELEASE);
         } else if (published) {
@@ -275,16 +358,18 @@ static int ensure_loaded(const lz_lib *lib, const lz_sym *want)
         if (!published) {
             /* Another search won (the same object: dlopen counted us), or a
              * retry made ours stale. */
-            if (w.res.found)
-                lz_dlclose(w.res.handle);
+            if (out.handle)
+                lz_dlclose(out.handle);
+            free(out.path);
             may_wait = 1;
             continue;
         }
-        if (w.res.found)
-            lz_log(lib, "loaded %s (found by: %s)", w.res.path, w.res.step);
+        if (out.handle)
+            lz_log(lib, "loaded %s (found by: %s)", out.path, out.step);
         else
             lz_log(lib, "%s is unavailable", lib->display);
-        return w.res.found ? LZ_LOADED : LZ_FAILED;
+        free(out.path);
+        return out.handle ? LZ_LOADED : LZ_FAILED;
     }
 }
 

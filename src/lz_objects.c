@@ -157,10 +157,15 @@ static int visit_all(strlist *l, lz_object_visit_fn visit, void *ctx)
 /* Add an object's file to a list (the program's too, by /proc/self/exe). */
 static void push_object(strlist *l, const struct dl_phdr_info *info)
 {
-    char path[PATH_MAX];
-    object_path(info, path, sizeof path);
+    char *path = malloc(PATH_MAX);
+    if (!path) {
+        l->oom = 1;
+        return;
+    }
+    object_path(info, path, PATH_MAX);
     if (path[0])
         push(l, path, "");
+    free(path);
 }
 
 /* --- objects by SONAME ---------------------------------------------------- */
@@ -217,18 +222,22 @@ static int needs(const dynview *v, const struct runpaths *q)
 }
 
 /* Expand one run-path entry as ld.so would (lz_pathlist.c). */
-static void add_entry(struct runpaths *q, const char *entry, size_t len, const char *origin,
-                      const char *why)
+/* The buffers of one object's run path, on the heap (lz_report.h,
+ * lz_path_alloc: a first call's stack stays shallow). */
+struct runpath_bufs {
+    char path[PATH_MAX], origin[PATH_MAX], why[PATH_MAX + 16];
+    char dir[PATH_MAX], reason[768], line[PATH_MAX + 800];
+};
+
+static void add_entry(struct runpaths *q, struct runpath_bufs *b, const char *entry, size_t len)
 {
-    char dir[PATH_MAX], reason[768];
-    if (lz_path_entry(entry, len, origin, q->cwd, lz_secure(), dir, sizeof dir, reason,
-                      sizeof reason)) {
-        push(&q->out, dir, why);
+    if (lz_path_entry(entry, len, b->origin, q->cwd, lz_secure(), b->dir, sizeof b->dir,
+                      b->reason, sizeof b->reason)) {
+        push(&q->out, b->dir, b->why);
         return;
     }
-    char line[PATH_MAX + 800];
-    snprintf(line, sizeof line, "%s: %s", why, reason);
-    push(&q->out, "", line);
+    snprintf(b->line, sizeof b->line, "%s: %s", b->why, b->reason);
+    push(&q->out, "", b->line);
 }
 
 static int runpath_cb(struct dl_phdr_info *info, size_t size, void *data)
@@ -238,9 +247,14 @@ static int runpath_cb(struct dl_phdr_info *info, size_t size, void *data)
     dynview v;
     if (!view(info, &v) || !needs(&v, q))
         return 0;
-    char path[PATH_MAX], origin[PATH_MAX], why[PATH_MAX + 16];
-    object_path(info, path, sizeof path);
-    snprintf(origin, sizeof origin, "%s", path);
+    struct runpath_bufs *b = malloc(sizeof *b);
+    if (!b) {
+        q->out.oom = 1;
+        return 0;
+    }
+    char *path = b->path, *origin = b->origin, *why = b->why;
+    object_path(info, path, PATH_MAX);
+    snprintf(origin, PATH_MAX, "%s", path);
     char *slash = strrchr(origin, '/');
     if (slash)
         *slash = '\0';
@@ -249,22 +263,25 @@ static int runpath_cb(struct dl_phdr_info *info, size_t size, void *data)
     for (const ElfW(Dyn) *d = v.dyn; d->d_tag != DT_NULL; d++)
         has_runpath |= d->d_tag == DT_RUNPATH;
     long tag = q->runpath ? DT_RUNPATH : DT_RPATH;
-    if (tag == DT_RPATH && has_runpath)
+    if (tag == DT_RPATH && has_runpath) {
+        free(b);
         return 0;
+    }
     for (const ElfW(Dyn) *d = v.dyn; d->d_tag != DT_NULL; d++) {
         const char *rp;
         if (d->d_tag != tag || !(rp = str(&v, d->d_un.d_val)))
             continue;
-        snprintf(why, sizeof why, "%s of %s", tag == DT_RPATH ? "RPATH" : "RUNPATH",
+        snprintf(why, sizeof b->why, "%s of %s", tag == DT_RPATH ? "RPATH" : "RUNPATH",
                  path[0] ? path : "the program");
         for (const char *e = rp;;) {
             size_t len = lz_path_next(e, ":");
-            add_entry(q, e, len, origin, why);
+            add_entry(q, b, e, len);
             if (!e[len])
                 break;
             e += len + 1;
         }
     }
+    free(b);
     return 0;
 }
 
@@ -306,14 +323,17 @@ int lz_objects_mapped_sites(lz_object_visit_fn visit, void *ctx)
     /* read(2) into a large buffer, not stdio: the kernel rebuilds the text
      * for each read, and stdio reads /proc in 1 KiB pieces (150-360 us for
      * a small process on a virtual machine, against 45 us). */
-    int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    enum { size = 16384 };
+    char *buf = malloc(size); /* not on the stack (lz_report.h, lz_path_alloc) */
+    int fd = buf ? open("/proc/self/maps", O_RDONLY | O_CLOEXEC) : -1;
+    if (fd < 0) {
+        free(buf);
         return 0;
-    char buf[16384];
+    }
     size_t have = 0;
     int rc = 0, eof = 0;
     while (!rc && !eof) {
-        ssize_t n = read(fd, buf + have, sizeof buf - 1 - have);
+        ssize_t n = read(fd, buf + have, size - 1 - have);
         if (n <= 0) {
             eof = 1;
             n = 0;
@@ -335,12 +355,13 @@ int lz_objects_mapped_sites(lz_object_visit_fn visit, void *ctx)
         }
         /* keep the unfinished line; one longer than the buffer is dropped */
         size_t rest = have - (size_t)(line - buf);
-        if (rest == sizeof buf - 1)
+        if (rest == size - 1)
             rest = 0;
         memmove(buf, line, rest);
         have = rest;
     }
     close(fd);
+    free(buf);
     return rc;
 }
 
@@ -349,10 +370,11 @@ int lz_objects_runpaths(const char *const *sonames, int runpath, lz_object_visit
 {
     char self[256] = "";
     lz_dl_iterate_phdr(self_soname_cb, self);
-    char cwd[PATH_MAX];
+    char *cwd = getcwd(NULL, 0); /* allocated: no PATH_MAX on a first call's stack */
     struct runpaths q = {.sonames = sonames, .self_soname = self[0] ? self : NULL,
-                         .runpath = runpath, .cwd = getcwd(cwd, sizeof cwd)};
+                         .runpath = runpath, .cwd = cwd};
     lz_dl_iterate_phdr(runpath_cb, &q);
+    free(cwd);
     return visit_all(&q.out, visit, ctx);
 }
 

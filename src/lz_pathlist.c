@@ -5,6 +5,7 @@
 #include <ctype.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 size_t lz_path_next(const char *list, const char *seps)
@@ -18,15 +19,30 @@ static int refuse(char *why, size_t wsize, const char *fmt, const char *a, int a
     return 0;
 }
 
+static int expand(const char *entry, size_t len, const char *origin, const char *cwd,
+                  int secure, char *out, size_t size, char *why, size_t wsize, char *tmp);
+
 int lz_path_entry(const char *entry, size_t len, const char *origin, const char *cwd,
                   int secure, char *out, size_t size, char *why, size_t wsize)
 {
-    int shown = len > 256 ? 256 : (int)len;
-    char tmp[PATH_MAX];
-    size_t o = 0;
     if (size < 2 || wsize < 1)
         return 0;
     why[0] = '\0';
+    /* On the heap: a first call's stack stays shallow (lz_report.h, lz_path_alloc). */
+    char *tmp = malloc(PATH_MAX);
+    if (!tmp)
+        return refuse(why, wsize, "entry %.*s: out of memory", entry, len > 256 ? 256 : (int)len);
+    int rc = expand(entry, len, origin, cwd, secure, out, size, why, wsize, tmp);
+    free(tmp);
+    return rc;
+}
+
+/* tmp: a PATH_MAX buffer. */
+static int expand(const char *entry, size_t len, const char *origin, const char *cwd,
+                  int secure, char *out, size_t size, char *why, size_t wsize, char *tmp)
+{
+    int shown = len > 256 ? 256 : (int)len;
+    size_t o = 0;
     if (memchr(entry, '\0', len))
         return refuse(why, wsize, "entry %.*s: holds a NUL byte", entry, shown);
     for (const char *p = entry, *end = entry + len; p < end;) {
@@ -44,14 +60,14 @@ int lz_path_entry(const char *entry, size_t len, const char *origin, const char 
                               "process", entry, shown);
             if (!origin)
                 return refuse(why, wsize, "entry %.*s: $ORIGIN is unknown here", entry, shown);
-            int n = snprintf(tmp + o, sizeof tmp - o, "%s", origin);
-            if (n < 0 || (size_t)n >= sizeof tmp - o)
+            int n = snprintf(tmp + o, PATH_MAX - o, "%s", origin);
+            if (n < 0 || (size_t)n >= PATH_MAX - o)
                 return refuse(why, wsize, "entry %.*s: longer than PATH_MAX", entry, shown);
             o += (size_t)n;
             p += tok;
             continue;
         }
-        if (o >= sizeof tmp - 1)
+        if (o >= PATH_MAX - 1)
             return refuse(why, wsize, "entry %.*s: longer than PATH_MAX", entry, shown);
         tmp[o++] = *p++;
     }

@@ -46,38 +46,50 @@ static int exists(const char *path)
     return stat(path, &sb) == 0;
 }
 
+static void say_why_unused(lz_walk *w, const char *step, const char *dir, int quiet,
+                           char *path);
+
 /* Try every soname in a directory. quiet: a directory of the default order
  * that holds none is not worth a line in the report. */
 static int try_dir(lz_walk *w, const char *step, const char *dir, int quiet)
 {
-    char path[PATH_MAX];
-    int any = 0;
+    char *path = lz_path_alloc(w);
+    if (!path)
+        return 0;
+    int any = 0, rc = 0;
     lz_looked(w, step, dir);
-    for (const char *const *s = w->lib->sonames; *s; s++) {
+    for (const char *const *s = w->lib->sonames; *s && !rc; s++) {
         if (!join(w, step, path, dir, *s) || !exists(path))
             continue;
         any = 1;
-        if (lz_try_file(w, step, path))
-            return 1;
+        rc = lz_try_file(w, step, path);
     }
-    if (any)
-        return 0;
-    /* Say why a directory that was named could not be used: missing, a
-     * dangling link, unreadable; the default steps' absent ones say nothing. */
+    if (!any)
+        say_why_unused(w, step, dir, quiet, path);
+    free(path);
+    return rc;
+}
+
+/* Say why a directory that was named could not be used: missing, a
+ * dangling link, unreadable; the default steps' absent ones say nothing.
+ * path: a PATH_MAX buffer to use. */
+__attribute__((noinline)) static void say_why_unused(lz_walk *w, const char *step,
+                                                     const char *dir, int quiet, char *path)
+{
     struct stat sb;
     if (stat(dir, &sb) != 0) {
         if (!quiet || errno != ENOENT || lstat(dir, &sb) == 0)
             lz_verdict(w, step, dir, LZ_REJECTED, NULL, "%s",
                        lstat(dir, &sb) == 0 ? "a dangling symbolic link" : strerror(errno));
-        return 0;
+        return;
     }
     if (!S_ISDIR(sb.st_mode) || faccessat(AT_FDCWD, dir, R_OK | X_OK, AT_EACCESS) != 0) {
         lz_verdict(w, step, dir, LZ_REJECTED, NULL, "cannot be searched: %s",
                    S_ISDIR(sb.st_mode) ? strerror(errno) : "not a directory");
-        return 0;
+        return;
     }
     if (quiet)
-        return 0;
+        return;
     char names[512], also[512] = "";
     lz_soname_list(w->lib, names, sizeof names);
     /* A soname the spec knows it cannot serve (CUDA 11 NVRTC, say) is worth naming. */
@@ -88,7 +100,6 @@ static int try_dir(lz_walk *w, const char *step, const char *dir, int quiet)
             break;
         }
     lz_verdict(w, step, dir, LZ_REJECTED, NULL, "the directory holds no %s%s", names, also);
-    return 0;
 }
 
 /* One entry of an override list: a file or a directory, absolute only. */
@@ -104,18 +115,22 @@ static int try_entry(lz_walk *w, const char *step, const char *entry, size_t len
         lz_verdict(w, step, shown, LZ_REJECTED, NULL, "path longer than PATH_MAX (%d)", PATH_MAX);
         return 0;
     }
-    char path[PATH_MAX];
+    char *path = lz_path_alloc(w);
+    if (!path)
+        return 0;
     memcpy(path, entry, len);
     path[len] = '\0';
-    if (path[0] != '/') {
+    struct stat sb;
+    int rc = 0;
+    if (path[0] != '/')
         lz_verdict(w, step, path, LZ_REJECTED, NULL,
                    "relative path (only absolute paths are accepted)");
-        return 0;
-    }
-    struct stat sb;
-    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
-        return try_dir(w, step, path, 0);
-    return lz_try_file(w, step, path);
+    else if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
+        rc = try_dir(w, step, path, 0);
+    else
+        rc = lz_try_file(w, step, path);
+    free(path);
+    return rc;
 }
 
 static int try_list(lz_walk *w, const char *step, const char *list)
@@ -216,55 +231,62 @@ static int seen_site(lz_walk *w, const char *dir)
 
 static int try_wheel_dirs(lz_walk *w, const char *root)
 {
-    char sub[PATH_MAX];
     if (seen_site(w, root))
         return 0;
-    for (const char *const *wd = w->lib->wheel_dirs; *wd; wd++)
-        if (join(w, "wheel", sub, root, *wd) && try_dir(w, "wheel", sub, 1))
-            return 1;
-    return 0;
+    char *sub = lz_path_alloc(w);
+    int rc = 0;
+    for (const char *const *wd = w->lib->wheel_dirs; sub && *wd && !rc; wd++)
+        rc = join(w, "wheel", sub, root, *wd) && try_dir(w, "wheel", sub, 1);
+    free(sub);
+    return rc;
+}
+
+/* The wheel directories below root's real path (realpath allocates: no
+ * PATH_MAX buffer on the stack of a walk). */
+static int try_wheel_dirs_real(lz_walk *w, const char *root)
+{
+    char *real = root && root[0] ? realpath(root, NULL) : NULL;
+    int rc = real && try_wheel_dirs(w, real);
+    free(real);
+    return rc;
 }
 
 static int wheel_above(lz_walk *w, const char *self)
 {
-    char dir[PATH_MAX];
-    if (!self || !realpath(self, dir))
-        return 0;
-    for (char *slash = strrchr(dir, '/'); slash && slash != dir; slash = strrchr(dir, '/')) {
+    char *dir = self ? realpath(self, NULL) : NULL;
+    int rc = 0;
+    for (char *slash = dir ? strrchr(dir, '/') : NULL; slash && slash != dir;
+         slash = strrchr(dir, '/')) {
         *slash = '\0';
         const char *base = strrchr(dir, '/');
         base = base ? base + 1 : dir;
         if (strcmp(base, "site-packages") != 0 && strcmp(base, "dist-packages") != 0)
             continue;
-        return try_wheel_dirs(w, dir);
+        rc = try_wheel_dirs(w, dir);
+        break;
     }
-    return 0;
+    free(dir);
+    return rc;
 }
 
 static int visit_site(void *ctx, const char *dir, const char *why)
 {
     (void)why;
-    lz_walk *w = ctx;
-    char real[PATH_MAX];
-    if (!dir || !realpath(dir, real))
-        return 0;
-    return try_wheel_dirs(w, real);
+    return try_wheel_dirs_real(ctx, dir);
 }
 
 static int wheel_pythonpath(lz_walk *w)
 {
     const char *pp = lz_getenv("PYTHONPATH");
-    char entry[PATH_MAX], dir[PATH_MAX];
     for (const char *p = pp; p && *p;) {
         size_t len = strcspn(p, ":");
-        if (len > 0 && len < sizeof entry) {
-            memcpy(entry, p, len);
-            entry[len] = '\0';
-            /* Relative entries are relative to the current directory, as
-             * Python reads them; a missing one is skipped. */
-            if (realpath(entry, dir) && try_wheel_dirs(w, dir))
-                return 1;
-        }
+        char *entry = len > 0 && len < PATH_MAX ? strndup(p, len) : NULL;
+        /* Relative entries are relative to the current directory, as
+         * Python reads them; a missing one is skipped. */
+        int rc = try_wheel_dirs_real(w, entry);
+        free(entry);
+        if (rc)
+            return 1;
         p += len + (p[len] == ':');
     }
     return 0;
@@ -275,8 +297,7 @@ static int wheel_pythonpath(lz_walk *w)
  * directory that plays one). */
 static int visit_sys_path(void *ctx, const char *entry)
 {
-    char dir[PATH_MAX];
-    return entry[0] && realpath(entry, dir) && try_wheel_dirs(ctx, dir);
+    return try_wheel_dirs_real(ctx, entry);
 }
 
 static int wheel_sys_path(lz_walk *w)
@@ -293,11 +314,13 @@ static int step_wheel(lz_walk *w)
 {
     if (!w->lib->wheel_dirs[0])
         return 0;
-    char here[PATH_MAX];
     const char *self = w->req.origin;
-    if (!self && lz_objects_self_path(here))
+    char *here = self ? NULL : lz_path_alloc(w);
+    if (here && lz_objects_self_path(here))
         self = here;
-    if (wheel_above(w, self))
+    int above = wheel_above(w, self);
+    free(here);
+    if (above)
         return 1;
     if (lz_secure())
         return 0;
@@ -329,11 +352,12 @@ static int step_env_dirs(lz_walk *w, const char *var, const char *const *subdirs
                    "relative path (only absolute paths are accepted)");
         return 0;
     }
-    char dir[PATH_MAX];
-    for (const char *const *s = subdirs; *s; s++)
-        if (join(w, var, dir, root, *s) && try_dir(w, var, dir, 1))
-            return 1;
-    return 0;
+    char *dir = lz_path_alloc(w);
+    int rc = 0;
+    for (const char *const *s = subdirs; dir && *s && !rc; s++)
+        rc = join(w, var, dir, root, *s) && try_dir(w, var, dir, 1);
+    free(dir);
+    return rc;
 }
 
 static int step_roots(lz_walk *w, const lz_root *roots)
@@ -356,16 +380,18 @@ struct linker_walk {
 
 static int linker_dir(struct linker_walk *lw, const char *step, const char *dir)
 {
-    char path[PATH_MAX];
     if (lw->h->looked)
         lw->h->looked(lw->h->ctx, step, dir);
-    for (const char *const *s = lw->sonames; *s; s++) {
-        int n = snprintf(path, sizeof path, "%s/%s", dir, *s);
-        if (n > 0 && (size_t)n < sizeof path && exists(path) &&
-            lw->h->visit(lw->h->ctx, step, path))
-            return 1;
+    char *path = malloc(PATH_MAX);
+    if (!path && lw->h->note)
+        lw->h->note(lw->h->ctx, step, "out of memory: a directory was not searched");
+    int rc = 0;
+    for (const char *const *s = lw->sonames; path && *s && !rc; s++) {
+        int n = snprintf(path, PATH_MAX, "%s/%s", dir, *s);
+        rc = n > 0 && n < PATH_MAX && exists(path) && lw->h->visit(lw->h->ctx, step, path);
     }
-    return 0;
+    free(path);
+    return rc;
 }
 
 static int visit_runpath(void *ctx, const char *dir, const char *why)
@@ -379,6 +405,40 @@ static int visit_runpath(void *ctx, const char *dir, const char *why)
     return linker_dir(lw, "run path", dir);
 }
 
+/* Each LD_LIBRARY_PATH directory, as ld.so expands it. */
+static int linker_llp(struct linker_walk *lw, const char *llp)
+{
+    struct {
+        char exe[PATH_MAX], cwd[PATH_MAX], dir[PATH_MAX], why[768];
+    } *b = malloc(sizeof *b);
+    if (!b) {
+        if (lw->h->note)
+            lw->h->note(lw->h->ctx, "LD_LIBRARY_PATH", "out of memory: not searched");
+        return 0;
+    }
+    /* ld.so's $ORIGIN in LD_LIBRARY_PATH: the program's directory. */
+    const char *origin = NULL;
+    char *slash = lz_objects_program_path(b->exe, sizeof b->exe) ? strrchr(b->exe, '/') : NULL;
+    if (slash) {
+        *slash = '\0';
+        origin = slash == b->exe ? "/" : b->exe;
+    }
+    const char *here = getcwd(b->cwd, sizeof b->cwd);
+    int rc = 0;
+    for (const char *p = llp; *p && !rc;) {
+        size_t len = lz_path_next(p, ":;");
+        if (!lz_path_entry(p, len, origin, here, lz_secure(), b->dir, sizeof b->dir, b->why,
+                           sizeof b->why)) {
+            if (lw->h->note)
+                lw->h->note(lw->h->ctx, "LD_LIBRARY_PATH", b->why);
+        } else
+            rc = linker_dir(lw, "LD_LIBRARY_PATH", b->dir);
+        p += len + (p[len] != '\0');
+    }
+    free(b);
+    return rc;
+}
+
 int lz_linker_lookup(const char *const *sonames, const lz_linker_hooks *hooks)
 {
     struct linker_walk lw = {sonames, hooks};
@@ -386,26 +446,8 @@ int lz_linker_lookup(const char *const *sonames, const lz_linker_hooks *hooks)
     if (lz_objects_runpaths(sonames, 0, visit_runpath, &lw))
         return 1;
     const char *llp = lz_getenv("LD_LIBRARY_PATH");
-    char exe[PATH_MAX], cwd[PATH_MAX], dir[PATH_MAX], why[768];
-    const char *origin = NULL, *here = NULL;
-    if (llp && *llp) {
-        /* ld.so's $ORIGIN in LD_LIBRARY_PATH: the program's directory. */
-        char *slash = lz_objects_program_path(exe, sizeof exe) ? strrchr(exe, '/') : NULL;
-        if (slash) {
-            *slash = '\0';
-            origin = slash == exe ? "/" : exe;
-        }
-        here = getcwd(cwd, sizeof cwd);
-    }
-    for (const char *p = llp; p && *p;) {
-        size_t len = lz_path_next(p, ":;");
-        if (!lz_path_entry(p, len, origin, here, lz_secure(), dir, sizeof dir, why, sizeof why)) {
-            if (hooks->note)
-                hooks->note(hooks->ctx, "LD_LIBRARY_PATH", why);
-        } else if (linker_dir(&lw, "LD_LIBRARY_PATH", dir))
-            return 1;
-        p += len + (p[len] != '\0');
-    }
+    if (llp && *llp && linker_llp(&lw, llp))
+        return 1;
     if (lz_objects_runpaths(sonames, 1, visit_runpath, &lw))
         return 1;
     return lz_system_lookup(sonames, hooks);
@@ -414,21 +456,23 @@ int lz_linker_lookup(const char *const *sonames, const lz_linker_hooks *hooks)
 int lz_system_lookup(const char *const *sonames, const lz_linker_hooks *hooks)
 {
     struct linker_walk lw = {sonames, hooks};
-    char path[PATH_MAX];
-    for (const char *const *s = sonames; *s; s++) {
+    char *path = malloc(PATH_MAX);
+    if (!path && hooks->note)
+        hooks->note(hooks->ctx, "ld.so.cache", "out of memory: not read");
+    int rc = 0;
+    for (const char *const *s = sonames; path && *s && !rc; s++) {
         if (hooks->looked) {
             char place[128];
             snprintf(place, sizeof place, "/etc/ld.so.cache for %s", *s);
             hooks->looked(hooks->ctx, "ld.so.cache", place);
         }
-        if (lz_ldcache_lookup("/etc/ld.so.cache", *s, path, sizeof path) &&
-            hooks->visit(hooks->ctx, "ld.so.cache", path))
-            return 1;
+        rc = lz_ldcache_lookup("/etc/ld.so.cache", *s, path, PATH_MAX) &&
+             hooks->visit(hooks->ctx, "ld.so.cache", path);
     }
-    for (const char *const *d = system_dirs; *d; d++)
-        if (linker_dir(&lw, "system directories", *d))
-            return 1;
-    return 0;
+    free(path);
+    for (const char *const *d = system_dirs; *d && !rc; d++)
+        rc = linker_dir(&lw, "system directories", *d);
+    return rc;
 }
 
 static int visit_candidate(void *ctx, const char *step, const char *path)

@@ -19,6 +19,17 @@ typedef struct lz_event {
     const lz_probe *probe;
 } lz_event;
 
+/* A file whose dlopen (or the checks after it) failed in an earlier round
+ * of the same search: the next round rejects it on sight, with this reason. */
+typedef struct lz_skip {
+    unsigned long long dev, ino;
+    char reason[512];
+} lz_skip;
+
+/* Rounds of one search: after this many failed dlopens, the rest of the
+ * walk only reports (a bound on the work a hostile search path can cause). */
+#define LZ_MAX_SKIPS 16
+
 /* What a walk is asked. dry_run walks it without loading anything (the
  * would-load question); tools also set exhaustive (walk on past the chosen
  * candidate, calling on_event for every verdict) and origin (stands for the
@@ -34,15 +45,23 @@ typedef struct lz_request {
     const char *origin;
     void (*on_event)(void *ctx, const lz_event *ev);
     void *ctx;
+    const lz_skip *skips;    /* the files earlier rounds failed to open */
+    int nskips;
 } lz_request;
 
 /* What it found. The first candidate that fully serves ends the walk; one
  * that serves only by a versioned-name fallback is kept, and taken when the
- * walk finds none better. */
+ * walk finds none better. A walk opens nothing itself: the caller dlopens
+ * the file chosen once the walk is over (lz_open_chosen), on a shallow
+ * stack and over the heap the walk has freed, as a bare dlopen would run;
+ * when that fails, a new round skips the file. */
 typedef struct lz_result {
     int found;
-    void *handle;            /* when found and not dry_run */
     const char *step;        /* the step that found it */
+    int probed;              /* dev, ino: the file the probe read (else stat) */
+    unsigned long long dev, ino;
+    int ncompanions;         /* eager companions opened for it */
+    void *companion_handles[4];
     long fallback_score;     /* rank of the best kept, -1: none kept */
     const char *fallback_step;
     size_t companions_len;

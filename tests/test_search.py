@@ -337,6 +337,64 @@ for _name in ["empty", "colon", "relative", "missing", "dir_without_library", "t
     t.CASES[f"bad_input_{_name}"] = (lambda n: lambda: bad_input(n))(_name)
 
 
+def unloadable_nccl(d):
+    """A fake NCCL the probe accepts and dlopen refuses: it needs a library
+    that is gone (built, linked against, deleted)."""
+    os.makedirs(f"{d}/gone", exist_ok=True)
+    with open(f"{d}/gone/g.c", "w") as f:
+        f.write("int lz_gone(void) { return 1; }\n")
+    t.compile_c(f"{d}/gone/libgone.so", [f"{d}/gone/g.c"], ["-Wl,-soname,libgone.so"], shared=True)
+    broken = t.fake_nccl(f"{d}/broken", extra=[f"-L{d}/gone", "-Wl,--no-as-needed", "-lgone"])
+    shutil.rmtree(f"{d}/gone")
+    return broken
+
+
+@case
+def dlopen_failure_next_candidate():
+    """A candidate that passes the probe but fails to dlopen (a dependency is
+    missing) is rejected with dlopen's own error, once, and the next one is
+    loaded; alone, the failure report names it the same way."""
+    d = t.workdir("dlopen_failure_next_candidate")
+    broken = unloadable_nccl(d)
+    good = t.fake_nccl(f"{d}/good", version=41)
+    exe = client(d)
+    r = t.run([exe, "call", "ncclGetVersion"],
+              env={"LAZYNCCL_LIBPATH": f"{broken}:{good}", "LAZYNCCL_DEBUG": "1"}, check_rc=0)
+    t.contains(r.stdout, "ncclGetVersion: rc=0 value=41", "the next candidate answers")
+    line = f"[LAZYNCCL_LIBPATH] {broken}: rejected: libgone.so: cannot open shared object file"
+    t.equal(r.stderr.count(line), 1, f"the rejection, logged once:\n{r.stderr}")
+    t.contains(r.stderr, f"[LAZYNCCL_LIBPATH] {good}: chosen", "then the next is chosen")
+    r = t.run([exe, "call", "ncclGetVersion"], env={"LAZYNCCL_LIBPATH": broken}, check_rc=0)
+    t.check(r.stdout.startswith("ncclGetVersion: rc=2 value=-1 error=lazynccl: NCCL could not be loaded"),
+            r.stdout)
+    report = r.stdout.split(" last_error=")[0]  # the client prints it twice
+    t.equal(report.count(line), 1, f"the report names it once:\n{report}")
+    t.contains(r.stdout, "LAZYNCCL_LIBPATH is set, so nothing else was tried", "authoritative")
+
+
+@case
+def dlopen_failures_bounded():
+    """Each file that fails to dlopen costs a round of the search; after 16
+    the search opens nothing more, and the report says so for each file it
+    left unopened (a good one included)."""
+    d = t.workdir("dlopen_failures_bounded")
+    broken = unloadable_nccl(d)
+    copies = []
+    for i in range(17):
+        os.makedirs(f"{d}/c{i}")
+        copies.append(shutil.copy(broken, f"{d}/c{i}/libnccl.so.2"))  # 17 files, 17 inodes
+    good = t.fake_nccl(f"{d}/good", version=42)
+    r = t.run([client(d), "call", "ncclGetVersion"],
+              env={"LAZYNCCL_LIBPATH": ":".join(copies + [good])}, check_rc=0)
+    t.check(r.stdout.startswith("ncclGetVersion: rc=2 value=-1"), r.stdout)
+    report = r.stdout.split(" last_error=")[0]  # the client prints it twice
+    for c in copies[:16]:
+        t.equal(report.count(f"{c}: rejected: libgone.so: cannot open shared object file"), 1, c)
+    for c in (copies[16], good):
+        t.contains(report, f"{c}: rejected: not opened: 16 candidates before it failed to load, "
+                   "so the search stops opening files", c)
+
+
 @case
 def rejected_never_loaded():
     """Candidates the probe rejects are never loaded: their constructors never run."""
