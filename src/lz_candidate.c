@@ -3,6 +3,7 @@
  * asked for, and load it only when it is the one. */
 #include "lz_ld.h"
 #include "lz_objects.h"
+#include "lz_pathlist.h"
 #include "lz_probe.h"
 #include "lz_candidate.h"
 #include "lz_report.h"
@@ -40,7 +41,7 @@ static int accept(lz_walk *w, const char *step, const char *path, const lz_probe
 {
     w->res.found = 1;
     w->res.step = step;
-    snprintf(w->res.path, sizeof w->res.path, "%s", path);
+    lz_copy(w->res.path, sizeof w->res.path, path);
     if (w->req.dry_run)
         lz_verdict(w, step, path, LZ_CHOSEN, p, NULL);
     return !w->req.exhaustive;
@@ -310,7 +311,7 @@ static void keep(lz_walk *w, const char *step, const char *path, long sc)
     if (sc > w->res.fallback_score) {
         w->res.fallback_score = sc;
         w->res.fallback_step = step;
-        snprintf(w->res.fallback_path, sizeof w->res.fallback_path, "%s", path);
+        lz_copy(w->res.fallback_path, sizeof w->res.fallback_path, path);
     }
 }
 

@@ -46,6 +46,14 @@ typedef struct dr_view {
     size_t win_len;
 } dr_view;
 
+/* src into out, cut to fit (no stdio on a probe that succeeds). */
+static void dr_copy_string(char *out, size_t size, const char *src)
+{
+    size_t n = strnlen(src, size - 1);
+    memcpy(out, src, n);
+    out[n] = '\0';
+}
+
 static int dr_fail(char *why, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int dr_fail(char *why, size_t n, const char *fmt, ...)
 {
@@ -292,7 +300,7 @@ static void dr_read_verneed(dr_view *v, const dr_tags *t, const char *strings, l
             const char *name = a.vna_name < t->strsz ? strings + a.vna_name : "";
             if (strncmp(name, "GLIBC_", 6) == 0 && name[6] >= '0' && name[6] <= '9' &&
                 strlen(name + 6) < sizeof d->glibc && lz_version_cmp(name + 6, d->glibc) > 0)
-                snprintf(d->glibc, sizeof d->glibc, "%s", name + 6);
+                memcpy(d->glibc, name + 6, strlen(name + 6) + 1); /* fits: checked above */
             if (!a.vna_next)
                 break;
             aux += a.vna_next;
@@ -381,7 +389,7 @@ int lz_dyn_read(int fd, off_t size, lz_dyn *d, char *why, size_t whysize)
     }
     d->strings[t.strsz] = '\0';
     if (t.has_soname && t.soname < t.strsz)
-        snprintf(d->soname, sizeof d->soname, "%s", d->strings + t.soname);
+        dr_copy_string(d->soname, sizeof d->soname, d->strings + t.soname);
     if (t.has_verneed)
         dr_read_verneed(v, &t, d->strings, d);
     rc = dr_read_symbols(v, &t, d, why, whysize);

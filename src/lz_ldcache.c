@@ -3,6 +3,7 @@
  * that the file it would load can be probed first. Only the current format
  * ("glibc-ld.so.cache1.1") is read; anything else is "not found". */
 #include "lz_ldcache.h"
+#include "lz_pathlist.h"
 
 #include <fcntl.h>
 #include <stdint.h>
@@ -44,6 +45,20 @@ static const char *string_at(const char *buf, size_t len, uint32_t off)
     return off < len && memchr(buf + off, '\0', len - off) ? buf + off : NULL;
 }
 
+/* 1 when the string at off is want (n bytes and its NUL), inside the file:
+ * compared in place, so an entry that differs costs a byte or two, not a
+ * search for its end (hundreds of entries per lookup). */
+static int key_is(const char *buf, size_t len, uint32_t off, const char *want, size_t n)
+{
+    if (off >= len || len - off <= n)
+        return 0;
+    const char *k = buf + off;
+    size_t i = 0;
+    while (i <= n && k[i] == want[i])
+        i++;
+    return i > n;
+}
+
 int lz_ldcache_lookup(const char *file, const char *soname, char *out, size_t size)
 {
     int fd = open(file, O_RDONLY | O_CLOEXEC);
@@ -69,6 +84,7 @@ int lz_ldcache_lookup(const char *file, const char *soname, char *out, size_t si
     if (memcmp(h.magic, CACHE_MAGIC, sizeof h.magic) != 0 ||
         h.nlibs > (len - sizeof h) / sizeof(struct cache_entry))
         goto out;
+    size_t n = strlen(soname);
     for (uint32_t i = 0; i < h.nlibs && !found; i++) {
         struct cache_entry e;
         memcpy(&e, buf + sizeof h + i * sizeof e, sizeof e);
@@ -76,10 +92,9 @@ int lz_ldcache_lookup(const char *file, const char *soname, char *out, size_t si
             continue;
         if (FLAG_OWN_ARCH != -1 && (e.flags & FLAG_ARCH_MASK) != FLAG_OWN_ARCH)
             continue;
-        const char *key = string_at(buf, len, e.key), *value = string_at(buf, len, e.value);
-        if (key && value && strcmp(key, soname) == 0) {
-            snprintf(out, size, "%s", value);
-            found = 1;
+        const char *value;
+        if (key_is(buf, len, e.key, soname, n) && (value = string_at(buf, len, e.value))) {
+            found = lz_copy(out, size, value);
         }
     }
 out:

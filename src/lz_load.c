@@ -17,6 +17,7 @@
 #include "lz_search.h"
 #include "lz_ld.h"
 #include "lz_objects.h"
+#include "lz_pathlist.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -157,9 +158,11 @@ static void run_search(const lz_lib *lib, const lz_sym *want, const char *list, 
     w->req.search_list = list;
     w->rep.text = text;
     w->rep.size = size;
-    int n = snprintf(text, size, "%s: %s could not be loaded; candidates tried:\n", lib->prefix,
-                     lib->display);
-    w->rep.len = (size_t)n;
+    if (text) {
+        int n = snprintf(text, size, "%s: %s could not be loaded; candidates tried:\n",
+                         lib->prefix, lib->display);
+        w->rep.len = (size_t)n;
+    }
     size_t start = w->rep.len;
     const char *unsafe = lz_ld_unsafe();
     if (unsafe) {
@@ -198,10 +201,13 @@ typedef struct lz_outcome {
 } lz_outcome;
 
 /* A round's walk and its report: on the heap, freed before the chosen file
- * is opened, so that the dynamic linker's allocations reuse its pages. */
+ * is opened, so that the dynamic linker's allocations reuse its pages. The
+ * text only where a report is wanted: a round is quiet (formats nothing)
+ * unless the log is on, and a quiet round that finds nothing is run again
+ * with a report, for the failure's message. */
 typedef struct lz_round {
     lz_walk w;
-    char text[LZ_MESSAGE_MAX];
+    char text[];
 } lz_round;
 
 /* Search, then open what the walk chose, in rounds: a file whose dlopen
@@ -215,8 +221,9 @@ static void search_and_open(const lz_lib *lib, const lz_sym *want, const char *l
 {
     lz_skip *skips = NULL;
     int nskips = 0;
+    int report = lz_logging(lib);
     for (;;) {
-        lz_round *r = malloc(sizeof *r);
+        lz_round *r = malloc(sizeof *r + (report ? LZ_MESSAGE_MAX : 0));
         if (!r) {
             lz_log(lib, "%s could not be loaded: out of memory", lib->display);
             break;
@@ -224,8 +231,12 @@ static void search_and_open(const lz_lib *lib, const lz_sym *want, const char *l
         lz_walk_init(&r->w, lib, NULL);
         r->w.req.skips = skips;
         r->w.req.nskips = nskips;
-        r->text[0] = '\0';
-        run_search(lib, want, list, &r->w, r->text, sizeof r->text);
+        run_search(lib, want, list, &r->w, report ? r->text : NULL, LZ_MESSAGE_MAX);
+        if (!r->w.res.found && !report) {
+            free(r);
+            report = 1;
+            continue;
+        }
         if (!r->w.res.found) {
             out->report = r->text[0] ? keep_report(r->text) : NULL;
             free(r);
@@ -337,9 +348,9 @@ static int ensure_loaded(const lz_lib *lib, const lz_sym *want)
         if (published && out.handle) {
             st->handle = out.handle;
             st->step = out.step;
-            snprintf(st->path, sizeof st->path, "%s", out.path);
+            lz_copy(st->path, sizeof st->path, out.path);
             if (out.companions[0])
-                snprintf(st->companion_files, sizeof st->companion_files, "%s", out.companions);
+                lz_copy(st->companion_files, sizeof st->companion_files, out.companions);
             __atomic_store_n(&st->companions_pending, out.companions[0] != '\0',
                              __ATOMIC_RELEASE);
             __atomic_store_n(&st->status, LZ_LOADED, __ATOMIC_RELEASE);

@@ -8,6 +8,34 @@
 #include <stdlib.h>
 #include <string.h>
 
+int lz_copy(char *out, size_t size, const char *s)
+{
+    if (size == 0)
+        return 0;
+    size_t n = strnlen(s, size);
+    int whole = n < size;
+    if (!whole)
+        n = size - 1;
+    memcpy(out, s, n);
+    out[n] = '\0';
+    return whole;
+}
+
+int lz_path_join(char *out, size_t size, const char *dir, const char *name)
+{
+    size_t a = strlen(dir), b = strlen(name);
+    if (size == 0)
+        return 0;
+    if (a + 1 + b >= size) {
+        out[0] = '\0';
+        return 0;
+    }
+    memcpy(out, dir, a);
+    out[a] = '/';
+    memcpy(out + a + 1, name, b + 1);
+    return 1;
+}
+
 size_t lz_path_next(const char *list, const char *seps)
 {
     return strcspn(list, seps);

@@ -16,6 +16,13 @@
 LZ_HIDDEN int lz_path_entry(const char *entry, size_t len, const char *origin, const char *cwd,
                             int secure, char *out, size_t size, char *why, size_t wsize);
 
+/* s into out (size bytes), cut to fit: 1 when it fit whole. Without
+ * stdio: a first call that succeeds formats nothing (docs/performance.md,
+ * "First calls"). */
+LZ_HIDDEN int lz_copy(char *out, size_t size, const char *s);
+/* dir + "/" + name into out: 1 when it fit, else 0 and out is "". */
+LZ_HIDDEN int lz_path_join(char *out, size_t size, const char *dir, const char *name);
+
 /* The length of the next entry of list up to one of seps (":" for run
  * paths, ":;" for LD_LIBRARY_PATH, as ld.so splits them). */
 LZ_HIDDEN size_t lz_path_next(const char *list, const char *seps);

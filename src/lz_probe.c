@@ -62,7 +62,14 @@ const char *lz_machine_name(unsigned m)
 
 const char *lz_shim_marker(const lz_lib *lib, char *buf, size_t size)
 {
-    snprintf(buf, size, "%s_load", lib->shim);
+    size_t n = strlen(lib->shim);
+    if (n + sizeof "_load" > size) { /* never with the callers' buffers */
+        if (size)
+            buf[0] = '\0';
+        return buf;
+    }
+    memcpy(buf, lib->shim, n);
+    memcpy(buf + n, "_load", sizeof "_load");
     return buf;
 }
 

@@ -20,12 +20,21 @@ const char *lz_getenv(const char *name)
     return lz_secure() ? NULL : getenv(name);
 }
 
+static int to_stderr(const lz_lib *lib)
+{
+    const char *debug = lz_getenv(lib->debug_env);
+    return debug && *debug && strcmp(debug, "0") != 0;
+}
+
+int lz_logging(const lz_lib *lib)
+{
+    return __atomic_load_n(&lib->st->log_fn, __ATOMIC_ACQUIRE) || to_stderr(lib);
+}
+
 static void lz_vlog(const lz_lib *lib, const char *fmt, va_list ap)
 {
     lz_log_fn fn = __atomic_load_n(&lib->st->log_fn, __ATOMIC_ACQUIRE);
-    const char *debug = lz_getenv(lib->debug_env);
-    int to_stderr = debug && *debug && strcmp(debug, "0") != 0;
-    if (!fn && !to_stderr)
+    if (!fn && !to_stderr(lib))
         return;
     char line[1024];
     int n = snprintf(line, sizeof line, "%s: ", lib->prefix);
@@ -73,6 +82,8 @@ void lz_verdict(lz_walk *w, const char *step, const char *path, int verdict,
                 const lz_probe *probe, const char *fmt, ...)
 {
     static const char *const words[] = {"chosen", "rejected", "kept", "not reached"};
+    if (!w->rep.text && !w->req.on_event && !lz_logging(w->lib))
+        return; /* a quiet walk (lz_walk.h): nothing is formatted */
     char reason[1024] = "";
     if (fmt) {
         va_list ap;
@@ -97,8 +108,8 @@ void lz_verdict(lz_walk *w, const char *step, const char *path, int verdict,
 void lz_looked(lz_walk *w, const char *step, const char *place)
 {
     size_t room = sizeof w->rep.places - w->rep.places_len;
-    if (room < 2)
-        return;
+    if (room < 2 || !w->rep.text)
+        return; /* only the failure report lists them */
     int same = w->rep.places_step && strcmp(w->rep.places_step, step) == 0;
     int n = same ? snprintf(w->rep.places + w->rep.places_len, room, ", %s", place)
                  : snprintf(w->rep.places + w->rep.places_len, room, "%s    [%s] %s",

@@ -26,6 +26,8 @@ LZ_HIDDEN char *lz_path_alloc(lz_walk *w);
 LZ_HIDDEN void lz_log(const lz_lib *lib, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* 1 when the library's log is on (a callback, or the debug variable). */
+LZ_HIDDEN int lz_logging(const lz_lib *lib);
 /* 1 in a secure-execution process (setuid, setcap): environment ignored. */
 LZ_HIDDEN int lz_secure(void);
 /* getenv, except in secure execution, where it is always NULL. */

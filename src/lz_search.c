@@ -30,8 +30,7 @@ static const char *const system_dirs[] = {
 
 static int join(lz_walk *w, const char *step, char *out, const char *dir, const char *name)
 {
-    int n = snprintf(out, PATH_MAX, "%s/%s", dir, name);
-    if (n < 0 || n >= PATH_MAX) {
+    if (!lz_path_join(out, PATH_MAX, dir, name)) {
         char shown[96];
         snprintf(shown, sizeof shown, "%.64s.../%.16s", dir, name);
         lz_verdict(w, step, shown, LZ_REJECTED, NULL, "path longer than PATH_MAX (%d)", PATH_MAX);
@@ -198,9 +197,11 @@ static int step_loaded(lz_walk *w)
     w->reusing = 1;
     int rc = 0;
     for (const char *const *s = w->lib->sonames; *s && !rc; s++) {
-        char place[128];
-        snprintf(place, sizeof place, "objects with SONAME %s", *s);
-        lz_looked(w, "already loaded", place);
+        if (w->rep.text) {
+            char place[128];
+            snprintf(place, sizeof place, "objects with SONAME %s", *s);
+            lz_looked(w, "already loaded", place);
+        }
         rc = lz_objects_with_soname(*s, visit_loaded, w);
     }
     w->reusing = 0;
@@ -386,10 +387,9 @@ static int linker_dir(struct linker_walk *lw, const char *step, const char *dir)
     if (!path && lw->h->note)
         lw->h->note(lw->h->ctx, step, "out of memory: a directory was not searched");
     int rc = 0;
-    for (const char *const *s = lw->sonames; path && *s && !rc; s++) {
-        int n = snprintf(path, PATH_MAX, "%s/%s", dir, *s);
-        rc = n > 0 && n < PATH_MAX && exists(path) && lw->h->visit(lw->h->ctx, step, path);
-    }
+    for (const char *const *s = lw->sonames; path && *s && !rc; s++)
+        rc = lz_path_join(path, PATH_MAX, dir, *s) && exists(path) &&
+             lw->h->visit(lw->h->ctx, step, path);
     free(path);
     return rc;
 }
@@ -492,7 +492,7 @@ static void looked_candidate(void *ctx, const char *step, const char *place)
 
 static int step_linker(lz_walk *w)
 {
-    lz_linker_hooks h = {visit_candidate, note_candidate, looked_candidate, w};
+    lz_linker_hooks h = {visit_candidate, note_candidate, w->rep.text ? looked_candidate : NULL, w};
     if (w->lib->system_only)
         return lz_system_lookup(w->lib->sonames, &h);
     return lz_linker_lookup(w->lib->sonames, &h);
