@@ -132,7 +132,7 @@ static int load_companions(lz_walk *w, const char *step, const char *path, const
 {
     int n = 0;
     const char *slash = strrchr(path, '/');
-    if (!slash || !w->lib->companions)
+    if (!slash || !w->lib->companions || !w->lib->companions[0])
         return 0;
     struct {
         char dir[PATH_MAX], name[256], file[PATH_MAX];
@@ -142,7 +142,8 @@ static int load_companions(lz_walk *w, const char *step, const char *path, const
         return 0;
     }
     char *dir = b->dir, *name = b->name, *file = b->file;
-    snprintf(dir, PATH_MAX, "%.*s", (int)(slash - path), path);
+    lz_copy(dir, PATH_MAX, path);
+    dir[slash - path < PATH_MAX ? slash - path : PATH_MAX - 1] = '\0';
     for (const char *const *c = w->lib->companions; *c && n < max; c++) {
         if (!companion_beside(dir, *c, p ? p->elf.soname : NULL, name, sizeof b->name) &&
             !lz_probe_rodata_string(path, *c, name, sizeof b->name))
@@ -316,15 +317,22 @@ static void keep(lz_walk *w, const char *step, const char *path, long sc)
 }
 
 /* 1 when path is the file holding this very code (a drop-in on its own
- * search path). */
+ * search path). Its identity is found once per walk. */
 static int is_self(lz_walk *w, const char *path)
 {
-    char *self = lz_path_alloc(w);
-    struct stat a, b;
-    int rc = self && lz_objects_self_path(self) && stat(self, &a) == 0 && stat(path, &b) == 0 &&
-             a.st_dev == b.st_dev && a.st_ino == b.st_ino;
-    free(self);
-    return rc;
+    if (w->self_known == 0) {
+        char *self = lz_path_alloc(w);
+        struct stat a;
+        w->self_known = self && lz_objects_self_path(self) && stat(self, &a) == 0 ? 1 : -1;
+        if (w->self_known == 1) {
+            w->self_dev = (unsigned long long)a.st_dev;
+            w->self_ino = (unsigned long long)a.st_ino;
+        }
+        free(self);
+    }
+    struct stat b;
+    return w->self_known == 1 && stat(path, &b) == 0 &&
+           (unsigned long long)b.st_dev == w->self_dev && (unsigned long long)b.st_ino == w->self_ino;
 }
 
 int lz_try_file(lz_walk *w, const char *step, const char *path)

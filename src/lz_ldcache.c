@@ -48,7 +48,7 @@ static const char *string_at(const char *buf, size_t len, uint32_t off)
 /* 1 when the string at off is want (n bytes and its NUL), inside the file:
  * compared in place, so an entry that differs costs a byte or two, not a
  * search for its end (hundreds of entries per lookup). */
-static int key_is(const char *buf, size_t len, uint32_t off, const char *want, size_t n)
+static int ldc_key_is(const char *buf, size_t len, uint32_t off, const char *want, size_t n)
 {
     if (off >= len || len - off <= n)
         return 0;
@@ -59,31 +59,88 @@ static int key_is(const char *buf, size_t len, uint32_t off, const char *want, s
     return i > n;
 }
 
+/* The file as mapped, kept for the process: mapping it costs 3 us, but
+ * unmapping pages once read costs 30 us on a virtual machine (the TLB
+ * shootdown), more than the rest of a first call's lookup. Checked against
+ * the file on each lookup (ldconfig replaces it: a new inode); a stale one
+ * is left mapped, never unmapped under a reader. Published atomically: no
+ * lock, so nothing for fork() to find taken. */
+static int ldc_lookup(const char *buf, size_t len, const char *soname, char *out, size_t size);
+
+typedef struct mapped_cache {
+    const char *buf;
+    size_t len;
+    dev_t dev;
+    ino_t ino;
+    struct timespec mtime;
+} mapped_cache;
+
+static mapped_cache *ldc_current;
+
+static int ldc_same_file(const mapped_cache *c, const struct stat *sb)
+{
+    return c && c->dev == sb->st_dev && c->ino == sb->st_ino && c->len == (size_t)sb->st_size &&
+           c->mtime.tv_sec == sb->st_mtim.tv_sec && c->mtime.tv_nsec == sb->st_mtim.tv_nsec;
+}
+
+/* The mapping of the open file fd (stat sb), or NULL. *own: a mapping of
+ * this lookup alone (another thread published one first), for the caller
+ * to release. */
+static const mapped_cache *ldc_map(int fd, const struct stat *sb, mapped_cache **own)
+{
+    mapped_cache *c = __atomic_load_n(&ldc_current, __ATOMIC_ACQUIRE);
+    if (ldc_same_file(c, sb))
+        return c;
+    mapped_cache *fresh = malloc(sizeof *fresh);
+    void *buf = fresh ? mmap(NULL, (size_t)sb->st_size, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
+    if (buf == MAP_FAILED) {
+        free(fresh);
+        return NULL;
+    }
+    *fresh = (mapped_cache){buf, (size_t)sb->st_size, sb->st_dev, sb->st_ino, sb->st_mtim};
+    if (__atomic_compare_exchange_n(&ldc_current, &c, fresh, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        return fresh;
+    /* Another thread published one first: theirs if it is this file, else
+     * ours, for this lookup only. */
+    if (ldc_same_file(c, sb)) {
+        munmap(buf, fresh->len);
+        free(fresh);
+        return c;
+    }
+    *own = fresh;
+    return fresh;
+}
+
 int lz_ldcache_lookup(const char *file, const char *soname, char *out, size_t size)
 {
     int fd = open(file, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return 0;
     struct stat sb;
-    int found = 0;
-    /* Mapped, not read: page-cache pages mapped in a few faults, where a
-     * copy into the heap costs a fresh page each (microseconds apiece on a
-     * virtual machine, for a file the first call reads once). */
-    if (fstat(fd, &sb) != 0 || sb.st_size < (off_t)sizeof(struct cache_header) ||
-        sb.st_size > (64 << 20)) {
-        close(fd);
-        return 0;
-    }
-    size_t len = (size_t)sb.st_size;
-    const char *buf = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+    const mapped_cache *c = NULL;
+    mapped_cache *own = NULL;
+    if (fstat(fd, &sb) == 0 && sb.st_size >= (off_t)sizeof(struct cache_header) &&
+        sb.st_size <= (64 << 20))
+        c = ldc_map(fd, &sb, &own);
     close(fd);
-    if (buf == MAP_FAILED)
+    if (!c)
         return 0;
+    int found = ldc_lookup(c->buf, c->len, soname, out, size);
+    if (own) {
+        munmap((void *)own->buf, own->len);
+        free(own);
+    }
+    return found;
+}
+
+static int ldc_lookup(const char *buf, size_t len, const char *soname, char *out, size_t size)
+{
+    int found = 0;
     struct cache_header h;
     memcpy(&h, buf, sizeof h);
     if (memcmp(h.magic, CACHE_MAGIC, sizeof h.magic) != 0 ||
         h.nlibs > (len - sizeof h) / sizeof(struct cache_entry))
-        goto out;
+        return 0;
     size_t n = strlen(soname);
     for (uint32_t i = 0; i < h.nlibs && !found; i++) {
         struct cache_entry e;
@@ -93,11 +150,8 @@ int lz_ldcache_lookup(const char *file, const char *soname, char *out, size_t si
         if (FLAG_OWN_ARCH != -1 && (e.flags & FLAG_ARCH_MASK) != FLAG_OWN_ARCH)
             continue;
         const char *value;
-        if (key_is(buf, len, e.key, soname, n) && (value = string_at(buf, len, e.value))) {
+        if (ldc_key_is(buf, len, e.key, soname, n) && (value = string_at(buf, len, e.value)))
             found = lz_copy(out, size, value);
-        }
     }
-out:
-    munmap((void *)buf, len);
     return found;
 }

@@ -111,7 +111,7 @@ static void object_path(const struct dl_phdr_info *info, char *out, size_t size)
 {
     const char *name = info->dlpi_name;
     if (name && name[0])
-        snprintf(out, size, "%s", name);
+        lz_copy(out, size, name);
     else
         lz_objects_program_path(out, size);
 }
@@ -222,22 +222,41 @@ static int needs(const dynview *v, const struct runpaths *q)
 }
 
 /* Expand one run-path entry as ld.so would (lz_pathlist.c). */
-/* The buffers of one object's run path, on the heap (lz_report.h,
+/* The buffers of one run-path entry, on the heap (lz_report.h,
  * lz_path_alloc: a first call's stack stays shallow). */
-struct runpath_bufs {
-    char path[PATH_MAX], origin[PATH_MAX], why[PATH_MAX + 16];
+struct entry_bufs {
     char dir[PATH_MAX], reason[768], line[PATH_MAX + 800];
 };
 
-static void add_entry(struct runpaths *q, struct runpath_bufs *b, const char *entry, size_t len)
+static void add_entry(struct runpaths *q, struct entry_bufs *b, const char *entry, size_t len,
+                      const char *origin, const char *why)
 {
-    if (lz_path_entry(entry, len, b->origin, q->cwd, lz_secure(), b->dir, sizeof b->dir,
+    if (lz_path_entry(entry, len, origin, q->cwd, lz_secure(), b->dir, sizeof b->dir,
                       b->reason, sizeof b->reason)) {
-        push(&q->out, b->dir, b->why);
+        push(&q->out, b->dir, why);
         return;
     }
-    snprintf(b->line, sizeof b->line, "%s: %s", b->why, b->reason);
+    snprintf(b->line, sizeof b->line, "%s: %s", why, b->reason);
     push(&q->out, "", b->line);
+}
+
+/* "RPATH of <path>" (malloc'd), the origin ($ORIGIN: path's directory). */
+static char *runpath_describe(long tag, const char *path, char **origin)
+{
+    const char *kind = tag == DT_RPATH ? "RPATH of " : "RUNPATH of ";
+    const char *shown = path[0] ? path : "the program";
+    size_t k = strlen(kind), n = strlen(shown);
+    char *why = malloc(k + n + 1);
+    const char *slash = strrchr(path, '/');
+    *origin = strndup(path, slash ? (size_t)(slash - path) : strlen(path));
+    if (!why || !*origin) {
+        free(why);
+        free(*origin);
+        return NULL;
+    }
+    memcpy(why, kind, k);
+    memcpy(why + k, shown, n + 1);
+    return why;
 }
 
 static int runpath_cb(struct dl_phdr_info *info, size_t size, void *data)
@@ -247,41 +266,39 @@ static int runpath_cb(struct dl_phdr_info *info, size_t size, void *data)
     dynview v;
     if (!view(info, &v) || !needs(&v, q))
         return 0;
-    struct runpath_bufs *b = malloc(sizeof *b);
-    if (!b) {
-        q->out.oom = 1;
-        return 0;
-    }
-    char *path = b->path, *origin = b->origin, *why = b->why;
-    object_path(info, path, PATH_MAX);
-    snprintf(origin, PATH_MAX, "%s", path);
-    char *slash = strrchr(origin, '/');
-    if (slash)
-        *slash = '\0';
     /* As ld.so: an object's DT_RPATH counts only when it has no DT_RUNPATH. */
-    int has_runpath = 0;
-    for (const ElfW(Dyn) *d = v.dyn; d->d_tag != DT_NULL; d++)
-        has_runpath |= d->d_tag == DT_RUNPATH;
-    long tag = q->runpath ? DT_RUNPATH : DT_RPATH;
-    if (tag == DT_RPATH && has_runpath) {
-        free(b);
-        return 0;
-    }
+    int has_runpath = 0, has_rpath = 0;
     for (const ElfW(Dyn) *d = v.dyn; d->d_tag != DT_NULL; d++) {
+        has_runpath |= d->d_tag == DT_RUNPATH;
+        has_rpath |= d->d_tag == DT_RPATH;
+    }
+    long tag = q->runpath ? DT_RUNPATH : DT_RPATH;
+    if (tag == DT_RPATH ? !has_rpath || has_runpath : !has_runpath)
+        return 0;
+    char *path = malloc(PATH_MAX), *origin = NULL, *why = NULL;
+    struct entry_bufs *b = path ? malloc(sizeof *b) : NULL;
+    if (b) {
+        object_path(info, path, PATH_MAX);
+        why = runpath_describe(tag, path, &origin);
+    }
+    for (const ElfW(Dyn) *d = v.dyn; why && d->d_tag != DT_NULL; d++) {
         const char *rp;
         if (d->d_tag != tag || !(rp = str(&v, d->d_un.d_val)))
             continue;
-        snprintf(why, sizeof b->why, "%s of %s", tag == DT_RPATH ? "RPATH" : "RUNPATH",
-                 path[0] ? path : "the program");
         for (const char *e = rp;;) {
             size_t len = lz_path_next(e, ":");
-            add_entry(q, b, e, len);
+            add_entry(q, b, e, len, origin, why);
             if (!e[len])
                 break;
             e += len + 1;
         }
     }
+    if (!why)
+        q->out.oom = 1;
+    free(why);
+    free(origin);
     free(b);
+    free(path);
     return 0;
 }
 
@@ -292,7 +309,7 @@ static int self_soname_cb(struct dl_phdr_info *info, size_t size, void *data)
     if (view(info, &v) && v.self) {
         const char *so = soname_of(&v);
         if (so)
-            snprintf(data, 256, "%s", so);
+            lz_copy(data, 256, so);
         return 1;
     }
     return 0;
@@ -315,24 +332,66 @@ int lz_objects_self_path(char *out)
     return out[0] != '\0';
 }
 
-/* The objects that need the library themselves (not the shim). */
+/* A hexadecimal number at *p, which moves past it (no locale tables: the
+ * first call touches as few pages as it can). */
+static uintptr_t maps_hex(const char **p)
+{
+    uintptr_t v = 0;
+    for (;; (*p)++) {
+        char c = **p;
+        unsigned d = c >= '0' && c <= '9' ? (unsigned)(c - '0')
+                   : c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10) : 16;
+        if (d == 16)
+            return v;
+        v = v * 16 + d;
+    }
+}
+
+static void maps_line(char *line, uintptr_t me, char **self, strlist *sites)
+{
+    const char *p = line;
+    uintptr_t lo = maps_hex(&p);
+    uintptr_t hi = *p == '-' ? (p++, maps_hex(&p)) : 0;
+    char *path = strchr(line, '/');
+    if (!path)
+        return;
+    if (self && !*self && me >= lo && me < hi) {
+        size_t n = strlen(path);
+        static const char gone[] = " (deleted)";
+        if (n < sizeof gone - 1 || strcmp(path + n - (sizeof gone - 1), gone) != 0)
+            *self = strdup(path);
+    }
+    char *hit = strstr(path, "/site-packages/");
+    if (!hit)
+        hit = strstr(path, "/dist-packages/");
+    if (sites && hit) {
+        hit[sizeof "/site-packages" - 1] = '\0'; /* both names are 14 characters long */
+        push(sites, path, "mapped");
+    }
+}
+
 /* From the kernel's list of mappings, not the dynamic linker's: a name the
- * linker is still writing for another thread's dlopen is never read. */
-int lz_objects_mapped_sites(lz_object_visit_fn visit, void *ctx)
+ * linker is still writing for another thread's dlopen is never read, and
+ * the kernel's names are canonical (no symbolic link in them), so no
+ * realpath (a readlink per component) is needed. */
+int lz_objects_maps(char **self, lz_object_visit_fn visit, void *ctx)
 {
     /* read(2) into a large buffer, not stdio: the kernel rebuilds the text
      * for each read, and stdio reads /proc in 1 KiB pieces (150-360 us for
      * a small process on a virtual machine, against 45 us). */
     enum { size = 16384 };
+    if (self)
+        *self = NULL;
     char *buf = malloc(size); /* not on the stack (lz_report.h, lz_path_alloc) */
     int fd = buf ? open("/proc/self/maps", O_RDONLY | O_CLOEXEC) : -1;
     if (fd < 0) {
         free(buf);
         return 0;
     }
+    strlist sites = {0};
+    uintptr_t me = (uintptr_t)&lz_objects_maps;
     size_t have = 0;
-    int rc = 0, eof = 0;
-    while (!rc && !eof) {
+    for (int eof = 0; !eof;) {
         ssize_t n = read(fd, buf + have, size - 1 - have);
         if (n <= 0) {
             eof = 1;
@@ -341,16 +400,9 @@ int lz_objects_mapped_sites(lz_object_visit_fn visit, void *ctx)
         have += (size_t)n;
         buf[have] = '\0';
         char *line = buf, *nl;
-        while (!rc && (nl = strchr(line, '\n'))) {
+        while ((nl = strchr(line, '\n'))) {
             *nl = '\0';
-            char *path = strchr(line, '/');
-            char *hit = path ? strstr(path, "/site-packages/") : NULL;
-            if (path && !hit)
-                hit = strstr(path, "/dist-packages/");
-            if (hit) {
-                hit[sizeof "/site-packages" - 1] = '\0'; /* both names are 14 characters long */
-                rc = visit(ctx, path, "mapped");
-            }
+            maps_line(line, me, self, visit ? &sites : NULL);
             line = nl + 1;
         }
         /* keep the unfinished line; one longer than the buffer is dropped */
@@ -362,7 +414,7 @@ int lz_objects_mapped_sites(lz_object_visit_fn visit, void *ctx)
     }
     close(fd);
     free(buf);
-    return rc;
+    return visit_all(&sites, visit, ctx);
 }
 
 int lz_objects_runpaths(const char *const *sonames, int runpath, lz_object_visit_fn visit,

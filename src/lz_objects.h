@@ -20,10 +20,13 @@ LZ_HIDDEN int lz_objects_with_soname(const char *soname, lz_object_visit_fn visi
  * (never argv[0], which the caller chooses). 1 when known. */
 LZ_HIDDEN int lz_objects_self_path(char *out);
 
-/* Each site-packages or dist-packages directory holding a mapped file (a
- * loaded object), in address order, passed to visit (directory, "mapped")
- * until it returns 1; repeated directories are passed again. */
-LZ_HIDDEN int lz_objects_mapped_sites(lz_object_visit_fn visit, void *ctx);
+/* /proc/self/maps, read once: *self (self not NULL) the real path of the
+ * file holding this code (malloc'd; NULL when unknown, or deleted); each
+ * site-packages or dist-packages directory holding a mapped file, in
+ * address order, passed to visit (directory, "mapped") until it returns 1,
+ * once the file is read (visit NULL: none); repeated directories are passed
+ * again. */
+LZ_HIDDEN int lz_objects_maps(char **self, lz_object_visit_fn visit, void *ctx);
 
 /* The running program's file (/proc/self/exe) in out: 1 when known. */
 LZ_HIDDEN int lz_objects_program_path(char *out, size_t size);

@@ -47,7 +47,7 @@ static int refuse(char *why, size_t wsize, const char *fmt, const char *a, int a
     return 0;
 }
 
-static int expand(const char *entry, size_t len, const char *origin, const char *cwd,
+static int path_expand(const char *entry, size_t len, const char *origin, const char *cwd,
                   int secure, char *out, size_t size, char *why, size_t wsize, char *tmp);
 
 int lz_path_entry(const char *entry, size_t len, const char *origin, const char *cwd,
@@ -60,13 +60,13 @@ int lz_path_entry(const char *entry, size_t len, const char *origin, const char 
     char *tmp = malloc(PATH_MAX);
     if (!tmp)
         return refuse(why, wsize, "entry %.*s: out of memory", entry, len > 256 ? 256 : (int)len);
-    int rc = expand(entry, len, origin, cwd, secure, out, size, why, wsize, tmp);
+    int rc = path_expand(entry, len, origin, cwd, secure, out, size, why, wsize, tmp);
     free(tmp);
     return rc;
 }
 
 /* tmp: a PATH_MAX buffer. */
-static int expand(const char *entry, size_t len, const char *origin, const char *cwd,
+static int path_expand(const char *entry, size_t len, const char *origin, const char *cwd,
                   int secure, char *out, size_t size, char *why, size_t wsize, char *tmp)
 {
     int shown = len > 256 ? 256 : (int)len;

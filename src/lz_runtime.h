@@ -66,6 +66,8 @@ typedef struct lz_loader {
  * across dlopen, dlsym, a constructor or a log callback (docs/reliability.md,
  * "The load protocol"). */
 typedef struct lz_state {
+    /* The small fields first, in one page: a first call writes a fresh
+     * page for each one it touches (docs/performance.md, "First calls"). */
     pthread_mutex_t mu;
     int status;              /* atomic: LZ_UNTRIED / LZ_LOADED / LZ_FAILED */
     unsigned gen;            /* bumped by a retry: older searches are stale */
@@ -73,7 +75,6 @@ typedef struct lz_state {
     lz_loader *active;       /* the threads running them */
     void *handle;
     const char *step;        /* search step that found the library */
-    char path[PATH_MAX];     /* path of the loaded library */
     char *search_list;       /* set by <shim>_set_search_path, or NULL */
     lz_log_fn log_fn;        /* atomic */
     void *log_user;
@@ -86,17 +87,19 @@ typedef struct lz_state {
     /* Set (atomic) once a function has returned its failure value: the
      * error APIs then explain it when the library itself has nothing to say. */
     int failed_calls;
+    /* Whether companions are left to load (atomic): companion_files. */
+    int companions_pending;
     /* The file the program asked for by path, when lazynccl-run's audit
      * module redirected that load to this drop-in (src/audit/lz_audit.c), and
      * who asked. asked_state (atomic): 0 none, 1 being written, 2 set; the
      * first request is kept. Written without locks or library calls: the
      * audit module calls in from inside the dynamic linker. */
+    int asked_state;
+    char path[PATH_MAX];     /* path of the loaded library */
     /* Companions left to load before the first call of a companions_for
      * function ('\n'-separated files; written before status is published,
-     * never changed after), and whether they still are (atomic). */
+     * never changed after). */
     char companion_files[PATH_MAX];
-    int companions_pending;
-    int asked_state;
     char asked[PATH_MAX];
     char asked_by[PATH_MAX];
 } lz_state;

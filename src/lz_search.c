@@ -252,9 +252,9 @@ static int try_wheel_dirs_real(lz_walk *w, const char *root)
     return rc;
 }
 
-static int wheel_above(lz_walk *w, const char *self)
+/* The site-packages above real, a canonical path (consumed). */
+static int wheel_above_real(lz_walk *w, char *dir)
 {
-    char *dir = self ? realpath(self, NULL) : NULL;
     int rc = 0;
     for (char *slash = dir ? strrchr(dir, '/') : NULL; slash && slash != dir;
          slash = strrchr(dir, '/')) {
@@ -270,10 +270,42 @@ static int wheel_above(lz_walk *w, const char *self)
     return rc;
 }
 
+static int wheel_above(lz_walk *w, const char *self)
+{
+    return wheel_above_real(w, self ? realpath(self, NULL) : NULL);
+}
+
+/* The wheel step's reading of the kernel's mappings: the shim's own
+ * site-packages first, then each mapped object's. */
+struct wheel_maps {
+    lz_walk *w;
+    char *self;              /* consumed by the first visit */
+    int above_done;
+};
+
+static int wheel_self(struct wheel_maps *m)
+{
+    if (m->above_done)
+        return 0;
+    m->above_done = 1;
+    char *self = m->self;
+    m->self = NULL;
+    if (self)
+        return wheel_above_real(m->w, self);
+    /* Not in the kernel's list (the file was deleted or replaced): the
+     * dynamic linker's name for it. */
+    char *here = lz_path_alloc(m->w);
+    int rc = here && lz_objects_self_path(here) && wheel_above(m->w, here);
+    free(here);
+    return rc;
+}
+
 static int visit_site(void *ctx, const char *dir, const char *why)
 {
     (void)why;
-    return try_wheel_dirs_real(ctx, dir);
+    struct wheel_maps *m = ctx;
+    /* the kernel's names are canonical: no realpath */
+    return wheel_self(m) || (dir && try_wheel_dirs(m->w, dir));
 }
 
 static int wheel_pythonpath(lz_walk *w)
@@ -315,24 +347,27 @@ static int step_wheel(lz_walk *w)
 {
     if (!w->lib->wheel_dirs[0])
         return 0;
-    const char *self = w->req.origin;
-    char *here = self ? NULL : lz_path_alloc(w);
-    if (here && lz_objects_self_path(here))
-        self = here;
-    int above = wheel_above(w, self);
-    free(here);
-    if (above)
-        return 1;
-    if (lz_secure())
-        return 0;
-    /* lazynccl-info --from stands for a shim elsewhere: the tool's own
-     * loaded objects say nothing of that process. */
-    if (!w->req.origin && lz_objects_mapped_sites(visit_site, w))
-        return 1;
-    if (wheel_pythonpath(w))
-        return 1;
-    if (!w->req.origin && wheel_sys_path(w))
-        return 1;
+    if (w->req.origin) {
+        /* lazynccl-info --from stands for a shim elsewhere: the tool's own
+         * loaded objects say nothing of that process. */
+        if (wheel_above(w, w->req.origin))
+            return 1;
+        if (lz_secure())
+            return 0;
+        if (wheel_pythonpath(w))
+            return 1;
+    } else {
+        struct wheel_maps m = {w, NULL, 0};
+        int secure = lz_secure();
+        int rc = lz_objects_maps(&m.self, secure ? NULL : visit_site, &m) || wheel_self(&m);
+        free(m.self);
+        if (rc)
+            return 1;
+        if (secure)
+            return 0;
+        if (wheel_pythonpath(w) || wheel_sys_path(w))
+            return 1;
+    }
     if (w->sites_len == 0)
         lz_looked(w, "wheel", "no site-packages above this shim or the loaded objects, "
                               "no PYTHONPATH entry");

@@ -88,6 +88,10 @@ typedef struct lz_walk {
     const lz_lib *lib;
     lz_request req;
     int reusing;             /* judging copies already loaded (step 2) */
+    /* The file holding this code, found once per walk (is_self): 0 not yet,
+     * 1 self_dev/self_ino are it, -1 unknown. */
+    int self_known;
+    unsigned long long self_dev, self_ino;
     size_t sites_len;
     lz_report rep;
     lz_result res;
