@@ -458,11 +458,24 @@ unsigned lz_dyn_own_machine(void)
 #endif
 }
 
+/* The decimal number at s (no locale tables: a first call touches as few
+ * pages as it can); *end past it. */
+static unsigned long dr_number(const char *s, const char **end)
+{
+    unsigned long v = 0;
+    while (*s >= '0' && *s <= '9' && v < (~0UL - 9) / 10)
+        v = v * 10 + (unsigned long)(*s++ - '0');
+    while (*s >= '0' && *s <= '9')
+        s++;
+    *end = s;
+    return v;
+}
+
 int lz_version_cmp(const char *a, const char *b)
 {
     while (*a || *b) {
-        char *ea, *eb;
-        unsigned long x = strtoul(a, &ea, 10), y = strtoul(b, &eb, 10);
+        const char *ea, *eb;
+        unsigned long x = dr_number(a, &ea), y = dr_number(b, &eb);
         if (x != y)
             return x < y ? -1 : 1;
         a = *ea == '.' ? ea + 1 : ea;

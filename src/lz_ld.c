@@ -86,9 +86,23 @@ static const struct r_debug *live_r_debug(void)
     return r;
 }
 
+/* Set while this thread runs a search: it began under lz_lock, which
+ * adopted the state, and the process cannot change under the thread before
+ * the search ends except by this thread forking (from a log callback), for
+ * which this copy's fork handlers, registered long before, run. So the
+ * windows inside a search skip the check (a getpid each, 1 us apiece on a
+ * virtual machine). */
+static __thread int searching;
+
+void lz_ld_searching(int on)
+{
+    searching = on;
+}
+
 static void enter(void)
 {
-    lz_ld_adopt(); /* a resolution after the load takes no lock before this */
+    if (!searching)
+        lz_ld_adopt(); /* a resolution after the load takes no lock before this */
     pthread_mutex_lock(&gate_mu);
     while (fork_pending)
         if (pthread_cond_timedwait(&gate_cv, &gate_mu, &fork_deadline) == ETIMEDOUT)

@@ -56,6 +56,10 @@ LZ_HIDDEN void lz_ld_adopt(void);
  * by the child handler itself: the state now belongs to this process. */
 LZ_HIDDEN void lz_ld_owned(void (*reset)(void));
 
+/* Mark the calling thread as running a search (1) or not (0): its calls
+ * into the dynamic linker then skip lz_ld_adopt, done when it began. */
+LZ_HIDDEN void lz_ld_searching(int on);
+
 /* How long fork() waits for a window to close, in milliseconds. */
 #define LZ_FORK_WAIT_MS 2000
 

@@ -158,6 +158,9 @@ static void run_search(const lz_lib *lib, const lz_sym *want, const char *list, 
     w->req.search_list = list;
     w->rep.text = text;
     w->rep.size = size;
+    /* No text: search_and_open saw the log off (one getenv, not one per
+     * note). */
+    w->silent = !text && !w->req.on_event;
     if (text) {
         int n = snprintf(text, size, "%s: %s could not be loaded; candidates tried:\n",
                          lib->prefix, lib->display);
@@ -336,8 +339,10 @@ static int ensure_loaded(const lz_lib *lib, const lz_sym *want)
         lz_unlock(lib, cs);
 
         lz_outcome out = {0};
+        lz_ld_searching(1);
         if (!list_lost)
             search_and_open(lib, want, list, &out);
+        lz_ld_searching(0);
         free(list);
         lz_msg *report = out.report;
 

@@ -200,7 +200,8 @@ struct runpaths {
     const char *const *sonames;
     const char *self_soname;
     int runpath;             /* 0: DT_RPATH entries, 1: DT_RUNPATH entries */
-    const char *cwd;         /* for relative entries, read once per query */
+    char *cwd;               /* for relative entries, read once per query */
+    int cwd_read;
     strlist out;
 };
 
@@ -231,6 +232,14 @@ struct entry_bufs {
 static void add_entry(struct runpaths *q, struct entry_bufs *b, const char *entry, size_t len,
                       const char *origin, const char *why)
 {
+    /* The current directory only where an entry is relative (a syscall
+     * less for the usual "$ORIGIN/..." or absolute entry). */
+    int relative = len == 0 || (entry[0] != '/' && entry[0] != '$') ||
+                   (entry[0] == '$' && origin && origin[0] != '/');
+    if (relative && !q->cwd_read) {
+        q->cwd = getcwd(NULL, 0);
+        q->cwd_read = 1;
+    }
     if (lz_path_entry(entry, len, origin, q->cwd, lz_secure(), b->dir, sizeof b->dir,
                       b->reason, sizeof b->reason)) {
         push(&q->out, b->dir, why);
@@ -376,10 +385,11 @@ static void maps_line(char *line, uintptr_t me, char **self, strlist *sites)
  * realpath (a readlink per component) is needed. */
 int lz_objects_maps(char **self, lz_object_visit_fn visit, void *ctx)
 {
-    /* read(2) into a large buffer, not stdio: the kernel rebuilds the text
-     * for each read, and stdio reads /proc in 1 KiB pieces (150-360 us for
-     * a small process on a virtual machine, against 45 us). */
-    enum { size = 16384 };
+    /* read(2) into a page, not stdio: stdio reads /proc in 1 KiB pieces
+     * (150-360 us for a small process on a virtual machine, against 45 us);
+     * one page, not more: each page a first call writes is a fault (11 us),
+     * and a Python process's 100 KiB of mappings come in 25 reads. */
+    enum { size = 4096 };
     if (self)
         *self = NULL;
     char *buf = malloc(size); /* not on the stack (lz_report.h, lz_path_alloc) */
@@ -417,16 +427,38 @@ int lz_objects_maps(char **self, lz_object_visit_fn visit, void *ctx)
     return visit_all(&sites, visit, ctx);
 }
 
+/* This object's SONAME (NULL: none), found once per process: it never
+ * changes, and each lookup is a pass over every loaded object. */
+static const char *self_soname(void)
+{
+    static char *cached;
+    static const char none[] = "";
+    char *s = __atomic_load_n(&cached, __ATOMIC_ACQUIRE);
+    if (!s) {
+        char self[256] = "";
+        lz_dl_iterate_phdr(self_soname_cb, self);
+        char *fresh = self[0] ? strdup(self) : (char *)none;
+        if (!fresh)
+            return NULL; /* out of memory: asked again next time */
+        char *expect = NULL;
+        if (__atomic_compare_exchange_n(&cached, &expect, fresh, 0, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_ACQUIRE))
+            s = fresh;
+        else {
+            if (fresh != none)
+                free(fresh);
+            s = expect;
+        }
+    }
+    return s[0] ? s : NULL;
+}
+
 int lz_objects_runpaths(const char *const *sonames, int runpath, lz_object_visit_fn visit,
                         void *ctx)
 {
-    char self[256] = "";
-    lz_dl_iterate_phdr(self_soname_cb, self);
-    char *cwd = getcwd(NULL, 0); /* allocated: no PATH_MAX on a first call's stack */
-    struct runpaths q = {.sonames = sonames, .self_soname = self[0] ? self : NULL,
-                         .runpath = runpath, .cwd = cwd};
+    struct runpaths q = {.sonames = sonames, .self_soname = self_soname(), .runpath = runpath};
     lz_dl_iterate_phdr(runpath_cb, &q);
-    free(cwd);
+    free(q.cwd);
     return visit_all(&q.out, visit, ctx);
 }
 

@@ -88,10 +88,9 @@ static int path_expand(const char *entry, size_t len, const char *origin, const 
                               "process", entry, shown);
             if (!origin)
                 return refuse(why, wsize, "entry %.*s: $ORIGIN is unknown here", entry, shown);
-            int n = snprintf(tmp + o, PATH_MAX - o, "%s", origin);
-            if (n < 0 || (size_t)n >= PATH_MAX - o)
+            if (!lz_copy(tmp + o, PATH_MAX - o, origin))
                 return refuse(why, wsize, "entry %.*s: longer than PATH_MAX", entry, shown);
-            o += (size_t)n;
+            o += strlen(tmp + o);
             p += tok;
             continue;
         }
@@ -110,10 +109,9 @@ static int path_expand(const char *entry, size_t len, const char *origin, const 
         if (!cwd || cwd[0] != '/')
             return refuse(why, wsize, "entry %.*s: relative, and the current directory is "
                           "unknown", entry, shown);
-        int n = snprintf(out, size, "%s%s%s", cwd, o ? "/" : "", tmp);
-        if (n < 0 || (size_t)n >= size)
+        if (!(o ? lz_path_join(out, size, cwd, tmp) : lz_copy(out, size, cwd)))
             return refuse(why, wsize, "entry %.*s: longer than PATH_MAX", entry, shown);
-        o = (size_t)n;
+        o = strlen(out);
     } else {
         if (o >= size)
             return refuse(why, wsize, "entry %.*s: longer than PATH_MAX", entry, shown);

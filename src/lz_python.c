@@ -14,7 +14,11 @@ typedef struct py_object py_object;
 
 int lz_python_path(int (*visit)(void *ctx, const char *entry), void *ctx, const char **why)
 {
+    *why = NULL;
+    /* One failed global lookup, not six, in a process without Python. */
     int (*gil_held)(void) = (int (*)(void))lz_dlsym(RTLD_DEFAULT, "PyGILState_Check");
+    if (!gil_held)
+        return 0;
     py_object *(*sys_get)(const char *) = (py_object * (*)(const char *))
         lz_dlsym(RTLD_DEFAULT, "PySys_GetObject");
     ssize_t (*list_size)(py_object *) = (ssize_t(*)(py_object *))lz_dlsym(RTLD_DEFAULT, "PyList_Size");
@@ -23,7 +27,6 @@ int lz_python_path(int (*visit)(void *ctx, const char *entry), void *ctx, const 
     const char *(*utf8)(py_object *) = (const char *(*)(py_object *))
         lz_dlsym(RTLD_DEFAULT, "PyUnicode_AsUTF8");
     void (*clear)(void) = (void (*)(void))lz_dlsym(RTLD_DEFAULT, "PyErr_Clear");
-    *why = NULL;
     if (!gil_held || !sys_get || !list_size || !list_item || !utf8 || !clear)
         return 0; /* no Python interpreter in this process */
     if (!gil_held()) {

@@ -55,6 +55,8 @@ void lz_log(const lz_lib *lib, const char *fmt, ...)
 
 void lz_note(lz_walk *w, const char *fmt, ...)
 {
+    if (w->silent)
+        return;
     va_list ap;
     va_start(ap, fmt);
     if (w->rep.text && w->rep.len + 1 < w->rep.size) {
@@ -82,8 +84,8 @@ void lz_verdict(lz_walk *w, const char *step, const char *path, int verdict,
                 const lz_probe *probe, const char *fmt, ...)
 {
     static const char *const words[] = {"chosen", "rejected", "kept", "not reached"};
-    if (!w->rep.text && !w->req.on_event && !lz_logging(w->lib))
-        return; /* a quiet walk (lz_walk.h): nothing is formatted */
+    if (w->silent || (!w->rep.text && !w->req.on_event && !lz_logging(w->lib)))
+        return; /* nothing is formatted (lz_walk.h) */
     char reason[1024] = "";
     if (fmt) {
         va_list ap;

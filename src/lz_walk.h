@@ -88,6 +88,9 @@ typedef struct lz_walk {
     const lz_lib *lib;
     lz_request req;
     int reusing;             /* judging copies already loaded (step 2) */
+    /* Nothing it says is kept (no report text, no tool, no log): notes
+     * and verdicts are not even formatted (lz_report.c). */
+    int silent;
     /* The file holding this code, found once per walk (is_self): 0 not yet,
      * 1 self_dev/self_ino are it, -1 unknown. */
     int self_known;
