@@ -321,9 +321,9 @@ static void keep(lz_walk *w, const char *step, const char *path, long sc)
 static int is_self(lz_walk *w, const char *path)
 {
     if (w->self_known == 0) {
-        char *self = lz_path_alloc(w);
+        char *self = lz_objects_self_path();
         struct stat a;
-        w->self_known = self && lz_objects_self_path(self) && stat(self, &a) == 0 ? 1 : -1;
+        w->self_known = self && stat(self, &a) == 0 ? 1 : -1;
         if (w->self_known == 1) {
             w->self_dev = (unsigned long long)a.st_dev;
             w->self_ino = (unsigned long long)a.st_ino;

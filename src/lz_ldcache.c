@@ -111,6 +111,14 @@ static const mapped_cache *ldc_map(int fd, const struct stat *sb, mapped_cache *
     return fresh;
 }
 
+char *lz_ldcache_path(const char *cache, const char *soname)
+{
+    char *tmp = malloc(PATH_MAX); /* freed at once: its pages are reused */
+    char *path = tmp && lz_ldcache_lookup(cache, soname, tmp, PATH_MAX) ? strdup(tmp) : NULL;
+    free(tmp);
+    return path;
+}
+
 int lz_ldcache_lookup(const char *file, const char *soname, char *out, size_t size)
 {
     int fd = open(file, O_RDONLY | O_CLOEXEC);

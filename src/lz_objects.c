@@ -106,14 +106,19 @@ int lz_objects_program_path(char *out, size_t size)
     return n > 0;
 }
 
-/* The file of an object: the main program's is /proc/self/exe, never argv[0]. */
-static void object_path(const struct dl_phdr_info *info, char *out, size_t size)
+/* The file of an object (malloc'd, exactly as long as it is; NULL when out
+ * of memory): the main program's is /proc/self/exe, never argv[0]. Exact:
+ * the strings a first call keeps share a few heap pages, where a PATH_MAX
+ * buffer each would be a fresh page each (11 us on a virtual machine). */
+static char *object_path(const struct dl_phdr_info *info)
 {
     const char *name = info->dlpi_name;
     if (name && name[0])
-        lz_copy(out, size, name);
-    else
-        lz_objects_program_path(out, size);
+        return strdup(name);
+    char *tmp = malloc(PATH_MAX);
+    char *path = tmp && lz_objects_program_path(tmp, PATH_MAX) ? strdup(tmp) : NULL;
+    free(tmp);
+    return path ? path : strdup("");
 }
 
 /* A growing list of NUL-separated string pairs, filled inside callbacks. */
@@ -127,7 +132,7 @@ static void push(strlist *l, const char *a, const char *b)
 {
     size_t na = strlen(a) + 1, nb = strlen(b) + 1;
     if (l->len + na + nb > l->cap) {
-        size_t cap = (l->cap ? l->cap * 2 : 4096) + na + nb;
+        size_t cap = (l->cap ? l->cap * 2 : 256) + na + nb;
         char *grown = realloc(l->buf, cap);
         if (!grown) {
             l->oom = 1;
@@ -157,13 +162,10 @@ static int visit_all(strlist *l, lz_object_visit_fn visit, void *ctx)
 /* Add an object's file to a list (the program's too, by /proc/self/exe). */
 static void push_object(strlist *l, const struct dl_phdr_info *info)
 {
-    char *path = malloc(PATH_MAX);
-    if (!path) {
+    char *path = object_path(info);
+    if (!path)
         l->oom = 1;
-        return;
-    }
-    object_path(info, path, PATH_MAX);
-    if (path[0])
+    else if (path[0])
         push(l, path, "");
     free(path);
 }
@@ -222,11 +224,11 @@ static int needs(const dynview *v, const struct runpaths *q)
     return 0;
 }
 
-/* Expand one run-path entry as ld.so would (lz_pathlist.c). */
-/* The buffers of one run-path entry, on the heap (lz_report.h,
- * lz_path_alloc: a first call's stack stays shallow). */
+/* The buffers for expanding one object's run-path entries as ld.so would
+ * (lz_pathlist.c): on the heap, not the stack of a first call (the dlopen
+ * after the walk runs over the stack pages it wrote). */
 struct entry_bufs {
-    char dir[PATH_MAX], reason[768], line[PATH_MAX + 800];
+    char dir[PATH_MAX], reason[768];
 };
 
 static void add_entry(struct runpaths *q, struct entry_bufs *b, const char *entry, size_t len,
@@ -245,8 +247,15 @@ static void add_entry(struct runpaths *q, struct entry_bufs *b, const char *entr
         push(&q->out, b->dir, why);
         return;
     }
-    snprintf(b->line, sizeof b->line, "%s: %s", why, b->reason);
-    push(&q->out, "", b->line);
+    size_t n = strlen(why) + 2 + strlen(b->reason) + 1;
+    char *line = malloc(n);
+    if (!line) {
+        q->out.oom = 1;
+        return;
+    }
+    snprintf(line, n, "%s: %s", why, b->reason);
+    push(&q->out, "", line);
+    free(line);
 }
 
 /* "RPATH of <path>" (malloc'd), the origin ($ORIGIN: path's directory). */
@@ -284,12 +293,10 @@ static int runpath_cb(struct dl_phdr_info *info, size_t size, void *data)
     long tag = q->runpath ? DT_RUNPATH : DT_RPATH;
     if (tag == DT_RPATH ? !has_rpath || has_runpath : !has_runpath)
         return 0;
-    char *path = malloc(PATH_MAX), *origin = NULL, *why = NULL;
+    char *path = object_path(info), *origin = NULL, *why = NULL;
     struct entry_bufs *b = path ? malloc(sizeof *b) : NULL;
-    if (b) {
-        object_path(info, path, PATH_MAX);
+    if (b)
         why = runpath_describe(tag, path, &origin);
-    }
     for (const ElfW(Dyn) *d = v.dyn; why && d->d_tag != DT_NULL; d++) {
         const char *rp;
         if (d->d_tag != tag || !(rp = str(&v, d->d_un.d_val)))
@@ -330,15 +337,19 @@ static int self_path_cb(struct dl_phdr_info *info, size_t size, void *data)
     dynview v;
     if (!view(info, &v) || !v.self)
         return 0;
-    object_path(info, data, PATH_MAX);
+    *(char **)data = object_path(info);
     return 1;
 }
 
-int lz_objects_self_path(char *out)
+char *lz_objects_self_path(void)
 {
-    out[0] = '\0';
-    lz_dl_iterate_phdr(self_path_cb, out);
-    return out[0] != '\0';
+    char *path = NULL;
+    lz_dl_iterate_phdr(self_path_cb, &path);
+    if (path && !path[0]) {
+        free(path);
+        path = NULL;
+    }
+    return path;
 }
 
 /* A hexadecimal number at *p, which moves past it (no locale tables: the
@@ -392,7 +403,7 @@ int lz_objects_maps(char **self, lz_object_visit_fn visit, void *ctx)
     enum { size = 4096 };
     if (self)
         *self = NULL;
-    char *buf = malloc(size); /* not on the stack (lz_report.h, lz_path_alloc) */
+    char *buf = malloc(size); /* not on the stack: the dlopen after the walk reuses its pages */
     int fd = buf ? open("/proc/self/maps", O_RDONLY | O_CLOEXEC) : -1;
     if (fd < 0) {
         free(buf);

@@ -15,10 +15,10 @@ typedef int (*lz_object_visit_fn)(void *ctx, const char *path, const char *why);
  * visit (path of the file, "") until it returns 1. */
 LZ_HIDDEN int lz_objects_with_soname(const char *soname, lz_object_visit_fn visit, void *ctx);
 
-/* The file holding this code (PATH_MAX bytes): a shared shim's path as the
- * dynamic linker mapped it, or /proc/self/exe for code in the main program
- * (never argv[0], which the caller chooses). 1 when known. */
-LZ_HIDDEN int lz_objects_self_path(char *out);
+/* The file holding this code (malloc'd; NULL when unknown): a shared shim's
+ * path as the dynamic linker mapped it, or /proc/self/exe for code in the
+ * main program (never argv[0], which the caller chooses). */
+LZ_HIDDEN char *lz_objects_self_path(void);
 
 /* /proc/self/maps, read once: *self (self not NULL) the real path of the
  * file holding this code (malloc'd; NULL when unknown, or deleted); each

@@ -5,7 +5,6 @@
 #include <ctype.h>
 #include <limits.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 int lz_copy(char *out, size_t size, const char *s)
@@ -47,30 +46,16 @@ static int refuse(char *why, size_t wsize, const char *fmt, const char *a, int a
     return 0;
 }
 
-static int path_expand(const char *entry, size_t len, const char *origin, const char *cwd,
-                  int secure, char *out, size_t size, char *why, size_t wsize, char *tmp);
-
 int lz_path_entry(const char *entry, size_t len, const char *origin, const char *cwd,
                   int secure, char *out, size_t size, char *why, size_t wsize)
 {
     if (size < 2 || wsize < 1)
         return 0;
     why[0] = '\0';
-    /* On the heap: a first call's stack stays shallow (lz_report.h, lz_path_alloc). */
-    char *tmp = malloc(PATH_MAX);
-    if (!tmp)
-        return refuse(why, wsize, "entry %.*s: out of memory", entry, len > 256 ? 256 : (int)len);
-    int rc = path_expand(entry, len, origin, cwd, secure, out, size, why, wsize, tmp);
-    free(tmp);
-    return rc;
-}
-
-/* tmp: a PATH_MAX buffer. */
-static int path_expand(const char *entry, size_t len, const char *origin, const char *cwd,
-                  int secure, char *out, size_t size, char *why, size_t wsize, char *tmp)
-{
     int shown = len > 256 ? 256 : (int)len;
-    size_t o = 0;
+    /* Expanded in out itself (no second PATH_MAX buffer: a first call
+     * pays for each fresh page it writes), at most PATH_MAX - 1 bytes. */
+    size_t cap = size < PATH_MAX ? size : PATH_MAX, o = 0;
     if (memchr(entry, '\0', len))
         return refuse(why, wsize, "entry %.*s: holds a NUL byte", entry, shown);
     for (const char *p = entry, *end = entry + len; p < end;) {
@@ -88,18 +73,18 @@ static int path_expand(const char *entry, size_t len, const char *origin, const 
                               "process", entry, shown);
             if (!origin)
                 return refuse(why, wsize, "entry %.*s: $ORIGIN is unknown here", entry, shown);
-            if (!lz_copy(tmp + o, PATH_MAX - o, origin))
+            if (!lz_copy(out + o, cap - o, origin))
                 return refuse(why, wsize, "entry %.*s: longer than PATH_MAX", entry, shown);
-            o += strlen(tmp + o);
+            o += strlen(out + o);
             p += tok;
             continue;
         }
-        if (o >= PATH_MAX - 1)
+        if (o >= cap - 1)
             return refuse(why, wsize, "entry %.*s: longer than PATH_MAX", entry, shown);
-        tmp[o++] = *p++;
+        out[o++] = *p++;
     }
-    tmp[o] = '\0';
-    if (tmp[0] != '/') {
+    out[o] = '\0';
+    if (out[0] != '/') {
         /* ld.so reads an empty entry as the current directory and a relative
          * one relative to it: followed, except where ld.so trusts neither. */
         if (secure)
@@ -109,13 +94,14 @@ static int path_expand(const char *entry, size_t len, const char *origin, const 
         if (!cwd || cwd[0] != '/')
             return refuse(why, wsize, "entry %.*s: relative, and the current directory is "
                           "unknown", entry, shown);
-        if (!(o ? lz_path_join(out, size, cwd, tmp) : lz_copy(out, size, cwd)))
+        size_t c = strlen(cwd), extra = c + (o ? 1 : 0);
+        if (o + extra >= size)
             return refuse(why, wsize, "entry %.*s: longer than PATH_MAX", entry, shown);
-        o = strlen(out);
-    } else {
-        if (o >= size)
-            return refuse(why, wsize, "entry %.*s: longer than PATH_MAX", entry, shown);
-        memcpy(out, tmp, o + 1);
+        memmove(out + extra, out, o + 1);
+        memcpy(out, cwd, c);
+        if (o)
+            out[c] = '/';
+        o += extra;
     }
     while (o > 1 && out[o - 1] == '/')
         out[--o] = '\0';

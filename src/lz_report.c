@@ -129,14 +129,6 @@ void lz_looked(lz_walk *w, const char *step, const char *place)
     w->rep.places_step = step;
 }
 
-char *lz_path_alloc(lz_walk *w)
-{
-    char *p = malloc(PATH_MAX);
-    if (!p)
-        lz_note(w, "out of memory: a place was not searched");
-    return p;
-}
-
 void lz_report_places(lz_walk *w)
 {
     if (w->rep.places_len)

@@ -16,12 +16,6 @@ LZ_HIDDEN void lz_verdict(lz_walk *w, const char *step, const char *path, int ve
 LZ_HIDDEN void lz_looked(lz_walk *w, const char *step, const char *place);
 /* Append the places looked in to the report (when nothing was found). */
 LZ_HIDDEN void lz_report_places(lz_walk *w);
-/* A PATH_MAX buffer for a walk, on the heap (the caller frees it), or NULL
- * with a line in the report. Not on the stack: the dlopen after the walk
- * runs over the stack pages the walk wrote, and a fresh page costs about
- * 11 us on a virtual machine (docs/performance.md), where freed heap is
- * reused by the dynamic linker's own allocations. */
-LZ_HIDDEN char *lz_path_alloc(lz_walk *w);
 /* Log a line when logging is on (LAZYNCCL_DEBUG or a callback). */
 LZ_HIDDEN void lz_log(const lz_lib *lib, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

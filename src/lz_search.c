@@ -28,15 +28,35 @@ static const char *const system_dirs[] = {
 #endif
     "/lib64", "/usr/lib64", "/lib", "/usr/lib", NULL};
 
-static int join(lz_walk *w, const char *step, char *out, const char *dir, const char *name)
+/* dir/name, malloc'd exactly (NULL: longer than PATH_MAX, said in the
+ * report, or out of memory). Exact, not PATH_MAX: the strings a first call
+ * keeps share a few heap pages, where a buffer each would be a fresh page
+ * each (11 us on a virtual machine; docs/performance.md). */
+static char *join(lz_walk *w, const char *step, const char *dir, const char *name)
 {
-    if (!lz_path_join(out, PATH_MAX, dir, name)) {
+    size_t n = strlen(dir) + 1 + strlen(name) + 1;
+    if (n > PATH_MAX) {
         char shown[96];
         snprintf(shown, sizeof shown, "%.64s.../%.16s", dir, name);
         lz_verdict(w, step, shown, LZ_REJECTED, NULL, "path longer than PATH_MAX (%d)", PATH_MAX);
-        return 0;
+        return NULL;
     }
-    return 1;
+    char *out = malloc(n);
+    if (out)
+        lz_path_join(out, n, dir, name);
+    else
+        lz_note(w, "out of memory: %s/%s was not tried", dir, name);
+    return out;
+}
+
+/* The same without a walk (the dynamic linker's search): NULL when too long. */
+static char *join_plain(const char *dir, const char *name)
+{
+    size_t n = strlen(dir) + 1 + strlen(name) + 1;
+    char *out = n <= PATH_MAX ? malloc(n) : NULL;
+    if (out)
+        lz_path_join(out, n, dir, name);
+    return out;
 }
 
 static int exists(const char *path)
@@ -45,35 +65,31 @@ static int exists(const char *path)
     return stat(path, &sb) == 0;
 }
 
-static void say_why_unused(lz_walk *w, const char *step, const char *dir, int quiet,
-                           char *path);
+static void say_why_unused(lz_walk *w, const char *step, const char *dir, int quiet);
 
 /* Try every soname in a directory. quiet: a directory of the default order
  * that holds none is not worth a line in the report. */
 static int try_dir(lz_walk *w, const char *step, const char *dir, int quiet)
 {
-    char *path = lz_path_alloc(w);
-    if (!path)
-        return 0;
     int any = 0, rc = 0;
     lz_looked(w, step, dir);
     for (const char *const *s = w->lib->sonames; *s && !rc; s++) {
-        if (!join(w, step, path, dir, *s) || !exists(path))
-            continue;
-        any = 1;
-        rc = lz_try_file(w, step, path);
+        char *path = join(w, step, dir, *s);
+        if (path && exists(path)) {
+            any = 1;
+            rc = lz_try_file(w, step, path);
+        }
+        free(path);
     }
     if (!any)
-        say_why_unused(w, step, dir, quiet, path);
-    free(path);
+        say_why_unused(w, step, dir, quiet);
     return rc;
 }
 
 /* Say why a directory that was named could not be used: missing, a
- * dangling link, unreadable; the default steps' absent ones say nothing.
- * path: a PATH_MAX buffer to use. */
+ * dangling link, unreadable; the default steps' absent ones say nothing. */
 __attribute__((noinline)) static void say_why_unused(lz_walk *w, const char *step,
-                                                     const char *dir, int quiet, char *path)
+                                                     const char *dir, int quiet)
 {
     struct stat sb;
     if (stat(dir, &sb) != 0) {
@@ -92,12 +108,16 @@ __attribute__((noinline)) static void say_why_unused(lz_walk *w, const char *ste
     char names[512], also[512] = "";
     lz_soname_list(w->lib, names, sizeof names);
     /* A soname the spec knows it cannot serve (CUDA 11 NVRTC, say) is worth naming. */
-    for (const lz_unsupported *u = w->lib->unsupported; u && u->soname; u++)
-        if (join(w, step, path, dir, u->soname) && exists(path)) {
+    for (const lz_unsupported *u = w->lib->unsupported; u && u->soname; u++) {
+        char *path = join(w, step, dir, u->soname);
+        int held = path && exists(path);
+        free(path);
+        if (held) {
             snprintf(also, sizeof also, " (it holds %s: %s, not supported by this shim)",
                      u->soname, u->what);
             break;
         }
+    }
     lz_verdict(w, step, dir, LZ_REJECTED, NULL, "the directory holds no %s%s", names, also);
 }
 
@@ -114,11 +134,11 @@ static int try_entry(lz_walk *w, const char *step, const char *entry, size_t len
         lz_verdict(w, step, shown, LZ_REJECTED, NULL, "path longer than PATH_MAX (%d)", PATH_MAX);
         return 0;
     }
-    char *path = lz_path_alloc(w);
-    if (!path)
+    char *path = strndup(entry, len);
+    if (!path) {
+        lz_note(w, "[%s] out of memory: an entry was not tried", step);
         return 0;
-    memcpy(path, entry, len);
-    path[len] = '\0';
+    }
     struct stat sb;
     int rc = 0;
     if (path[0] != '/')
@@ -234,11 +254,12 @@ static int try_wheel_dirs(lz_walk *w, const char *root)
 {
     if (seen_site(w, root))
         return 0;
-    char *sub = lz_path_alloc(w);
     int rc = 0;
-    for (const char *const *wd = w->lib->wheel_dirs; sub && *wd && !rc; wd++)
-        rc = join(w, "wheel", sub, root, *wd) && try_dir(w, "wheel", sub, 1);
-    free(sub);
+    for (const char *const *wd = w->lib->wheel_dirs; *wd && !rc; wd++) {
+        char *sub = join(w, "wheel", root, *wd);
+        rc = sub && try_dir(w, "wheel", sub, 1);
+        free(sub);
+    }
     return rc;
 }
 
@@ -294,8 +315,8 @@ static int wheel_self(struct wheel_maps *m)
         return wheel_above_real(m->w, self);
     /* Not in the kernel's list (the file was deleted or replaced): the
      * dynamic linker's name for it. */
-    char *here = lz_path_alloc(m->w);
-    int rc = here && lz_objects_self_path(here) && wheel_above(m->w, here);
+    char *here = lz_objects_self_path();
+    int rc = here && wheel_above(m->w, here);
     free(here);
     return rc;
 }
@@ -388,11 +409,12 @@ static int step_env_dirs(lz_walk *w, const char *var, const char *const *subdirs
                    "relative path (only absolute paths are accepted)");
         return 0;
     }
-    char *dir = lz_path_alloc(w);
     int rc = 0;
-    for (const char *const *s = subdirs; dir && *s && !rc; s++)
-        rc = join(w, var, dir, root, *s) && try_dir(w, var, dir, 1);
-    free(dir);
+    for (const char *const *s = subdirs; *s && !rc; s++) {
+        char *dir = join(w, var, root, *s);
+        rc = dir && try_dir(w, var, dir, 1);
+        free(dir);
+    }
     return rc;
 }
 
@@ -418,14 +440,12 @@ static int linker_dir(struct linker_walk *lw, const char *step, const char *dir)
 {
     if (lw->h->looked)
         lw->h->looked(lw->h->ctx, step, dir);
-    char *path = malloc(PATH_MAX);
-    if (!path && lw->h->note)
-        lw->h->note(lw->h->ctx, step, "out of memory: a directory was not searched");
     int rc = 0;
-    for (const char *const *s = lw->sonames; path && *s && !rc; s++)
-        rc = lz_path_join(path, PATH_MAX, dir, *s) && exists(path) &&
-             lw->h->visit(lw->h->ctx, step, path);
-    free(path);
+    for (const char *const *s = lw->sonames; *s && !rc; s++) {
+        char *path = join_plain(dir, *s);
+        rc = path && exists(path) && lw->h->visit(lw->h->ctx, step, path);
+        free(path);
+    }
     return rc;
 }
 
@@ -491,20 +511,17 @@ int lz_linker_lookup(const char *const *sonames, const lz_linker_hooks *hooks)
 int lz_system_lookup(const char *const *sonames, const lz_linker_hooks *hooks)
 {
     struct linker_walk lw = {sonames, hooks};
-    char *path = malloc(PATH_MAX);
-    if (!path && hooks->note)
-        hooks->note(hooks->ctx, "ld.so.cache", "out of memory: not read");
     int rc = 0;
-    for (const char *const *s = sonames; path && *s && !rc; s++) {
+    for (const char *const *s = sonames; *s && !rc; s++) {
         if (hooks->looked) {
             char place[128];
             snprintf(place, sizeof place, "/etc/ld.so.cache for %s", *s);
             hooks->looked(hooks->ctx, "ld.so.cache", place);
         }
-        rc = lz_ldcache_lookup("/etc/ld.so.cache", *s, path, PATH_MAX) &&
-             hooks->visit(hooks->ctx, "ld.so.cache", path);
+        char *path = lz_ldcache_path("/etc/ld.so.cache", *s);
+        rc = path && hooks->visit(hooks->ctx, "ld.so.cache", path);
+        free(path);
     }
-    free(path);
     for (const char *const *d = system_dirs; *d && !rc; d++)
         rc = linker_dir(&lw, "system directories", *d);
     return rc;
