@@ -42,8 +42,23 @@ static int by_name(const void *a, const void *b)
 
 int lz_probe_exports(const lz_probe *p, const char *name)
 {
-    return p->elf.names &&
-           bsearch(&name, p->elf.names, p->elf.nnames, sizeof *p->elf.names, by_name) != NULL;
+    if (!p->elf.names)
+        return 0;
+    if (p->sorted)
+        return bsearch(&name, p->elf.names, p->elf.nnames, sizeof *p->elf.names, by_name) != NULL;
+    for (size_t i = 0; i < p->elf.nnames; i++)
+        if (p->elf.names[i][0] == name[0] && strcmp(p->elf.names[i], name) == 0)
+            return 1;
+    return 0;
+}
+
+/* 1 when lib has versioned names: a probe for it is asked about many. */
+static int many_questions(const lz_lib *lib)
+{
+    for (size_t i = 0; lib && i < lib->nsyms; i++)
+        if (lib->syms[i].family)
+            return 1;
+    return !lib;
 }
 
 const char *lz_machine_name(unsigned m)
@@ -174,8 +189,10 @@ static int probe(const lz_lib *lib, const char *path, lz_probe *p)
     if (lz_dyn_read(fd, size, &p->elf, p->reason, sizeof p->reason) != 0) {
         rc = LZ_PROBE_REJECTED;
     } else {
-        if (p->elf.names)
+        if (p->elf.names && many_questions(lib)) {
             qsort(p->elf.names, p->elf.nnames, sizeof *p->elf.names, by_name);
+            p->sorted = 1;
+        }
         rc = native(p);
         if (rc == LZ_PROBE_OK && lib)
             rc = judge(lib, p);

@@ -11,10 +11,13 @@ enum {
     LZ_PROBE_REJECTED = 1,    /* it cannot; the reason says why */
 };
 
-/* What the probe read from the file: the file's own facts (elf.names
- * sorted here, so lz_probe_exports can search them) and the verdict. */
+/* What the probe read from the file: the file's own facts and the
+ * verdict. elf.names are sorted (sorted: 1) where many names will be asked
+ * for (a library with versioned names, and for tools); a library without
+ * asks for two or three, and a scan costs less than the sort. */
 typedef struct lz_probe {
     lz_dyn elf;
+    int sorted;
     char reason[512];
     unsigned long long dev, ino; /* the file that was read */
 } lz_probe;
