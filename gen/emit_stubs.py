@@ -312,9 +312,19 @@ def emit(spec, spec_display, headers, functions, macros, control_prefix=None,
     table(f"__attribute__((used)) static lz_fn lz_slots_{i_d}", lambda e: f"(lz_fn)lz_r_{e.sym}")
     table(f"static const lz_fn lz_resolvers_{i_d}", lambda e: f"(lz_fn)lz_r_{e.sym}")
     table(f"static const lz_fn lz_fails_{i_d}", lambda e: f"(lz_fn)lz_f_{e.sym}")
+    # Names as offsets into one string, not pointers: the table then needs
+    # no relocation and stays the file's pages at start-up (lz_runtime.h).
+    offsets, blob = {}, [""]
+    def offset(text):
+        if text not in offsets:
+            offsets[text] = sum(len(b) + 1 for b in blob)
+            blob.append(text)
+        return offsets[text]
+    rows = {e.sym: (offset(e.name), offset(e.family) if e.family else 0) for e in exports}
+    w(f"static const char lz_names_{i_d}[] =\n" +
+      "".join(f"    {_c_string(b)} \"\\0\"\n" for b in blob) + "    ;\n")
     table(f"static const lz_sym lz_syms_{i_d}",
-          lambda e: f"{{{_c_string(e.name)}, {_c_string(e.family) if e.family else 'NULL'}, "
-                    f"{e.major}, {e.minor}}}")
+          lambda e: f"{{{rows[e.sym][0]}, {rows[e.sym][1]}, {e.major}, {e.minor}}}")
     if answers:
         w(f"static const lz_fn lz_answers_{i_d}[LZ_COUNT_{i_d}] = {{\n")
         for e in answers:
@@ -356,7 +366,7 @@ def emit(spec, spec_display, headers, functions, macros, control_prefix=None,
     w(f"    .sonames = lz_sonames_{i_d},\n    .wheel_dirs = lz_wheel_dirs_{i_d},\n")
     w(f"    .roots_before = lz_roots_before_{i_d},\n    .roots_after = lz_roots_after_{i_d},\n")
     w(f"    .default_dirs = lz_default_dirs_{i_d},\n    .required = lz_required_{i_d},\n")
-    w(f"    .syms = lz_syms_{i_d},\n    .nsyms = LZ_COUNT_{i_d},\n")
+    w(f"    .syms = lz_syms_{i_d},\n    .names = lz_names_{i_d},\n    .nsyms = LZ_COUNT_{i_d},\n")
     w(f"    .slots = lz_slots_{i_d},\n    .resolvers = lz_resolvers_{i_d},\n")
     w(f"    .fails = lz_fails_{i_d},\n")
     w(f"    .unsupported = lz_unsupported_{i_d},\n    .companions = lz_companions_{i_d},\n")

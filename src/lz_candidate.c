@@ -257,12 +257,13 @@ void *lz_open_chosen(const lz_lib *lib, const char *path, int probed, unsigned l
  * older version of the same major; 0 not that family's major at all. */
 static int score_name(const lz_walk *w, const lz_probe *p, const lz_sym *want)
 {
-    if (!want->family || lz_probe_exports(p, want->name))
+    const lz_lib *lib = w->lib;
+    if (!want->family || lz_probe_exports(p, lz_sym_name(lib, want)))
         return 2;
     int same_major = 0, any = 0;
     for (size_t j = 0; j < w->lib->nsyms; j++) {
         const lz_sym *s = &w->lib->syms[j];
-        if (!s->family || strcmp(s->family, want->family) != 0 || !lz_probe_exports(p, s->name))
+        if (s->family != want->family || !lz_probe_exports(p, lz_sym_name(lib, s)))
             continue;
         any = 1;
         if (want->major >= 0 && s->major == want->major && s->minor < want->minor)
@@ -302,7 +303,7 @@ static long rank(const lz_walk *w, const lz_probe *p, int *full, const lz_sym **
 static int wanted_major_of(const lz_walk *w, const lz_probe *p)
 {
     for (size_t j = 0; w->req.wanted && j < w->lib->nsyms; j++)
-        if (w->req.wanted[j] && lz_probe_exports(p, w->lib->syms[j].name))
+        if (w->req.wanted[j] && lz_probe_exports(p, lz_sym_name(w->lib, &w->lib->syms[j])))
             return 1;
     return 0;
 }
@@ -378,7 +379,7 @@ int lz_try_file(lz_walk *w, const char *step, const char *path)
         lz_probe_free(&p);
         return rc;
     }
-    lz_verdict(w, step, path, LZ_KEPT, &p, "does not export %s%s", worst->name,
+    lz_verdict(w, step, path, LZ_KEPT, &p, "does not export %s%s", lz_sym_name(w->lib, worst),
                worst_score ? "; kept in case no candidate does"
                            : " nor an older version of its major; kept as a last resort");
     lz_probe_free(&p);

@@ -26,8 +26,8 @@ static int forked_mid_ld;
 
 /* The process this copy's state belongs to: claimed by the thread that
  * resets it in a child, ready once that reset is done (lz_ld_adopt). */
-static pid_t owner_claim, owner_ready;
-static void (*owner_reset)(void);
+static pid_t owner_claim LZ_STARTUP_DATA, owner_ready LZ_STARTUP_DATA;
+static void (*owner_reset)(void) LZ_STARTUP_DATA;
 
 void lz_ld_owned(void (*reset)(void))
 {

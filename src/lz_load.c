@@ -38,7 +38,7 @@
 static const lz_lib *lz_libs[LZ_MAX_LIBS];
 static int lz_nlibs;
 static pthread_mutex_t lz_registry = PTHREAD_MUTEX_INITIALIZER;
-static pthread_once_t lz_atfork_once = PTHREAD_ONCE_INIT;
+static pthread_once_t lz_atfork_once LZ_STARTUP_DATA = PTHREAD_ONCE_INIT;
 
 static void fork_prepare(void)
 {

@@ -484,8 +484,9 @@ struct imports {
 
 static int by_sym_name(const void *a, const void *b, void *lib)
 {
-    const lz_sym *syms = ((const lz_lib *)lib)->syms;
-    return strcmp(syms[*(const size_t *)a].name, syms[*(const size_t *)b].name);
+    const lz_lib *l = lib;
+    return strcmp(lz_sym_name(l, &l->syms[*(const size_t *)a]),
+                  lz_sym_name(l, &l->syms[*(const size_t *)b]));
 }
 
 static int imports_cb(struct dl_phdr_info *info, size_t size, void *data)
@@ -503,7 +504,7 @@ static int imports_cb(struct dl_phdr_info *info, size_t size, void *data)
         size_t lo = 0, hi = q->n;
         while (lo < hi) {
             size_t mid = (lo + hi) / 2;
-            int c = strcmp(name, q->lib->syms[q->index[mid]].name);
+            int c = strcmp(name, lz_sym_name(q->lib, &q->lib->syms[q->index[mid]]));
             if (c == 0) {
                 q->marks[q->index[mid]] = 1;
                 break;

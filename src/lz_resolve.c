@@ -49,13 +49,14 @@ static void *family_fallback(const lz_lib *lib, const lz_sym *want)
     void *handle = lib->st->handle;
     for (size_t j = lib->nsyms; j-- > 0;) {
         const lz_sym *s = &lib->syms[j];
-        if (!s->family || s->major < 0 || strcmp(s->family, want->family) != 0)
+        if (!s->family || s->major < 0 || s->family != want->family)
             continue;
         if (want->major >= 0 && (s->major != want->major || s->minor >= want->minor))
             continue;
-        void *p = lz_dlsym(handle, s->name);
+        void *p = lz_dlsym(handle, lz_sym_name(lib, s));
         if (p) {
-            lz_log(lib, "%s: not exported by %s; using %s", want->name, lib->st->path, s->name);
+            lz_log(lib, "%s: not exported by %s; using %s", lz_sym_name(lib, want), lib->st->path,
+                   lz_sym_name(lib, s));
             return p;
         }
     }
@@ -65,19 +66,20 @@ static void *family_fallback(const lz_lib *lib, const lz_sym *want)
 static void *lookup(const lz_lib *lib, size_t i)
 {
     const lz_sym *s = &lib->syms[i];
-    void *p = lz_dlsym(lib->st->handle, s->name);
+    const char *name = lz_sym_name(lib, s);
+    void *p = lz_dlsym(lib->st->handle, name);
     if (p || !s->family)
         goto out;
     if (s->major >= 0 && strict_versions(lib)) {
         char why[128];
         snprintf(why, sizeof why, " (%s is set: no fallback)", lib->strict_env);
-        symbol_failed(lib, s->name, why);
+        symbol_failed(lib, name, why);
         return NULL;
     }
     p = family_fallback(lib, s);
 out:
     if (!p)
-        symbol_failed(lib, s->name, s->major >= 0 ? " nor an older version of its major "
+        symbol_failed(lib, name, s->major >= 0 ? " nor an older version of its major "
                                                     "(another major is never used)" : "");
     return p;
 }
@@ -95,7 +97,7 @@ lz_fn lz_resolve(const lz_lib *lib, size_t i)
         }
         /* Loaded, for good: no lock. Racing first calls of one name find
          * the same symbol; the first to publish it wins. */
-        lz_companions_load(lib, lib->syms[i].name);
+        lz_companions_load(lib, lz_sym_name(lib, &lib->syms[i]));
         void *p = lookup(lib, i);
         lz_fn f = lib->fails[i];
         if (p && lib->answers && lib->answers[i]) {

@@ -34,11 +34,20 @@
 
 typedef void (*lz_fn)(void);
 
+/* For the few variables the constructor writes at start-up: in .data, whose
+ * page the dynamic linker has written already (relocations), not in a .bss
+ * page of their own that start-up would fault in (one page each shim,
+ * 11 us on a virtual machine; docs/performance.md "Start-up"). */
+#define LZ_STARTUP_DATA __attribute__((section(".data")))
+
 /* One exported name. Versioned names belong to a family (nvJitLinkCreate)
- * and carry their version; major is -1 for the unversioned name. */
+ * and carry their version; major is -1 for the unversioned name. Names are
+ * offsets into the library's lz_lib.names, not pointers: a table without
+ * pointers needs no relocation, so its pages are never written at start-up
+ * (a fresh page each, docs/performance.md "Start-up"). family 0: none; one
+ * family has one offset. Read them with lz_sym_name and lz_sym_family. */
 typedef struct lz_sym {
-    const char *name;
-    const char *family;
+    unsigned name, family;
     int major, minor;
 } lz_sym;
 
@@ -106,6 +115,7 @@ typedef struct lz_state {
 
 #define LZ_STATE_INIT { .mu = PTHREAD_MUTEX_INITIALIZER }
 
+
 /* A soname the spec knows and never loads, with what it is ("CUDA 11.x NVRTC"). */
 typedef struct lz_unsupported {
     const char *soname, *what;
@@ -144,6 +154,7 @@ typedef struct lz_lib {
     const lz_fn *answers;           /* own answers once loaded, or NULL entries */
     lz_fn *reals;                   /* the real functions behind them */
     const lz_sym *syms;
+    const char *names;              /* the syms' names, '\0'-separated */
     size_t nsyms;
     lz_fn *slots;                   /* what each thunk jumps through */
     const lz_fn *resolvers;         /* initial slot values */
@@ -156,5 +167,16 @@ typedef struct lz_lib {
     int system_only;
     lz_state *st;
 } lz_lib;
+
+static inline const char *lz_sym_name(const lz_lib *lib, const lz_sym *s)
+{
+    return lib->names + s->name;
+}
+
+/* NULL for a name of no family. */
+static inline const char *lz_sym_family(const lz_lib *lib, const lz_sym *s)
+{
+    return s->family ? lib->names + s->family : NULL;
+}
 
 #endif

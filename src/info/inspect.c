@@ -19,7 +19,7 @@ void info_version(const lz_lib *lib, const char *path, const lz_probe *p, char *
     const lz_sym *best = NULL;
     for (size_t i = 0; i < lib->nsyms; i++) {
         const lz_sym *s = &lib->syms[i];
-        if (s->major < 0 || !lz_probe_exports(p, s->name))
+        if (s->major < 0 || !lz_probe_exports(p, lz_sym_name(lib, s)))
             continue;
         if (!best || s->major > best->major || (s->major == best->major && s->minor > best->minor))
             best = s;
