@@ -396,11 +396,11 @@ static void maps_line(char *line, uintptr_t me, char **self, strlist *sites)
  * realpath (a readlink per component) is needed. */
 int lz_objects_maps(char **self, lz_object_visit_fn visit, void *ctx)
 {
-    /* read(2) into a page, not stdio: stdio reads /proc in 1 KiB pieces
-     * (150-360 us for a small process on a virtual machine, against 45 us);
-     * one page, not more: each page a first call writes is a fault (11 us),
-     * and a Python process's 100 KiB of mappings come in 25 reads. */
-    enum { size = 4096 };
+    /* read(2), not stdio: stdio reads /proc in 1 KiB pieces (150-360 us for
+     * a small process on a virtual machine, against 45 us). 8 KiB: a line
+     * with a PATH_MAX path fits, and a small process's 3 KiB touch one page
+     * of it (each page a first call writes is a fault, 11 us). */
+    enum { size = 8192 };
     if (self)
         *self = NULL;
     char *buf = malloc(size); /* not on the stack: the dlopen after the walk reuses its pages */
