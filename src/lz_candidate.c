@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT
  * Judging one candidate: probe it, score it against what the first call
- * asked for, and load it only when it is the one. */
+ * asked for, and choose it when it is the one; the first call opens it
+ * once the walk is over (lz_open_chosen), and checks it then. */
 #include "lz_ld.h"
 #include "lz_objects.h"
 #include "lz_pathlist.h"

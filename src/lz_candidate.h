@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT
- * Judging one candidate file (lz_candidate.c): probe, load, check. */
+ * Judging one candidate file (lz_candidate.c): probe, choose; after the
+ * walk, open and check. */
 #ifndef LZ_CANDIDATE_H
 #define LZ_CANDIDATE_H
 
 #include "lz_walk.h"
 
-/* Judge one file: 1 when it was accepted and the walk ends (lz_candidate.c). */
+/* Judge one file: 1 when it was chosen and the walk ends (lz_candidate.c). */
 LZ_HIDDEN int lz_try_file(lz_walk *w, const char *step, const char *path);
 /* Open the file a walk chose and check it is the one judged (the file
  * dev/ino, probed or only stat'ed): the handle, or NULL with the reason in
