@@ -3,11 +3,9 @@
  * that the file it would load can be probed first. Only the current format
  * ("glibc-ld.so.cache1.1") is read; anything else is "not found". */
 #include "lz_ldcache.h"
-#include "lz_pathlist.h"
 
 #include <fcntl.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -65,7 +63,7 @@ static int ldc_key_is(const char *buf, size_t len, uint32_t off, const char *wan
  * the file on each lookup (ldconfig replaces it: a new inode); a stale one
  * is left mapped, never unmapped under a reader. Published atomically: no
  * lock, so nothing for fork() to find taken. */
-static int ldc_lookup(const char *buf, size_t len, const char *soname, char *out, size_t size);
+static char *ldc_lookup(const char *buf, size_t len, const char *soname);
 
 typedef struct mapped_cache {
     const char *buf;
@@ -111,19 +109,11 @@ static const mapped_cache *ldc_map(int fd, const struct stat *sb, mapped_cache *
     return fresh;
 }
 
-char *lz_ldcache_path(const char *cache, const char *soname)
-{
-    char *tmp = malloc(PATH_MAX); /* freed at once: its pages are reused */
-    char *path = tmp && lz_ldcache_lookup(cache, soname, tmp, PATH_MAX) ? strdup(tmp) : NULL;
-    free(tmp);
-    return path;
-}
-
-int lz_ldcache_lookup(const char *file, const char *soname, char *out, size_t size)
+char *lz_ldcache_path(const char *file, const char *soname)
 {
     int fd = open(file, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return 0;
+        return NULL;
     struct stat sb;
     const mapped_cache *c = NULL;
     mapped_cache *own = NULL;
@@ -132,8 +122,8 @@ int lz_ldcache_lookup(const char *file, const char *soname, char *out, size_t si
         c = ldc_map(fd, &sb, &own);
     close(fd);
     if (!c)
-        return 0;
-    int found = ldc_lookup(c->buf, c->len, soname, out, size);
+        return NULL;
+    char *found = ldc_lookup(c->buf, c->len, soname);
     if (own) {
         munmap((void *)own->buf, own->len);
         free(own);
@@ -141,16 +131,17 @@ int lz_ldcache_lookup(const char *file, const char *soname, char *out, size_t si
     return found;
 }
 
-static int ldc_lookup(const char *buf, size_t len, const char *soname, char *out, size_t size)
+/* The first entry for soname of this machine's C library, as ld.so takes it:
+ * its path copied (malloc'd), or NULL. */
+static char *ldc_lookup(const char *buf, size_t len, const char *soname)
 {
-    int found = 0;
     struct cache_header h;
     memcpy(&h, buf, sizeof h);
     if (memcmp(h.magic, CACHE_MAGIC, sizeof h.magic) != 0 ||
         h.nlibs > (len - sizeof h) / sizeof(struct cache_entry))
-        return 0;
+        return NULL;
     size_t n = strlen(soname);
-    for (uint32_t i = 0; i < h.nlibs && !found; i++) {
+    for (uint32_t i = 0; i < h.nlibs; i++) {
         struct cache_entry e;
         memcpy(&e, buf + sizeof h + i * sizeof e, sizeof e);
         if ((e.flags & FLAG_TYPE_MASK) != FLAG_ELF_LIBC6)
@@ -158,8 +149,9 @@ static int ldc_lookup(const char *buf, size_t len, const char *soname, char *out
         if (FLAG_OWN_ARCH != -1 && (e.flags & FLAG_ARCH_MASK) != FLAG_OWN_ARCH)
             continue;
         const char *value;
-        if (ldc_key_is(buf, len, e.key, soname, n) && (value = string_at(buf, len, e.value)))
-            found = lz_copy(out, size, value);
+        if (ldc_key_is(buf, len, e.key, soname, n) && (value = string_at(buf, len, e.value)) &&
+            strlen(value) < PATH_MAX)
+            return strdup(value);
     }
-    return found;
+    return NULL;
 }

@@ -5,9 +5,8 @@
 
 #include "lz_runtime.h"
 
-/* The path ld.so.cache gives for soname: 1 when found (lz_ldcache.c). */
-LZ_HIDDEN int lz_ldcache_lookup(const char *cache, const char *soname, char *out, size_t size);
-/* The same, malloc'd exactly (NULL: not found, or out of memory). */
+/* The path ld.so.cache gives for soname, malloc'd exactly (NULL: not found,
+ * longer than PATH_MAX, or out of memory) (lz_ldcache.c). */
 LZ_HIDDEN char *lz_ldcache_path(const char *cache, const char *soname);
 
 #endif
