@@ -48,13 +48,17 @@ static int accept(lz_walk *w, const char *step, const char *path, const lz_probe
     return !w->req.exhaustive;
 }
 
-/* The reason an earlier round failed to open this file, or NULL. */
-static const char *skipped(const lz_walk *w, unsigned long long dev, unsigned long long ino)
+/* 1 (and its verdict) when an earlier round of this search failed to open
+ * the file dev/ino: it is rejected on sight, for that round's reason. */
+static int skipped(lz_walk *w, const char *step, const char *path, const lz_probe *p,
+                   unsigned long long dev, unsigned long long ino)
 {
     for (int i = 0; i < w->req.nskips; i++)
-        if (w->req.skips[i].dev == dev && w->req.skips[i].ino == ino)
-            return w->req.skips[i].reason;
-    return NULL;
+        if (w->req.skips[i].dev == dev && w->req.skips[i].ino == ino) {
+            lz_verdict(w, step, path, LZ_REJECTED, p, "%s", w->req.skips[i].reason);
+            return 1;
+        }
+    return 0;
 }
 
 /* The companion's file name (prefix "libnvrtc-builtins.so.") beside the
@@ -205,11 +209,8 @@ static int load(lz_walk *w, const char *step, const char *path, lz_probe *p)
     }
     unsigned long long dev = p ? p->dev : (unsigned long long)sb.st_dev;
     unsigned long long ino = p ? p->ino : (unsigned long long)sb.st_ino;
-    const char *skip = skipped(w, dev, ino);
-    if (skip) {
-        lz_verdict(w, step, path, LZ_REJECTED, p, "%s", skip);
+    if (skipped(w, step, path, p, dev, ino))
         return 0;
-    }
     if (w->req.nskips >= LZ_MAX_SKIPS) {
         lz_verdict(w, step, path, LZ_REJECTED, p, "not opened: %d candidates before it failed to "
                    "load, so the search stops opening files", LZ_MAX_SKIPS);
@@ -356,9 +357,7 @@ int lz_try_file(lz_walk *w, const char *step, const char *path)
         lz_probe_free(&p);
         return 0;
     }
-    const char *skip = skipped(w, p.dev, p.ino);
-    if (skip) { /* an earlier round of this search failed to open it */
-        lz_verdict(w, step, path, LZ_REJECTED, &p, "%s", skip);
+    if (skipped(w, step, path, &p, p.dev, p.ino)) { /* before it can be kept */
         lz_probe_free(&p);
         return 0;
     }

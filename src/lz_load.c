@@ -271,9 +271,9 @@ static void search_and_open(const lz_lib *lib, const lz_sym *want, const char *l
         }
         while (ncomp > 0)
             lz_dlclose(comp[--ncomp]);
-        free(path);
         lz_skip *more = realloc(skips, (size_t)(nskips + 1) * sizeof *skips);
         if (!more) {
+            free(path);
             lz_log(lib, "%s could not be loaded: out of memory", lib->display);
             break;
         }
@@ -282,6 +282,7 @@ static void search_and_open(const lz_lib *lib, const lz_sym *want, const char *l
         skips[nskips].ino = ino;
         snprintf(skips[nskips].reason, sizeof skips[nskips].reason, "%s",
                  path ? why : "out of memory");
+        free(path);
         nskips++;
     }
     free(skips);

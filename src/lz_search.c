@@ -28,28 +28,10 @@ static const char *const system_dirs[] = {
 #endif
     "/lib64", "/usr/lib64", "/lib", "/usr/lib", NULL};
 
-/* dir/name, malloc'd exactly (NULL: longer than PATH_MAX, said in the
- * report, or out of memory). Exact, not PATH_MAX: the strings a first call
- * keeps share a few heap pages, where a buffer each would be a fresh page
- * each (11 us on a virtual machine; docs/performance.md). */
-static char *join(lz_walk *w, const char *step, const char *dir, const char *name)
-{
-    size_t n = strlen(dir) + 1 + strlen(name) + 1;
-    if (n > PATH_MAX) {
-        char shown[96];
-        snprintf(shown, sizeof shown, "%.64s.../%.16s", dir, name);
-        lz_verdict(w, step, shown, LZ_REJECTED, NULL, "path longer than PATH_MAX (%d)", PATH_MAX);
-        return NULL;
-    }
-    char *out = malloc(n);
-    if (out)
-        lz_path_join(out, n, dir, name);
-    else
-        lz_note(w, "out of memory: %s/%s was not tried", dir, name);
-    return out;
-}
-
-/* The same without a walk (the dynamic linker's search): NULL when too long. */
+/* dir/name, malloc'd exactly (NULL: longer than PATH_MAX, or out of
+ * memory). Exact, not PATH_MAX: the strings a first call keeps share a few
+ * heap pages, where a buffer each would be a fresh page each (11 us on a
+ * virtual machine; docs/performance.md). */
 static char *join_plain(const char *dir, const char *name)
 {
     size_t n = strlen(dir) + 1 + strlen(name) + 1;
@@ -57,6 +39,21 @@ static char *join_plain(const char *dir, const char *name)
     if (out)
         lz_path_join(out, n, dir, name);
     return out;
+}
+
+/* The same in a walk, which says why when there is none. */
+static char *join(lz_walk *w, const char *step, const char *dir, const char *name)
+{
+    char *out = join_plain(dir, name);
+    if (out)
+        return out;
+    if (strlen(dir) + 1 + strlen(name) + 1 > PATH_MAX) {
+        char shown[96];
+        snprintf(shown, sizeof shown, "%.64s.../%.16s", dir, name);
+        lz_verdict(w, step, shown, LZ_REJECTED, NULL, "path longer than PATH_MAX (%d)", PATH_MAX);
+    } else
+        lz_note(w, "out of memory: %s/%s was not tried", dir, name);
+    return NULL;
 }
 
 static int exists(const char *path)
