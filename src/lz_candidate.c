@@ -321,7 +321,9 @@ static void keep(lz_walk *w, const char *step, const char *path, long sc)
 
 /* 1 when path is the file holding this very code (a drop-in on its own
  * search path). Its identity is found once per walk. */
-static int is_self(lz_walk *w, const char *path)
+/* 1 when the file dev/ino (read by the probe: no stat of its own) is the
+ * object holding this shim. */
+static int is_self(lz_walk *w, unsigned long long dev, unsigned long long ino)
 {
     if (w->self_known == 0) {
         char *self = lz_objects_self_path();
@@ -333,21 +335,22 @@ static int is_self(lz_walk *w, const char *path)
         }
         free(self);
     }
-    struct stat b;
-    return w->self_known == 1 && stat(path, &b) == 0 &&
-           (unsigned long long)b.st_dev == w->self_dev && (unsigned long long)b.st_ino == w->self_ino;
+    return (dev || ino) && w->self_known == 1 && dev == w->self_dev && ino == w->self_ino;
 }
 
 int lz_try_file(lz_walk *w, const char *step, const char *path)
 {
-    if (w->lib->probe && is_self(w, path)) {
-        lz_verdict(w, step, path, LZ_REJECTED, NULL, "this shim itself (a drop-in), not the real library");
-        return 0;
-    }
     if (!w->lib->probe)
         return load(w, step, path, NULL);
     lz_probe p;
     int rc = lz_probe_file(w->lib, path, &p);
+    /* The probe only reads, so it may run first and hand over the file's
+     * identity; the verdict on the shim itself comes before its own. */
+    if (is_self(w, p.dev, p.ino)) {
+        lz_verdict(w, step, path, LZ_REJECTED, NULL, "this shim itself (a drop-in), not the real library");
+        lz_probe_free(&p);
+        return 0;
+    }
     if (rc == LZ_PROBE_REJECTED) {
         lz_verdict(w, step, path, LZ_REJECTED, &p, "%s", p.reason);
         return 0;

@@ -21,7 +21,13 @@ enum {
     DR_MAX_PHDRS = 128,
     DR_MAX_DYN = 4096,                 /* dynamic entries read (64 KiB) */
     DR_MAX_TABLE = 256 << 20,          /* strings or symbols: a hostile file costs no more */
-    DR_WINDOW = 4096,
+    DR_WINDOW = 4096,                  /* lz_dyn_soname's, on the stack */
+    /* The probe's: the head of a shared object (header, program headers,
+     * hash table, symbols, strings, versions) lies in its first 24 KiB for
+     * NCCL, NVRTC and nvJitLink (CUDA 12.4's nvJitLink ends at 18.2 KiB), so
+     * a probe reads it with one system call instead of five (each 3-4 us on
+     * a virtual machine). */
+    DR_PROBE_WINDOW = 24576,
     DR_MAX_SYMS = 1 << 22,          /* the largest real libraries have < 300,000 */
 };
 
@@ -40,8 +46,9 @@ typedef struct dr_view {
     ElfW(Phdr) ph[DR_MAX_PHDRS];
     unsigned nph;
     const ElfW(Phdr) *dynamic;
-    /* a small cache of file bytes for the scattered reads (hash, versions) */
-    unsigned char win[DR_WINDOW];
+    /* a cache of file bytes for the scattered reads (hash, versions) */
+    unsigned char *win;
+    size_t win_cap;
     unsigned long long win_off;
     size_t win_len;
 } dr_view;
@@ -81,11 +88,11 @@ static int dr_read_at(int fd, void *buf, size_t len, unsigned long long off)
 /* len bytes at off through the window; NULL when they are not in the file. */
 static const void *dr_at(dr_view *v, unsigned long long off, size_t len)
 {
-    if (len > DR_WINDOW || off > v->size || len > v->size - off)
+    if (len > v->win_cap || off > v->size || len > v->size - off)
         return NULL;
     if (v->win_len && off >= v->win_off && off + len <= v->win_off + v->win_len)
         return v->win + (off - v->win_off);
-    size_t want = DR_WINDOW;
+    size_t want = v->win_cap;
     if (want > v->size - off)
         want = (size_t)(v->size - off);
     if (dr_read_at(v->fd, v->win, want, off) != 0) {
@@ -125,8 +132,23 @@ static int dr_copy_at(dr_view *v, unsigned long long addr, void *out, size_t len
 
 /* Start a view of fd: only these fields are read before they are written
  * (the header, the program headers and the window are filled as read). */
-static void dr_view_init(dr_view *v, int fd, unsigned long long size)
+/* len bytes at off into out: from the window when it holds them, else
+ * read. */
+static int dr_fill(dr_view *v, void *out, size_t len, unsigned long long off)
 {
+    if (v->win_len && off >= v->win_off && len <= v->win_len &&
+        off - v->win_off <= v->win_len - len) {
+        memcpy(out, v->win + (off - v->win_off), len);
+        return 0;
+    }
+    return dr_read_at(v->fd, out, len, off);
+}
+
+static void dr_view_init(dr_view *v, int fd, unsigned long long size, unsigned char *win,
+                         size_t win_cap)
+{
+    v->win = win;
+    v->win_cap = win_cap;
     v->fd = fd;
     v->size = size;
     v->nph = 0;
@@ -209,7 +231,7 @@ static size_t dr_read_dynamic(dr_view *v, ElfW(Dyn) *buf, size_t max)
     if (len > max * sizeof *buf)
         len = max * sizeof *buf;
     len -= len % sizeof *buf;
-    if (dr_read_at(v->fd, buf, len, v->dynamic->p_offset) != 0)
+    if (dr_fill(v, buf, len, v->dynamic->p_offset) != 0)
         return 0;
     return len / sizeof *buf;
 }
@@ -345,13 +367,17 @@ static int dr_read_symbols(dr_view *v, const dr_tags *t, lz_dyn *d, char *why, s
 int lz_dyn_read(int fd, off_t size, lz_dyn *d, char *why, size_t whysize)
 {
     memset(d, 0, sizeof *d);
-    /* On the heap (11 KiB) and not zeroed: a first call pays for each fresh
+    /* On the heap (31 KiB) and not zeroed: a first call pays for each fresh
      * page it writes, and the stack pages below a search stay fresh for the
      * dlopen after it; freed heap pages are reused. */
-    dr_view *v = malloc(sizeof *v);
-    if (!v)
+    struct {
+        dr_view v;
+        unsigned char win[DR_PROBE_WINDOW];
+    } *pv = malloc(sizeof *pv);
+    if (!pv)
         return dr_fail(why, whysize, "out of memory");
-    dr_view_init(v, fd, (unsigned long long)size);
+    dr_view *v = &pv->v;
+    dr_view_init(v, fd, (unsigned long long)size, pv->win, sizeof pv->win);
     ElfW(Dyn) *dyn = NULL;
     int rc = -1;
     int head = dr_read_head(v, d, why, whysize);
@@ -383,7 +409,7 @@ int lz_dyn_read(int fd, off_t size, lz_dyn *d, char *why, size_t whysize)
         dr_fail(why, whysize, "out of memory");
         goto out;
     }
-    if (dr_read_at(fd, d->strings, t.strsz, soff) != 0) {
+    if (dr_fill(v, d->strings, t.strsz, soff) != 0) {
         dr_fail(why, whysize, "truncated ELF: the dynamic string table cannot be read");
         goto out;
     }
@@ -395,7 +421,7 @@ int lz_dyn_read(int fd, off_t size, lz_dyn *d, char *why, size_t whysize)
     rc = dr_read_symbols(v, &t, d, why, whysize);
 out:
     free(dyn);
-    free(v);
+    free(pv);
     if (rc != 0)
         lz_dyn_free(d);
     return rc;
@@ -414,13 +440,14 @@ int lz_dyn_soname(int fd, char *out, size_t size)
 {
     struct {
         dr_view v;
+        unsigned char win[DR_WINDOW];
         ElfW(Dyn) dyn[DR_MAX_DYN];
     } s; /* on the stack: ~80 KiB, no malloc inside the dynamic linker */
     lz_dyn d;
     struct stat sb;
     if (fstat(fd, &sb) != 0 || sb.st_size <= 0 || size < 2)
         return 0;
-    dr_view_init(&s.v, fd, (unsigned long long)sb.st_size);
+    dr_view_init(&s.v, fd, (unsigned long long)sb.st_size, s.win, sizeof s.win);
     if (dr_read_head(&s.v, &d, NULL, 0) != 0 || d.machine != lz_dyn_own_machine())
         return 0;
     dr_tags t;

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
 typedef struct dynview {
@@ -99,8 +100,34 @@ static const char *soname_of(const dynview *v)
     return NULL;
 }
 
+/* The program's file as the kernel names it, noted by the first read of
+ * /proc/self/maps (the mapping that holds the program headers, where
+ * /proc/self/exe points too): a first call reads the maps for the wheel
+ * step anyway, and each other access under /proc costs a path walk there
+ * (5-20 us on a virtual machine). The program never changes under a
+ * process; fork keeps it. */
+static char *program_noted;
+
+static void note_program(const char *path)
+{
+    static const char gone[] = " (deleted)";
+    size_t n = strlen(path);
+    /* the kernel writes a newline in a name as "\012" and marks a removed
+     * file: such a name is left to readlink, which gives the bytes */
+    if (__atomic_load_n(&program_noted, __ATOMIC_ACQUIRE) || strchr(path, '\\') ||
+        (n >= sizeof gone - 1 && strcmp(path + n - (sizeof gone - 1), gone) == 0))
+        return;
+    char *copy = strdup(path), *expect = NULL;
+    if (copy && !__atomic_compare_exchange_n(&program_noted, &expect, copy, 0, __ATOMIC_ACQ_REL,
+                                             __ATOMIC_ACQUIRE))
+        free(copy);
+}
+
 int lz_objects_program_path(char *out, size_t size)
 {
+    const char *noted = __atomic_load_n(&program_noted, __ATOMIC_ACQUIRE);
+    if (noted && lz_copy(out, size, noted))
+        return 1;
     ssize_t n = readlink("/proc/self/exe", out, size - 1);
     out[n > 0 ? (size_t)n : 0] = '\0';
     return n > 0;
@@ -367,7 +394,7 @@ static uintptr_t maps_hex(const char **p)
     }
 }
 
-static void maps_line(char *line, uintptr_t me, char **self, strlist *sites)
+static void maps_line(char *line, uintptr_t me, uintptr_t program, char **self, strlist *sites)
 {
     const char *p = line;
     uintptr_t lo = maps_hex(&p);
@@ -375,6 +402,8 @@ static void maps_line(char *line, uintptr_t me, char **self, strlist *sites)
     char *path = strchr(line, '/');
     if (!path)
         return;
+    if (program >= lo && program < hi)
+        note_program(path);
     if (self && !*self && me >= lo && me < hi) {
         size_t n = strlen(path);
         static const char gone[] = " (deleted)";
@@ -411,6 +440,7 @@ int lz_objects_maps(char **self, lz_object_visit_fn visit, void *ctx)
     }
     strlist sites = {0};
     uintptr_t me = (uintptr_t)&lz_objects_maps;
+    uintptr_t program = (uintptr_t)getauxval(AT_PHDR);
     size_t have = 0;
     for (int eof = 0; !eof;) {
         ssize_t n = read(fd, buf + have, size - 1 - have);
@@ -423,7 +453,7 @@ int lz_objects_maps(char **self, lz_object_visit_fn visit, void *ctx)
         char *line = buf, *nl;
         while ((nl = strchr(line, '\n'))) {
             *nl = '\0';
-            maps_line(line, me, self, visit ? &sites : NULL);
+            maps_line(line, me, program, self, visit ? &sites : NULL);
             line = nl + 1;
         }
         /* keep the unfinished line; one longer than the buffer is dropped */

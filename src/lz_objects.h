@@ -28,7 +28,8 @@ LZ_HIDDEN char *lz_objects_self_path(void);
  * again. */
 LZ_HIDDEN int lz_objects_maps(char **self, lz_object_visit_fn visit, void *ctx);
 
-/* The running program's file (/proc/self/exe) in out: 1 when known. */
+/* The running program's file (/proc/self/exe, or the kernel's same name for
+ * it noted by lz_objects_maps) in out: 1 when known. */
 LZ_HIDDEN int lz_objects_program_path(char *out, size_t size);
 
 /* The DT_RPATH (runpath 0; only of objects without DT_RUNPATH, as ld.so) or

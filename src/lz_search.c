@@ -330,7 +330,7 @@ static int wheel_pythonpath(lz_walk *w)
 {
     const char *pp = lz_getenv("PYTHONPATH");
     for (const char *p = pp; p && *p;) {
-        size_t len = strcspn(p, ":");
+        size_t len = lz_path_next(p, ":");
         char *entry = len > 0 && len < PATH_MAX ? strndup(p, len) : NULL;
         /* Relative entries are relative to the current directory, as
          * Python reads them; a missing one is skipped. */

@@ -435,5 +435,34 @@ def ld_library_path_like_ld_so():
     del link
 
 
+@case
+def origin_of_program_like_ld_so():
+    """$ORIGIN of the program, in a directory whose name /proc/self/maps
+    writes differently from the file system (a newline: "\\012") and in a
+    plain one: the shim takes the program's directory from the kernel's
+    list of mappings when the name there is the file's, and from
+    /proc/self/exe when it is not; either way the file ld.so itself maps."""
+    d = t.workdir("origin_of_program")
+    link = t.fake_nccl(f"{d}/link", version=1)
+    for i, sub in enumerate(("plain bin", "new\nline")):
+        # built where a name is plain (the fake embeds its path), then copied
+        stage, bin_dir = f"{d}/stage{i}", f"{d}/{sub}"
+        os.makedirs(f"{bin_dir}/lib", exist_ok=True)
+        fake = shutil.copy(t.fake_nccl(f"{stage}/lib", version=3201 + i), f"{bin_dir}/lib/")
+        oracle = shutil.copy(t.compile_c(f"{stage}/which_nccl", [os.path.join(t.PROGS, "which_nccl.c")],
+                                         [f"-L{d}/link", "-l:libnccl.so.2"]), bin_dir)
+        client = shutil.copy(nccl_client(stage), bin_dir)
+        e = dict(os.environ, LD_LIBRARY_PATH="$ORIGIN/lib", LAZYNCCL_DEBUG="1")
+        ld = subprocess.run([oracle], env=e, capture_output=True, text=True)
+        mapped = ld.stdout.strip().replace("\\012", "\n")  # the oracle reads the maps too
+        t.equal(os.path.realpath(mapped), os.path.realpath(fake),
+                f"ld.so with $ORIGIN/lib, program in {sub!r}: {ld.stderr}")
+        r = subprocess.run([client, "version"], env=e, capture_output=True, text=True, timeout=30)
+        t.contains(r.stdout, f"version={3201 + i}", f"the shim, program in {sub!r}: {r.stderr}")
+        t.contains(r.stderr, f"[LD_LIBRARY_PATH] {os.path.realpath(fake)}: chosen",
+                   f"found through $ORIGIN of the program in {sub!r}")
+    del link
+
+
 if __name__ == "__main__":
     raise SystemExit(t.main())
