@@ -146,6 +146,18 @@ def _c_string(text):
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
+def rel_table(w, name, i_d, targets):
+    """A table of lz_fnrel (src/lz_runtime.h): each entry the distance from
+    itself to its function, computed by the assembler and the linker
+    (".long f - ."), 0 for none."""
+    w(f"__asm__(\".pushsection .rodata\\n\\t.p2align 2\\n{name}:\\n\"\n")
+    for t in targets:
+        w(f"        \"\\t.long {t} - .\\n\"\n" if t else "        \"\\t.long 0\\n\"\n")
+    w("        \"\\t.popsection\");\n")
+    w(f"extern const lz_fnrel {name}[LZ_COUNT_{i_d}] __asm__(\"{name}\") "
+      "__attribute__((visibility(\"hidden\")));\n")
+
+
 def _string_array(name, items):
     body = "".join(f"    {_c_string(s)},\n" for s in items)
     return f"static const char *const {name}[] = {{\n{body}    NULL\n}};\n"
@@ -310,8 +322,10 @@ def emit(spec, spec_display, headers, functions, macros, control_prefix=None,
 
     w("\n")
     table(f"__attribute__((used)) static lz_fn lz_slots_{i_d}", lambda e: f"(lz_fn)lz_r_{e.sym}")
-    table(f"static const lz_fn lz_resolvers_{i_d}", lambda e: f"(lz_fn)lz_r_{e.sym}")
-    table(f"static const lz_fn lz_fails_{i_d}", lambda e: f"(lz_fn)lz_f_{e.sym}")
+    # Resolvers and failures as distances the linker fills in (lz_fnrel):
+    # read-only data, no relocation at start-up.
+    rel_table(w, f"lz_resolvers_{i_d}", i_d, [f"lz_r_{e.sym}" for e in exports])
+    rel_table(w, f"lz_fails_{i_d}", i_d, [f"lz_f_{e.sym}" for e in exports])
     # Names as offsets into one string, not pointers: the table then needs
     # no relocation and stays the file's pages at start-up (lz_runtime.h).
     offsets, blob = {}, [""]
@@ -326,10 +340,9 @@ def emit(spec, spec_display, headers, functions, macros, control_prefix=None,
     table(f"static const lz_sym lz_syms_{i_d}",
           lambda e: f"{{{rows[e.sym][0]}, {rows[e.sym][1]}, {e.major}, {e.minor}}}")
     if answers:
-        w(f"static const lz_fn lz_answers_{i_d}[LZ_COUNT_{i_d}] = {{\n")
-        for e in answers:
-            w(f"    [LZ_I_{e.sym}] = (lz_fn)lz_a_{e.sym},\n")
-        w("};\n")
+        own = {e.sym for e in answers}
+        rel_table(w, f"lz_answers_{i_d}", i_d,
+                  [f"lz_a_{e.sym}" if e.sym in own else None for e in exports])
     w("\n")
     version = version_function(spec, exports)
     if version:

@@ -397,8 +397,8 @@ int lz_publish_failure(const lz_lib *lib, size_t i)
      * before a retry is never published over the retry's success. */
     int still = status_of(lib) == LZ_FAILED;
     if (still) {
-        lz_fn expect = lib->resolvers[i];
-        __atomic_compare_exchange_n(&lib->slots[i], &expect, lib->fails[i], 0,
+        lz_fn expect = lz_fn_at(lib->resolvers, i);
+        __atomic_compare_exchange_n(&lib->slots[i], &expect, lz_fn_at(lib->fails, i), 0,
                                     __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
     }
     lz_unlock(lib, cs);
@@ -422,7 +422,7 @@ void lz_retry(const lz_lib *lib)
         /* Calls that cached the failure resolve again; searches still
          * running belong to the old generation and will not publish. */
         for (size_t i = 0; i < lib->nsyms; i++)
-            __atomic_store_n(&lib->slots[i], lib->resolvers[i], __ATOMIC_RELEASE);
+            __atomic_store_n(&lib->slots[i], lz_fn_at(lib->resolvers, i), __ATOMIC_RELEASE);
         st->gen++;
         __atomic_store_n(&st->status, LZ_UNTRIED, __ATOMIC_RELEASE);
     }

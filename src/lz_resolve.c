@@ -89,23 +89,24 @@ lz_fn lz_resolve(const lz_lib *lib, size_t i)
     for (;;) {
         int status = lz_ensure_loaded(lib, &lib->syms[i]);
         if (status == LZ_REENTERED)
-            return lib->fails[i]; /* not published: the next call tries again */
+            return lz_fn_at(lib->fails, i); /* not published: the next call tries again */
         if (status == LZ_FAILED) {
             if (lz_publish_failure(lib, i))
-                return lib->fails[i];
+                return lz_fn_at(lib->fails, i);
             continue; /* a retry reset the library meanwhile */
         }
         /* Loaded, for good: no lock. Racing first calls of one name find
          * the same symbol; the first to publish it wins. */
         lz_companions_load(lib, lz_sym_name(lib, &lib->syms[i]));
         void *p = lookup(lib, i);
-        lz_fn f = lib->fails[i];
-        if (p && lib->answers && lib->answers[i]) {
+        lz_fn f = lz_fn_at(lib->fails, i);
+        lz_fn answer = lib->answers ? lz_fn_at(lib->answers, i) : NULL;
+        if (p && answer) {
             __atomic_store_n(&lib->reals[i], (lz_fn)p, __ATOMIC_RELEASE);
-            f = lib->answers[i];
+            f = answer;
         } else if (p)
             f = (lz_fn)p;
-        lz_fn expect = lib->resolvers[i];
+        lz_fn expect = lz_fn_at(lib->resolvers, i);
         if (!__atomic_compare_exchange_n(&lib->slots[i], &expect, f, 0, __ATOMIC_ACQ_REL,
                                          __ATOMIC_ACQUIRE))
             f = expect;

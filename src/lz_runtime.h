@@ -11,6 +11,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* LZ_HIDDEN declares runtime functions, LZ_DECL_DATA/LZ_DEF_DATA the
  * generated library descriptions, LZ_API what leaves the shim. In the
@@ -33,6 +34,18 @@
 #endif
 
 typedef void (*lz_fn)(void);
+
+/* A function named by its distance from the table entry that holds it (0:
+ * none). The linker computes these, so a table of them is plain read-only
+ * data: no relocation at start-up, no page of the shim written for it
+ * (docs/performance.md, "Start-up"). Written by the generator as assembly
+ * (".long f - ."), which C initialisers cannot express. */
+typedef int32_t lz_fnrel;
+
+static inline lz_fn lz_fn_at(const lz_fnrel *table, size_t i)
+{
+    return table[i] ? (lz_fn)((uintptr_t)&table[i] + (uintptr_t)(intptr_t)table[i]) : NULL;
+}
 
 /* For the few variables the constructor writes at start-up: in .data, whose
  * page the dynamic linker has written already (relocations), not in a .bss
@@ -151,14 +164,14 @@ typedef struct lz_lib {
     /* The functions before whose first call they are loaded (empty: with
      * the library): the library opens them only there (NVRTC's compile). */
     const char *const *companions_for;
-    const lz_fn *answers;           /* own answers once loaded, or NULL entries */
+    const lz_fnrel *answers;        /* own answers once loaded, or 0 entries */
     lz_fn *reals;                   /* the real functions behind them */
     const lz_sym *syms;
     const char *names;              /* the syms' names, '\0'-separated */
     size_t nsyms;
     lz_fn *slots;                   /* what each thunk jumps through */
-    const lz_fn *resolvers;         /* initial slot values */
-    const lz_fn *fails;             /* what a slot holds when it cannot be had */
+    const lz_fnrel *resolvers;      /* initial slot values */
+    const lz_fnrel *fails;          /* what a slot holds when it cannot be had */
     /* Writes the loaded library's version as text: 0, or -1 (NULL: none). */
     int (*version)(char *out, size_t size);
     int probe;                      /* probe candidates with libelf first */

@@ -144,23 +144,27 @@
 #endif
 #define LZ_THUNK_VOID_HIDDEN LZ_THUNK_HIDDEN
 
+/* used: the generated tables name them from assembly, which the compiler
+ * does not see. */
 #define LZ_RESOLVER(ret, name, sym, params, args) \
-    static ret lz_r_##sym params \
+    __attribute__((used)) static ret lz_r_##sym params \
     { return ((__typeof__(&name))lz_resolve(&LZ_LIB, LZ_I_##sym)) args; }
 #define LZ_RESOLVER_VOID(ret, name, sym, params, args) \
-    static ret lz_r_##sym params \
+    __attribute__((used)) static ret lz_r_##sym params \
     { ((__typeof__(&name))lz_resolve(&LZ_LIB, LZ_I_##sym)) args; }
 
 /* A failure function records that it ran, so the error APIs can explain it. */
 #define LZ_FAIL(ret, sym, params, ...) \
-    static ret lz_f_##sym params { lz_failed_call(&LZ_LIB); return __VA_ARGS__; }
-#define LZ_FAIL_VOID(sym, params) static void lz_f_##sym params { lz_failed_call(&LZ_LIB); }
-#define LZ_OWN_FAIL(ret, sym, params, value) static ret lz_f_##sym params { return value; }
+    __attribute__((used)) static ret lz_f_##sym params { lz_failed_call(&LZ_LIB); return __VA_ARGS__; }
+#define LZ_FAIL_VOID(sym, params) \
+    __attribute__((used)) static void lz_f_##sym params { lz_failed_call(&LZ_LIB); }
+#define LZ_OWN_FAIL(ret, sym, params, value) \
+    __attribute__((used)) static ret lz_f_##sym params { return value; }
 
 /* An error-message function of the library, once loaded: the library's
  * answer, filled in with ours when it is empty and one of our calls failed. */
 #define LZ_ANSWER(ret, name, sym, params, args) \
-    static ret lz_a_##sym params \
+    __attribute__((used)) static ret lz_a_##sym params \
     { \
         lz_fn real = __atomic_load_n(&LZ_REALS[LZ_I_##sym], __ATOMIC_ACQUIRE); \
         return lz_fill_message(&LZ_LIB, ((__typeof__(&name))real) args); \
