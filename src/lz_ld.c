@@ -29,9 +29,8 @@ static int forked_mid_ld;
 static pid_t owner_claim LZ_STARTUP_DATA, owner_ready LZ_STARTUP_DATA;
 static void (*owner_reset)(void) LZ_STARTUP_DATA;
 
-void lz_ld_owned(void (*reset)(void))
+void lz_ld_owned(void (*reset)(void), pid_t me)
 {
-    pid_t me = getpid();
     __atomic_store_n(&owner_reset, reset, __ATOMIC_RELAXED);
     __atomic_store_n(&owner_claim, me, __ATOMIC_RELAXED);
     __atomic_store_n(&owner_ready, me, __ATOMIC_RELEASE);

@@ -15,6 +15,8 @@
 
 #include "lz_runtime.h"
 
+#include <sys/types.h>
+
 /* dlopen/dlclose/dlsym inside a window. lz_dlopen refuses (NULL, *why set)
  * in a child forked while a window was open. */
 LZ_HIDDEN void *lz_dlopen(const char *path, int flags, const char **why);
@@ -53,8 +55,9 @@ LZ_HIDDEN void lz_ld_child(void);
  * others wait for that thread, which exists in this process. */
 LZ_HIDDEN void lz_ld_adopt(void);
 /* Called when the fork handlers are installed (reset: the child handler) and
- * by the child handler itself: the state now belongs to this process. */
-LZ_HIDDEN void lz_ld_owned(void (*reset)(void));
+ * by the child handler itself: the state now belongs to this process (me,
+ * its pid: the caller has it). */
+LZ_HIDDEN void lz_ld_owned(void (*reset)(void), pid_t me);
 
 /* Mark the calling thread as running a search (1) or not (0): its calls
  * into the dynamic linker then skip lz_ld_adopt, done when it began. */

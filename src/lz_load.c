@@ -19,9 +19,11 @@
 #include "lz_objects.h"
 #include "lz_pathlist.h"
 
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Fork safety: the libraries this runtime has touched, and fork handlers.
  * fork() waits (bounded) for our calls into the dynamic linker to end
@@ -38,7 +40,11 @@
 static const lz_lib *lz_libs[LZ_MAX_LIBS];
 static int lz_nlibs;
 static pthread_mutex_t lz_registry = PTHREAD_MUTEX_INITIALIZER;
-static pthread_once_t lz_atfork_once LZ_STARTUP_DATA = PTHREAD_ONCE_INIT;
+/* 1 once this copy's fork handlers are installed; while a thread installs
+ * them, minus the pid of its process (a child forked meanwhile finds its
+ * parent's pid there and installs them itself). Not pthread_once, whose
+ * wake-up is a system call in every process's start-up, per shim. */
+static int lz_atfork_state LZ_STARTUP_DATA;
 
 static void fork_prepare(void)
 {
@@ -63,13 +69,30 @@ static void fork_child(void)
         st->active = NULL;
     }
     lz_registry = fresh_mu;
-    lz_ld_owned(fork_child);
+    lz_ld_owned(fork_child, getpid());
 }
 
 static void install_atfork(void)
 {
-    lz_ld_owned(fork_child);
-    pthread_atfork(fork_prepare, fork_parent, fork_child);
+    if (__atomic_load_n(&lz_atfork_state, __ATOMIC_ACQUIRE) == 1)
+        return;
+    int me = (int)getpid();
+    for (;;) {
+        int s = __atomic_load_n(&lz_atfork_state, __ATOMIC_ACQUIRE);
+        if (s == 1)
+            return;
+        if (s == -me) { /* another thread of this process is installing them */
+            sched_yield();
+            continue;
+        }
+        if (__atomic_compare_exchange_n(&lz_atfork_state, &s, -me, 0, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_ACQUIRE)) {
+            lz_ld_owned(fork_child, me);
+            pthread_atfork(fork_prepare, fork_parent, fork_child);
+            __atomic_store_n(&lz_atfork_state, 1, __ATOMIC_RELEASE);
+            return;
+        }
+    }
 }
 
 /* The handlers are installed when the object holding this runtime is
@@ -79,13 +102,13 @@ static void install_atfork(void)
  * half-way through a change at fork(). Cost: one pthread_atfork. */
 __attribute__((constructor)) static void lz_fork_init(void)
 {
-    pthread_once(&lz_atfork_once, install_atfork);
+    install_atfork();
 }
 
 /* Called before a library's lock is first taken (slow paths only). */
 static void lz_register(const lz_lib *lib)
 {
-    pthread_once(&lz_atfork_once, install_atfork);
+    install_atfork();
     pthread_mutex_lock(&lz_registry);
     int known = 0;
     for (int i = 0; i < lz_nlibs; i++)
