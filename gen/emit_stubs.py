@@ -362,7 +362,15 @@ def emit(spec, spec_display, headers, functions, macros, control_prefix=None,
     w(_roots_array(f"lz_roots_after_{i_d}", spec.roots_after))
     w(_string_array(f"lz_default_dirs_{i_d}", spec.default_dirs))
     w(_string_array(f"lz_required_{i_d}", spec.required))
-    w(f"static lz_state lz_state_{i_d} = LZ_STATE_INIT;\n\n")
+    # Only a drop-in is told by the audit module what was asked for: only a
+    # drop-in has room for it (lz_state.asked).
+    w("#ifdef LZ_DROPIN_SONAME\n"
+      f"static char lz_asked_{i_d}[2][PATH_MAX];\n"
+      f"static lz_state lz_state_{i_d} = {{.mu = PTHREAD_MUTEX_INITIALIZER, "
+      f".asked = lz_asked_{i_d}[0], .asked_by = lz_asked_{i_d}[1]}};\n"
+      "#else\n"
+      f"static lz_state lz_state_{i_d} = LZ_STATE_INIT;\n"
+      "#endif\n\n")
     p = spec.message_prefix
     w("LZ_DEF_DATA const lz_lib LZ_LIB = {\n")
     w(f"    .id = {_c_string(spec.id)},\n")

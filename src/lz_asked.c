@@ -15,11 +15,13 @@ int lz_asked_record(const lz_lib *lib, const char *path, const char *by)
 {
     lz_state *st = lib->st;
     int none = 0;
+    if (!st->asked) /* not a drop-in: the audit module never asks */
+        return 1;
     if (!path || !__atomic_compare_exchange_n(&st->asked_state, &none, 1, 0, __ATOMIC_ACQUIRE,
                                               __ATOMIC_RELAXED))
         return 1;
-    copy_bounded(st->asked, path, sizeof st->asked);
-    copy_bounded(st->asked_by, by, sizeof st->asked_by);
+    copy_bounded(st->asked, path, PATH_MAX);
+    copy_bounded(st->asked_by, by, PATH_MAX);
     __atomic_store_n(&st->asked_state, 2, __ATOMIC_RELEASE);
     return 0;
 }

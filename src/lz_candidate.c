@@ -415,7 +415,7 @@ void lz_companions_load(const lz_lib *lib, const char *name)
         return;
     /* No waiting for another thread doing the same: each dlopens them
      * (the same objects; a reference more is harmless), then clears. */
-    for (const char *p = st->companion_files; *p;) {
+    for (const char *p = st->companion_files; p && *p;) {
         size_t n = strcspn(p, "\n");
         char file[PATH_MAX];
         snprintf(file, sizeof file, "%.*s", (int)n, p);

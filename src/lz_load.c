@@ -377,9 +377,8 @@ static int ensure_loaded(const lz_lib *lib, const lz_sym *want)
         if (published && out.handle) {
             st->handle = out.handle;
             st->step = out.step;
-            lz_copy(st->path, sizeof st->path, out.path);
-            if (out.companions[0])
-                lz_copy(st->companion_files, sizeof st->companion_files, out.companions);
+            st->path = out.path; /* kept: published with the status */
+            st->companion_files = out.companions;
             __atomic_store_n(&st->companions_pending, out.companions[0] != '\0',
                              __ATOMIC_RELEASE);
             __atomic_store_n(&st->status, LZ_LOADED, __ATOMIC_RELEASE);
@@ -408,7 +407,8 @@ static int ensure_loaded(const lz_lib *lib, const lz_sym *want)
             lz_log(lib, "loaded %s (found by: %s)", out.path, out.step);
         else
             lz_log(lib, "%s is unavailable", lib->display);
-        free(out.path);
+        if (!out.handle)
+            free(out.path); /* a loaded library's is st->path now */
         return out.handle ? LZ_LOADED : LZ_FAILED;
     }
 }

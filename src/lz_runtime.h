@@ -117,13 +117,19 @@ typedef struct lz_state {
      * first request is kept. Written without locks or library calls: the
      * audit module calls in from inside the dynamic linker. */
     int asked_state;
-    char path[PATH_MAX];     /* path of the loaded library */
-    /* Companions left to load before the first call of a companions_for
-     * function ('\n'-separated files; written before status is published,
-     * never changed after). */
-    char companion_files[PATH_MAX];
-    char asked[PATH_MAX];
-    char asked_by[PATH_MAX];
+    /* Path of the loaded library, and the companions left to load before
+     * the first call of a companions_for function ('\n'-separated files):
+     * the search's own allocation, kept from the moment status is published
+     * (never changed or freed after). Pointers, not PATH_MAX arrays: a
+     * shim's .bss then fits in the last page of its data, and the dynamic
+     * linker maps no zero pages for it (one mmap per shim fewer in every
+     * process's start-up; docs/performance.md, "Start-up"). */
+    const char *path;
+    const char *companion_files;
+    /* Where the audit module's request is copied: PATH_MAX bytes each, in
+     * a drop-in only (the generated code supplies them; NULL elsewhere). */
+    char *asked;
+    char *asked_by;
 } lz_state;
 
 #define LZ_STATE_INIT { .mu = PTHREAD_MUTEX_INITIALIZER }
