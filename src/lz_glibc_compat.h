@@ -6,7 +6,7 @@
  * references to them make the linker write a broken PLT, and a sanitizer
  * build is no wheel).
  *
- * glibc 2.34 moved dlopen, dlsym, dlclose, dlerror and pthread_once into
+ * glibc 2.34 moved dlopen, dlsym, dlclose and dlerror into
  * libc with new versions; the old versions are still there (and, before
  * 2.34, in libdl and libpthread: link -ldl -lpthread for processes that do
  * not load those already; every CPython does). glibc 2.33 made stat, lstat
@@ -44,7 +44,6 @@ __asm__(".symver dlopen,dlopen@" LZ_GLIBC_BASE);
 __asm__(".symver dlsym,dlsym@" LZ_GLIBC_BASE);
 __asm__(".symver dlclose,dlclose@" LZ_GLIBC_BASE);
 __asm__(".symver dlerror,dlerror@" LZ_GLIBC_BASE);
-__asm__(".symver pthread_once,pthread_once@" LZ_GLIBC_BASE);
 
 extern int __xstat(int ver, const char *path, struct stat *buf);
 extern int __lxstat(int ver, const char *path, struct stat *buf);
