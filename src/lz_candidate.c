@@ -319,10 +319,9 @@ static void keep(lz_walk *w, const char *step, const char *path, long sc)
     }
 }
 
-/* 1 when path is the file holding this very code (a drop-in on its own
- * search path). Its identity is found once per walk. */
 /* 1 when the file dev/ino (read by the probe: no stat of its own) is the
- * object holding this shim. */
+ * one holding this very code (a drop-in on its own search path). Its
+ * identity is found once per walk. */
 static int is_self(lz_walk *w, unsigned long long dev, unsigned long long ino)
 {
     if (w->self_known == 0) {
@@ -416,7 +415,7 @@ void lz_companions_load(const lz_lib *lib, const char *name)
     /* No waiting for another thread doing the same: each dlopens them
      * (the same objects; a reference more is harmless), then clears. */
     for (const char *p = st->companion_files; p && *p;) {
-        size_t n = strcspn(p, "\n");
+        size_t n = lz_path_next(p, "\n");
         char file[PATH_MAX];
         snprintf(file, sizeof file, "%.*s", (int)n, p);
         p += n + (p[n] == '\n');

@@ -84,13 +84,22 @@ static int dr_read_at(int fd, void *buf, size_t len, unsigned long long off)
     return 0;
 }
 
+/* The len bytes at off where the window holds them all, else NULL. */
+static const unsigned char *dr_cached(const dr_view *v, unsigned long long off, size_t len)
+{
+    if (!v->win_len || off < v->win_off || len > v->win_len || off - v->win_off > v->win_len - len)
+        return NULL;
+    return v->win + (off - v->win_off);
+}
+
 /* len bytes at off through the window; NULL when they are not in the file. */
 static const void *dr_at(dr_view *v, unsigned long long off, size_t len)
 {
     if (len > v->win_cap || off > v->size || len > v->size - off)
         return NULL;
-    if (v->win_len && off >= v->win_off && off + len <= v->win_off + v->win_len)
-        return v->win + (off - v->win_off);
+    const unsigned char *cached = dr_cached(v, off, len);
+    if (cached)
+        return cached;
     size_t want = v->win_cap;
     if (want > v->size - off)
         want = (size_t)(v->size - off);
@@ -101,6 +110,17 @@ static const void *dr_at(dr_view *v, unsigned long long off, size_t len)
     v->win_off = off;
     v->win_len = want;
     return v->win;
+}
+
+/* len bytes at off into out: from the window when it holds them, else
+ * read. */
+static int dr_fill(dr_view *v, void *out, size_t len, unsigned long long off)
+{
+    const unsigned char *cached = dr_cached(v, off, len);
+    if (!cached)
+        return dr_read_at(v->fd, out, len, off);
+    memcpy(out, cached, len);
+    return 0;
 }
 
 /* The file offset of len bytes at address addr: inside one loadable
@@ -131,18 +151,6 @@ static int dr_copy_at(dr_view *v, unsigned long long addr, void *out, size_t len
 
 /* Start a view of fd: only these fields are read before they are written
  * (the header, the program headers and the window are filled as read). */
-/* len bytes at off into out: from the window when it holds them, else
- * read. */
-static int dr_fill(dr_view *v, void *out, size_t len, unsigned long long off)
-{
-    if (v->win_len && off >= v->win_off && len <= v->win_len &&
-        off - v->win_off <= v->win_len - len) {
-        memcpy(out, v->win + (off - v->win_off), len);
-        return 0;
-    }
-    return dr_read_at(v->fd, out, len, off);
-}
-
 static void dr_view_init(dr_view *v, int fd, unsigned long long size, unsigned char *win,
                          size_t win_cap)
 {

@@ -108,14 +108,20 @@ static const char *soname_of(const dynview *v)
  * process; fork keeps it. */
 static char *program_noted;
 
-static void note_program(const char *path)
+/* 1 when the kernel's name of a mapping marks its file removed. */
+static int maps_deleted(const char *path)
 {
     static const char gone[] = " (deleted)";
     size_t n = strlen(path);
+    return n >= sizeof gone - 1 && strcmp(path + n - (sizeof gone - 1), gone) == 0;
+}
+
+static void note_program(const char *path)
+{
     /* the kernel writes a newline in a name as "\012" and marks a removed
      * file: such a name is left to readlink, which gives the bytes */
     if (__atomic_load_n(&program_noted, __ATOMIC_ACQUIRE) || strchr(path, '\\') ||
-        (n >= sizeof gone - 1 && strcmp(path + n - (sizeof gone - 1), gone) == 0))
+        maps_deleted(path))
         return;
     char *copy = strdup(path), *expect = NULL;
     if (copy && !__atomic_compare_exchange_n(&program_noted, &expect, copy, 0, __ATOMIC_ACQ_REL,
@@ -404,12 +410,8 @@ static void maps_line(char *line, uintptr_t me, uintptr_t program, char **self, 
         return;
     if (program >= lo && program < hi)
         note_program(path);
-    if (self && !*self && me >= lo && me < hi) {
-        size_t n = strlen(path);
-        static const char gone[] = " (deleted)";
-        if (n < sizeof gone - 1 || strcmp(path + n - (sizeof gone - 1), gone) != 0)
-            *self = strdup(path);
-    }
+    if (self && !*self && me >= lo && me < hi && !maps_deleted(path))
+        *self = strdup(path);
     char *hit = strstr(path, "/site-packages/");
     if (!hit)
         hit = strstr(path, "/dist-packages/");

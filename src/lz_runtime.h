@@ -134,7 +134,6 @@ typedef struct lz_state {
 
 #define LZ_STATE_INIT { .mu = PTHREAD_MUTEX_INITIALIZER }
 
-
 /* A soname the spec knows and never loads, with what it is ("CUDA 11.x NVRTC"). */
 typedef struct lz_unsupported {
     const char *soname, *what;
