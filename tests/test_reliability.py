@@ -94,6 +94,67 @@ def fork_during_first_load():
     t.equal(r.stdout, "during child: rc=0 version=4444 loaded_in_child=yes\n", "output")
 
 
+def mid_map(d):
+    """The fork_mid_map program, and a library whose dependency is a FIFO:
+    a dlopen of it stays in the mapping phase (r_debug RT_ADD) until the
+    FIFO is opened for writing."""
+    with open(f"{d}/dep.c", "w") as f:
+        f.write("int lz_fifo_dep(void) { return 1; }\n")
+    os.makedirs(f"{d}/build")
+    t.compile_c(f"{d}/build/libfifo.so", [f"{d}/dep.c"], shared=True)
+    with open(f"{d}/held.c", "w") as f:
+        f.write("int lz_fifo_dep(void);\nint lz_held(void) { return lz_fifo_dep(); }\n")
+    held = t.compile_c(f"{d}/libheld.so", [f"{d}/held.c"],
+                       [f"-L{d}/build", "-lfifo", f"-Wl,-rpath,{d}/fifo"], shared=True)
+    os.makedirs(f"{d}/fifo")
+    os.mkfifo(f"{d}/fifo/libfifo.so")
+    exe = t.compile_c(os.path.join(d, "fork_mid_map"), [os.path.join(t.PROGS, "fork_mid_map.c")],
+                      t.link_shim_args("nccl") + ["-lpthread", "-ldl"])
+    return exe, held, f"{d}/fifo/libfifo.so"
+
+
+MID_MAP_REFUSED = ("rc=2 version=-1 error=lazynccl: NCCL could not be loaded; candidates tried: "
+                   "not loaded in this process: it was forked while another thread was inside "
+                   "dlopen() or dlclose()")
+
+
+@case
+def fork_inside_foreign_dlopen_first_call_in_child():
+    """A copy never called in the parent, forked while another thread is
+    inside dlopen's mapping phase (r_debug RT_ADD, held there by a FIFO): the
+    child's first call, with one thread and with two, refuses with the reason
+    instead of calling dlopen over the half-changed linker (without the
+    refusal this fake loads, so the check is what the case sees); the
+    parent, once its dlopen ends, loads normally."""
+    d = t.workdir("fork_mid_map")
+    exe, held, fifo = mid_map(d)
+    fake = t.fake_nccl(f"{d}/fake", version=4545)
+    for mode in ("parent", "parent-threaded"):
+        r = t.run(["timeout", "30", exe, mode, held, fifo], env={"LAZYNCCL_LIBPATH": fake})
+        t.equal(r.returncode, 0, f"{mode}: exit status: {r.stdout} {r.stderr}")
+        child, _, parent = r.stdout.partition("\nparent: ")
+        t.check(t.flat(child).startswith("child: " + MID_MAP_REFUSED),
+                f"{mode}: the child refuses with the reason: {child!r}")
+        t.equal(("parent: " + parent).splitlines(),
+                ["parent: child status 0, held dlopen failed", "parent: rc=0 version=4545 error=none"],
+                f"{mode}: parent")
+
+
+@case
+def fork_first_call_beside_a_dlopen_in_the_child():
+    """A child forked with the linker at rest whose first call meets another
+    thread of its own inside dlopen's mapping phase: the call waits for that
+    dlopen to end and loads; the change in progress is not mistaken for one
+    inherited from the parent."""
+    d = t.workdir("fork_mid_map_child")
+    exe, held, fifo = mid_map(d)
+    fake = t.fake_nccl(f"{d}/fake", version=4646)
+    r = t.run(["timeout", "30", exe, "child", held, fifo], env={"LAZYNCCL_LIBPATH": fake})
+    t.equal((r.returncode, r.stdout.splitlines()),
+            (0, ["child: rc=0 version=4646 error=none", "child: held dlopen ended: failed",
+                 "parent: child status 0"]), f"output: {r.stderr}")
+
+
 @case
 def reentrant_constructor():
     """A library whose constructor calls back into the shim: no deadlock, no

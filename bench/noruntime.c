@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: MIT
+ * The runtime's entry points with nothing behind them. Linked with a shim's
+ * generated code (bench/meson.build, variant (g)), it makes an object with
+ * that shim's exports, thunks, slots, tables, imports and relocations, and
+ * fork handlers registered at load as the runtime registers them, but none
+ * of the runtime's code or data: what a shim's interface alone costs at
+ * start-up, so that (c) - (g) is what the runtime itself costs there. Never
+ * called. */
+#include "lz_api.h"
+#include "lz_resolve.h"
+#include "register_at_load.h"
+
+const char *lz_message(const lz_lib *lib)
+{
+    (void)lib;
+    return NULL;
+}
+
+void lz_failed_call(const lz_lib *lib)
+{
+    (void)lib;
+}
+
+const char *lz_fill_message(const lz_lib *lib, const char *real)
+{
+    (void)lib;
+    return real;
+}
+
+int lz_api_load(const lz_lib *lib)
+{
+    (void)lib;
+    return bench_owner;
+}
+
+int lz_api_is_loaded(const lz_lib *lib)
+{
+    (void)lib;
+    return 0;
+}
+
+const char *lz_api_loaded_path(const lz_lib *lib)
+{
+    (void)lib;
+    return NULL;
+}
+
+const char *lz_api_loaded_step(const lz_lib *lib)
+{
+    (void)lib;
+    return NULL;
+}
+
+const char *lz_api_last_error(const lz_lib *lib)
+{
+    (void)lib;
+    return NULL;
+}
+
+int lz_api_set_search_path(const lz_lib *lib, const char *list)
+{
+    (void)lib;
+    (void)list;
+    return -1;
+}
+
+void lz_api_set_log_callback(const lz_lib *lib, lz_log_fn fn, void *user)
+{
+    (void)lib;
+    (void)fn;
+    (void)user;
+}
+
+int lz_api_would_load(const lz_lib *lib, char *path, size_t size)
+{
+    (void)lib;
+    (void)path;
+    (void)size;
+    return 0;
+}
+
+const char *lz_api_asked_path(const lz_lib *lib)
+{
+    (void)lib;
+    return NULL;
+}
+
+lz_fn lz_resolve(const lz_lib *lib, size_t i)
+{
+    (void)lib;
+    (void)i;
+    return NULL;
+}
