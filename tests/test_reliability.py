@@ -129,7 +129,10 @@ def fork_inside_foreign_dlopen_first_call_in_child():
     d = t.workdir("fork_mid_map")
     exe, held, fifo = mid_map(d)
     fake = t.fake_nccl(f"{d}/fake", version=4545)
-    for mode in ("parent", "parent-threaded"):
+    # TSan ends a child of a threaded process that starts a thread ("starting
+    # new threads after multi-threaded fork is not supported"): one thread there.
+    modes = ("parent",) if t.SANITIZE == "thread" else ("parent", "parent-threaded")
+    for mode in modes:
         r = t.run(["timeout", "30", exe, mode, held, fifo], env={"LAZYNCCL_LIBPATH": fake})
         t.equal(r.returncode, 0, f"{mode}: exit status: {r.stdout} {r.stderr}")
         child, _, parent = r.stdout.partition("\nparent: ")

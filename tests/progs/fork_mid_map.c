@@ -27,7 +27,9 @@
 #include <unistd.h>
 
 static const char *held, *fifo;
-static const char *held_error;
+/* How the held dlopen ended: 1 loaded, 0 failed, -1 not yet. Not dlerror's
+ * string: it belongs to the thread, and is freed when the thread ends. */
+static int held_loaded = -1;
 
 /* r_debug as the dynamic linker updates it (through DT_DEBUG: a reference
  * to _r_debug would give this program a stale copy). */
@@ -49,8 +51,7 @@ static void wait_mid_change(void)
 static void *hold(void *arg)
 {
     (void)arg;
-    void *h = dlopen(held, RTLD_NOW);
-    held_error = h ? "loaded" : dlerror();
+    held_loaded = dlopen(held, RTLD_NOW) != NULL;
     return NULL;
 }
 
@@ -105,7 +106,8 @@ int main(int argc, char **argv)
             wait_mid_change();
             call("child");
             pthread_join(holder, NULL);
-            printf("child: held dlopen ended: %s\n", held_error ? "failed" : "?");
+            pthread_join(helper, NULL);
+            printf("child: held dlopen ended: %s\n", held_loaded == 0 ? "failed" : "loaded");
             fflush(stdout);
             _exit(0);
         }
@@ -128,7 +130,7 @@ int main(int argc, char **argv)
     waitpid(pid, &st, 0);
     release();
     pthread_join(holder, NULL);
-    printf("parent: child status %d, held dlopen %s\n", st, held_error && strcmp(held_error, "loaded") ? "failed" : "loaded");
+    printf("parent: child status %d, held dlopen %s\n", st, held_loaded == 0 ? "failed" : "loaded");
     call("parent");
     return 0;
 }
