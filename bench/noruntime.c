@@ -30,7 +30,7 @@ const char *lz_fill_message(const lz_lib *lib, const char *real)
 int lz_api_load(const lz_lib *lib)
 {
     (void)lib;
-    return bench_owner;
+    return -1;
 }
 
 int lz_api_is_loaded(const lz_lib *lib)
