@@ -344,8 +344,10 @@ int lz_try_file(lz_walk *w, const char *step, const char *path)
     lz_probe p;
     int rc = lz_probe_file(w->lib, path, &p);
     /* The probe only reads, so it may run first and hand over the file's
-     * identity; the verdict on the shim itself comes before its own. */
-    if (is_self(w, p.dev, p.ino)) {
+     * identity; the verdict on the shim itself comes before its own. Only
+     * a file that exports a shim's marker can be this shim: a real
+     * library's candidate costs no stat of this shim's file. */
+    if (p.shim && is_self(w, p.dev, p.ino)) {
         lz_verdict(w, step, path, LZ_REJECTED, NULL, "this shim itself (a drop-in), not the real library");
         lz_probe_free(&p);
         return 0;

@@ -42,7 +42,6 @@ typedef struct dr_view {
     int fd;
     unsigned long long size;
     ElfW(Ehdr) eh;
-    ElfW(Phdr) ph[DR_MAX_PHDRS];
     unsigned nph;
     const ElfW(Phdr) *dynamic;
     /* a cache of file bytes for the scattered reads (hash, versions) */
@@ -50,6 +49,9 @@ typedef struct dr_view {
     size_t win_cap;
     unsigned long long win_off;
     size_t win_len;
+    /* last: only the first nph entries are ever written, so the pages a
+     * probe touches are the ones it uses (each fresh one a page fault) */
+    ElfW(Phdr) ph[DR_MAX_PHDRS];
 } dr_view;
 
 /* src into out, cut to fit (no stdio on a probe that succeeds). */
@@ -378,8 +380,8 @@ int lz_dyn_read(int fd, off_t size, lz_dyn *d, char *why, size_t whysize)
      * page it writes, and the stack pages below a search stay fresh for the
      * dlopen after it; freed heap pages are reused. */
     struct {
-        dr_view v;
         unsigned char win[DR_WINDOW];
+        dr_view v;
     } *pv = malloc(sizeof *pv);
     if (!pv)
         return dr_fail(why, whysize, "out of memory");

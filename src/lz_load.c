@@ -166,6 +166,13 @@ static void unlink_loader(lz_state *st, lz_loader *me)
  * so that the first call, whichever it is, loads a library that serves them. */
 static unsigned char *imported_names(const lz_lib *lib)
 {
+    /* Only a library with versioned names has any to mark (nvJitLink's;
+     * not NCCL's): nothing to allocate or walk for the others. */
+    size_t versioned = 0;
+    for (size_t i = 0; i < lib->nsyms && !versioned; i++)
+        versioned = lib->syms[i].major >= 0;
+    if (!versioned)
+        return NULL;
     unsigned char *marks = calloc(lib->nsyms, 1);
     if (marks)
         lz_objects_imports(lib, marks);

@@ -10,7 +10,6 @@
 #include "lz_pathlist.h"
 #include "lz_report.h"
 
-#include <fcntl.h>
 #include <link.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -100,34 +99,12 @@ static const char *soname_of(const dynview *v)
     return NULL;
 }
 
-/* The program's file as the kernel names it, noted by the first read of
- * /proc/self/maps (the mapping that holds the program headers, where
- * /proc/self/exe points too): a first call reads the maps for the wheel
- * step anyway, and each other access under /proc costs a path walk there
- * (5-20 us on a virtual machine). The program never changes under a
- * process; fork keeps it. */
+/* The program's file as the kernel names it (/proc/self/exe), kept once
+ * read: a first call may ask for it several times (run paths, the
+ * LD_LIBRARY_PATH $ORIGIN, the program's own site-packages), and each
+ * access under /proc costs a path walk there (5-25 us on a virtual
+ * machine). The program never changes under a process; fork keeps it. */
 static char *program_noted;
-
-/* 1 when the kernel's name of a mapping marks its file removed. */
-static int maps_deleted(const char *path)
-{
-    static const char gone[] = " (deleted)";
-    size_t n = strlen(path);
-    return n >= sizeof gone - 1 && strcmp(path + n - (sizeof gone - 1), gone) == 0;
-}
-
-static void note_program(const char *path)
-{
-    /* the kernel writes a newline in a name as "\012" and marks a removed
-     * file: such a name is left to readlink, which gives the bytes */
-    if (__atomic_load_n(&program_noted, __ATOMIC_ACQUIRE) || strchr(path, '\\') ||
-        maps_deleted(path))
-        return;
-    char *copy = strdup(path), *expect = NULL;
-    if (copy && !__atomic_compare_exchange_n(&program_noted, &expect, copy, 0, __ATOMIC_ACQ_REL,
-                                             __ATOMIC_ACQUIRE))
-        free(copy);
-}
 
 int lz_objects_program_path(char *out, size_t size)
 {
@@ -136,7 +113,13 @@ int lz_objects_program_path(char *out, size_t size)
         return 1;
     ssize_t n = readlink("/proc/self/exe", out, size - 1);
     out[n > 0 ? (size_t)n : 0] = '\0';
-    return n > 0;
+    if (n <= 0)
+        return 0;
+    char *copy = noted || (size_t)n >= size - 1 ? NULL : strdup(out), *expect = NULL;
+    if (copy && !__atomic_compare_exchange_n(&program_noted, &expect, copy, 0, __ATOMIC_ACQ_REL,
+                                             __ATOMIC_ACQUIRE))
+        free(copy);
+    return 1;
 }
 
 /* The file of an object (malloc'd, exactly as long as it is; NULL when out
@@ -177,6 +160,19 @@ static void push(strlist *l, const char *a, const char *b)
     memcpy(l->buf + l->len, a, na);
     memcpy(l->buf + l->len + na, b, nb);
     l->len += na + nb;
+}
+
+/* push, unless a pair already starts with a (a site-packages directory
+ * named by each of a framework's many objects is visited once). */
+static void push_once(strlist *l, const char *a, const char *b)
+{
+    for (size_t off = 0; off < l->len;) {
+        const char *x = l->buf + off, *y = x + strlen(x) + 1;
+        if (strcmp(x, a) == 0)
+            return;
+        off = (size_t)(y + strlen(y) + 1 - l->buf);
+    }
+    push(l, a, b);
 }
 
 /* Call visit on each pair of the list until it returns 1; free the list. */
@@ -385,88 +381,86 @@ char *lz_objects_self_path(void)
     return path;
 }
 
-/* A hexadecimal number at *p, which moves past it (no locale tables: the
- * first call touches as few pages as it can). */
-static uintptr_t maps_hex(const char **p)
+/* The first site-packages or dist-packages component of path: the length
+ * of the directory up to and including it (0: none). */
+static size_t site_prefix(const char *path)
 {
-    uintptr_t v = 0;
-    for (;; (*p)++) {
-        char c = **p;
-        unsigned d = c >= '0' && c <= '9' ? (unsigned)(c - '0')
-                   : c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10) : 16;
-        if (d == 16)
-            return v;
-        v = v * 16 + d;
-    }
-}
-
-static void maps_line(char *line, uintptr_t me, uintptr_t program, char **self, strlist *sites)
-{
-    const char *p = line;
-    uintptr_t lo = maps_hex(&p);
-    uintptr_t hi = *p == '-' ? (p++, maps_hex(&p)) : 0;
-    char *path = strchr(line, '/');
-    if (!path)
-        return;
-    if (program >= lo && program < hi)
-        note_program(path);
-    if (self && !*self && me >= lo && me < hi && !maps_deleted(path))
-        *self = strdup(path);
-    char *hit = strstr(path, "/site-packages/");
+    const char *hit = strstr(path, "/site-packages/");
     if (!hit)
         hit = strstr(path, "/dist-packages/");
-    if (sites && hit) {
-        hit[sizeof "/site-packages" - 1] = '\0'; /* both names are 14 characters long */
-        push(sites, path, "mapped");
-    }
+    /* both names are 14 characters long */
+    return hit ? (size_t)(hit - path) + sizeof "/site-packages" - 1 : 0;
 }
 
-/* From the kernel's list of mappings, not the dynamic linker's: a name the
- * linker is still writing for another thread's dlopen is never read, and
- * the kernel's names are canonical (no symbolic link in them), so no
- * realpath (a readlink per component) is needed. */
-int lz_objects_maps(char **self, lz_object_visit_fn visit, void *ctx)
+struct sites {
+    char *self;              /* the object holding this code, as named */
+    int self_canonical;      /* named by the kernel (/proc/self/exe) */
+    strlist *out;
+};
+
+static int sites_cb(struct dl_phdr_info *info, size_t size, void *data)
 {
-    /* read(2), not stdio: stdio reads /proc in 1 KiB pieces (150-360 us for
-     * a small process on a virtual machine, against 45 us). 8 KiB: a line
-     * with a PATH_MAX path fits, and a small process's 3 KiB touch one page
-     * of it (each page a first call writes is a fault, 11 us). */
-    enum { size = 8192 };
-    if (self)
-        *self = NULL;
-    char *buf = malloc(size); /* not on the stack: the dlopen after the walk reuses its pages */
-    int fd = buf ? open("/proc/self/maps", O_RDONLY | O_CLOEXEC) : -1;
-    if (fd < 0) {
-        free(buf);
+    (void)size;
+    struct sites *q = data;
+    const char *name = info->dlpi_name;
+    int program = !name || !name[0];
+    if (!q->self && mapped(info, (uintptr_t)&sites_cb, 1)) {
+        q->self = object_path(info);
+        q->self_canonical = program;
+    }
+    if (!q->out)
+        return 0;
+    if (program) {
+        /* The program's own site-packages (a wheel's executable): by the
+         * name it was run as, confirmed by the kernel's name, so the
+         * /proc access is made only for a program that may live in one. */
+        const char *run_as = (const char *)getauxval(AT_EXECFN);
+        if (!run_as || !site_prefix(run_as))
+            return 0;
+        char *exe = object_path(info);
+        if (!exe)
+            q->out->oom = 1;
+        else if (site_prefix(exe)) {
+            exe[site_prefix(exe)] = '\0';
+            push_once(q->out, exe, "loaded");
+        }
+        free(exe);
         return 0;
     }
+    size_t n = site_prefix(name);
+    char *dir = n ? strndup(name, n) : NULL;
+    if (dir)
+        push_once(q->out, dir, "loaded");
+    else if (n)
+        q->out->oom = 1;
+    free(dir);
+    return 0;
+}
+
+int lz_objects_sites(char **self, lz_object_visit_fn visit, void *ctx)
+{
     strlist sites = {0};
-    uintptr_t me = (uintptr_t)&lz_objects_maps;
-    uintptr_t program = (uintptr_t)getauxval(AT_PHDR);
-    size_t have = 0;
-    for (int eof = 0; !eof;) {
-        ssize_t n = read(fd, buf + have, size - 1 - have);
-        if (n <= 0) {
-            eof = 1;
-            n = 0;
+    struct sites q = {.out = visit ? &sites : NULL};
+    lz_dl_iterate_phdr(sites_cb, &q);
+    if (self) {
+        /* A name that passes through a site-packages directory is made
+         * real (it may hold symbolic links and "..", as an expanded
+         * $ORIGIN/../ does): the site-packages above the file is the one
+         * above its real path. One that does not is taken as it is: the
+         * directories it names are real ones, and a symbolic link from
+         * outside into a site-packages is the one case not followed (a
+         * readlink per component, 8 for the bench's shim, on every first
+         * call of every process for it). */
+        *self = q.self && q.self[0] && !q.self_canonical && site_prefix(q.self)
+                    ? realpath(q.self, NULL) : q.self;
+        if (*self != q.self)
+            free(q.self);
+        else if (*self && !(*self)[0]) {
+            free(*self);
+            *self = NULL;
         }
-        have += (size_t)n;
-        buf[have] = '\0';
-        char *line = buf, *nl;
-        while ((nl = strchr(line, '\n'))) {
-            *nl = '\0';
-            maps_line(line, me, program, self, visit ? &sites : NULL);
-            line = nl + 1;
-        }
-        /* keep the unfinished line; one longer than the buffer is dropped */
-        size_t rest = have - (size_t)(line - buf);
-        if (rest == size - 1)
-            rest = 0;
-        memmove(buf, line, rest);
-        have = rest;
-    }
-    close(fd);
-    free(buf);
+    } else
+        free(q.self);
     return visit_all(&sites, visit, ctx);
 }
 

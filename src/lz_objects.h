@@ -20,16 +20,17 @@ LZ_HIDDEN int lz_objects_with_soname(const char *soname, lz_object_visit_fn visi
  * main program (never argv[0], which the caller chooses). */
 LZ_HIDDEN char *lz_objects_self_path(void);
 
-/* /proc/self/maps, read once: *self (self not NULL) the real path of the
- * file holding this code (malloc'd; NULL when unknown, or deleted); each
- * site-packages or dist-packages directory holding a mapped file, in
- * address order, passed to visit (directory, "mapped") until it returns 1,
- * once the file is read (visit NULL: none); repeated directories are passed
- * again. */
-LZ_HIDDEN int lz_objects_maps(char **self, lz_object_visit_fn visit, void *ctx);
+/* *self (self not NULL): the real path of the file holding this code
+ * (malloc'd; NULL when unknown); each loaded object's site-packages or
+ * dist-packages directory, as the dynamic linker names the object (its
+ * first such component), in load order, passed to visit (directory,
+ * "loaded") until it returns 1 (visit NULL: none). The program counts when
+ * the name it was run by and the kernel's name for it both hold one.
+ * Each directory once, as named; the names may hold symbolic links. */
+LZ_HIDDEN int lz_objects_sites(char **self, lz_object_visit_fn visit, void *ctx);
 
-/* The running program's file (/proc/self/exe, or the kernel's same name for
- * it noted by lz_objects_maps) in out: 1 when known. */
+/* The running program's file (/proc/self/exe, read once per process) in
+ * out: 1 when known. */
 LZ_HIDDEN int lz_objects_program_path(char *out, size_t size);
 
 /* The DT_RPATH (runpath 0; only of objects without DT_RUNPATH, as ld.so) or

@@ -135,8 +135,7 @@ static int judge(const lz_lib *lib, lz_probe *p)
     const char *have = gnu_get_libc_version();
     if (p->elf.glibc[0] && lz_version_cmp(p->elf.glibc, have) > 0)
         return reject(p, "needs GLIBC_%s, this process has %s", p->elf.glibc, have);
-    char marker[128];
-    if (lz_probe_exports(p, lz_shim_marker(lib, marker, sizeof marker)))
+    if (p->shim)
         return reject(p, "a lazynccl shim (drop-in), not the real library");
     for (const char *const *r = lib->required; *r; r++)
         if (!lz_probe_exports(p, *r))
@@ -193,6 +192,8 @@ static int probe(const lz_lib *lib, const char *path, lz_probe *p)
             qsort(p->elf.names, p->elf.nnames, sizeof *p->elf.names, by_name);
             p->sorted = 1;
         }
+        char marker[128];
+        p->shim = lib && lz_probe_exports(p, lz_shim_marker(lib, marker, sizeof marker));
         rc = native(p);
         if (rc == LZ_PROBE_OK && lib)
             rc = judge(lib, p);

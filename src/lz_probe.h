@@ -18,6 +18,7 @@ enum {
 typedef struct lz_probe {
     lz_dyn elf;
     int sorted;
+    int shim;                /* exports a shim's marker (read before judging) */
     char reason[512];
     unsigned long long dev, ino; /* the file that was read */
 } lz_probe;

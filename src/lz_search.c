@@ -293,37 +293,30 @@ static int wheel_above(lz_walk *w, const char *self)
     return wheel_above_real(w, self ? realpath(self, NULL) : NULL);
 }
 
-/* The wheel step's reading of the kernel's mappings: the shim's own
- * site-packages first, then each mapped object's. */
-struct wheel_maps {
+/* The wheel step's pass over the loaded objects: the shim's own
+ * site-packages first, then each loaded object's. */
+struct wheel_sites {
     lz_walk *w;
     char *self;              /* consumed by the first visit */
     int above_done;
 };
 
-static int wheel_self(struct wheel_maps *m)
+static int wheel_self(struct wheel_sites *m)
 {
     if (m->above_done)
         return 0;
     m->above_done = 1;
     char *self = m->self;
     m->self = NULL;
-    if (self)
-        return wheel_above_real(m->w, self);
-    /* Not in the kernel's list (the file was deleted or replaced): the
-     * dynamic linker's name for it. */
-    char *here = lz_objects_self_path();
-    int rc = here && wheel_above(m->w, here);
-    free(here);
-    return rc;
+    return wheel_above_real(m->w, self);
 }
 
 static int visit_site(void *ctx, const char *dir, const char *why)
 {
     (void)why;
-    struct wheel_maps *m = ctx;
-    /* the kernel's names are canonical: no realpath */
-    return wheel_self(m) || (dir && try_wheel_dirs(m->w, dir));
+    struct wheel_sites *m = ctx;
+    /* the dynamic linker's names may hold symbolic links and ".." */
+    return wheel_self(m) || (dir && try_wheel_dirs_real(m->w, dir));
 }
 
 static int wheel_pythonpath(lz_walk *w)
@@ -375,9 +368,9 @@ static int step_wheel(lz_walk *w)
         if (wheel_pythonpath(w))
             return 1;
     } else {
-        struct wheel_maps m = {w, NULL, 0};
+        struct wheel_sites m = {w, NULL, 0};
         int secure = lz_secure();
-        int rc = lz_objects_maps(&m.self, secure ? NULL : visit_site, &m) || wheel_self(&m);
+        int rc = lz_objects_sites(&m.self, secure ? NULL : visit_site, &m) || wheel_self(&m);
         free(m.self);
         if (rc)
             return 1;
@@ -468,9 +461,11 @@ static int linker_llp(struct linker_walk *lw, const char *llp)
             lw->h->note(lw->h->ctx, "LD_LIBRARY_PATH", "out of memory: not searched");
         return 0;
     }
-    /* ld.so's $ORIGIN in LD_LIBRARY_PATH: the program's directory. */
+    /* ld.so's $ORIGIN in LD_LIBRARY_PATH: the program's directory, read
+     * (under /proc) only where an entry may name it. */
     const char *origin = NULL;
-    char *slash = lz_objects_program_path(b->exe, sizeof b->exe) ? strrchr(b->exe, '/') : NULL;
+    char *slash = strchr(llp, '$') && lz_objects_program_path(b->exe, sizeof b->exe)
+                      ? strrchr(b->exe, '/') : NULL;
     if (slash) {
         *slash = '\0';
         origin = slash == b->exe ? "/" : b->exe;

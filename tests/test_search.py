@@ -154,6 +154,76 @@ def step_wheel_site_of_loaded_object():
     t.equal(loaded_line(out), f"loaded={fake} step=wheel copies=1", "loaded")
 
 
+@case
+def step_wheel_site_of_object_named_through_dotdot():
+    """A loaded object named as the dynamic linker opened it, through a run
+    path with ".." ($ORIGIN/../../numpylike of a framework's library): the
+    site-packages its name passes through, made real, is searched."""
+    d = t.workdir("step_wheel_dotdot")
+    site = f"{d}/venv/lib/python3.11/site-packages"
+    fake = t.fake_nccl(f"{site}/nvidia/nccl/lib", version=13)
+    os.makedirs(f"{site}/numpylike")
+    os.makedirs(f"{site}/torchlike/lib")
+    with open(f"{d}/other.c", "w") as f:
+        f.write("int numpylike_answer(void) { return 42; }\n")
+    t.compile_c(f"{site}/numpylike/libother.so", [f"{d}/other.c"], [], shared=True)
+    via = f"{site}/torchlike/lib/../../numpylike"
+    exe = t.compile_c(os.path.join(d, "client"), [os.path.join(t.PROGS, "nccl_client.c")],
+                      t.link_shim_args("nccl") + ["-Wl,--no-as-needed", f"-L{via}", "-lother",
+                                                  f"-Wl,-rpath,{via}"])
+    out = call(exe, {})
+    t.contains(out, "ncclGetVersion: rc=0 value=13", "the object's site-packages answers")
+    t.equal(loaded_line(out), f"loaded={fake} step=wheel copies=1", "loaded")
+
+
+@case
+def step_wheel_program_in_site_packages():
+    """A program that lies in a site-packages (a wheel's executable, run by
+    its path) is a loaded object too: its site-packages is searched; run
+    through a symbolic link from elsewhere, the name it was run by holds no
+    site-packages and the step does not look (docs/search-order.md,
+    "Limits of the wheel step")."""
+    d = t.workdir("step_wheel_program")
+    site = f"{d}/venv/lib/python3.11/site-packages"
+    fake = t.fake_nccl(f"{site}/nvidia/nccl/lib", version=14)
+    other = t.fake_nccl(f"{d}/conda/lib", version=7)
+    os.makedirs(f"{site}/tool/bin")
+    exe = t.compile_c(f"{site}/tool/bin/client", [os.path.join(t.PROGS, "nccl_client.c")],
+                      t.link_shim_args("nccl"))
+    env = {"CONDA_PREFIX": f"{d}/conda"}
+    out = call(exe, env)
+    t.contains(out, "ncclGetVersion: rc=0 value=14", "the program's site-packages answers")
+    t.equal(loaded_line(out), f"loaded={fake} step=wheel copies=1", "loaded")
+    os.symlink(exe, f"{d}/client-link")
+    out = call(f"{d}/client-link", env)
+    t.contains(out, "ncclGetVersion: rc=0 value=7", "through a link: the next step answers")
+    t.equal(loaded_line(out), f"loaded={other} step=CONDA_PREFIX copies=1", "loaded")
+
+
+@case
+def first_call_reads_nothing_under_proc():
+    """A first call found by ld.so.cache, in a program whose run path has no
+    $ORIGIN, opens and reads nothing under /proc: the wheel step takes the
+    loaded objects from the dynamic linker, not from /proc/self/maps. With
+    $ORIGIN in the program's run path, the one access is /proc/self/exe,
+    as ld.so's own expansion of it (the kernel's name for the program)."""
+    d = t.workdir("first_call_proc")
+    fake = t.fake_nccl(f"{d}/lib", version=15)
+    srcs = [os.path.join(t.PROGS, "nccl_client.c"), os.path.join(t.PROGS, "proc_count.c")]
+    plain = t.compile_c(f"{d}/plain", srcs, t.link_shim_args("nccl") + ["-ldl"])
+    os.makedirs(f"{d}/bin")
+    origin = t.compile_c(f"{d}/bin/origin", srcs, t.link_shim_args("nccl") + ["-ldl", "-Wl,-rpath,$ORIGIN/../lib"])
+    for exe, want in ((plain, 0), (origin, 1)):
+        # found by the linker's step (every step before it runs): through
+        # the program's run path, or LD_LIBRARY_PATH for the plain one
+        env = {} if exe == origin else {"LD_LIBRARY_PATH": f"{d}/lib"}
+        out = call(exe, env)
+        t.contains(out, "ncclGetVersion: rc=0 value=15", f"{exe}: the fake answers")
+        path = loaded_line(out).split()[0][len("loaded="):]
+        t.equal(os.path.realpath(path), os.path.realpath(fake), f"{exe}: loaded")
+        t.contains(out, f"proc_accesses={want}\n", f"{exe}: accesses under /proc")
+
+
 # --- 4. and 5. environment directories ---------------------------------------
 
 @case
