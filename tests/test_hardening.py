@@ -439,9 +439,9 @@ def ld_library_path_like_ld_so():
 def origin_of_program_like_ld_so():
     """$ORIGIN of the program, in a directory whose name /proc/self/maps
     writes differently from the file system (a newline: "\\012") and in a
-    plain one: the shim takes the program's directory from the kernel's
-    list of mappings when the name there is the file's, and from
-    /proc/self/exe when it is not; either way the file ld.so itself maps."""
+    plain one: the shim takes the program's directory from /proc/self/exe
+    (the bytes of the name), as ld.so does; either way the file ld.so
+    itself maps."""
     d = t.workdir("origin_of_program")
     link = t.fake_nccl(f"{d}/link", version=1)
     for i, sub in enumerate(("plain bin", "new\nline")):
