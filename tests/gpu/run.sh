@@ -76,6 +76,13 @@ tail -3 "$OUT/torch.err"; cat "$OUT/torch.json"
 row "PyTorch first, then the shim: reuse of torch's NCCL" \
     "$($PY -c "import json,sys; d=json.load(open('$OUT/torch.json')); print(('pass' if d['same_file'] and d['shim_loaded_step']=='already loaded' and d['torch_after_shim_ok'] and d['shim_rc']==0 else 'FAIL')+' — torch '+d['torch']+' NCCL '+d['torch_nccl']+'; shim: '+d['shim_loaded_step']+' '+d['shim_loaded_path']+', version '+str(d['shim_version'])+'; libnccl mapped: '+str(len(d['maps_after_shim'])))" 2>&1)"
 
+# 3b. The wheel step in the venv: an extension of the venv imported first
+# (no NCCL), then the bundle's shim, outside any site-packages, by ctypes.
+$PY "$SRC/tests/gpu/wheel_of_loaded.py" "$B" > "$OUT/wheel_of_loaded.json" 2> "$OUT/wheel_of_loaded.err"
+tail -3 "$OUT/wheel_of_loaded.err"; cat "$OUT/wheel_of_loaded.json"
+row "venv extension imported, then the shim from outside site-packages: the venv's wheel" \
+    "$($PY -c "import json; d=json.load(open('$OUT/wheel_of_loaded.json')); print(('pass' if d['rc']==0 and d['step']=='wheel' and d['path'].startswith('$SITE/nvidia/') and len(d['libnccl_mapped'])==1 else 'FAIL')+' — after '+str(d['extension'])+': '+str(d['step'])+' '+str(d['path'])+', version '+str(d['version']))" 2>&1)"
+
 # 4. Two NCCLs on one host.
 STAGE=$W/stage/lib/python3/site-packages
 mkdir -p "$STAGE/lazytest" && ln -s "$SITE/nvidia" "$STAGE/nvidia"
@@ -141,7 +148,10 @@ for s in sizes:
     med = {k: (statistics.median(r[s][0] for r in v), statistics.median(r[s][1] for r in v))
            for k, v in runs.items()}
     d, sh, dr = med["direct"], med["shim"], med["dropin"]
-    print(f"| {s} | {d[1]:.4g} | {sh[1]:.4g} | {dr[1]:.4g} | {sh[1] / d[1]:.3f} | {dr[1] / d[1]:.3f} "
+    # one GPU: the bus bandwidth is 0 (2(n-1)/n of the data crosses a bus),
+    # so the ratios are of time, inverted (direct us / shim us)
+    ratio = (lambda x: x[1] / d[1]) if d[1] else (lambda x: d[0] / x[0] if x[0] else float("nan"))
+    print(f"| {s} | {d[1]:.4g} | {sh[1]:.4g} | {dr[1]:.4g} | {ratio(sh):.3f} | {ratio(dr):.3f} "
           f"| {d[0]:.4g} | {sh[0]:.4g} | {dr[0]:.4g} |")
 # Latency of each process (one run = one process), to see the modes.
 print("\n| run | " + " | ".join(f"{k} 8 B us, 1 MiB us" for k in runs) + " |")
