@@ -33,23 +33,18 @@ static int forward_open(const char *name, const char *path, int flags, va_list a
     return real ? real(path, flags, mode) : -1;
 }
 
-int open(const char *path, int flags, ...)
-{
-    va_list ap;
-    va_start(ap, flags);
-    int fd = forward_open("open", path, flags, ap);
-    va_end(ap);
-    return fd;
-}
-
-int open64(const char *path, int flags, ...)
-{
-    va_list ap;
-    va_start(ap, flags);
-    int fd = forward_open("open64", path, flags, ap);
-    va_end(ap);
-    return fd;
-}
+/* open and open64: the shim's calls go to either, as the headers decide */
+#define FORWARDED_OPEN(fn) \
+    int fn(const char *path, int flags, ...) \
+    { \
+        va_list ap; \
+        va_start(ap, flags); \
+        int fd = forward_open(#fn, path, flags, ap); \
+        va_end(ap); \
+        return fd; \
+    }
+FORWARDED_OPEN(open)
+FORWARDED_OPEN(open64)
 
 ssize_t readlink(const char *path, char *buf, size_t size)
 {
