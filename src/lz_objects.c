@@ -122,15 +122,44 @@ int lz_objects_program_path(char *out, size_t size)
     return 1;
 }
 
+/* The name the dynamic linker gave an object (malloc'd; "" for the
+ * program; NULL when out of memory). The linker writes a name before it
+ * adds the object to its list, and dl_iterate_phdr reads the list under the
+ * same lock, so reading the name here is ordered after that write even when
+ * another thread's dlopen is adding the object at that moment. But the lock
+ * is the dynamic linker's own, which ThreadSanitizer does not see: it would
+ * report the copy as a race with that dlopen's allocation of the name. So
+ * the copy is made by plain (volatile: never turned into a library call)
+ * loads that it does not instrument. */
+#if defined(__SANITIZE_THREAD__) && !defined(__clang__)
+#define LZ_ORDERED_BY_LD __attribute__((no_sanitize_thread, noinline))
+#else
+#define LZ_ORDERED_BY_LD
+#endif
+static LZ_ORDERED_BY_LD char *name_of(const struct dl_phdr_info *info)
+{
+    const volatile char *name = (const volatile char *)info->dlpi_name;
+    size_t n = 0;
+    while (name && name[n])
+        n++;
+    char *copy = malloc(n + 1);
+    for (size_t i = 0; copy && i < n; i++)
+        copy[i] = name[i];
+    if (copy)
+        copy[n] = '\0';
+    return copy;
+}
+
 /* The file of an object (malloc'd, exactly as long as it is; NULL when out
  * of memory): the main program's is /proc/self/exe, never argv[0]. Exact:
  * the strings a first call keeps share a few heap pages, where a PATH_MAX
  * buffer each would be a fresh page each (11 us on a virtual machine). */
 static char *object_path(const struct dl_phdr_info *info)
 {
-    const char *name = info->dlpi_name;
-    if (name && name[0])
-        return strdup(name);
+    char *name = name_of(info);
+    if (!name || name[0])
+        return name;
+    free(name);
     char *tmp = malloc(PATH_MAX);
     char *path = tmp && lz_objects_program_path(tmp, PATH_MAX) ? strdup(tmp) : NULL;
     free(tmp);
@@ -398,42 +427,47 @@ struct sites {
     strlist *out;
 };
 
+/* The program's file, where the name it was run by passes through a
+ * site-packages (a wheel's executable run by its path), else NULL: the
+ * /proc access is made only for a program that may live in one. */
+static char *program_in_site(const struct dl_phdr_info *info, int *oom)
+{
+    const char *run_as = (const char *)getauxval(AT_EXECFN);
+    if (!run_as || !site_prefix(run_as))
+        return NULL;
+    char *exe = object_path(info);
+    *oom |= !exe;
+    return exe;
+}
+
 static int sites_cb(struct dl_phdr_info *info, size_t size, void *data)
 {
     (void)size;
     struct sites *q = data;
-    const char *name = info->dlpi_name;
-    int program = !name || !name[0];
-    if (!q->self && mapped(info, (uintptr_t)&sites_cb, 1)) {
-        q->self = object_path(info);
+    int self = !q->self && mapped(info, (uintptr_t)&sites_cb, 1);
+    if (!self && !q->out)
+        return 0;
+    char *name = name_of(info);
+    int program = name && !name[0];
+    if (self) {
+        q->self = program ? object_path(info) : name ? strdup(name) : NULL;
         q->self_canonical = program;
     }
-    if (!q->out)
-        return 0;
-    if (program) {
-        /* The program's own site-packages (a wheel's executable): by the
-         * name it was run as, confirmed by the kernel's name, so the
-         * /proc access is made only for a program that may live in one. */
-        const char *run_as = (const char *)getauxval(AT_EXECFN);
-        if (!run_as || !site_prefix(run_as))
-            return 0;
-        char *exe = object_path(info);
-        if (!exe)
-            q->out->oom = 1;
-        else if (site_prefix(exe)) {
-            exe[site_prefix(exe)] = '\0';
-            push_once(q->out, exe, "loaded");
-        }
-        free(exe);
+    if (!q->out) {
+        free(name);
         return 0;
     }
-    size_t n = site_prefix(name);
-    char *dir = n ? strndup(name, n) : NULL;
-    if (dir)
-        push_once(q->out, dir, "loaded");
-    else if (n)
-        q->out->oom = 1;
-    free(dir);
+    q->out->oom |= !name;
+    if (program) {
+        free(name);
+        name = program_in_site(info, &q->out->oom);
+    }
+    size_t n = name ? site_prefix(name) : 0;
+    if (n) {
+        name[n] = '\0';
+        push_once(q->out, name, "loaded");
+    }
+    free(name);
     return 0;
 }
 
