@@ -485,14 +485,15 @@ int lz_objects_sites(char **self, lz_object_visit_fn visit, void *ctx)
          * outside into a site-packages is the one case not followed (a
          * readlink per component, 8 for the bench's shim, on every first
          * call of every process for it). */
-        *self = q.self && q.self[0] && !q.self_canonical && site_prefix(q.self)
-                    ? realpath(q.self, NULL) : q.self;
-        if (*self != q.self)
+        if (q.self && !q.self[0]) { /* the program, its path unknown */
             free(q.self);
-        else if (*self && !(*self)[0]) {
-            free(*self);
-            *self = NULL;
+            q.self = NULL;
+        } else if (q.self && !q.self_canonical && site_prefix(q.self)) {
+            char *real = realpath(q.self, NULL);
+            free(q.self);
+            q.self = real;
         }
+        *self = q.self;
     } else
         free(q.self);
     return visit_all(&sites, visit, ctx);

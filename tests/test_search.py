@@ -131,24 +131,34 @@ def step_wheel_pythonpath():
     t.equal((chosen["step"], chosen["path"]), ("wheel", fake), "lazynccl-info --from agrees")
 
 
+def client_with_venv_object(d, version, via=None):
+    """A venv whose site-packages holds a fake NCCL wheel and an object that
+    is not NCCL (site-packages/numpylike/libother.so), and a client the
+    shim is linked into, outside it, that needs that object through the
+    directory via (default: where it lies): (site, fake, client)."""
+    site = f"{d}/venv/lib/python3.11/site-packages"
+    fake = t.fake_nccl(f"{site}/nvidia/nccl/lib", version=version)
+    os.makedirs(f"{site}/numpylike")
+    with open(f"{d}/other.c", "w") as f:
+        f.write("int numpylike_answer(void) { return 42; }\n")
+    t.compile_c(f"{site}/numpylike/libother.so", [f"{d}/other.c"], [], shared=True)
+    via = via(site) if via else f"{site}/numpylike"
+    # The program needs it (as python3 needs numpy's objects once imported);
+    # not LD_PRELOAD, which a sanitizer's runtime must come before.
+    exe = t.compile_c(os.path.join(d, "client"), [os.path.join(t.PROGS, "nccl_client.c")],
+                      t.link_shim_args("nccl") + ["-Wl,--no-as-needed", f"-L{via}", "-lother",
+                                                  f"-Wl,-rpath,{via}"])
+    return site, fake, exe
+
+
 @case
 def step_wheel_site_of_loaded_object():
     """A shim outside site-packages in a process that loaded an object from a
     venv's site-packages (the interpreter's own packages) finds that venv's
     nvidia/nccl/lib, before PYTHONPATH's."""
     d = t.workdir("step_wheel_loaded_site")
-    site = f"{d}/venv/lib/python3.11/site-packages"
-    fake = t.fake_nccl(f"{site}/nvidia/nccl/lib", version=12)
+    _, fake, exe = client_with_venv_object(d, 12)
     t.fake_nccl(f"{d}/target/nvidia/nccl/lib", version=11)
-    os.makedirs(f"{site}/numpylike")
-    with open(f"{d}/other.c", "w") as f:
-        f.write("int numpylike_answer(void) { return 42; }\n")
-    t.compile_c(f"{site}/numpylike/libother.so", [f"{d}/other.c"], [], shared=True)
-    # The program needs it (as python3 needs numpy's objects once imported);
-    # not LD_PRELOAD, which a sanitizer's runtime must come before.
-    exe = t.compile_c(os.path.join(d, "client"), [os.path.join(t.PROGS, "nccl_client.c")],
-                      t.link_shim_args("nccl") + ["-Wl,--no-as-needed", f"-L{site}/numpylike",
-                                                  "-lother", f"-Wl,-rpath,{site}/numpylike"])
     out = call(exe, {"PYTHONPATH": f"{d}/target"})
     t.contains(out, "ncclGetVersion: rc=0 value=12", "the loaded object's venv answers")
     t.equal(loaded_line(out), f"loaded={fake} step=wheel copies=1", "loaded")
@@ -160,17 +170,8 @@ def step_wheel_site_of_object_named_through_dotdot():
     path with ".." ($ORIGIN/../../numpylike of a framework's library): the
     site-packages its name passes through, made real, is searched."""
     d = t.workdir("step_wheel_dotdot")
-    site = f"{d}/venv/lib/python3.11/site-packages"
-    fake = t.fake_nccl(f"{site}/nvidia/nccl/lib", version=13)
-    os.makedirs(f"{site}/numpylike")
-    os.makedirs(f"{site}/torchlike/lib")
-    with open(f"{d}/other.c", "w") as f:
-        f.write("int numpylike_answer(void) { return 42; }\n")
-    t.compile_c(f"{site}/numpylike/libother.so", [f"{d}/other.c"], [], shared=True)
-    via = f"{site}/torchlike/lib/../../numpylike"
-    exe = t.compile_c(os.path.join(d, "client"), [os.path.join(t.PROGS, "nccl_client.c")],
-                      t.link_shim_args("nccl") + ["-Wl,--no-as-needed", f"-L{via}", "-lother",
-                                                  f"-Wl,-rpath,{via}"])
+    os.makedirs(f"{d}/venv/lib/python3.11/site-packages/torchlike/lib")
+    _, fake, exe = client_with_venv_object(d, 13, via=lambda site: f"{site}/torchlike/lib/../../numpylike")
     out = call(exe, {})
     t.contains(out, "ncclGetVersion: rc=0 value=13", "the object's site-packages answers")
     t.equal(loaded_line(out), f"loaded={fake} step=wheel copies=1", "loaded")
@@ -202,8 +203,9 @@ def step_wheel_program_in_site_packages():
 
 @case
 def first_call_reads_nothing_under_proc():
-    """A first call found by ld.so.cache, in a program whose run path has no
-    $ORIGIN, opens and reads nothing under /proc: the wheel step takes the
+    """A first call that runs every step up to the dynamic linker's, in a
+    program whose run path has no $ORIGIN, opens and reads nothing under
+    /proc: the wheel step takes the
     loaded objects from the dynamic linker, not from /proc/self/maps. With
     $ORIGIN in the program's run path, the one access is /proc/self/exe,
     as ld.so's own expansion of it (the kernel's name for the program)."""
