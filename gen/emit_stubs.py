@@ -191,31 +191,25 @@ def dlopen_note_asm(spec):
 
 
 def runtime_note_asm(spec):
-    """The ".note.lazynccl" notes (owner "lazynccl") that lazynccl-run's
-    audit module reads (src/audit/lz_audit.c): type 1 lists the sonames this
-    runtime copy may load, so that its own loads by path are never
-    redirected; a drop-in also carries type 2, the SONAME it stands for, and
-    the entry point the module hands the path asked for to."""
+    """The ".note.lazynccl" notes that lazynccl-run's audit module reads
+    (their format: src/lz_note.h): LZ_NOTE_RUNTIME lists the sonames this
+    runtime copy may load, so that its own loads are never redirected; a
+    drop-in also carries LZ_NOTE_DROPIN: where its lz_asked_box lies (the
+    module writes the path asked for there) and the SONAME it stands for."""
     group = "lz_runtime_note_" + re.sub(r"\W", "_", spec.feature)
     body = "".join(f'    "\\t.asciz {_c_string(_c_string(s))[1:-1]}\\n"\n' for s in spec.sonames)
-    return ("/* Marks of a lazynccl runtime for the audit module (gen/emit_stubs.py). */\n"
+    head = ('    "\\t.p2align 2\\n\\t.long 8f - 7f, 6f - 5f, " LZ_NOTE_STR({type}) "\\n"\n'
+            '    "7:\\t.asciz \\"" LZ_NOTE_OWNER "\\"\\n8:\\t.p2align 2\\n5:\\n"\n')
+    return ("/* Marks of a lazynccl runtime for the audit module (src/lz_note.h). */\n"
             f'__asm__(".pushsection .note.lazynccl,\\"aG\\",@note,{group},comdat\\n"\n'
-            f'    "\\t.p2align 2\\n\\t.long 9, 2f - 1f, 1\\n\\t.asciz \\"lazynccl\\"\\n"\n'
-            f'    "\\t.p2align 2\\n1:\\n"\n{body}'
-            f'    "2:\\t.p2align 2\\n\\t.popsection");\n'
+            + head.format(type="LZ_NOTE_RUNTIME") + body +
+            '    "6:\\t.p2align 2\\n\\t.popsection");\n'
             "#ifdef LZ_DROPIN_SONAME\n"
-            "/* What lazynccl-run's audit module calls when it redirects a load of the\n"
-            " * real library by path to this drop-in (docs/consumers.md). The note\n"
-            " * holds its address relative to the note itself: no exported name, no\n"
-            " * symbol lookup inside the dynamic linker. */\n"
-            "LZ_HIDDEN int lz_dropin_redirected(const char *path, const char *by);\n"
-            "__attribute__((used)) LZ_HIDDEN int lz_dropin_redirected(const char *path, const char *by)\n"
-            "{\n    return lz_api_redirected(&LZ_LIB, path, by);\n}\n"
             '__asm__(".pushsection .note.lazynccl.dropin,\\"a\\",@note\\n"\n'
-            '    "\\t.p2align 2\\n\\t.long 9, 2f - 1f, 2\\n\\t.asciz \\"lazynccl\\"\\n"\n'
-            '    "\\t.p2align 2\\n1:\\t.long lz_dropin_redirected - 1b\\n"\n'
+            + head.format(type="LZ_NOTE_DROPIN") +
+            f'    "\\t.long lz_asked_box_{spec.id} - 5b\\n"\n'
             '    "\\t.asciz \\"" LZ_DROPIN_SONAME "\\"\\n"\n'
-            '    "2:\\t.p2align 2\\n\\t.popsection");\n'
+            '    "6:\\t.p2align 2\\n\\t.popsection");\n'
             "#endif\n")
 
 
@@ -265,7 +259,7 @@ def emit(spec, spec_display, headers, functions, macros, control_prefix=None,
                 w(f"/* ---- stubs/{os.path.basename(path)} ---- */\n{f.read()}\n")
         else:
             w(f'#include "{os.path.basename(path)}"\n')
-    w('#include <stdio.h>\n#include "lz_thunk.h"\n\n')
+    w('#include <stdio.h>\n#include "lz_thunk.h"\n#include "lz_note.h"\n\n')
     w("/* Thunks of deprecated functions are still exported; forwarding is not use. */\n")
     w('#pragma GCC diagnostic ignored "-Wdeprecated-declarations"\n')
     w('#pragma GCC diagnostic ignored "-Wunused-parameter"\n\n')
@@ -363,11 +357,11 @@ def emit(spec, spec_display, headers, functions, macros, control_prefix=None,
     w(_string_array(f"lz_default_dirs_{i_d}", spec.default_dirs))
     w(_string_array(f"lz_required_{i_d}", spec.required))
     # Only a drop-in is told by the audit module what was asked for: only a
-    # drop-in has room for it (lz_state.asked).
+    # drop-in has a box for it (runtime_note_asm, src/lz_note.h).
     w("#ifdef LZ_DROPIN_SONAME\n"
-      f"static char lz_asked_{i_d}[2][PATH_MAX];\n"
+      f"LZ_HIDDEN lz_asked_box lz_asked_box_{i_d};\n"
       f"static lz_state lz_state_{i_d} = {{.mu = PTHREAD_MUTEX_INITIALIZER, "
-      f".asked = lz_asked_{i_d}[0], .asked_by = lz_asked_{i_d}[1]}};\n"
+      f".asked = &lz_asked_box_{i_d}}};\n"
       "#else\n"
       f"static lz_state lz_state_{i_d} = LZ_STATE_INIT;\n"
       "#endif\n\n")

@@ -167,12 +167,6 @@ int lz_api_would_load(const lz_lib *lib, char *path, size_t size)
     return 1;
 }
 
-int lz_api_redirected(const lz_lib *lib, const char *path, const char *by)
-{
-    int rc = lz_asked_record(lib, path, by);
-    return rc == 0 && lz_status(lib) == LZ_LOADED ? 2 : rc;
-}
-
 const char *lz_api_asked_path(const lz_lib *lib)
 {
     return lz_asked_path(lib);

@@ -27,9 +27,6 @@ LZ_HIDDEN int lz_api_set_search_path(const lz_lib *lib, const char *list);
 LZ_HIDDEN void lz_api_set_log_callback(const lz_lib *lib, lz_log_fn fn, void *user);
 LZ_HIDDEN int lz_api_would_load(const lz_lib *lib, char *path, size_t size);
 LZ_HIDDEN const char *lz_api_asked_path(const lz_lib *lib);
-/* The audit module's call into a drop-in (lazynccl_dropin_redirected): 0
- * recorded, 1 an earlier request is kept, 2 the library is loaded already. */
-LZ_HIDDEN int lz_api_redirected(const lz_lib *lib, const char *path, const char *by);
 
 
 /* Inspection, for tools (lazynccl-info) and would_load: the search as a

@@ -9,10 +9,13 @@
 #include "lz_candidate.h"
 #include "lz_report.h"
 #include "lz_search.h"
+#include "lz_note.h"
 
 #include <dirent.h>
 #include <dlfcn.h>
 #include <link.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -227,14 +230,33 @@ void *lz_open_chosen(const lz_lib *lib, const char *path, int probed, unsigned l
                      unsigned long long ino, char *why, size_t size)
 {
     const char *e;
+    lz_asked_box *box = lib->st->asked;
+    if (box) /* a drop-in: its own load, whoever ld.so sees asking (lz_note.h) */
+        __atomic_store_n(&box->loading_tid, (int)syscall(SYS_gettid), __ATOMIC_RELAXED);
     void *handle = lz_dlopen(path, LZ_DLOPEN_FLAGS, &e);
+    if (handle && probed && is_shim(lib, handle)) {
+        /* The audit module answered a program's request for this very path
+         * with the drop-in, and ld.so now knows the drop-in by that name
+         * too: the same file named another way ("dir/./file") reaches the
+         * file itself. */
+        char other[PATH_MAX];
+        const char *slash = strrchr(path, '/');
+        lz_dlclose(handle);
+        handle = NULL;
+        e = "the path names the drop-in";
+        if (slash && snprintf(other, sizeof other, "%.*s/.%s", (int)(slash - path), path, slash) <
+                         (int)sizeof other)
+            handle = lz_dlopen(other, LZ_DLOPEN_FLAGS, &e);
+    }
+    if (box)
+        __atomic_store_n(&box->loading_tid, 0, __ATOMIC_RELAXED);
     if (!handle) {
         snprintf(why, size, "%s", e);
         return NULL;
     }
     struct stat sb;
     const char *missing;
-    if (!probed && is_shim(lib, handle))
+    if (is_shim(lib, handle))
         snprintf(why, size, "a lazynccl shim (drop-in), not the real library");
     /* Checked again once loaded: the object is the file that was judged
      * (not one swapped in since), and dlsym finds what the probe saw (a

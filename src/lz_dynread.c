@@ -65,12 +65,16 @@ static void dr_copy_string(char *out, size_t size, const char *src)
 static int dr_fail(char *why, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int dr_fail(char *why, size_t n, const char *fmt, ...)
 {
+#ifdef LZ_DYN_SONAME_ONLY /* the audit module: no C library, no reasons asked for */
+    (void)why, (void)n, (void)fmt;
+#else
     if (why && n) {
         va_list ap;
         va_start(ap, fmt);
         vsnprintf(why, n, fmt, ap);
         va_end(ap);
     }
+#endif
     return -1;
 }
 
@@ -208,6 +212,9 @@ static int dr_read_head(dr_view *v, lz_dyn *d, char *why, size_t n)
         const ElfW(Phdr) *p = &v->ph[i];
         if (p->p_type == PT_DYNAMIC)
             v->dynamic = p;
+        if (p->p_type == PT_TLS) /* as ld.so places it: the size rounded up to the alignment */
+            d->tls = p->p_align > 1 ? (p->p_memsz + p->p_align - 1) / p->p_align * p->p_align
+                                    : p->p_memsz;
         if (p->p_type != PT_LOAD)
             continue;
         loads++;

@@ -26,6 +26,7 @@ typedef struct lz_dyn {
     int native;           /* class and byte order are this process's: the rest was read */
     char soname[256];     /* "" if none */
     char glibc[32];       /* the newest GLIBC_x.y of DT_VERNEED, "" if none */
+    unsigned long long tls; /* its static TLS block (PT_TLS, aligned), 0 if none */
     char *strings;        /* the dynamic string table (owned; names point into it) */
     const char **names;   /* the defined dynamic symbols, unsorted (owned) */
     size_t nnames;

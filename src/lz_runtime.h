@@ -111,12 +111,6 @@ typedef struct lz_state {
     int failed_calls;
     /* Whether companions are left to load (atomic): companion_files. */
     int companions_pending;
-    /* The file the program asked for by path, when lazynccl-run's audit
-     * module redirected that load to this drop-in (src/audit/lz_audit.c), and
-     * who asked. asked_state (atomic): 0 none, 1 being written, 2 set; the
-     * first request is kept. Written without locks or library calls: the
-     * audit module calls in from inside the dynamic linker. */
-    int asked_state;
     /* Path of the loaded library, and the companions left to load before
      * the first call of a companions_for function ('\n'-separated files):
      * the search's own allocation, kept from the moment status is published
@@ -126,10 +120,10 @@ typedef struct lz_state {
      * process's start-up; docs/performance.md, "Start-up"). */
     const char *path;
     const char *companion_files;
-    /* Where the audit module's request is copied: PATH_MAX bytes each, in
-     * a drop-in only (the generated code supplies them; NULL elsewhere). */
-    char *asked;
-    char *asked_by;
+    /* The file the program asked for by path, when lazynccl-run's audit
+     * module redirected that load to this drop-in, and who asked: written by
+     * the module (lz_note.h), in a drop-in only (NULL elsewhere). */
+    struct lz_asked_box *asked;
 } lz_state;
 
 #define LZ_STATE_INIT { .mu = PTHREAD_MUTEX_INITIALIZER }

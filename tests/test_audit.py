@@ -28,6 +28,21 @@ def sanitizer_skip():
                      "must come first; the default build runs these tests")
 
 
+LDSO = {"x86_64": "ld-linux-x86-64.so.2", "aarch64": "ld-linux-aarch64.so.1"}
+
+
+def audit_module(out, extra=()):
+    """The audit module built by hand, as src/audit/meson.build builds it."""
+    src = os.path.join(t.SOURCE, "src")
+    return t.compile_c(out, [os.path.join(src, "audit", "lz_audit.c"), os.path.join(src, "audit", "lz_sys.c"),
+                             os.path.join(src, "lz_dynread.c")],
+                       list(extra) + ["-O2", "-fvisibility=hidden", "-D_GNU_SOURCE", "-I" + src,
+                                      "-ffreestanding", "-fno-builtin", "-fno-tree-loop-distribute-patterns",
+                                      "-ffunction-sections", "-DLZ_DYN_SONAME_ONLY", "-fno-stack-protector",
+                                      "-nostdlib", "-Wl,--gc-sections", "-Wl,--no-undefined",
+                                      "-l:" + LDSO[t.HOST_CPU]], shared=True)
+
+
 def consumer(d):
     return t.compile_c(os.path.join(d, "bypath_consumer"), [os.path.join(HERE, "bypath_consumer.c")],
                        ["-O1", "-ldl", "-lpthread"])
@@ -161,10 +176,7 @@ def audit_own_load_not_redirected_bounded():
     sanitizer_skip()
     real = t.real_library("libnccl.so.2")
     d = t.workdir("audit_naive")
-    naive = t.compile_c(f"{d}/naive-audit.so", [os.path.join(t.SOURCE, "src", "audit", "lz_audit.c"),
-                                                os.path.join(t.SOURCE, "src", "lz_dynread.c")],
-                        ["-DLZ_AUDIT_NAIVE", "-fvisibility=hidden", "-D_GNU_SOURCE",
-                         "-I" + os.path.join(t.SOURCE, "src")], shared=True)
+    naive = audit_module(f"{d}/naive-audit.so", ["-DLZ_AUDIT_NAIVE"])
     r = run(d, "nccl", real)
     t.equal(r.returncode, 0, r.stdout + r.stderr)
     t.check(int(lines(r.stdout, "answer")[0][0]) > 0, f"our module: {r.stdout}")
@@ -230,7 +242,8 @@ def audit_user_module_kept():
     user = t.compile_c(f"{d}/user-audit.so", [os.path.join(HERE, "user_audit.c")], [], shared=True)
     env = t.run([RUN, "--print-env"], env={"LD_AUDIT": user}, check_rc=0).stdout
     t.contains(env, f"export LD_AUDIT='{os.path.realpath(MODULE)}:{user}'", "print-env")
-    t.contains(env, "export LD_PRELOAD=", "print-env")
+    t.contains(env, f"export LAZYNCCL_AUDIT_DROPINS='{DROPINS}/libnccl.so.2:", "print-env")
+    t.check("LD_PRELOAD" not in env, f"nothing preloaded: {env}")
     log = f"{d}/user.log"
     r = run(d, "nccl", real, extra_env={"LD_AUDIT": user, "LZ_USER_AUDIT_LOG": log})
     t.equal(r.returncode, 0, r.stdout + r.stderr)
@@ -256,10 +269,16 @@ def audit_no_audit_option_and_missing_module():
 
 @case
 def audit_module_exports_only_its_hooks():
-    """The module exports la_version, la_objopen, la_objsearch and
-    la_preinit: no la_symbind or la_pltenter (binding stays at PLT speed)."""
+    """The module exports la_version, la_objopen, la_objclose and
+    la_objsearch: no la_symbind or la_pltenter (binding stays at PLT speed).
+    It needs no C library (only the dynamic linker): an audit module that
+    needs libc.so.6 loads a second C library into every wrapped process."""
     names = sorted(t.exported(MODULE))
-    t.equal(names, ["la_objopen", "la_objsearch", "la_preinit", "la_version"], "exports")
+    t.equal(names, ["la_objclose", "la_objopen", "la_objsearch", "la_version"], "exports")
+    if t.HOST_CPU in LDSO:
+        out = t.run(["readelf", "-dW", MODULE], check_rc=0).stdout
+        needed = re.findall(r"\(NEEDED\)\s+Shared library: \[(.*?)\]", out)
+        t.equal(needed, [LDSO[t.HOST_CPU]], "DT_NEEDED of the module")
 
 
 @case
@@ -303,6 +322,7 @@ def audit_doctor_says_what_is_redirected():
     for soname in ("libnccl.so.2", "libnvrtc.so.13", "libnvJitLink.so.13"):
         t.contains(found[0]["message"], soname, "the sonames")
     t.contains(found[0]["message"], f"through the audit module {os.path.realpath(MODULE)}", "module")
+    t.contains(found[0]["message"], "by name or by path", "the rule")
     off = doctor_audit(["--no-audit"])
     t.equal([f["status"] for f in off], ["warning"], f"{off}")
     t.contains(off[0]["message"], "without the audit module", "the warning")
@@ -355,6 +375,238 @@ def audit_cupy_like_extension_one_copy():
     t.equal(len(got["after_both"]), 1, f"one real copy: {got}")
     t.check(same_file(got["after_both"][0], real), f"{got}")
 
+
+def tool(d):
+    return t.compile_c(os.path.join(d, "libtool_inject.so"), [os.path.join(HERE, "tool_inject.c")],
+                       ["-ldl"], shared=True)
+
+
+def tool_file(out):
+    got = lines(out, "tool")
+    t.check(got and got[0][0] != "failed:", f"the tool's answer: {out}")
+    return got[0][2]
+
+
+@case
+def audit_tool_reopens_loaded_copy():
+    """A tool's injection library (preloaded, as compute-sanitizer's is)
+    re-opens the loaded library by path (the kernel's name for it) after the
+    first call: it gets the copy in use, whose function lies in the real
+    file, and one real copy stays mapped."""
+    sanitizer_skip()
+    real = t.real_library("libnccl.so.2")
+    d = t.workdir("audit_tool_after")
+    r = run(d, "nccl", real, args=["tool-after"], extra_env={"LD_PRELOAD": tool(d)})
+    t.equal(r.returncode, 0, r.stdout + r.stderr)
+    t.check(same_file(tool_file(r.stdout), real), f"the tool hooks the real file: {r.stdout}")
+    after = real_after(r.stdout, "tool")
+    t.equal(len(after), 1, f"one real copy after the tool: {r.stdout}")
+
+
+@case
+def audit_tool_reopen_gets_libpath_copy():
+    """LAZYNCCL_LIBPATH chose another file: a tool re-opening the file the
+    program asked for gets the chosen copy, and that file alone is mapped."""
+    sanitizer_skip()
+    real = t.real_library("libnccl.so.2")
+    d = t.workdir("audit_tool_libpath")
+    fake = t.fake_nccl(f"{d}/fake")
+    if os.path.realpath(real) == real:
+        raise t.Skip(f"{real} is its own real path: the test needs another name for it")
+    r = run(d, "nccl", real, args=["tool-canonical"],
+            extra_env={"LD_PRELOAD": tool(d), "LAZYNCCL_LIBPATH": fake})
+    t.equal(r.returncode, 0, r.stdout + r.stderr)
+    t.check(same_file(tool_file(r.stdout), fake), f"the tool gets the copy in use: {r.stdout}")
+    t.equal(real_after(r.stdout, "tool"), [fake], "mapped after the tool")
+
+
+@case
+def audit_tool_same_string_keeps_dropin():
+    """The documented limit (docs/consumers.md): ld.so records the very
+    string a redirected by-path request named as a name of the drop-in it
+    mapped (glibc's "origname"), and answers a later request for that
+    string itself, before any audit module is asked: a tool re-opening that
+    string gets the drop-in, whose calls reach the one real copy."""
+    sanitizer_skip()
+    real = t.real_library("libnccl.so.2")
+    d = t.workdir("audit_tool_same")
+    r = run(d, "nccl", real, args=["tool-same-string"], extra_env={"LD_PRELOAD": tool(d)})
+    t.equal(r.returncode, 0, r.stdout + r.stderr)
+    t.check(same_file(tool_file(r.stdout), os.path.join(DROPINS, "libnccl.so.2")), r.stdout)
+    t.equal(len(real_after(r.stdout, "tool")), 1, r.stdout)
+
+
+@case
+def audit_tool_before_first_call_gets_dropin():
+    """A tool that opens the library by path before the first call gets the
+    drop-in (the program's by-path preload stays lazy); the call then loads
+    the file asked for, one real copy."""
+    sanitizer_skip()
+    real = t.real_library("libnccl.so.2")
+    d = t.workdir("audit_tool_before")
+    r = run(d, "nccl", real, args=["tool-before"], extra_env={"LD_PRELOAD": tool(d)})
+    t.equal(r.returncode, 0, r.stdout + r.stderr)
+    t.check(same_file(tool_file(r.stdout), os.path.join(DROPINS, "libnccl.so.2")), r.stdout)
+    after = real_after(r.stdout, "call")
+    t.equal(len(after), 1, r.stdout)
+    t.check(same_file(after[0], real), r.stdout)
+
+
+MAPS_PY = r"""
+import sys
+drop = [l.split()[-1] for l in open('/proc/self/maps') if sys.argv[1] in l]
+print('mapped', len(drop))
+"""
+
+
+@case
+def audit_process_that_never_asks_maps_no_dropin():
+    """Nothing is preloaded: a process of the tree that never asks for
+    NCCL, NVRTC or nvJitLink maps no drop-in and no real library."""
+    sanitizer_skip()
+    import sys
+    r = t.run([RUN, sys.executable, "-c", MAPS_PY, "/libn"], check_rc=0)
+    t.equal(r.stdout.strip(), "mapped 0", r.stdout + r.stderr)
+    r = t.run([RUN, "--no-audit", sys.executable, "-c", MAPS_PY, DROPINS], check_rc=0)
+    t.check(r.stdout.strip() != "mapped 0", f"--no-audit preloads them: {r.stdout}")
+
+
+HELLO = "#include <stdio.h>\n#include <stdlib.h>\nint main(void) { char *p = malloc(8); p[0] = 'x'; " \
+        "printf(\"hello %c\\n\", p[0]); free(p); return 0; }\n"
+
+
+def hello(d, name, args=()):
+    src = os.path.join(d, "hello.c")
+    with open(src, "w") as f:
+        f.write(HELLO)
+    return t.compile_c(os.path.join(d, name), [src], list(args))
+
+
+@case
+def audit_asan_program_runs_as_plain():
+    """A consumer built with ASan (its runtime linked first, as gcc does)
+    under lazynccl-run: it starts (nothing ahead of ASan's runtime), stays
+    lazy, answers as plain, one real copy."""
+    sanitizer_skip()
+    real = t.real_library("libnccl.so.2")
+    d = t.workdir("audit_asan")
+    exe = t.compile_c(os.path.join(d, "bypath_consumer"), [os.path.join(HERE, "bypath_consumer.c")],
+                      ["-O1", "-fsanitize=address", "-ldl", "-lpthread"])
+    so = needer(d, "nccl")
+    env = {"LZ_NOT_REAL": DROPINS, "ASAN_OPTIONS": "detect_leaks=0"}
+    plain = t.run(["timeout", "120", exe, real, so, "nccl_version"], env=env)
+    r = t.run(["timeout", "120", RUN, exe, real, so, "nccl_version"], env=env)
+    t.equal((r.returncode, r.stderr), (0, ""), r.stdout + r.stderr)
+    t.equal(lines(r.stdout, "answer"), lines(plain.stdout, "answer"), "the same answer")
+    t.equal(real_after(r.stdout, "preload"), [], "lazy")
+    t.equal(len(real_after(r.stdout, "call")), 1, r.stdout)
+
+
+@case
+def audit_valgrind_as_plain():
+    """valgrind (memcheck) under lazynccl-run reports what it reports plain:
+    no error. The cause it avoids is glibc's: under any audit module its
+    exit-time __libc_freeres frees start-up memory, two invalid frees;
+    lazynccl-run passes --run-libc-freeres=no in VALGRIND_OPTS, and a user
+    who asks for it back sees them."""
+    sanitizer_skip()
+    if not shutil.which("valgrind"):
+        raise t.Skip("valgrind is not installed")
+    d = t.workdir("audit_valgrind")
+    exe = hello(d, "hello")
+    plain = t.run(["valgrind", "-q", "--error-exitcode=9", exe])
+    r = t.run([RUN, "valgrind", "-q", "--error-exitcode=9", exe])
+    t.equal((r.returncode, r.stdout, r.stderr), (plain.returncode, plain.stdout, plain.stderr), "as plain")
+    t.equal(plain.returncode, 0, plain.stderr)
+    back = t.run([RUN, "valgrind", "-q", "--error-exitcode=9", exe],
+                 env={"VALGRIND_OPTS": "--run-libc-freeres=yes"})
+    t.equal(back.returncode, 9, f"glibc's freeres under an audit module: {back.stderr}")
+    t.contains(back.stderr, "Invalid free()", "what valgrind says")
+
+
+@case
+def audit_tsan_program_starts():
+    """A ThreadSanitizer-built program needs 768 KB of static TLS at
+    start-up, which an audited process lacks by default: lazynccl-run
+    sizes glibc.rtld.optional_static_tls from the command's libraries, and
+    it starts. An audit module without that fails as glibc does."""
+    sanitizer_skip()
+    d = t.workdir("audit_tsan")
+    exe = hello(d, "hello_tsan", ["-fsanitize=thread"])
+    r = t.run(["timeout", "60", RUN, exe])
+    t.equal((r.returncode, r.stdout), (0, "hello x\n"), r.stderr)
+    bare = t.run([exe], env={"LD_AUDIT": MODULE})
+    t.contains(bare.stderr, "cannot allocate memory in static TLS block", "glibc without the tunable")
+
+
+JEMALLOC = "/usr/lib/{}-linux-gnu/libjemalloc.so.2"
+
+
+def jemalloc():
+    path = JEMALLOC.format(t.HOST_CPU)
+    if not os.path.exists(path):
+        raise t.Skip(f"{path} is not installed (Debian's libjemalloc2)")
+    return path
+
+
+@case
+def audit_jemalloc_preloaded_program():
+    """A job that preloads jemalloc: under lazynccl-run the torch-like
+    consumer starts, maps nothing real before the first call and one copy
+    after; a user's GLIBC_TUNABLES is kept, ours appended. The same preload
+    under a bare LD_AUDIT stops as glibc makes it."""
+    sanitizer_skip()
+    je = jemalloc()
+    real = t.real_library("libnccl.so.2")
+    d = t.workdir("audit_jemalloc")
+    for user in ("", "glibc.malloc.tcache_count=3"):
+        env = {"LD_PRELOAD": je}
+        if user:
+            env["GLIBC_TUNABLES"] = user
+        r = run(d, "nccl", real, extra_env=env)
+        t.equal(r.returncode, 0, r.stdout + r.stderr)
+        t.equal(real_after(r.stdout, "preload"), [], "lazy")
+        after = real_after(r.stdout, "call")
+        t.equal(len(after), 1, r.stdout)
+        t.check(same_file(after[0], real), r.stdout)
+        printed = t.run([RUN, "--print-env", consumer(d)], env=env, check_rc=0).stdout
+        want = (user + ":" if user else "") + "glibc.rtld.optional_static_tls="
+        t.contains(printed, f"export GLIBC_TUNABLES='{want}", "the user's tunables kept, ours appended")
+    bare = t.run(["/bin/true"], env={"LD_AUDIT": MODULE, "LD_PRELOAD": je})
+    t.contains(bare.stderr, "cannot allocate memory in static TLS block", "glibc without the tunable")
+
+
+JE_PY = r"""
+import ctypes, json, sys
+def real():
+    return sorted({l.split()[-1] for l in open('/proc/self/maps')
+                   if '/libnccl.so' in l and not l.split()[-1].startswith(sys.argv[2])})
+ctypes.CDLL(sys.argv[1])
+out = {'after_preload': real()}
+v = ctypes.c_int()
+ctypes.CDLL('libnccl.so.2').ncclGetVersion(ctypes.byref(v))
+out.update(version=v.value, after_call=real())
+print(json.dumps(out))
+"""
+
+
+@case
+def audit_jemalloc_python_one_copy():
+    """A Python process with jemalloc preloaded under lazynccl-run, loading
+    the real NCCL by path as torch does: nothing real until the call, then
+    exactly that file."""
+    sanitizer_skip()
+    import json
+    import sys
+    je = jemalloc()
+    real = t.real_library("libnccl.so.2")
+    r = t.run(["timeout", "120", RUN, sys.executable, "-c", JE_PY, real, DROPINS], env={"LD_PRELOAD": je})
+    t.equal(r.returncode, 0, r.stdout + r.stderr)
+    out = json.loads(r.stdout)
+    t.equal(out["after_preload"], [], r.stdout)
+    t.check(out["version"] > 0, r.stdout)
+    t.equal(len(out["after_call"]), 1, r.stdout)
+    t.check(same_file(out["after_call"][0], real), r.stdout)
 
 if __name__ == "__main__":
     raise SystemExit(t.main())

@@ -1,108 +1,156 @@
 /* SPDX-License-Identifier: MIT
  * The rtld-audit module lazynccl-run installs (LD_AUDIT; rtld-audit(7),
- * docs/consumers.md). It answers a program's load of a real library *by
- * path* (PyTorch's _preload_cuda_deps, ctypes.CDLL("/.../libnccl.so.2"),
- * cuda.pathfinder) with the drop-in preloaded for that SONAME, and hands the
- * drop-in the path that was asked for, which it then loads at its first
- * call. Loads by bare SONAME already reach the preloaded drop-in.
+ * docs/consumers.md). It stands a drop-in in for a real library only until
+ * that library is loaded, and maps a drop-in only when something asks for
+ * its library, so a process that never does pays what any audit module
+ * costs. The rule, for a request from any object other than a lazynccl
+ * runtime's own (tests/model/load.pml models it):
  *
- * Who asks decides. glibc passes la_objsearch the cookie of the object whose
- * dlopen (or DT_NEEDED) asks, and that cookie starts as the object's link
- * map. An object that holds a lazynccl runtime carries a .note.lazynccl
- * (owner "lazynccl", type 1) listing the sonames that runtime may load; a
- * request from such an object for one of those sonames is its own load
- * (a drop-in's, a shim's, an amalgamation's) and is never redirected. That
- * decision reads only the asking object's own memory: no state shared
- * between threads, nothing a fork can leave half-done (tests/model/load.pml,
- * -DAUDIT). Drop-ins carry a type-2 note naming their SONAME.
+ *   request for soname S        nothing real loaded      a real S loaded
+ *   by name   ("libnccl.so.2")  the drop-in of S         (ld.so matches the loaded
+ *                                                         copy by SONAME itself)
+ *   by path   (a file whose     the drop-in of S, told   that loaded copy: the same
+ *             SONAME is S)      the path (it loads that  copy for everyone, tools
+ *                               file at its first call)  that re-open it included
  *
- * Everything here runs inside the dynamic linker, holding its lock: no
- * dlopen (so the requested file's SONAME is read with a few preads, not
- * with libelf, which would have to be loaded), no la_symbind or la_pltenter
- * (binding stays at PLT speed). Silent unless LAZYNCCL_DEBUG is set. */
+ * Who asks decides which requests are a runtime's own: glibc passes
+ * la_objsearch the cookie of the object whose dlopen (or DT_NEEDED) asks,
+ * and that cookie starts as the object's link map. An object holding a
+ * lazynccl runtime carries a .note.lazynccl listing the sonames it may load
+ * (src/lz_note.h); its requests for those are never redirected.
+ *
+ * lazynccl-run names the drop-ins in LAZYNCCL_AUDIT_DROPINS (absolute
+ * paths, ':'-separated, each file named by the SONAME it stands for).
+ * Everything here runs inside the dynamic linker, holding its lock, and
+ * needs no C library (lz_sys.h says why): no allocation, no dlopen, no
+ * la_symbind or la_pltenter (binding stays at PLT speed). Silent unless
+ * LAZYNCCL_DEBUG is set. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "lz_dynread.h"
+#include "lz_sys.h"
+
+#include "../lz_dynread.h"
+#include "../lz_note.h"
 
 #include <elf.h>
-#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <link.h>
-#include <stdarg.h>
 #include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/auxv.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #define LZ_AUDIT_API __attribute__((visibility("default")))
-#define LZ_NOTE_OWNER "lazynccl"
-enum { LZ_NOTE_RUNTIME = 1, LZ_NOTE_DROPIN = 2 };
-#define MAX_TARGETS 16
+#define MAX_TARGETS 32
 
-
-typedef int (*redirect_fn)(const char *path, const char *requester);
-
-/* A preloaded drop-in: where redirected loads go. */
 typedef struct target {
-    char soname[256];
-    char path[PATH_MAX];
-    dev_t dev;
-    ino_t ino;
-    redirect_fn entry;
-    /* The first request that came before the drop-in was relocated (a
-     * DT_NEEDED by path at start-up), handed over at la_preinit. */
-    char pending[PATH_MAX], pending_by[PATH_MAX];
+    const char *soname; /* the drop-in's file name */
+    const char *path;
+    size_t stem;        /* length of "libnccl" in "libnccl.so.2": a by-path request is read only
+                         * when its file name starts so */
+    lz_sys_stat id;     /* the drop-in file's (dev, ino); id_state 0 unread, 1 read, -1 absent */
+    int id_state;
+    struct link_map *dropin; /* the drop-in, once mapped */
+    lz_asked_box *box;
+    struct link_map *real;   /* the real copy, once loaded */
 } target;
 
 static target targets[MAX_TARGETS];
 static int ntargets;
-static int started; /* la_preinit has run: preloaded drop-ins are relocated */
 static int debug;
+/* The drop-in paths, split in place ("a:b" copied with NULs). */
+static char pool[8192];
+/* A by-path request redirected to a drop-in not mapped yet: the box is
+ * filled when it is (la_objopen, in the same dlopen). Both strings outlive
+ * that dlopen: the caller's argument and the asking object's name. */
+static struct {
+    target *t;
+    const char *path, *by;
+} pending;
 
-static void logf_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void logf_(const char *fmt, ...)
+/* Writes its strings as one line on stderr, when LAZYNCCL_DEBUG is set. */
+#define say(...) say_parts((const char *const[]){"lazynccl-audit: ", __VA_ARGS__, "\n", 0})
+static void say_parts(const char *const *parts)
 {
     if (!debug)
         return;
-    char buf[2 * PATH_MAX + 512];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(buf, sizeof buf - 1, fmt, ap);
-    va_end(ap);
-    if (n < 0)
-        return;
-    if ((size_t)n > sizeof buf - 2)
-        n = (int)sizeof buf - 2;
-    buf[n++] = '\n';
-    (void)!write(2, buf, (size_t)n);
+    char buf[4 * PATH_MAX + 256];
+    size_t n = 0;
+    for (; *parts; parts++)
+        for (const char *p = *parts; *p && n < sizeof buf - 1; p++)
+            buf[n++] = *p;
+    if (buf[n - 1] != '\n')
+        buf[n++] = '\n';
+    (void)lz_sys_write(2, buf, n);
+}
+
+static int same(const char *a, const char *b)
+{
+    while (*a && *a == *b)
+        a++, b++;
+    return *a == *b;
+}
+
+static const char *base_name(const char *p)
+{
+    const char *b = p;
+    for (; *p; p++)
+        if (*p == '/')
+            b = p + 1;
+    return b;
+}
+
+/* LAZYNCCL_AUDIT_DROPINS into targets: absolute entries only, as the
+ * runtime's own path lists (an empty or relative one is never the current
+ * directory). */
+static void read_targets(const char *list)
+{
+    size_t n = 0;
+    while (list && *list && ntargets < MAX_TARGETS) {
+        const char *end = list;
+        while (*end && *end != ':')
+            end++;
+        size_t len = (size_t)(end - list);
+        if (list[0] == '/' && len + 1 <= sizeof pool - n) {
+            char *path = pool + n;
+            for (size_t i = 0; i < len; i++)
+                path[i] = list[i];
+            path[len] = '\0';
+            n += len + 1;
+            target *t = &targets[ntargets];
+            t->path = path;
+            t->soname = base_name(path);
+            for (t->stem = 0; t->soname[t->stem] && t->soname[t->stem] != '.'; t->stem++)
+                ;
+            if (t->stem)
+                ntargets++;
+        }
+        list = *end ? end + 1 : end;
+    }
 }
 
 LZ_AUDIT_API unsigned int la_version(unsigned int version)
 {
     /* A secure-execution process keeps what it had: glibc already refuses
      * LD_AUDIT paths there; this says so again for a trusted install. */
-    if (getauxval(AT_SECURE))
+    if (lz_sys_getauxval(AT_SECURE))
         return 0;
-    const char *d = getenv("LAZYNCCL_DEBUG");
-    debug = d && *d && strcmp(d, "0") != 0;
+    const char *d = lz_sys_getenv("LAZYNCCL_DEBUG");
+    debug = d && *d && !same(d, "0");
+    read_targets(lz_sys_getenv("LAZYNCCL_AUDIT_DROPINS"));
     return version < LAV_CURRENT ? version : LAV_CURRENT;
 }
 
 /* The asking object's file; the main program's from /proc/self/exe (the
- * kernel's word, not argv[0]). */
+ * kernel's word, not argv[0]). Read only to say who asked. */
 static const char *object_name(const struct link_map *map)
 {
     static char exe[PATH_MAX];
     if (map && map->l_name && map->l_name[0])
         return map->l_name;
     if (!exe[0]) {
-        ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+        long n = lz_sys_readlink("/proc/self/exe", exe, sizeof exe - 1);
         if (n <= 0)
             return "the program";
         exe[n] = '\0';
@@ -114,25 +162,23 @@ static const char *object_name(const struct link_map *map)
  * with every common linker; the check keeps an odd layout from crashing). */
 static int mapped(const void *p, size_t len)
 {
-    long page = sysconf(_SC_PAGESIZE);
-    uintptr_t start = (uintptr_t)p & ~(uintptr_t)(page - 1);
-    unsigned char vec[4];
+    const uintptr_t page = 4096; /* mincore wants an aligned start; any page size divides it */
+    uintptr_t start = (uintptr_t)p & ~(page - 1);
+    unsigned char vec[64];
     size_t span = (uintptr_t)p + len - start;
-    if (span > 4 * (size_t)page)
-        return 0;
-    return mincore((void *)start, span, vec) == 0;
+    return span <= 16 * page && lz_sys_mincore((void *)start, span, vec) == 0;
 }
 
-/* The .note.lazynccl of a loaded object: calls fn(type, desc, size) for
- * each; returns what fn returned first non-zero. */
+/* The .note.lazynccl of a loaded object: calls fn(type, desc, size, ctx)
+ * for each; returns what fn returned first non-zero. */
 static int each_note(const struct link_map *map, int (*fn)(unsigned, const char *, size_t, void *),
                      void *ctx)
 {
     const ElfW(Phdr) *ph;
     size_t n;
     if (!map->l_name || !map->l_name[0]) {
-        ph = (const ElfW(Phdr) *)getauxval(AT_PHDR);
-        n = getauxval(AT_PHNUM);
+        ph = (const ElfW(Phdr) *)lz_sys_getauxval(AT_PHDR);
+        n = lz_sys_getauxval(AT_PHNUM);
     } else {
         const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)map->l_addr;
         if (!map->l_addr || !mapped(eh, sizeof *eh) || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0)
@@ -157,7 +203,8 @@ static int each_note(const struct link_map *map, int (*fn)(unsigned, const char 
             const char *next = desc + ((nh->n_descsz + pad) & ~pad);
             if (next > end || next <= p)
                 break;
-            if (nh->n_namesz == sizeof LZ_NOTE_OWNER && memcmp(name, LZ_NOTE_OWNER, sizeof LZ_NOTE_OWNER) == 0) {
+            if (nh->n_namesz == sizeof LZ_NOTE_OWNER &&
+                memcmp(name, LZ_NOTE_OWNER, sizeof LZ_NOTE_OWNER) == 0) {
                 int rc = fn(nh->n_type, desc, nh->n_descsz, ctx);
                 if (rc)
                     return rc;
@@ -169,117 +216,166 @@ static int each_note(const struct link_map *map, int (*fn)(unsigned, const char 
 }
 
 /* NUL-separated names in desc: 1 when soname is one of them. */
-static int lists(const char *desc, size_t size, const char *soname)
+static int runtime_loads(unsigned type, const char *desc, size_t size, void *ctx)
 {
+    const char *soname = ctx;
+    if (type != LZ_NOTE_RUNTIME)
+        return 0;
     for (size_t o = 0; o < size && desc[o];) {
         size_t len = strnlen(desc + o, size - o);
-        if (strncmp(desc + o, soname, len) == 0 && soname[len] == '\0')
+        if (len == strlen(soname) && memcmp(desc + o, soname, len) == 0)
             return 1;
         o += len + 1;
     }
     return 0;
 }
 
-static int runtime_loads(unsigned type, const char *desc, size_t size, void *ctx)
+/* A drop-in's note: its box, when it stands for t's SONAME. */
+static int dropin_box(unsigned type, const char *desc, size_t size, void *ctx)
 {
-    return type == LZ_NOTE_RUNTIME && lists(desc, size, ctx);
-}
-
-/* A drop-in's note: the offset of its entry point from the note's
- * description (4 bytes), then the SONAME it stands for. */
-typedef struct dropin_note {
-    char soname[256];
-    redirect_fn entry;
-} dropin_note;
-
-static int dropin_soname(unsigned type, const char *desc, size_t size, void *ctx)
-{
-    dropin_note *d = ctx;
+    target *t = ctx;
     int32_t off;
     if (type != LZ_NOTE_DROPIN || size <= sizeof off)
         return 0;
     const char *name = desc + sizeof off;
     size_t len = strnlen(name, size - sizeof off);
-    if (len == 0 || len == size - sizeof off || len >= sizeof d->soname)
+    if (len == size - sizeof off || len != strlen(t->soname) || memcmp(name, t->soname, len) != 0)
         return 0;
     memcpy(&off, desc, sizeof off);
-    memcpy(d->soname, name, len + 1);
-    d->entry = (redirect_fn)(uintptr_t)(desc + off);
+    t->box = (lz_asked_box *)(uintptr_t)(desc + off);
     return 1;
+}
+
+/* The SONAME an object's dynamic section names, read in memory. ld.so has
+ * made DT_STRTAB absolute where the section is writable (most targets) and
+ * left it relative elsewhere: a value below the load address is relative. */
+static const char *soname_in_memory(const struct link_map *map)
+{
+    const ElfW(Dyn) *d = map->l_ld;
+    ElfW(Addr) strtab = 0, soname = 0;
+    int has = 0;
+    for (size_t i = 0; d && d[i].d_tag != DT_NULL && i < 256; i++) {
+        if (d[i].d_tag == DT_STRTAB)
+            strtab = d[i].d_un.d_ptr;
+        else if (d[i].d_tag == DT_SONAME)
+            soname = d[i].d_un.d_val, has = 1;
+    }
+    if (!has || !strtab)
+        return 0;
+    if (strtab < map->l_addr)
+        strtab += map->l_addr;
+    return (const char *)(strtab + soname);
+}
+
+static target *by_soname(const char *soname)
+{
+    for (int i = 0; soname && i < ntargets; i++)
+        if (same(targets[i].soname, soname))
+            return &targets[i];
+    return 0;
+}
+
+static void fill_box(target *t, const char *path, const char *by)
+{
+    if (lz_asked_box_put(t->box, path, by))
+        say("dlopen(\"", path, "\") by ", by, ": redirected to the drop-in ", t->path,
+            "; it will load that file at its first call");
+    else
+        say("dlopen(\"", path, "\") by ", by, ": redirected to the drop-in ", t->path,
+            ", which keeps the path asked for earlier");
 }
 
 LZ_AUDIT_API unsigned int la_objopen(struct link_map *map, Lmid_t lmid, uintptr_t *cookie)
 {
     (void)cookie; /* glibc starts it as the map: la_objsearch reads it so */
-    dropin_note note;
-    struct stat sb;
-    if (lmid != LM_ID_BASE || started || ntargets == MAX_TARGETS ||
-        !each_note(map, dropin_soname, &note) || stat(map->l_name, &sb) != 0)
+    if (lmid != LM_ID_BASE || ntargets == 0 || !map->l_name || !map->l_name[0])
         return 0;
-    /* Only drop-ins mapped at start-up (lazynccl-run preloads them): they
-     * are relocated by the time a program can dlopen anything. */
-    target *t = &targets[ntargets++];
-    snprintf(t->soname, sizeof t->soname, "%s", note.soname);
-    snprintf(t->path, sizeof t->path, "%s", map->l_name);
-    t->dev = sb.st_dev;
-    t->ino = sb.st_ino;
-    t->entry = note.entry;
-    logf_("lazynccl-audit: drop-in %s stands for %s", t->path, t->soname);
+    target *t = by_soname(soname_in_memory(map));
+    if (!t)
+        return 0;
+    if (each_note(map, dropin_box, t)) {
+        t->dropin = map;
+        say("drop-in ", map->l_name, " stands for ", t->soname, " until it is loaded");
+        if (pending.t == t)
+            fill_box(t, pending.path, pending.by);
+        pending.t = 0;
+    } else if (!t->real) {
+        t->real = map;
+        say(t->soname, " loaded from ", map->l_name, ": every later request for it gets that copy");
+    }
     return 0;
 }
 
-/* Tell the drop-in what was asked; its answer is only logged. */
-static void hand_over(target *t, const char *path, const char *by)
+LZ_AUDIT_API unsigned int la_objclose(uintptr_t *cookie)
 {
-    int rc = t->entry(path, by);
-    static const char *const what[] = {"it will load that file at its first call",
-                                       "it keeps the path asked for earlier",
-                                       "it has loaded a library already"};
-    logf_("lazynccl-audit: dlopen(\"%s\") by %s: redirected to the drop-in %s; %s", path, by,
-          t->path, rc >= 0 && rc <= 2 ? what[rc] : "the drop-in did not answer");
+    for (int i = 0; i < ntargets; i++) {
+        if ((uintptr_t)targets[i].real == *cookie)
+            targets[i].real = 0;
+        if ((uintptr_t)targets[i].dropin == *cookie)
+            targets[i].dropin = 0, targets[i].box = 0;
+    }
+    return 0;
+}
+
+static int same_file(const lz_sys_stat *a, const lz_sys_stat *b)
+{
+    return a->dev == b->dev && a->ino == b->ino;
+}
+
+/* The target whose real library the file at name is, with the file's id. */
+static target *real_file(const char *name, lz_sys_stat *id)
+{
+    const char *base = base_name(name);
+    int maybe = 0;
+    for (int i = 0; i < ntargets && !maybe; i++)
+        maybe = memcmp(base, targets[i].soname, targets[i].stem) == 0;
+    if (!maybe)
+        return 0;
+    int fd = lz_sys_open(name, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0)
+        return 0; /* ld.so will say why it cannot be had */
+    char soname[256];
+    int ok = lz_sys_fstat(fd, id) == 0 && S_ISREG(id->mode) && lz_dyn_soname(fd, soname, sizeof soname);
+    lz_sys_close(fd);
+    target *t = ok ? by_soname(soname) : 0;
+    if (t && t->id_state == 0)
+        t->id_state = lz_sys_stat_path(t->path, &t->id) == 0 ? 1 : -1;
+    return t && !(t->id_state == 1 && same_file(id, &t->id)) ? t : 0;
 }
 
 LZ_AUDIT_API char *la_objsearch(const char *name, uintptr_t *cookie, unsigned int flag)
 {
-    if (flag != LA_SER_ORIG || !name || !strchr(name, '/') || ntargets == 0)
+    if (flag != LA_SER_ORIG || !name || ntargets == 0)
         return (char *)name;
-    int fd = open(name, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-    if (fd < 0)
-        return (char *)name; /* ld.so will say why it cannot be had */
-    struct stat sb;
-    char soname[256];
-    int ok = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && lz_dyn_soname(fd, soname, sizeof soname);
-    close(fd);
-    if (!ok)
+    const struct link_map *asker = cookie ? (const struct link_map *)*cookie : 0;
+    lz_sys_stat id;
+    int by_path = 0;
+    for (const char *p = name; *p && !by_path; p++)
+        by_path = *p == '/';
+    target *t = by_path ? real_file(name, &id) : by_soname(name);
+    if (!t)
         return (char *)name;
-    const struct link_map *asker = cookie ? (const struct link_map *)*cookie : NULL;
-    for (int i = 0; i < ntargets; i++) {
-        target *t = &targets[i];
-        if (strcmp(t->soname, soname) != 0 || (sb.st_dev == t->dev && sb.st_ino == t->ino))
-            continue;
 #ifndef LZ_AUDIT_NAIVE /* the suite builds the naive module to show its failure */
-        if (asker && each_note(asker, runtime_loads, soname)) {
-            logf_("lazynccl-audit: dlopen(\"%s\") by %s: its own load, not redirected", name,
-                  object_name(asker));
-            return (char *)name;
-        }
+    if (asker && each_note(asker, runtime_loads, (void *)t->soname))
+        return (char *)name; /* a runtime's own load */
+    if (t->box && __atomic_load_n(&t->box->loading_tid, __ATOMIC_RELAXED) == lz_sys_gettid())
+        return (char *)name; /* the drop-in's own, through an interceptor of dlopen */
 #endif
-        if (started) {
-            hand_over(t, name, object_name(asker));
-        } else if (!t->pending[0]) {
-            snprintf(t->pending, sizeof t->pending, "%s", name);
-            snprintf(t->pending_by, sizeof t->pending_by, "%s", object_name(asker));
-        }
-        return t->path;
+    const char *by = object_name(asker);
+    if (t->real) {
+        /* One copy for everyone: a tool that re-opens the library by path
+         * gets the copy in use, whichever file it names. */
+        if (by_path)
+            say("dlopen(\"", name, "\") by ", by, ": the copy already loaded, ", t->real->l_name);
+        return t->real->l_name;
     }
-    return (char *)name;
-}
-
-LZ_AUDIT_API void la_preinit(uintptr_t *cookie)
-{
-    (void)cookie;
-    started = 1;
-    for (int i = 0; i < ntargets; i++)
-        if (targets[i].pending[0])
-            hand_over(&targets[i], targets[i].pending, targets[i].pending_by);
+    if (by_path) {
+        if (t->box)
+            fill_box(t, name, by);
+        else
+            pending.t = t, pending.path = name, pending.by = by;
+    } else {
+        say(name, " needed by ", by, ": the drop-in ", t->path);
+    }
+    return (char *)t->path;
 }

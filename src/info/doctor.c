@@ -5,6 +5,7 @@
 
 #include <ctype.h>
 #include <dirent.h>
+#include <gnu/libc-version.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -174,9 +175,9 @@ static void check_copies_of(doctor_report *r, const info_lib *il, const char *so
         "%d copies of %s: %s; %s", nseen, soname, list, used);
 }
 
-/* lazynccl-run's two variables (docs/consumers.md): which preloaded objects
- * are drop-ins and for which SONAME, and whether the audit module is there
- * to hand them the loads by path. */
+/* lazynccl-run's variables (docs/consumers.md): the audit module in
+ * LD_AUDIT and the drop-ins it names (LAZYNCCL_AUDIT_DROPINS), or drop-ins
+ * preloaded without it (--no-audit). */
 static int is_audit_module(const char *path)
 {
     lz_probe p = {0};
@@ -186,13 +187,19 @@ static int is_audit_module(const char *path)
     return yes;
 }
 
-static void check_audit(doctor_report *r, info_lib *libs, int nlibs)
+/* Appends ", item" (or "item") to a bounded list. */
+static void list_add(char *list, size_t size, size_t *len, const char *item)
 {
-    const char *preload = lz_getenv("LD_PRELOAD"), *audit = lz_getenv("LD_AUDIT");
-    char dropins[1024] = "", sonames[512] = "", module[PATH_MAX] = "", others[1024] = "";
-    size_t dl = 0, sl = 0, ol = 0;
-    for (const char *p = preload; p && *p;) {
-        size_t n = strcspn(p, " :");
+    int m = snprintf(list + *len, size - *len, "%s%s", *len ? ", " : "", item);
+    *len += m > 0 && (size_t)m < size - *len ? (size_t)m : 0;
+}
+
+/* The drop-ins among the files of a list (separated by any of seps). */
+static void find_dropins(const char *files, const char *seps, info_lib *libs, int nlibs,
+                         char *dropins, size_t dsize, size_t *dl, char *sonames, size_t ssize, size_t *sl)
+{
+    for (const char *p = files; p && *p;) {
+        size_t n = strcspn(p, seps);
         char path[PATH_MAX];
         snprintf(path, sizeof path, "%.*s", (int)n, p);
         p += n + (p[n] != '\0');
@@ -205,14 +212,24 @@ static void check_audit(doctor_report *r, info_lib *libs, int nlibs)
             char marker[128];
             if (!lz_probe_exports(&pr, lz_shim_marker(libs[l].lib, marker, sizeof marker)))
                 continue;
-            int m = snprintf(dropins + dl, sizeof dropins - dl, "%s%s", dl ? ", " : "", path);
-            dl += m > 0 && (size_t)m < sizeof dropins - dl ? (size_t)m : 0;
-            m = snprintf(sonames + sl, sizeof sonames - sl, "%s%s", sl ? ", " : "", pr.elf.soname);
-            sl += m > 0 && (size_t)m < sizeof sonames - sl ? (size_t)m : 0;
+            list_add(dropins, dsize, dl, path);
+            list_add(sonames, ssize, sl, pr.elf.soname);
             break;
         }
         lz_probe_free(&pr);
     }
+}
+
+static void check_audit(doctor_report *r, info_lib *libs, int nlibs)
+{
+    const char *audit = lz_getenv("LD_AUDIT");
+    char dropins[1024] = "", sonames[512] = "", preloaded[1024] = "", psonames[512] = "";
+    char module[PATH_MAX] = "", others[1024] = "";
+    size_t dl = 0, sl = 0, pl = 0, psl = 0, ol = 0;
+    find_dropins(lz_getenv("LAZYNCCL_AUDIT_DROPINS"), ":", libs, nlibs, dropins, sizeof dropins, &dl,
+                 sonames, sizeof sonames, &sl);
+    find_dropins(lz_getenv("LD_PRELOAD"), " :", libs, nlibs, preloaded, sizeof preloaded, &pl,
+                 psonames, sizeof psonames, &psl);
     for (const char *p = audit; p && *p;) {
         size_t n = strcspn(p, ":");
         char path[PATH_MAX];
@@ -220,30 +237,85 @@ static void check_audit(doctor_report *r, info_lib *libs, int nlibs)
         p += n + (p[n] != '\0');
         if (!path[0])
             continue;
-        if (!module[0] && is_audit_module(path)) {
+        if (!module[0] && is_audit_module(path))
             snprintf(module, sizeof module, "%s", path);
-        } else {
-            int m = snprintf(others + ol, sizeof others - ol, "%s%s", ol ? ", " : "", path);
-            ol += m > 0 && (size_t)m < sizeof others - ol ? (size_t)m : 0;
-        }
+        else
+            list_add(others, sizeof others, &ol, path);
     }
-    if (!dropins[0] && !module[0])
-        return;
-    if (dropins[0] && module[0])
+    if (module[0] && dropins[0])
         add(r, "audit", "ok", NULL,
-            "loads by path of %s go to the drop-ins (%s) through the audit module %s%s%s; "
-            "LAZYNCCL_DEBUG=1 logs each redirect, who asked and for which path",
+            "requests for %s, by name or by path, get the drop-ins (%s) until the real library is "
+            "loaded, then that copy, through the audit module %s%s%s; LAZYNCCL_DEBUG=1 logs each "
+            "redirect, who asked and for which path",
             sonames, dropins, module, others[0] ? "; other audit modules kept: " : "", others);
-    else if (dropins[0])
+    else if (module[0])
+        add(r, "audit", "warning", "run the program with lazynccl-run (it sets both variables)",
+            "the audit module %s is in LD_AUDIT but LAZYNCCL_AUDIT_DROPINS names no drop-in: "
+            "nothing is redirected", module);
+    else if (preloaded[0])
         add(r, "audit", "warning",
-            "run the program with lazynccl-run (it sets LD_AUDIT too), or add "
-            "<libdir>/lazynccl/liblazynccl-audit.so to LD_AUDIT",
+            "run the program with lazynccl-run (without --no-audit): it installs the audit module",
             "drop-ins preloaded for %s without the audit module: a program that loads the real "
-            "library by path (PyTorch preloads nvidia/*/lib) maps it anyway", sonames);
+            "library by path (PyTorch preloads nvidia/*/lib) maps it anyway", psonames);
+}
+
+/* With any audit module, glibc sets the static TLS block up before it
+ * loads the preloaded libraries, whose initial-exec TLS must then fit in
+ * the block's surplus (sourceware BZ#25051; docs/consumers.md, "Static
+ * TLS"): jemalloc's does not by default. */
+static void check_static_tls(doctor_report *r)
+{
+    const char *audit = lz_getenv("LD_AUDIT"), *preload = lz_getenv("LD_PRELOAD");
+    int audited = audit && *audit;
+    unsigned long long need = 0;
+    char names[1024] = "";
+    size_t nl = 0;
+    for (const char *p = preload; p && *p;) {
+        size_t n = strcspn(p, " :");
+        char path[PATH_MAX];
+        snprintf(path, sizeof path, "%.*s", (int)n, p);
+        p += n + (p[n] != '\0');
+        lz_probe pr = {0};
+        if (path[0] && lz_probe_read(path, &pr) == LZ_PROBE_OK && pr.elf.tls) {
+            need += pr.elf.tls;
+            char item[PATH_MAX + 32];
+            snprintf(item, sizeof item, "%s (%llu bytes)", path, pr.elf.tls);
+            list_add(names, sizeof names, &nl, item);
+        }
+        lz_probe_free(&pr);
+    }
+    if (!need)
+        return;
+    const char *ver = gnu_get_libc_version();
+    if (lz_version_cmp(ver, "2.32") < 0) {
+        add(r, "static-tls", audited ? "problem" : "warning",
+            "lazynccl-run preloads the drop-ins instead on this glibc (loads by path are then "
+            "not redirected); to keep the redirect, drop the preload",
+            "the preloaded %s hold static TLS, which glibc %s cannot give a process with an audit "
+            "module (no glibc.rtld.optional_static_tls before 2.32): it would stop with "
+            "\"cannot allocate memory in static TLS block\"", names, ver);
+        return;
+    }
+    unsigned long long have = 0;
+    const char *t = lz_getenv("GLIBC_TUNABLES");
+    for (const char *k = t; k && (k = strstr(k, "glibc.rtld.optional_static_tls=")); k++)
+        have = strtoull(k + strlen("glibc.rtld.optional_static_tls="), NULL, 10);
+    if (!audited)
+        add(r, "static-tls", "ok", NULL,
+            "the preloaded %s hold %llu bytes of static TLS: lazynccl-run gives its processes "
+            "that much more (glibc.rtld.optional_static_tls=%llu in GLIBC_TUNABLES)", names, need,
+            512 + need);
+    else if (have >= 512 + need)
+        add(r, "static-tls", "ok", NULL,
+            "the preloaded %s hold %llu bytes of static TLS, and GLIBC_TUNABLES gives audited "
+            "processes %llu bytes of optional static TLS", names, need, have);
     else
-        add(r, "audit", "warning", "preload the drop-ins too (lazynccl-run does both)",
-            "the audit module %s is in LD_AUDIT but no drop-in is preloaded: nothing to redirect to",
-            module);
+        add(r, "static-tls", "problem",
+            "run it with lazynccl-run (it sizes the tunable), or append "
+            "glibc.rtld.optional_static_tls=N (N at least 512 plus their TLS) to GLIBC_TUNABLES",
+            "LD_AUDIT is set and the preloaded %s hold %llu bytes of static TLS, more than glibc "
+            "gives an audited process by default: it stops with \"cannot allocate memory in "
+            "static TLS block\"", names, need);
 }
 
 static void check_copies(doctor_report *r, info_lib *libs, int nlibs)
@@ -266,4 +338,5 @@ void doctor_run(doctor_report *r, info_lib *libs, int nlibs)
     check_shadowing(r, libs, nlibs);
     check_copies(r, libs, nlibs);
     check_audit(r, libs, nlibs);
+    check_static_tls(r);
 }

@@ -4,14 +4,18 @@
  * an object that needs the library by SONAME (DT_NEEDED, as libtorch_cuda.so
  * does) and calls it.
  *
- *   bypath_consumer LIB_PATH NEEDER_SO FUNC [fork|threads]
+ *   bypath_consumer LIB_PATH NEEDER_SO FUNC [fork|threads|tool-*]
  *
  * FUNC is the needer's function: nccl_version, nvrtc_compile or jit_link
  * (an int: the answer, or negative on failure). Prints the real library
  * files mapped after each step ("real after X: a b" / "real after X: -")
  * and the answer; with "fork", a child makes the first call too and prints
  * what it mapped; with "threads", 16 threads make the first call together
- * and "threads agree N" counts those that got the main thread's answer. */
+ * and "threads agree N" counts those that got the main thread's answer;
+ * with "tool-before" or "tool-after", a preloaded tool (tool_inject.c)
+ * re-opens the library by path before the first call (LIB_PATH) or after
+ * it (tool-after: the loaded file, as /proc/self/maps names it;
+ * tool-same-string: LIB_PATH again; tool-canonical: LIB_PATH made real). */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -85,9 +89,33 @@ int main(int argc, char **argv)
         int st = 0;
         waitpid(c, &st, 0);
     }
+    void (*tool)(const char *, const char *) =
+        (void (*)(const char *, const char *))dlsym(RTLD_DEFAULT, "tool_hook");
+    const char *when = argc > 4 ? argv[4] : "";
+    const char *symbol = strstr(argv[1], "nvrtc") ? "nvrtcVersion"
+                         : strstr(argv[1], "nvJitLink") ? "nvJitLinkVersion" : "ncclGetVersion";
+    if (tool && strcmp(when, "tool-before") == 0)
+        tool(argv[1], symbol);
     int v = fn();
     printf("answer %d\n", v);
     show("call");
+    if (tool && strcmp(when, "tool-after") == 0) {
+        /* As a tool finds it: the loaded file, by the kernel's name. */
+        static const char *const stems[] = {"/libnccl.so", "/libnvrtc.so", "/libnvJitLink.so", NULL};
+        char files[4][4096];
+        if (lz_maps_real(stems, files, 4) >= 1)
+            tool(files[0], symbol);
+        show("tool");
+    }
+    if (tool && strcmp(when, "tool-same-string") == 0) {
+        tool(argv[1], symbol);
+        show("tool");
+    }
+    char canonical[4096];
+    if (tool && strcmp(when, "tool-canonical") == 0 && realpath(argv[1], canonical)) {
+        tool(canonical, symbol);
+        show("tool");
+    }
     if (v < 0) {
         const char *(*err)(void) = (const char *(*)(void))dlsym(RTLD_DEFAULT, "lazynccl_last_error");
         if (err && err())

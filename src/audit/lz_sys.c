@@ -1,0 +1,197 @@
+/* SPDX-License-Identifier: MIT */
+/* System calls and string functions without a C library (lz_sys.h). The
+ * string functions keep their C names: lz_dynread.c, shared with the
+ * runtime, calls them, and here they resolve to these hidden copies. */
+#include "lz_sys.h"
+
+#include <elf.h>
+#include <link.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* ld.so's: the address of argc on the initial stack. */
+extern void *__libc_stack_end;
+
+#if defined(__x86_64__)
+static long sys6(long n, long a, long b, long c, long d, long e, long f)
+{
+    long ret;
+    register long r10 __asm__("r10") = d;
+    register long r8 __asm__("r8") = e;
+    register long r9 __asm__("r9") = f;
+    __asm__ volatile("syscall"
+                     : "=a"(ret)
+                     : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
+                     : "rcx", "r11", "memory");
+    return ret;
+}
+#elif defined(__aarch64__)
+static long sys6(long n, long a, long b, long c, long d, long e, long f)
+{
+    register long x8 __asm__("x8") = n;
+    register long x0 __asm__("x0") = a;
+    register long x1 __asm__("x1") = b;
+    register long x2 __asm__("x2") = c;
+    register long x3 __asm__("x3") = d;
+    register long x4 __asm__("x4") = e;
+    register long x5 __asm__("x5") = f;
+    __asm__ volatile("svc 0"
+                     : "+r"(x0)
+                     : "r"(x8), "r"(x1), "r"(x2), "r"(x3), "r"(x4), "r"(x5)
+                     : "memory");
+    return x0;
+}
+#else
+/* Elsewhere the module links the C library (src/audit/meson.build). */
+#include <unistd.h>
+static long sys6(long n, long a, long b, long c, long d, long e, long f)
+{
+    long r = syscall(n, a, b, c, d, e, f);
+    return r == -1 ? -1 : r;
+}
+#endif
+
+#define SYS(n, a, b, c) sys6((n), (long)(a), (long)(b), (long)(c), 0, 0, 0)
+
+int lz_sys_open(const char *path, int flags)
+{
+    long r = sys6(SYS_openat, AT_FDCWD, (long)path, flags, 0, 0, 0);
+    return r < 0 ? -1 : (int)r;
+}
+
+int lz_sys_close(int fd)
+{
+    return SYS(SYS_close, fd, 0, 0) < 0 ? -1 : 0;
+}
+
+static int from_kernel(const struct stat *k, long r, lz_sys_stat *st)
+{
+    if (r < 0)
+        return -1;
+    st->dev = k->st_dev;
+    st->ino = k->st_ino;
+    st->size = (unsigned long long)k->st_size;
+    st->mode = k->st_mode;
+    return 0;
+}
+
+/* The kernel's struct stat is the C library's on x86-64 and AArch64. */
+int lz_sys_fstat(int fd, lz_sys_stat *st)
+{
+    struct stat k;
+    return from_kernel(&k, SYS(SYS_fstat, fd, &k, 0), st);
+}
+
+int lz_sys_stat_path(const char *path, lz_sys_stat *st)
+{
+    struct stat k;
+    return from_kernel(&k, sys6(SYS_newfstatat, AT_FDCWD, (long)path, (long)&k, 0, 0, 0), st);
+}
+
+long lz_sys_write(int fd, const void *buf, size_t len)
+{
+    return SYS(SYS_write, fd, buf, len);
+}
+
+long lz_sys_readlink(const char *path, char *buf, size_t size)
+{
+    return sys6(SYS_readlinkat, AT_FDCWD, (long)path, (long)buf, (long)size, 0, 0);
+}
+
+int lz_sys_gettid(void)
+{
+    return (int)SYS(SYS_gettid, 0, 0, 0);
+}
+
+int lz_sys_mincore(void *start, size_t len, unsigned char *vec)
+{
+    return SYS(SYS_mincore, start, len, vec) < 0 ? -1 : 0;
+}
+
+/* What lz_dynread.c calls (pread and fstat may be pread64 and fstat64:
+ * the C library's header names the definitions as it names the calls). */
+ssize_t pread(int fd, void *buf, size_t len, off_t off)
+{
+    long r = sys6(SYS_pread64, fd, (long)buf, (long)len, (long)off, 0, 0);
+    return r < 0 ? -1 : r;
+}
+
+int fstat(int fd, struct stat *sb)
+{
+    return SYS(SYS_fstat, fd, sb, 0) < 0 ? -1 : 0;
+}
+
+void *memcpy(void *d, const void *s, size_t n)
+{
+    unsigned char *dp = d;
+    const unsigned char *sp = s;
+    while (n--)
+        *dp++ = *sp++;
+    return d;
+}
+
+void *memset(void *d, int c, size_t n)
+{
+    unsigned char *dp = d;
+    while (n--)
+        *dp++ = (unsigned char)c;
+    return d;
+}
+
+int memcmp(const void *a, const void *b, size_t n)
+{
+    const unsigned char *x = a, *y = b;
+    for (; n; n--, x++, y++)
+        if (*x != *y)
+            return *x - *y;
+    return 0;
+}
+
+size_t strnlen(const char *s, size_t max)
+{
+    size_t n = 0;
+    while (n < max && s[n])
+        n++;
+    return n;
+}
+
+size_t strlen(const char *s)
+{
+    size_t n = 0;
+    while (s[n])
+        n++;
+    return n;
+}
+
+/* The initial stack: argc, argv..., NULL, envp..., NULL, auxv pairs. */
+static char **environment(void)
+{
+    long *sp = __libc_stack_end;
+    return sp ? (char **)(sp + 1 + sp[0] + 1) : 0;
+}
+
+const char *lz_sys_getenv(const char *name)
+{
+    char **env = environment();
+    size_t len = strlen(name);
+    for (; env && *env; env++)
+        if (memcmp(*env, name, len) == 0 && (*env)[len] == '=')
+            return *env + len + 1;
+    return 0;
+}
+
+unsigned long lz_sys_getauxval(unsigned long type)
+{
+    char **env = environment();
+    if (!env)
+        return 0;
+    while (*env)
+        env++;
+    for (ElfW(auxv_t) *a = (ElfW(auxv_t) *)(env + 1); a->a_type != AT_NULL; a++)
+        if (a->a_type == type)
+            return a->a_un.a_val;
+    return 0;
+}

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: MIT
+ * The few system calls and string functions the audit module needs,
+ * without a C library (lz_sys.c). An audit module that needs libc.so.6 gets
+ * a second C library loaded into its own namespace in every process of a
+ * wrapped job (1.32x a tree of /bin/true, where an audit module needing
+ * nothing costs 1.05x: docs/performance.md), so the module needs nothing
+ * but the dynamic linker, which every namespace already holds. */
+#ifndef LZ_SYS_H
+#define LZ_SYS_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#define LZ_SYS_API __attribute__((visibility("hidden")))
+
+LZ_SYS_API int lz_sys_open(const char *path, int flags);
+LZ_SYS_API int lz_sys_close(int fd);
+/* st_dev, st_ino, st_mode and st_size of an open file: 0 on success. */
+typedef struct lz_sys_stat {
+    unsigned long long dev, ino, size;
+    unsigned mode;
+} lz_sys_stat;
+LZ_SYS_API int lz_sys_fstat(int fd, lz_sys_stat *st);
+LZ_SYS_API int lz_sys_stat_path(const char *path, lz_sys_stat *st);
+LZ_SYS_API long lz_sys_write(int fd, const void *buf, size_t len);
+LZ_SYS_API long lz_sys_readlink(const char *path, char *buf, size_t size);
+LZ_SYS_API int lz_sys_gettid(void);
+LZ_SYS_API int lz_sys_mincore(void *start, size_t len, unsigned char *vec);
+
+/* The process's start: arguments, environment and auxiliary vector, as the
+ * kernel laid them out (found through ld.so's __libc_stack_end). */
+LZ_SYS_API const char *lz_sys_getenv(const char *name);
+LZ_SYS_API unsigned long lz_sys_getauxval(unsigned long type);
+
+#endif

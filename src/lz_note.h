@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: MIT
+ * The .note.lazynccl contract, defined once: the generator's notes
+ * (gen/emit_stubs.py emits them with these macros), the runtime that reads
+ * its own box (lz_asked.c) and the audit module that writes it
+ * (src/audit/lz_audit.c) all include this file.
+ *
+ * Notes (owner LZ_NOTE_OWNER, 4-byte aligned):
+ *   LZ_NOTE_RUNTIME  every object holding a lazynccl runtime copy: the
+ *                    sonames that copy may load, NUL-separated. A load asked
+ *                    by such an object for one of them is its own and is
+ *                    never redirected.
+ *   LZ_NOTE_DROPIN   a drop-in: a 4-byte offset, from the start of the
+ *                    description, to its lz_asked_box, then the SONAME it
+ *                    stands for, NUL-terminated.
+ *
+ * The box needs no relocation (no pointers) and lies in zero-filled data,
+ * so the audit module can write it as soon as the drop-in is mapped, before
+ * ld.so has relocated it; nothing here calls a function or a library. */
+#ifndef LZ_NOTE_H
+#define LZ_NOTE_H
+
+#include <limits.h>
+
+#define LZ_NOTE_OWNER "lazynccl"
+#define LZ_NOTE_RUNTIME 1
+#define LZ_NOTE_DROPIN 2
+/* For the generator's assembly: the type numbers as text. */
+#define LZ_NOTE_STR_(x) #x
+#define LZ_NOTE_STR(x) LZ_NOTE_STR_(x)
+
+enum { LZ_ASKED_NONE = 0, LZ_ASKED_WRITING = 1, LZ_ASKED_SET = 2 };
+
+/* The file a program asked for by path, redirected to the drop-in, and the
+ * object that asked. state goes NONE -> WRITING -> SET once: the first
+ * request is kept, and a reader that sees SET (acquire) sees both strings. */
+typedef struct lz_asked_box {
+    int state;
+    /* The thread inside the drop-in's own dlopen of the real library (its
+     * kernel thread id), 0 when none: the module leaves that load alone even
+     * when an interceptor of dlopen (ASan's, TSan's) is what ld.so sees as
+     * the asking object. */
+    int loading_tid;
+    char path[PATH_MAX];
+    char by[PATH_MAX];
+} lz_asked_box;
+
+/* Record a request in the box: 1 recorded, 0 an earlier one is kept. No
+ * library call: the audit module runs it inside the dynamic linker. */
+static inline int lz_asked_box_put(lz_asked_box *box, const char *path, const char *by)
+{
+    int none = LZ_ASKED_NONE;
+    if (!__atomic_compare_exchange_n(&box->state, &none, LZ_ASKED_WRITING, 0, __ATOMIC_ACQUIRE,
+                                     __ATOMIC_RELAXED))
+        return 0;
+    size_t i = 0;
+    for (; path && path[i] && i + 1 < sizeof box->path; i++)
+        box->path[i] = path[i];
+    box->path[i] = '\0';
+    for (i = 0; by && by[i] && i + 1 < sizeof box->by; i++)
+        box->by[i] = by[i];
+    box->by[i] = '\0';
+    __atomic_store_n(&box->state, LZ_ASKED_SET, __ATOMIC_RELEASE);
+    return 1;
+}
+
+#endif
