@@ -223,7 +223,7 @@ def run_errors_exit_2():
     os.makedirs(f"{d}/empty", exist_ok=True)
     for args, env, want in [
             (["--only", "foo", "true"], {}, "unknown item 'foo'"),
-            (["--only", "", "true"], {}, "nothing to preload"),
+            (["--only", "", "true"], {}, "nothing to serve"),
             (["--only", "libnccl.so.3", "true"], {}, "no drop-in"),
             (["--only", "../x.so.1", "true"], {}, "unknown item"),
             (["--bogus", "true"], {}, "unknown option --bogus"),
@@ -238,14 +238,22 @@ def run_errors_exit_2():
 
 @case
 def run_print_env_and_existing_preload():
-    """--print-env prints the line to use by hand; an existing LD_PRELOAD is kept after ours."""
+    """--print-env prints the lines to use by hand: the audit module and the
+    drop-ins it may stand in; an existing LD_PRELOAD is left as it is (ours
+    preload nothing); --no-audit preloads the drop-ins ahead of it."""
     r = run([RUN, "--only", "nccl", "--print-env"], {"LD_PRELOAD": "/usr/lib/x.so"})
     audit = os.path.realpath(os.path.join(t.BUILD, "src", "audit", "liblazynccl-audit.so"))
-    t.equal(r.stdout, f"export LD_PRELOAD='{os.path.realpath(DROPIN)}/libnccl.so.2 /usr/lib/x.so'\n"
-            f"export LD_AUDIT='{audit}'\n", "print-env")
-    r = run([RUN, "--only", "nccl,nvrtc", "/bin/sh", "-c", "echo $LD_PRELOAD"])
+    t.equal(r.stdout, "export LD_PRELOAD='/usr/lib/x.so'\n"
+            f"export LD_AUDIT='{audit}'\n"
+            f"export LAZYNCCL_AUDIT_DROPINS='{os.path.realpath(DROPIN)}/libnccl.so.2'\n"
+            "export VALGRIND_OPTS='--run-libc-freeres=no'\n", "print-env")
+    r = run([RUN, "--only", "nccl,nvrtc", "/bin/sh", "-c", "echo $LAZYNCCL_AUDIT_DROPINS"])
+    t.equal(r.stdout.split(), [f"{os.path.realpath(DROPIN)}/libnccl.so.2:{os.path.realpath(DROPIN)}/libnvrtc.so.13"],
+            "named to the module")
+    r = run([RUN, "--no-audit", "--only", "nccl,nvrtc", "/bin/sh", "-c", "echo $LD_PRELOAD"],
+            {"LD_PRELOAD": "/usr/lib/x.so"})
     t.equal(r.stdout.split(), [f"{os.path.realpath(DROPIN)}/libnccl.so.2",
-                               f"{os.path.realpath(DROPIN)}/libnvrtc.so.13"], "preloaded")
+                               f"{os.path.realpath(DROPIN)}/libnvrtc.so.13", "/usr/lib/x.so"], "preloaded")
 
 
 

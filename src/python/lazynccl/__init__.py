@@ -103,15 +103,28 @@ def _text(fn) -> Optional[str]:
     return v.decode(errors="replace") if v is not None else None
 
 
-def _in_process(prefix: str):
-    """The shim of prefix in the process's global scope (a preloaded drop-in,
-    a shim the program links), or None. Loads nothing."""
+def _in_process(prefix: str, dropins):
+    """The shim of prefix already in the process, or None; loads nothing.
+    First the global scope (a shim the program links, preloaded drop-ins),
+    then the drop-ins lazynccl-run's audit module maps when something asks
+    for their library, which need not be global (a ctypes.CDLL by path is
+    RTLD_LOCAL): those it names, and this package's own."""
     glob = ctypes.CDLL(None)
     try:
         getattr(glob, prefix + "_is_loaded")
+        return glob
     except AttributeError:
-        return None
-    return glob
+        pass
+    named = [p for p in os.environ.get("LAZYNCCL_AUDIT_DROPINS", "").split(":")
+             if os.path.basename(p) in dropins]
+    for path in named + [os.path.join(package_dir(), "dropin", f) for f in dropins]:
+        try:
+            h = ctypes.CDLL(path, mode=os.RTLD_NOLOAD | os.RTLD_LAZY | os.RTLD_LOCAL)
+            getattr(h, prefix + "_is_loaded")
+            return h
+        except (OSError, AttributeError):
+            continue
+    return None
 
 
 def _shim(name: str, allow_dropin: bool):
@@ -119,7 +132,7 @@ def _shim(name: str, allow_dropin: bool):
     when allowed, this package's drop-in (loading a drop-in loads no real
     library: that waits for a call)."""
     prefix, dropins, _ = _check(name)
-    h = _in_process(prefix)
+    h = _in_process(prefix, dropins)
     if h is not None:
         return h, "in process"
     if not allow_dropin:
