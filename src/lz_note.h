@@ -20,6 +20,9 @@
 #define LZ_NOTE_H
 
 #include <limits.h>
+#ifndef PATH_MAX /* a freestanding <limits.h> (clang's) does not say it */
+#include <linux/limits.h>
+#endif
 
 #define LZ_NOTE_OWNER "lazynccl"
 #define LZ_NOTE_RUNTIME 1

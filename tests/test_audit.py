@@ -38,6 +38,7 @@ def audit_module(out, extra=()):
                              os.path.join(src, "lz_dynread.c")],
                        list(extra) + ["-O2", "-fvisibility=hidden", "-D_GNU_SOURCE", "-I" + src,
                                       "-ffreestanding", "-fno-builtin", "-fno-tree-loop-distribute-patterns",
+                                      *(["-mno-outline-atomics"] if t.HOST_CPU == "aarch64" else []),
                                       "-ffunction-sections", "-DLZ_DYN_SONAME_ONLY", "-fno-stack-protector",
                                       "-nostdlib", "-Wl,--gc-sections", "-Wl,--no-undefined",
                                       "-l:" + LDSO[t.HOST_CPU]], shared=True)
