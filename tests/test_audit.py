@@ -382,6 +382,17 @@ def tool(d):
                        ["-ldl"], shared=True)
 
 
+def tool_run(name, mode, extra_env=None):
+    """The torch-like consumer with the tool preloaded, in mode (tool-*):
+    (its run, the real file asked for)."""
+    sanitizer_skip()
+    real = t.real_library("libnccl.so.2")
+    d = t.workdir(name)
+    r = run(d, "nccl", real, args=[mode], extra_env=dict(extra_env or {}, LD_PRELOAD=tool(d)))
+    t.equal(r.returncode, 0, r.stdout + r.stderr)
+    return r, real
+
+
 def tool_file(out):
     got = lines(out, "tool")
     t.check(got and got[0][0] != "failed:", f"the tool's answer: {out}")
@@ -394,11 +405,7 @@ def audit_tool_reopens_loaded_copy():
     re-opens the loaded library by path (the kernel's name for it) after the
     first call: it gets the copy in use, whose function lies in the real
     file, and one real copy stays mapped."""
-    sanitizer_skip()
-    real = t.real_library("libnccl.so.2")
-    d = t.workdir("audit_tool_after")
-    r = run(d, "nccl", real, args=["tool-after"], extra_env={"LD_PRELOAD": tool(d)})
-    t.equal(r.returncode, 0, r.stdout + r.stderr)
+    r, real = tool_run("audit_tool_after", "tool-after")
     t.check(same_file(tool_file(r.stdout), real), f"the tool hooks the real file: {r.stdout}")
     after = real_after(r.stdout, "tool")
     t.equal(len(after), 1, f"one real copy after the tool: {r.stdout}")
@@ -410,13 +417,10 @@ def audit_tool_reopen_gets_libpath_copy():
     program asked for gets the chosen copy, and that file alone is mapped."""
     sanitizer_skip()
     real = t.real_library("libnccl.so.2")
-    d = t.workdir("audit_tool_libpath")
-    fake = t.fake_nccl(f"{d}/fake")
     if os.path.realpath(real) == real:
         raise t.Skip(f"{real} is its own real path: the test needs another name for it")
-    r = run(d, "nccl", real, args=["tool-canonical"],
-            extra_env={"LD_PRELOAD": tool(d), "LAZYNCCL_LIBPATH": fake})
-    t.equal(r.returncode, 0, r.stdout + r.stderr)
+    fake = t.fake_nccl(f"{t.workdir('audit_tool_libpath_fake')}/fake")
+    r, _ = tool_run("audit_tool_libpath", "tool-canonical", {"LAZYNCCL_LIBPATH": fake})
     t.check(same_file(tool_file(r.stdout), fake), f"the tool gets the copy in use: {r.stdout}")
     t.equal(real_after(r.stdout, "tool"), [fake], "mapped after the tool")
 
@@ -428,11 +432,7 @@ def audit_tool_same_string_keeps_dropin():
     mapped (glibc's "origname"), and answers a later request for that
     string itself, before any audit module is asked: a tool re-opening that
     string gets the drop-in, whose calls reach the one real copy."""
-    sanitizer_skip()
-    real = t.real_library("libnccl.so.2")
-    d = t.workdir("audit_tool_same")
-    r = run(d, "nccl", real, args=["tool-same-string"], extra_env={"LD_PRELOAD": tool(d)})
-    t.equal(r.returncode, 0, r.stdout + r.stderr)
+    r, _ = tool_run("audit_tool_same", "tool-same-string")
     t.check(same_file(tool_file(r.stdout), os.path.join(DROPINS, "libnccl.so.2")), r.stdout)
     t.equal(len(real_after(r.stdout, "tool")), 1, r.stdout)
 
@@ -442,11 +442,7 @@ def audit_tool_before_first_call_gets_dropin():
     """A tool that opens the library by path before the first call gets the
     drop-in (the program's by-path preload stays lazy); the call then loads
     the file asked for, one real copy."""
-    sanitizer_skip()
-    real = t.real_library("libnccl.so.2")
-    d = t.workdir("audit_tool_before")
-    r = run(d, "nccl", real, args=["tool-before"], extra_env={"LD_PRELOAD": tool(d)})
-    t.equal(r.returncode, 0, r.stdout + r.stderr)
+    r, real = tool_run("audit_tool_before", "tool-before")
     t.check(same_file(tool_file(r.stdout), os.path.join(DROPINS, "libnccl.so.2")), r.stdout)
     after = real_after(r.stdout, "call")
     t.equal(len(after), 1, r.stdout)

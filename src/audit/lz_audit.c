@@ -49,7 +49,7 @@ typedef struct target {
     const char *path;
     size_t stem;        /* length of "libnccl" in "libnccl.so.2": a by-path request is read only
                          * when its file name starts so */
-    lz_sys_stat id;     /* the drop-in file's (dev, ino); id_state 0 unread, 1 read, -1 absent */
+    struct stat id;     /* the drop-in file's (dev, ino); id_state 0 unread, 1 read, -1 absent */
     int id_state;
     struct link_map *dropin; /* the drop-in, once mapped */
     lz_asked_box *box;
@@ -317,13 +317,13 @@ LZ_AUDIT_API unsigned int la_objclose(uintptr_t *cookie)
     return 0;
 }
 
-static int same_file(const lz_sys_stat *a, const lz_sys_stat *b)
+static int same_file(const struct stat *a, const struct stat *b)
 {
-    return a->dev == b->dev && a->ino == b->ino;
+    return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
 }
 
 /* The target whose real library the file at name is, with the file's id. */
-static target *real_file(const char *name, lz_sys_stat *id)
+static target *real_file(const char *name, struct stat *id)
 {
     const char *base = base_name(name);
     int maybe = 0;
@@ -335,11 +335,11 @@ static target *real_file(const char *name, lz_sys_stat *id)
     if (fd < 0)
         return 0; /* ld.so will say why it cannot be had */
     char soname[256];
-    int ok = lz_sys_fstat(fd, id) == 0 && S_ISREG(id->mode) && lz_dyn_soname(fd, soname, sizeof soname);
+    int ok = fstat(fd, id) == 0 && S_ISREG(id->st_mode) && lz_dyn_soname(fd, soname, sizeof soname);
     lz_sys_close(fd);
     target *t = ok ? by_soname(soname) : 0;
     if (t && t->id_state == 0)
-        t->id_state = lz_sys_stat_path(t->path, &t->id) == 0 ? 1 : -1;
+        t->id_state = lz_sys_stat(t->path, &t->id) == 0 ? 1 : -1;
     return t && !(t->id_state == 1 && same_file(id, &t->id)) ? t : 0;
 }
 
@@ -348,7 +348,7 @@ LZ_AUDIT_API char *la_objsearch(const char *name, uintptr_t *cookie, unsigned in
     if (flag != LA_SER_ORIG || !name || ntargets == 0)
         return (char *)name;
     const struct link_map *asker = cookie ? (const struct link_map *)*cookie : 0;
-    lz_sys_stat id;
+    struct stat id;
     int by_path = 0;
     for (const char *p = name; *p && !by_path; p++)
         by_path = *p == '/';

@@ -46,11 +46,9 @@ static long sys6(long n, long a, long b, long c, long d, long e, long f)
 }
 #else
 /* Elsewhere the module links the C library (src/audit/meson.build). */
-#include <unistd.h>
 static long sys6(long n, long a, long b, long c, long d, long e, long f)
 {
-    long r = syscall(n, a, b, c, d, e, f);
-    return r == -1 ? -1 : r;
+    return syscall(n, a, b, c, d, e, f);
 }
 #endif
 
@@ -67,28 +65,10 @@ int lz_sys_close(int fd)
     return SYS(SYS_close, fd, 0, 0) < 0 ? -1 : 0;
 }
 
-static int from_kernel(const struct stat *k, long r, lz_sys_stat *st)
-{
-    if (r < 0)
-        return -1;
-    st->dev = k->st_dev;
-    st->ino = k->st_ino;
-    st->size = (unsigned long long)k->st_size;
-    st->mode = k->st_mode;
-    return 0;
-}
-
 /* The kernel's struct stat is the C library's on x86-64 and AArch64. */
-int lz_sys_fstat(int fd, lz_sys_stat *st)
+int lz_sys_stat(const char *path, struct stat *st)
 {
-    struct stat k;
-    return from_kernel(&k, SYS(SYS_fstat, fd, &k, 0), st);
-}
-
-int lz_sys_stat_path(const char *path, lz_sys_stat *st)
-{
-    struct stat k;
-    return from_kernel(&k, sys6(SYS_newfstatat, AT_FDCWD, (long)path, (long)&k, 0, 0, 0), st);
+    return sys6(SYS_newfstatat, AT_FDCWD, (long)path, (long)st, 0, 0, 0) < 0 ? -1 : 0;
 }
 
 long lz_sys_write(int fd, const void *buf, size_t len)

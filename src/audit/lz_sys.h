@@ -9,19 +9,15 @@
 #define LZ_SYS_H
 
 #include <stddef.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #define LZ_SYS_API __attribute__((visibility("hidden")))
 
 LZ_SYS_API int lz_sys_open(const char *path, int flags);
 LZ_SYS_API int lz_sys_close(int fd);
-/* st_dev, st_ino, st_mode and st_size of an open file: 0 on success. */
-typedef struct lz_sys_stat {
-    unsigned long long dev, ino, size;
-    unsigned mode;
-} lz_sys_stat;
-LZ_SYS_API int lz_sys_fstat(int fd, lz_sys_stat *st);
-LZ_SYS_API int lz_sys_stat_path(const char *path, lz_sys_stat *st);
+/* stat(2) of a path: 0 on success (fstat keeps its C name, lz_sys.c). */
+LZ_SYS_API int lz_sys_stat(const char *path, struct stat *st);
 LZ_SYS_API long lz_sys_write(int fd, const void *buf, size_t len);
 LZ_SYS_API long lz_sys_readlink(const char *path, char *buf, size_t size);
 LZ_SYS_API int lz_sys_gettid(void);

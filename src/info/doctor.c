@@ -2,6 +2,7 @@
  * lazynccl-info --doctor: the environment traps users hit, each said in one
  * line with the fix in the next. */
 #include "info.h"
+#include "lz_pathlist.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -194,17 +195,29 @@ static void list_add(char *list, size_t size, size_t *len, const char *item)
     *len += m > 0 && (size_t)m < size - *len ? (size_t)m : 0;
 }
 
+/* The next non-empty entry of a list of files separated by any of seps
+ * (LD_PRELOAD: " :", LD_AUDIT and LAZYNCCL_AUDIT_DROPINS: ":") into path:
+ * 1 while there is one. */
+static int next_file(const char **list, const char *seps, char *path, size_t size)
+{
+    while (*list && **list) {
+        size_t n = lz_path_next(*list, seps);
+        snprintf(path, size, "%.*s", (int)n, *list);
+        *list += n + ((*list)[n] != '\0');
+        if (path[0])
+            return 1;
+    }
+    return 0;
+}
+
 /* The drop-ins among the files of a list (separated by any of seps). */
 static void find_dropins(const char *files, const char *seps, info_lib *libs, int nlibs,
                          char *dropins, size_t dsize, size_t *dl, char *sonames, size_t ssize, size_t *sl)
 {
-    for (const char *p = files; p && *p;) {
-        size_t n = strcspn(p, seps);
-        char path[PATH_MAX];
-        snprintf(path, sizeof path, "%.*s", (int)n, p);
-        p += n + (p[n] != '\0');
+    char path[PATH_MAX];
+    while (next_file(&files, seps, path, sizeof path)) {
         lz_probe pr = {0};
-        if (!path[0] || lz_probe_read(path, &pr) != LZ_PROBE_OK) {
+        if (lz_probe_read(path, &pr) != LZ_PROBE_OK) {
             lz_probe_free(&pr);
             continue;
         }
@@ -230,13 +243,8 @@ static void check_audit(doctor_report *r, info_lib *libs, int nlibs)
                  sonames, sizeof sonames, &sl);
     find_dropins(lz_getenv("LD_PRELOAD"), " :", libs, nlibs, preloaded, sizeof preloaded, &pl,
                  psonames, sizeof psonames, &psl);
-    for (const char *p = audit; p && *p;) {
-        size_t n = strcspn(p, ":");
-        char path[PATH_MAX];
-        snprintf(path, sizeof path, "%.*s", (int)n, p);
-        p += n + (p[n] != '\0');
-        if (!path[0])
-            continue;
+    char path[PATH_MAX];
+    while (next_file(&audit, ":", path, sizeof path)) {
         if (!module[0] && is_audit_module(path))
             snprintf(module, sizeof module, "%s", path);
         else
@@ -270,13 +278,10 @@ static void check_static_tls(doctor_report *r)
     unsigned long long need = 0;
     char names[1024] = "";
     size_t nl = 0;
-    for (const char *p = preload; p && *p;) {
-        size_t n = strcspn(p, " :");
-        char path[PATH_MAX];
-        snprintf(path, sizeof path, "%.*s", (int)n, p);
-        p += n + (p[n] != '\0');
+    char path[PATH_MAX];
+    while (next_file(&preload, " :", path, sizeof path)) {
         lz_probe pr = {0};
-        if (path[0] && lz_probe_read(path, &pr) == LZ_PROBE_OK && pr.elf.tls) {
+        if (lz_probe_read(path, &pr) == LZ_PROBE_OK && pr.elf.tls) {
             need += pr.elf.tls;
             char item[PATH_MAX + 32];
             snprintf(item, sizeof item, "%s (%llu bytes)", path, pr.elf.tls);
