@@ -132,14 +132,21 @@ static void read_targets(const char *list)
 
 LZ_AUDIT_API unsigned int la_version(unsigned int version)
 {
-    /* A secure-execution process keeps what it had: glibc already refuses
-     * LD_AUDIT paths there; this says so again for a trusted install. */
+    return version < LAV_CURRENT ? version : LAV_CURRENT;
+}
+
+/* Read the environment once the start-up stack is known (la_objopen of
+ * ld.so, which glibc reports before any search). A secure-execution process
+ * keeps what it had: glibc already refuses LD_AUDIT paths there; the module
+ * stays idle for a trusted install too. */
+static void configure(void *stack_end)
+{
+    lz_sys_set_stack_end(stack_end);
     if (lz_sys_getauxval(AT_SECURE))
-        return 0;
+        return;
     const char *d = lz_sys_getenv("LAZYNCCL_DEBUG");
     debug = d && *d && !same(d, "0");
     read_targets(lz_sys_getenv("LAZYNCCL_AUDIT_DROPINS"));
-    return version < LAV_CURRENT ? version : LAV_CURRENT;
 }
 
 /* The asking object's file; the main program's from /proc/self/exe (the
@@ -246,25 +253,59 @@ static int dropin_box(unsigned type, const char *desc, size_t size, void *ctx)
     return 1;
 }
 
-/* The SONAME an object's dynamic section names, read in memory. ld.so has
- * made DT_STRTAB absolute where the section is writable (most targets) and
- * left it relative elsewhere: a value below the load address is relative. */
-static const char *soname_in_memory(const struct link_map *map)
+/* An object's dynamic section, read in memory. ld.so has made the table
+ * addresses absolute where the section is writable (most targets) and left
+ * them relative elsewhere: a value below the load address is relative. */
+typedef struct dyn_mem {
+    const char *strtab, *soname;
+    const ElfW(Sym) *symtab;
+    const uint32_t *gnu_hash;
+} dyn_mem;
+
+static void read_dyn(const struct link_map *map, dyn_mem *m)
 {
-    const ElfW(Dyn) *d = map->l_ld;
-    ElfW(Addr) strtab = 0, soname = 0;
-    int has = 0;
-    for (size_t i = 0; d && d[i].d_tag != DT_NULL && i < 256; i++) {
-        if (d[i].d_tag == DT_STRTAB)
-            strtab = d[i].d_un.d_ptr;
-        else if (d[i].d_tag == DT_SONAME)
-            soname = d[i].d_un.d_val, has = 1;
+    ElfW(Addr) at[4] = {0, 0, 0, 0}, soname = 0;
+    int has_soname = 0;
+    for (size_t i = 0; map->l_ld && map->l_ld[i].d_tag != DT_NULL && i < 256; i++) {
+        const ElfW(Dyn) *d = &map->l_ld[i];
+        switch (d->d_tag) {
+        case DT_STRTAB: at[0] = d->d_un.d_ptr; break;
+        case DT_SYMTAB: at[1] = d->d_un.d_ptr; break;
+        case DT_GNU_HASH: at[2] = d->d_un.d_ptr; break;
+        case DT_SONAME: soname = d->d_un.d_val, has_soname = 1; break;
+        }
     }
-    if (!has || !strtab)
+    for (int i = 0; i < 3; i++)
+        if (at[i] && at[i] < map->l_addr)
+            at[i] += map->l_addr;
+    m->strtab = (const char *)at[0];
+    m->symtab = (const ElfW(Sym) *)at[1];
+    m->gnu_hash = (const uint32_t *)at[2];
+    m->soname = has_soname && m->strtab ? m->strtab + soname : 0;
+}
+
+/* The address of a symbol an object defines, through its GNU hash table
+ * (ld.so has one on every glibc target), or NULL. */
+static void *defined(const struct link_map *map, const dyn_mem *m, const char *name)
+{
+    const uint32_t *h = m->gnu_hash;
+    if (!h || !m->symtab || !m->strtab || h[0] == 0)
         return 0;
-    if (strtab < map->l_addr)
-        strtab += map->l_addr;
-    return (const char *)(strtab + soname);
+    uint32_t hash = 5381;
+    for (const unsigned char *c = (const unsigned char *)name; *c; c++)
+        hash = hash * 33 + *c;
+    uint32_t nbuckets = h[0], symoffset = h[1], bloom_size = h[2];
+    const uint32_t *buckets = (const uint32_t *)((const ElfW(Addr) *)(h + 4) + bloom_size);
+    const uint32_t *chain = buckets + nbuckets;
+    for (uint32_t i = buckets[hash % nbuckets]; i >= symoffset; i++) {
+        uint32_t ch = chain[i - symoffset];
+        const ElfW(Sym) *sym = &m->symtab[i];
+        if ((ch | 1) == (hash | 1) && sym->st_shndx != SHN_UNDEF && same(m->strtab + sym->st_name, name))
+            return (void *)(map->l_addr + sym->st_value);
+        if (ch & 1)
+            break;
+    }
+    return 0;
 }
 
 static target *by_soname(const char *soname)
@@ -288,9 +329,19 @@ static void fill_box(target *t, const char *path, const char *by)
 LZ_AUDIT_API unsigned int la_objopen(struct link_map *map, Lmid_t lmid, uintptr_t *cookie)
 {
     (void)cookie; /* glibc starts it as the map: la_objsearch reads it so */
-    if (lmid != LM_ID_BASE || ntargets == 0 || !map->l_name || !map->l_name[0])
+    static int configured;
+    if (lmid != LM_ID_BASE || !map->l_name || !map->l_name[0])
         return 0;
-    target *t = by_soname(soname_in_memory(map));
+    dyn_mem m;
+    read_dyn(map, &m);
+    if (!configured) {
+        void **stack_end = defined(map, &m, "__libc_stack_end");
+        if (!stack_end)
+            return 0;
+        configured = 1;
+        configure(*stack_end);
+    }
+    target *t = ntargets ? by_soname(m.soname) : 0;
     if (!t)
         return 0;
     if (each_note(map, dropin_box, t)) {

@@ -12,8 +12,13 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-/* ld.so's: the address of argc on the initial stack. */
-extern void *__libc_stack_end;
+/* ld.so's __libc_stack_end: the address of argc on the initial stack. */
+static long *stack_end;
+
+void lz_sys_set_stack_end(void *argc)
+{
+    stack_end = argc;
+}
 
 #if defined(__x86_64__)
 static long sys6(long n, long a, long b, long c, long d, long e, long f)
@@ -149,7 +154,7 @@ size_t strlen(const char *s)
 /* The initial stack: argc, argv..., NULL, envp..., NULL, auxv pairs. */
 static char **environment(void)
 {
-    long *sp = __libc_stack_end;
+    long *sp = stack_end;
     return sp ? (char **)(sp + 1 + sp[0] + 1) : 0;
 }
 

@@ -24,7 +24,11 @@ LZ_SYS_API int lz_sys_gettid(void);
 LZ_SYS_API int lz_sys_mincore(void *start, size_t len, unsigned char *vec);
 
 /* The process's start: arguments, environment and auxiliary vector, as the
- * kernel laid them out (found through ld.so's __libc_stack_end). */
+ * kernel laid them out, from the address of argc (ld.so's
+ * __libc_stack_end, which the module looks up in ld.so's symbol table: a
+ * DT_NEEDED on ld.so would make every process search for it). Until it is
+ * set, there is no environment and every auxiliary value is 0. */
+LZ_SYS_API void lz_sys_set_stack_end(void *argc);
 LZ_SYS_API const char *lz_sys_getenv(const char *name);
 LZ_SYS_API unsigned long lz_sys_getauxval(unsigned long type);
 
