@@ -111,11 +111,24 @@ def model_copies_old_child_hangs():
 
 @case
 def model_audit_holds():
-    """Issue 23: the audit decision (the requester's cookie): a by-path
-    preload, another copy loaded by path, the drop-in's own load, fork:
-    the drop-in never gets itself, one real copy in parent and child."""
+    """Issues 23 and 35: the audit decision (the requester's cookie): a
+    by-path preload, another copy loaded by path, the drop-in's own load
+    (respelled where ld.so knows the drop-in by that path), a tool
+    re-opening the library before and after the first call, fork: the
+    drop-in never gets itself, the tool gets the copy in use after the
+    first load, one real copy in parent and child."""
     holds("audit", ["-DAUDIT"])
     holds("audit_libpath", ["-DAUDIT", "-DLIBPATH"])
+
+
+@case
+def model_audit_first_rule_hands_tools_the_dropin():
+    """Issue 35: the first module's rule (every request from a program gets
+    the drop-in) hands a tool re-opening the loaded library by another path
+    the drop-in instead of the copy in use."""
+    errors, what = verify("audit_first_rule", ["-DAUDIT", "-DFIRST_RULE"])
+    t.equal(errors > 0, True, "issue 23's rule passes: the model lost the tool")
+    t.contains(what, "got==loaded", "issue 23's rule")
 
 
 @case

@@ -38,10 +38,15 @@
  *      registered after fork's prepare phase began are not run for it); the
  *      child calls both. With -DOLD, the protocol before issue 24 (handlers
  *      installed at a copy's first call, the child trusting its handlers).
- *   -DAUDIT (issue 23): the audit module's decision (la_objsearch) with a
- *      program preloading the real library by path, a CuPy-style load of
- *      another copy by path, the drop-in's own load at its first call, and
- *      fork. With -DOLD, the naive module that redirects every request.
+ *   -DAUDIT (issues 23, 35): the audit module's decision (la_objsearch)
+ *      with a program preloading the real library by path, a CuPy-style load
+ *      of another copy by path, the drop-in's own load at its first call
+ *      (respelled where ld.so knows the drop-in by the path asked for), a
+ *      tool re-opening the library by path before or after the first call,
+ *      and fork. With -DOLD, the naive module that redirects every request;
+ *      with -DFIRST_RULE, issue 23's module, which handed every request the
+ *      drop-in, even after the real library was loaded (a tool then hooks
+ *      the drop-in).
  */
 
 
@@ -168,61 +173,81 @@ active proctype child()
     od
 }
 #elif defined(AUDIT)
-/* ---- The audit module's decision (issue 23) ---- */
+/* ---- The audit module's decision (issues 23 and 35) ---- */
 #define UNTRIED 0
 #define LOADED  1
-#define WHEEL  1     /* the file torch preloads by path */
+#define WHEEL  1     /* the file torch preloads by path (its name as torch wrote it) */
 #define SYSTEM 2     /* another copy (a CuPy-style load, or LAZYNCCL_LIBPATH's) */
 #define DROPIN 3
 
 byte mapped = 0;     /* real copies mapped: bit WHEEL, bit SYSTEM */
+byte realcopy = 0;   /* the first real copy la_objopen saw (0: none) */
+byte dnames = 0;     /* names ld.so gave the drop-in: a redirected by-path request's
+                      * string (glibc's origname), bit per path */
 byte ld = 0;         /* the dynamic linker's lock */
 byte dstatus = UNTRIED;
 byte loaded = 0;     /* the real file the drop-in loaded */
 byte asked = 0;      /* the path the drop-in was told the program asked for */
 byte searching = 0;  /* the drop-in's search runs (its own lock, short) */
 bool forked = false;
-byte c_mapped, c_dstatus, c_loaded, c_asked;
+byte c_mapped, c_dstatus, c_loaded, c_asked, c_real;
 
 inline ld_lock() { atomic { ld == 0 -> ld = _pid + 1 } }
 inline ld_unlock() { ld = 0 }
 
-/* dlopen(path) by requester (1: an object of ours, 0: the program's).
- * ld.so first matches the path against loaded objects, then asks the audit
- * module (la_objsearch), then maps. */
-inline do_dlopen(ours, path, got) {
+/* dlopen(path) by requester (ours: an object of ours; respelled: the
+ * drop-in's second try, the same file under a name ld.so has not given the
+ * drop-in, "dir/./file"). ld.so first matches the name against loaded
+ * objects, then asks the audit module (la_objsearch), then maps, and
+ * la_objopen records the first real copy. */
+inline do_dlopen(ours, respelled, path, got) {
     ld_lock();
     if
-    :: (mapped & (1 << path)) != 0 -> got = path     /* already loaded by that name */
-    :: else ->
+    :: !respelled && (dnames & (1 << path)) != 0 -> got = DROPIN   /* origname */
+    :: (respelled || (dnames & (1 << path)) == 0) && (mapped & (1 << path)) != 0 -> got = path
+    :: (respelled || (dnames & (1 << path)) == 0) && (mapped & (1 << path)) == 0 ->
 #ifdef OLD
        got = DROPIN;                                   /* naive: every request */
 #else
        if
        :: ours -> got = path                           /* the cookie says ours */
-       :: else -> got = DROPIN
+#ifdef FIRST_RULE
+       :: !ours -> got = DROPIN                        /* issue 23's: the drop-in, always */
+#else
+       :: !ours && realcopy != 0 -> got = realcopy     /* the copy in use */
+       :: !ours && realcopy == 0 -> got = DROPIN
+#endif
        fi;
 #endif
        if
-       :: got == DROPIN -> if :: asked == 0 -> asked = path :: else -> skip fi
-       :: else -> mapped = mapped | (1 << got)
+       :: got == DROPIN ->
+          dnames = dnames | (1 << path);
+          if :: asked == 0 -> asked = path :: else -> skip fi
+       :: else ->
+          mapped = mapped | (1 << got);
+          if :: realcopy == 0 -> realcopy = got :: else -> skip fi
        fi
     fi;
     ld_unlock()
 }
 
-/* The drop-in's first call: search once (the asked path, or LIBPATH's). */
-inline first_call(got) {
+/* The drop-in's first call: search once (the asked path, or LIBPATH's),
+ * respelled when ld.so hands back the drop-in itself. */
+inline first_call(got, which) {
     if
     :: atomic { dstatus == UNTRIED && searching == 0 -> searching = _pid + 1 } ->
 #ifdef LIBPATH
-       do_dlopen(1, SYSTEM, got);
+       do_dlopen(1, 0, SYSTEM, got);
 #else
        if
-       :: asked != 0 -> do_dlopen(1, asked, got)
-       :: else -> do_dlopen(1, WHEEL, got)         /* found by the default search */
+       :: asked != 0 -> do_dlopen(1, 0, asked, got)
+       :: else -> do_dlopen(1, 0, WHEEL, got)      /* found by the default search */
        fi;
 #endif
+       if
+       :: got == DROPIN -> which = (asked != 0 -> asked : WHEEL); do_dlopen(1, 1, which, got)
+       :: else -> skip
+       fi;
        /* the real library must be a real file: the drop-in calling through
         * itself waits for its own load (the naive module's hang) */
        assert(got != DROPIN);
@@ -235,18 +260,41 @@ inline first_call(got) {
 /* torch: preloads the wheel's NCCL by path, then calls a collective. */
 active proctype torch()
 {
-    byte got;
-    do_dlopen(0, WHEEL, got);
-    assert(got == DROPIN || (mapped & (1 << WHEEL)) != 0);
-    first_call(got)
+    byte got, which;
+    do_dlopen(0, 0, WHEEL, got);
+    assert(got == DROPIN || got == realcopy);
+    first_call(got, which)
 }
 
 /* A CuPy/cuda.pathfinder-style load of another copy by path, then a call. */
 active proctype cupy()
 {
-    byte got;
-    do_dlopen(0, SYSTEM, got);
-    first_call(got)
+    byte got, which;
+    do_dlopen(0, 0, SYSTEM, got);
+    assert(got == DROPIN || got == realcopy);
+    first_call(got, which)
+}
+
+/* A tool (compute-sanitizer's injection) re-opening the library by path:
+ * before the first load it gets the drop-in; after it, by the loaded file's
+ * own name (as /proc/self/maps gives it) or another file's, the copy in
+ * use. Re-opening the very string a redirected request named before the
+ * first load gives the drop-in (origname, the documented limit). */
+active proctype tool()
+{
+    byte got, name, seen;
+    if
+    :: atomic { dstatus == UNTRIED -> skip };          /* before the first call */
+       do_dlopen(0, 0, SYSTEM, got);
+       assert(got == DROPIN || got == realcopy)
+    :: atomic { dstatus == LOADED -> name = loaded };  /* after it */
+       do_dlopen(0, 1, name, got);
+       assert(got == loaded);
+       name = (loaded == WHEEL -> SYSTEM : WHEEL);
+       seen = dnames;                                  /* names redirected before */
+       do_dlopen(0, 0, name, got);
+       assert(got == loaded || (got == DROPIN && (seen & (1 << name)) != 0))
+    fi
 }
 
 /* fork() at any step; the child preloads by path again and calls: the
@@ -256,11 +304,11 @@ active proctype forker()
     byte got;
     atomic { ld == 0 ->
              c_mapped = mapped; c_dstatus = dstatus; c_loaded = loaded; c_asked = asked;
-             forked = true };
+             c_real = realcopy; forked = true };
     /* the child: a by-path load, then a call (its own search if none finished) */
     atomic {
         if
-        :: (c_mapped & (1 << WHEEL)) != 0 -> got = WHEEL
+        :: c_real != 0 -> got = c_real
         :: else -> got = DROPIN
         fi;
         if
@@ -268,9 +316,9 @@ active proctype forker()
 #ifdef OLD
            got = DROPIN;      /* its own by-path load is redirected too */
 #elif defined(LIBPATH)
-           got = SYSTEM;
+           got = (c_real != 0 -> c_real : SYSTEM);
 #else
-           got = (c_asked != 0 -> c_asked : WHEEL);
+           got = (c_real != 0 -> c_real : (c_asked != 0 -> c_asked : WHEEL));
 #endif
            assert(got != DROPIN);
            c_mapped = c_mapped | (1 << got)
