@@ -602,5 +602,43 @@ def audit_jemalloc_python_one_copy():
     t.equal(len(out["after_call"]), 1, r.stdout)
     t.check(same_file(out["after_call"][0], real), r.stdout)
 
+@case
+def audit_two_rank_mpi_launch():
+    """Two ranks launched by Debian's Open MPI: the wrapper around mpirun
+    (local ranks inherit its variables), inside each rank's command, and
+    its variables forwarded with -x as for remote ranks (docs/consumers.md,
+    "Launchers"): each rank maps nothing real after the by-path preload and
+    exactly the file asked for after its call."""
+    sanitizer_skip()
+    if not shutil.which("mpirun"):
+        raise t.Skip("mpirun is not installed (Debian's openmpi-bin)")
+    real = t.real_library("libnccl.so.2")
+    d = t.workdir("audit_mpi")
+    exe, so = consumer(d), needer(d, "nccl")
+    rank_cmd = ["sh", "-c", f'exec "$0" "$@" > {d}/out.$OMPI_COMM_WORLD_RANK 2>&1',
+                exe, real, so, "nccl_version"]
+    mpirun = ["mpirun", "--oversubscribe", "-np", "2"]
+    printed = t.run([RUN, "--print-env"], check_rc=0).stdout
+    forwarded = dict(line[len("export "):].split("=", 1) for line in printed.splitlines())
+    forwarded = {k: v.strip("'") for k, v in forwarded.items()}
+    env = {"LZ_NOT_REAL": DROPINS, "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+           "OMPI_MCA_plm_rsh_agent": "false"}
+    ways = {
+        "lazynccl-run mpirun": ([RUN] + mpirun + rank_cmd, env),
+        "mpirun lazynccl-run": (mpirun + [RUN] + rank_cmd, env),
+        "mpirun -x": (mpirun + [a for k in forwarded for a in ("-x", k)] + rank_cmd, dict(env, **forwarded)),
+    }
+    for way, (cmd, e) in ways.items():
+        r = t.run(["timeout", "120"] + cmd, env=e)
+        t.equal(r.returncode, 0, f"{way}: {r.stdout}{r.stderr}")
+        for rank in (0, 1):
+            out = open(f"{d}/out.{rank}").read()
+            t.equal(real_after(out, "preload"), [], f"{way}, rank {rank}: lazy: {out}")
+            after = real_after(out, "call")
+            t.equal(len(after), 1, f"{way}, rank {rank}: {out}")
+            t.check(same_file(after[0], real), f"{way}, rank {rank}: {out}")
+            t.check(int(lines(out, "answer")[0][0]) > 0, f"{way}, rank {rank}: {out}")
+
+
 if __name__ == "__main__":
     raise SystemExit(t.main())
