@@ -253,8 +253,9 @@ static void check_audit(doctor_report *r, info_lib *libs, int nlibs)
     if (module[0] && dropins[0])
         add(r, "audit", "ok", NULL,
             "requests for %s, by name or by path, get the drop-ins (%s) until the real library is "
-            "loaded, then that copy, through the audit module %s%s%s; LAZYNCCL_DEBUG=1 logs each "
-            "redirect, who asked and for which path",
+            "loaded, then that copy, through the audit module %s%s%s; in a process, "
+            "lazynccl.status() (or <shim>_loaded_path()) names the real file that serves, and "
+            "LAZYNCCL_DEBUG=1 logs each redirect, who asked and for which path",
             sonames, dropins, module, others[0] ? "; other audit modules kept: " : "", others);
     else if (module[0])
         add(r, "audit", "warning", "run the program with lazynccl-run (it sets both variables)",
