@@ -8,7 +8,7 @@
 #include "lz_probe.h"
 #include "lz_candidate.h"
 #include "lz_report.h"
-#include "lz_search.h"
+#include "lz_linker.h"
 #include "lz_note.h"
 
 #include <dirent.h>

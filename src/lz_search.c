@@ -4,7 +4,7 @@
 #include "lz_search.h"
 #include "lz_asked.h"
 #include "lz_candidate.h"
-#include "lz_ldcache.h"
+#include "lz_linker.h"
 #include "lz_report.h"
 #include "lz_objects.h"
 #include "lz_pathlist.h"
@@ -20,31 +20,10 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-static const char *const system_dirs[] = {
-#if defined(__x86_64__)
-    "/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu",
-#elif defined(__aarch64__)
-    "/lib/aarch64-linux-gnu", "/usr/lib/aarch64-linux-gnu",
-#endif
-    "/lib64", "/usr/lib64", "/lib", "/usr/lib", NULL};
-
-/* dir/name, malloc'd exactly (NULL: longer than PATH_MAX, or out of
- * memory). Exact, not PATH_MAX: the strings a first call keeps share a few
- * heap pages, where a buffer each would be a fresh page each (11 us on a
- * virtual machine; docs/performance.md). */
-static char *join_plain(const char *dir, const char *name)
-{
-    size_t n = strlen(dir) + 1 + strlen(name) + 1;
-    char *out = n <= PATH_MAX ? malloc(n) : NULL;
-    if (out)
-        lz_path_join(out, n, dir, name);
-    return out;
-}
-
-/* The same in a walk, which says why when there is none. */
+/* dir/name (lz_path_dup) in a walk, which says why when there is none. */
 static char *join(lz_walk *w, const char *step, const char *dir, const char *name)
 {
-    char *out = join_plain(dir, name);
+    char *out = lz_path_dup(dir, name);
     if (out)
         return out;
     if (strlen(dir) + 1 + strlen(name) + 1 > PATH_MAX) {
@@ -54,12 +33,6 @@ static char *join(lz_walk *w, const char *step, const char *dir, const char *nam
     } else
         lz_note(w, "out of memory: %s/%s was not tried", dir, name);
     return NULL;
-}
-
-static int exists(const char *path)
-{
-    struct stat sb;
-    return stat(path, &sb) == 0;
 }
 
 static void say_why_unused(lz_walk *w, const char *step, const char *dir, int quiet);
@@ -72,7 +45,7 @@ static int try_dir(lz_walk *w, const char *step, const char *dir, int quiet)
     lz_looked(w, step, dir);
     for (const char *const *s = w->lib->sonames; *s && !rc; s++) {
         char *path = join(w, step, dir, *s);
-        if (path && exists(path)) {
+        if (path && lz_linker_exists(path)) {
             any = 1;
             rc = lz_try_file(w, step, path);
         }
@@ -107,7 +80,7 @@ __attribute__((noinline)) static void say_why_unused(lz_walk *w, const char *ste
     /* A soname the spec knows it cannot serve (CUDA 11 NVRTC, say) is worth naming. */
     for (const lz_unsupported *u = w->lib->unsupported; u && u->soname; u++) {
         char *path = join(w, step, dir, u->soname);
-        int held = path && exists(path);
+        int held = path && lz_linker_exists(path);
         free(path);
         if (held) {
             snprintf(also, sizeof also, " (it holds %s: %s, not supported by this shim)",
@@ -414,109 +387,6 @@ static int step_roots(lz_walk *w, const lz_root *roots)
         if (step_env_dirs(w, r->var, r->subdirs))
             return 1;
     return 0;
-}
-
-/* The dynamic linker's search (5), followed so that the file it would load
- * is probed first. As ld.so does: the DT_RPATH of the objects that need the
- * library (or the shim); each LD_LIBRARY_PATH directory, tried for every
- * soname before the next directory; their DT_RUNPATH; then ld.so.cache, one
- * soname after another in preference order; then the system directories. */
-struct linker_walk {
-    const char *const *sonames;
-    const lz_linker_hooks *h;
-};
-
-static int linker_dir(struct linker_walk *lw, const char *step, const char *dir)
-{
-    if (lw->h->looked)
-        lw->h->looked(lw->h->ctx, step, dir);
-    int rc = 0;
-    for (const char *const *s = lw->sonames; *s && !rc; s++) {
-        char *path = join_plain(dir, *s);
-        rc = path && exists(path) && lw->h->visit(lw->h->ctx, step, path);
-        free(path);
-    }
-    return rc;
-}
-
-static int visit_runpath(void *ctx, const char *dir, const char *why)
-{
-    struct linker_walk *lw = ctx;
-    if (!dir) {
-        if (lw->h->note)
-            lw->h->note(lw->h->ctx, "run path", why);
-        return 0;
-    }
-    return linker_dir(lw, "run path", dir);
-}
-
-/* Each LD_LIBRARY_PATH directory, as ld.so expands it. */
-static int linker_llp(struct linker_walk *lw, const char *llp)
-{
-    struct {
-        char exe[PATH_MAX], cwd[PATH_MAX], dir[PATH_MAX], why[768];
-    } *b = malloc(sizeof *b);
-    if (!b) {
-        if (lw->h->note)
-            lw->h->note(lw->h->ctx, "LD_LIBRARY_PATH", "out of memory: not searched");
-        return 0;
-    }
-    /* ld.so's $ORIGIN in LD_LIBRARY_PATH: the program's directory, read
-     * (under /proc) only where an entry may name it. */
-    const char *origin = NULL;
-    char *slash = strchr(llp, '$') && lz_objects_program_path(b->exe, sizeof b->exe)
-                      ? strrchr(b->exe, '/') : NULL;
-    if (slash) {
-        *slash = '\0';
-        origin = slash == b->exe ? "/" : b->exe;
-    }
-    const char *here = getcwd(b->cwd, sizeof b->cwd);
-    int rc = 0;
-    for (const char *p = llp; *p && !rc;) {
-        size_t len = lz_path_next(p, ":;");
-        if (!lz_path_entry(p, len, origin, here, lz_secure(), b->dir, sizeof b->dir, b->why,
-                           sizeof b->why)) {
-            if (lw->h->note)
-                lw->h->note(lw->h->ctx, "LD_LIBRARY_PATH", b->why);
-        } else
-            rc = linker_dir(lw, "LD_LIBRARY_PATH", b->dir);
-        p += len + (p[len] != '\0');
-    }
-    free(b);
-    return rc;
-}
-
-int lz_linker_lookup(const char *const *sonames, const lz_linker_hooks *hooks)
-{
-    struct linker_walk lw = {sonames, hooks};
-    /* ld.so: DT_RPATH before LD_LIBRARY_PATH, DT_RUNPATH after. */
-    if (lz_objects_runpaths(sonames, 0, visit_runpath, &lw))
-        return 1;
-    const char *llp = lz_getenv("LD_LIBRARY_PATH");
-    if (llp && *llp && linker_llp(&lw, llp))
-        return 1;
-    if (lz_objects_runpaths(sonames, 1, visit_runpath, &lw))
-        return 1;
-    return lz_system_lookup(sonames, hooks);
-}
-
-int lz_system_lookup(const char *const *sonames, const lz_linker_hooks *hooks)
-{
-    struct linker_walk lw = {sonames, hooks};
-    int rc = 0;
-    for (const char *const *s = sonames; *s && !rc; s++) {
-        if (hooks->looked) {
-            char place[128];
-            snprintf(place, sizeof place, "/etc/ld.so.cache for %s", *s);
-            hooks->looked(hooks->ctx, "ld.so.cache", place);
-        }
-        char *path = lz_ldcache_path("/etc/ld.so.cache", *s);
-        rc = path && hooks->visit(hooks->ctx, "ld.so.cache", path);
-        free(path);
-    }
-    for (const char *const *d = system_dirs; *d && !rc; d++)
-        rc = linker_dir(&lw, "system directories", *d);
-    return rc;
 }
 
 static int visit_candidate(void *ctx, const char *step, const char *path)

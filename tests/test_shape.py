@@ -171,6 +171,38 @@ SOURCE_EXT = (".c", ".h", ".py", ".sh", ".toml", ".build", ".pml", ".in")
 
 
 @case
+def runtime_includes_form_layers():
+    """The runtime is a tower: the graph of which module's source includes
+    which module's header (src/lz_*.c -> src/lz_*.h, a module's own header
+    left out) has no circle, so no file calls one above it."""
+    src = os.path.join(t.SOURCE, "src")
+    graph = {}
+    for f in sorted(os.listdir(src)):
+        if f.startswith("lz_") and f.endswith(".c"):
+            mod = f[:-2]
+            text = open(os.path.join(src, f)).read()
+            graph[mod] = {h[:-2] for h in re.findall(r'#include "(lz_\w+\.h)"', text)} - {mod}
+            # a header's own includes count for the module that owns it
+            own = os.path.join(src, mod + ".h")
+            if os.path.exists(own):
+                graph[mod] |= {h[:-2] for h in re.findall(r'#include "(lz_\w+\.h)"', open(own).read())} - {mod}
+    t.check(len(graph) > 10, f"runtime modules found: {sorted(graph)}")
+    state = {}
+
+    def visit(m, path):
+        if state.get(m) == "done":
+            return
+        t.check(state.get(m) != "open", f"include circle: {' -> '.join(path + [m])}")
+        state[m] = "open"
+        for n in sorted(graph.get(m, ())):
+            visit(n, path + [m])
+        state[m] = "done"
+
+    for m in graph:
+        visit(m, [])
+
+
+@case
 def spdx_every_source_file():
     """Every tracked source file names its licence (MIT, as LICENSE and
     meson.build say) in an SPDX line near its top."""

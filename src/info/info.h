@@ -6,6 +6,7 @@
 #include "lz_api.h"
 #include "lz_report.h"
 #include "lz_search.h"
+#include "lz_linker.h"
 
 #include <stdio.h>
 
