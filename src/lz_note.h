@@ -20,6 +20,7 @@
 #define LZ_NOTE_H
 
 #include <limits.h>
+#include <stddef.h>
 #ifndef PATH_MAX /* a freestanding <limits.h> (clang's) does not say it */
 #include <linux/limits.h>
 #endif

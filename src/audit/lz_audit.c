@@ -30,6 +30,7 @@
 #endif
 #include "lz_sys.h"
 
+#include "lz_memobj.h"
 #include "../lz_dynread.h"
 #include "../lz_note.h"
 
@@ -176,136 +177,25 @@ static int mapped(const void *p, size_t len)
     return span <= 16 * page && lz_sys_mincore((void *)start, span, vec) == 0;
 }
 
-/* The .note.lazynccl of a loaded object: calls fn(type, desc, size, ctx)
- * for each; returns what fn returned first non-zero. */
-static int each_note(const struct link_map *map, int (*fn)(unsigned, const char *, size_t, void *),
-                     void *ctx)
+/* A link map as lz_memobj reads objects. The main program's headers come
+ * from the auxiliary vector; another object's are checked to be mapped
+ * first (an object's first page holds its headers with every common
+ * linker; the check keeps an odd layout from crashing): 0 when unreadable. */
+static int from_map(const struct link_map *map, lz_mem_obj *o)
 {
-    const ElfW(Phdr) *ph;
-    size_t n;
+    o->base = map->l_addr;
+    o->dyn = map->l_ld;
     if (!map->l_name || !map->l_name[0]) {
-        ph = (const ElfW(Phdr) *)lz_sys_getauxval(AT_PHDR);
-        n = lz_sys_getauxval(AT_PHNUM);
-    } else {
-        const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)map->l_addr;
-        if (!map->l_addr || !mapped(eh, sizeof *eh) || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0)
-            return 0;
-        ph = (const ElfW(Phdr) *)(map->l_addr + eh->e_phoff);
-        n = eh->e_phnum;
-        if (!mapped(ph, n * sizeof *ph))
-            return 0;
+        o->ph = (const ElfW(Phdr) *)lz_sys_getauxval(AT_PHDR);
+        o->phnum = lz_sys_getauxval(AT_PHNUM);
+        return o->ph != 0;
     }
-    for (size_t i = 0; ph && i < n; i++) {
-        if (ph[i].p_type != PT_NOTE)
-            continue;
-        const char *p = (const char *)(map->l_addr + ph[i].p_vaddr);
-        const char *end = p + ph[i].p_memsz;
-        /* Notes are padded to the segment's alignment: 8 for an 8-aligned
-         * PT_NOTE (.note.gnu.property), else 4 (ours). */
-        size_t pad = ph[i].p_align == 8 ? 7 : 3;
-        while (p + sizeof(ElfW(Nhdr)) <= end) {
-            const ElfW(Nhdr) *nh = (const ElfW(Nhdr) *)p;
-            const char *name = p + sizeof *nh;
-            const char *desc = name + ((nh->n_namesz + pad) & ~pad);
-            const char *next = desc + ((nh->n_descsz + pad) & ~pad);
-            if (next > end || next <= p)
-                break;
-            if (nh->n_namesz == sizeof LZ_NOTE_OWNER &&
-                memcmp(name, LZ_NOTE_OWNER, sizeof LZ_NOTE_OWNER) == 0) {
-                int rc = fn(nh->n_type, desc, nh->n_descsz, ctx);
-                if (rc)
-                    return rc;
-            }
-            p = next;
-        }
-    }
-    return 0;
-}
-
-/* NUL-separated names in desc: 1 when soname is one of them. */
-static int runtime_loads(unsigned type, const char *desc, size_t size, void *ctx)
-{
-    const char *soname = ctx;
-    if (type != LZ_NOTE_RUNTIME)
+    const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)map->l_addr;
+    if (!map->l_addr || !mapped(eh, sizeof *eh) || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0)
         return 0;
-    for (size_t o = 0; o < size && desc[o];) {
-        size_t len = strnlen(desc + o, size - o);
-        if (len == strlen(soname) && memcmp(desc + o, soname, len) == 0)
-            return 1;
-        o += len + 1;
-    }
-    return 0;
-}
-
-/* A drop-in's note: its box, when it stands for t's SONAME. */
-static int dropin_box(unsigned type, const char *desc, size_t size, void *ctx)
-{
-    target *t = ctx;
-    int32_t off;
-    if (type != LZ_NOTE_DROPIN || size <= sizeof off)
-        return 0;
-    const char *name = desc + sizeof off;
-    size_t len = strnlen(name, size - sizeof off);
-    if (len == size - sizeof off || len != strlen(t->soname) || memcmp(name, t->soname, len) != 0)
-        return 0;
-    memcpy(&off, desc, sizeof off);
-    t->box = (lz_asked_box *)(uintptr_t)(desc + off);
-    return 1;
-}
-
-/* An object's dynamic section, read in memory. ld.so has made the table
- * addresses absolute where the section is writable (most targets) and left
- * them relative elsewhere: a value below the load address is relative. */
-typedef struct dyn_mem {
-    const char *strtab, *soname;
-    const ElfW(Sym) *symtab;
-    const uint32_t *gnu_hash;
-} dyn_mem;
-
-static void read_dyn(const struct link_map *map, dyn_mem *m)
-{
-    ElfW(Addr) at[4] = {0, 0, 0, 0}, soname = 0;
-    int has_soname = 0;
-    for (size_t i = 0; map->l_ld && map->l_ld[i].d_tag != DT_NULL && i < 256; i++) {
-        const ElfW(Dyn) *d = &map->l_ld[i];
-        switch (d->d_tag) {
-        case DT_STRTAB: at[0] = d->d_un.d_ptr; break;
-        case DT_SYMTAB: at[1] = d->d_un.d_ptr; break;
-        case DT_GNU_HASH: at[2] = d->d_un.d_ptr; break;
-        case DT_SONAME: soname = d->d_un.d_val, has_soname = 1; break;
-        }
-    }
-    for (int i = 0; i < 3; i++)
-        if (at[i] && at[i] < map->l_addr)
-            at[i] += map->l_addr;
-    m->strtab = (const char *)at[0];
-    m->symtab = (const ElfW(Sym) *)at[1];
-    m->gnu_hash = (const uint32_t *)at[2];
-    m->soname = has_soname && m->strtab ? m->strtab + soname : 0;
-}
-
-/* The address of a symbol an object defines, through its GNU hash table
- * (ld.so has one on every glibc target), or NULL. */
-static void *defined(const struct link_map *map, const dyn_mem *m, const char *name)
-{
-    const uint32_t *h = m->gnu_hash;
-    if (!h || !m->symtab || !m->strtab || h[0] == 0)
-        return 0;
-    uint32_t hash = 5381;
-    for (const unsigned char *c = (const unsigned char *)name; *c; c++)
-        hash = hash * 33 + *c;
-    uint32_t nbuckets = h[0], symoffset = h[1], bloom_size = h[2];
-    const uint32_t *buckets = (const uint32_t *)((const ElfW(Addr) *)(h + 4) + bloom_size);
-    const uint32_t *chain = buckets + nbuckets;
-    for (uint32_t i = buckets[hash % nbuckets]; i >= symoffset; i++) {
-        uint32_t ch = chain[i - symoffset];
-        const ElfW(Sym) *sym = &m->symtab[i];
-        if ((ch | 1) == (hash | 1) && sym->st_shndx != SHN_UNDEF && same(m->strtab + sym->st_name, name))
-            return (void *)(map->l_addr + sym->st_value);
-        if (ch & 1)
-            break;
-    }
-    return 0;
+    o->ph = (const ElfW(Phdr) *)(map->l_addr + eh->e_phoff);
+    o->phnum = eh->e_phnum;
+    return mapped(o->ph, o->phnum * sizeof *o->ph);
 }
 
 static target *by_soname(const char *soname)
@@ -332,19 +222,20 @@ LZ_AUDIT_API unsigned int la_objopen(struct link_map *map, Lmid_t lmid, uintptr_
     static int configured;
     if (lmid != LM_ID_BASE || !map->l_name || !map->l_name[0])
         return 0;
-    dyn_mem m;
-    read_dyn(map, &m);
+    lz_mem_obj o;
+    if (!from_map(map, &o))
+        return 0;
     if (!configured) {
-        void **stack_end = defined(map, &m, "__libc_stack_end");
+        void **stack_end = lz_mem_defined(&o, "__libc_stack_end");
         if (!stack_end)
             return 0;
         configured = 1;
         configure(*stack_end);
     }
-    target *t = ntargets ? by_soname(m.soname) : 0;
+    target *t = ntargets ? by_soname(lz_mem_soname(&o)) : 0;
     if (!t)
         return 0;
-    if (each_note(map, dropin_box, t)) {
+    if ((t->box = lz_mem_dropin_box(&o, t->soname))) {
         t->dropin = map;
         say("drop-in ", map->l_name, " stands for ", t->soname, " until it is loaded");
         if (pending.t == t)
@@ -407,7 +298,8 @@ LZ_AUDIT_API char *la_objsearch(const char *name, uintptr_t *cookie, unsigned in
     if (!t)
         return (char *)name;
 #ifndef LZ_AUDIT_NAIVE /* the suite builds the naive module to show its failure */
-    if (asker && each_note(asker, runtime_loads, (void *)t->soname))
+    lz_mem_obj o;
+    if (asker && from_map(asker, &o) && lz_mem_runtime_loads(&o, t->soname))
         return (char *)name; /* a runtime's own load */
     if (t->box && __atomic_load_n(&t->box->loading_tid, __ATOMIC_RELAXED) == lz_sys_gettid())
         return (char *)name; /* the drop-in's own, through an interceptor of dlopen */

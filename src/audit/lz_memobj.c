@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: MIT */
+/* A loaded object read in memory (lz_memobj.h). */
+#include "lz_memobj.h"
+
+#include <elf.h>
+#include <string.h>
+
+void lz_mem_from_phdr(lz_mem_obj *o, const struct dl_phdr_info *info)
+{
+    o->base = info->dlpi_addr;
+    o->ph = info->dlpi_phdr;
+    o->phnum = info->dlpi_phnum;
+    o->dyn = 0;
+    for (size_t i = 0; i < o->phnum; i++)
+        if (o->ph[i].p_type == PT_DYNAMIC)
+            o->dyn = (const ElfW(Dyn) *)(o->base + o->ph[i].p_vaddr);
+}
+
+/* Calls fn(type, desc, size, ctx) for each lazynccl note; returns what fn
+ * returned first non-zero. */
+static int each_note(const lz_mem_obj *o, int (*fn)(unsigned, const char *, size_t, void *), void *ctx)
+{
+    for (size_t i = 0; o->ph && i < o->phnum; i++) {
+        if (o->ph[i].p_type != PT_NOTE)
+            continue;
+        const char *p = (const char *)(o->base + o->ph[i].p_vaddr);
+        const char *end = p + o->ph[i].p_memsz;
+        /* Notes are padded to the segment's alignment: 8 for an 8-aligned
+         * PT_NOTE (.note.gnu.property), else 4 (ours). */
+        size_t pad = o->ph[i].p_align == 8 ? 7 : 3;
+        while (p + sizeof(ElfW(Nhdr)) <= end) {
+            const ElfW(Nhdr) *nh = (const ElfW(Nhdr) *)p;
+            const char *name = p + sizeof *nh;
+            const char *desc = name + ((nh->n_namesz + pad) & ~pad);
+            const char *next = desc + ((nh->n_descsz + pad) & ~pad);
+            if (next > end || next <= p)
+                break;
+            if (nh->n_namesz == sizeof LZ_NOTE_OWNER &&
+                memcmp(name, LZ_NOTE_OWNER, sizeof LZ_NOTE_OWNER) == 0) {
+                int rc = fn(nh->n_type, desc, nh->n_descsz, ctx);
+                if (rc)
+                    return rc;
+            }
+            p = next;
+        }
+    }
+    return 0;
+}
+
+/* NUL-separated names in desc: 1 when soname is one of them. */
+static int runtime_loads(unsigned type, const char *desc, size_t size, void *ctx)
+{
+    const char *soname = ctx;
+    if (type != LZ_NOTE_RUNTIME)
+        return 0;
+    for (size_t o = 0; o < size && desc[o];) {
+        size_t len = strnlen(desc + o, size - o);
+        if (len == strlen(soname) && memcmp(desc + o, soname, len) == 0)
+            return 1;
+        o += len + 1;
+    }
+    return 0;
+}
+
+int lz_mem_runtime_loads(const lz_mem_obj *o, const char *soname)
+{
+    return each_note(o, runtime_loads, (void *)soname);
+}
+
+struct box_query {
+    const char *soname;
+    lz_asked_box *box;
+};
+
+static int dropin_box(unsigned type, const char *desc, size_t size, void *ctx)
+{
+    struct box_query *q = ctx;
+    int32_t off;
+    if (type != LZ_NOTE_DROPIN || size <= sizeof off)
+        return 0;
+    const char *name = desc + sizeof off;
+    size_t len = strnlen(name, size - sizeof off);
+    if (len == size - sizeof off || len != strlen(q->soname) || memcmp(name, q->soname, len) != 0)
+        return 0;
+    memcpy(&off, desc, sizeof off);
+    q->box = (lz_asked_box *)(uintptr_t)(desc + off);
+    return 1;
+}
+
+lz_asked_box *lz_mem_dropin_box(const lz_mem_obj *o, const char *soname)
+{
+    struct box_query q = {soname, 0};
+    return each_note(o, dropin_box, &q) ? q.box : 0;
+}
+
+/* The dynamic section's tables. ld.so has made their addresses absolute
+ * where the section is writable (most targets) and left them relative
+ * elsewhere: a value below the load address is relative. */
+typedef struct dyn_mem {
+    const char *strtab, *soname;
+    const ElfW(Sym) *symtab;
+    const uint32_t *gnu_hash;
+} dyn_mem;
+
+static void read_dyn(const lz_mem_obj *o, dyn_mem *m)
+{
+    ElfW(Addr) at[3] = {0, 0, 0}, soname = 0;
+    int has_soname = 0;
+    for (size_t i = 0; o->dyn && o->dyn[i].d_tag != DT_NULL && i < 256; i++) {
+        const ElfW(Dyn) *d = &o->dyn[i];
+        switch (d->d_tag) {
+        case DT_STRTAB: at[0] = d->d_un.d_ptr; break;
+        case DT_SYMTAB: at[1] = d->d_un.d_ptr; break;
+        case DT_GNU_HASH: at[2] = d->d_un.d_ptr; break;
+        case DT_SONAME: soname = d->d_un.d_val, has_soname = 1; break;
+        }
+    }
+    for (int i = 0; i < 3; i++)
+        if (at[i] && at[i] < o->base)
+            at[i] += o->base;
+    m->strtab = (const char *)at[0];
+    m->symtab = (const ElfW(Sym) *)at[1];
+    m->gnu_hash = (const uint32_t *)at[2];
+    m->soname = has_soname && m->strtab ? m->strtab + soname : 0;
+}
+
+const char *lz_mem_soname(const lz_mem_obj *o)
+{
+    dyn_mem m;
+    read_dyn(o, &m);
+    return m.soname;
+}
+
+void *lz_mem_defined(const lz_mem_obj *o, const char *name)
+{
+    dyn_mem m;
+    read_dyn(o, &m);
+    const uint32_t *h = m.gnu_hash;
+    if (!h || !m.symtab || !m.strtab || h[0] == 0)
+        return 0;
+    uint32_t hash = 5381;
+    for (const unsigned char *c = (const unsigned char *)name; *c; c++)
+        hash = hash * 33 + *c;
+    uint32_t nbuckets = h[0], symoffset = h[1], bloom_size = h[2];
+    const uint32_t *buckets = (const uint32_t *)((const ElfW(Addr) *)(h + 4) + bloom_size);
+    const uint32_t *chain = buckets + nbuckets;
+    size_t len = strlen(name) + 1;
+    for (uint32_t i = buckets[hash % nbuckets]; i >= symoffset; i++) {
+        uint32_t ch = chain[i - symoffset];
+        const ElfW(Sym) *sym = &m.symtab[i];
+        if ((ch | 1) == (hash | 1) && sym->st_shndx != SHN_UNDEF &&
+            memcmp(m.strtab + sym->st_name, name, len) == 0)
+            return (void *)(o->base + sym->st_value);
+        if (ch & 1)
+            break;
+    }
+    return 0;
+}

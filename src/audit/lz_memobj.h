@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT
+ * A loaded object read in memory (lz_memobj.c): its lazynccl notes
+ * (lz_note.h), its SONAME and the symbols it defines. Shared by the audit
+ * module (from la_objopen's link maps) and the preload redirector (from
+ * dl_iterate_phdr); it calls no library function but memcmp and strlen. */
+#ifndef LZ_MEMOBJ_H
+#define LZ_MEMOBJ_H
+
+#include "../lz_note.h"
+
+#include <link.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define LZ_MEM_API __attribute__((visibility("hidden")))
+
+typedef struct lz_mem_obj {
+    ElfW(Addr) base;          /* load address (the link map's l_addr) */
+    const ElfW(Phdr) *ph;     /* program headers, mapped */
+    size_t phnum;
+    const ElfW(Dyn) *dyn;     /* dynamic section, or NULL */
+} lz_mem_obj;
+
+/* From dl_iterate_phdr's view of an object. */
+LZ_MEM_API void lz_mem_from_phdr(lz_mem_obj *o, const struct dl_phdr_info *info);
+
+/* 1 when the object holds a lazynccl runtime that may load soname: its
+ * LZ_NOTE_RUNTIME lists it. */
+LZ_MEM_API int lz_mem_runtime_loads(const lz_mem_obj *o, const char *soname);
+/* The box of the drop-in standing for soname, when the object is one. */
+LZ_MEM_API lz_asked_box *lz_mem_dropin_box(const lz_mem_obj *o, const char *soname);
+/* Its SONAME, or NULL. */
+LZ_MEM_API const char *lz_mem_soname(const lz_mem_obj *o);
+/* The address of a symbol it defines (through its GNU hash table), or NULL. */
+LZ_MEM_API void *lz_mem_defined(const lz_mem_obj *o, const char *name);
+
+#endif
