@@ -77,17 +77,17 @@ def same_file(a, b):
     return os.path.realpath(a) == os.path.realpath(b)
 
 
-def by_path(lib):
+def by_path(lib, run_args=()):
     sanitizer_skip()
     soname = LIBS[lib][0]
     real = t.real_library(soname)
-    d = t.workdir(f"audit_{lib}")
+    d = t.workdir(f"audit_{lib}{'_'.join([''] + [a.strip('-') for a in run_args])}")
     plain = run(d, lib, real, under_run=False)
     t.equal(plain.returncode, 0, f"plain run: {plain.stdout}{plain.stderr}")
     answer = lines(plain.stdout, "answer")[0][0]
     t.check(int(answer) > 0, f"the real library answers: {plain.stdout}")
     t.equal(len(real_after(plain.stdout, "preload")), 1, "without lazynccl-run the preload maps it")
-    r = run(d, lib, real)
+    r = run(d, lib, real, run_args=run_args)
     t.equal(r.returncode, 0, f"under lazynccl-run: {r.stdout}{r.stderr}")
     t.equal(real_after(r.stdout, "preload"), [], "real files mapped after the by-path preload")
     t.equal(real_after(r.stdout, "needer"), [], "real files mapped after the DT_NEEDED object")
@@ -379,13 +379,14 @@ def tool(d):
                        ["-ldl"], shared=True)
 
 
-def tool_run(name, mode, extra_env=None):
+def tool_run(name, mode, extra_env=None, run_args=()):
     """The torch-like consumer with the tool preloaded, in mode (tool-*):
     (its run, the real file asked for)."""
     sanitizer_skip()
     real = t.real_library("libnccl.so.2")
     d = t.workdir(name)
-    r = run(d, "nccl", real, args=[mode], extra_env=dict(extra_env or {}, LD_PRELOAD=tool(d)))
+    r = run(d, "nccl", real, args=[mode], extra_env=dict(extra_env or {}, LD_PRELOAD=tool(d)),
+            run_args=run_args)
     t.equal(r.returncode, 0, r.stdout + r.stderr)
     return r, real
 
@@ -638,6 +639,98 @@ def audit_two_rank_mpi_launch():
             t.equal(len(after), 1, f"{way}, rank {rank}: {out}")
             t.check(same_file(after[0], real), f"{way}, rank {rank}: {out}")
             t.check(int(lines(out, "answer")[0][0]) > 0, f"{way}, rank {rank}: {out}")
+
+
+REDIRECTOR = os.path.join(t.BUILD, "src", "audit", "liblazynccl-redirect.so")
+
+
+@case
+def redirector_nccl_by_path():
+    """lazynccl-run --preload (no audit module: the drop-ins and the
+    redirector preloaded): NCCL preloaded by path stays lazy until the first
+    call, then exactly the file asked for."""
+    by_path("nccl", ["--preload"])
+
+
+@case
+def redirector_nvrtc_by_path_compiles():
+    """The same for NVRTC, with a real compile and its builtins."""
+    by_path("nvrtc", ["--preload"])
+
+
+@case
+def redirector_tool_reopens_loaded_copy():
+    """Under --preload a tool re-opening the library by the very string the
+    program used gets the copy in use (no audit module, so ld.so never
+    gave the drop-in that name)."""
+    r, real = tool_run("redirector_tool", "tool-same-string", run_args=["--preload"])
+    t.check(same_file(tool_file(r.stdout), real), f"the tool hooks the real file: {r.stdout}")
+    t.equal(len(real_after(r.stdout, "tool")), 1, r.stdout)
+
+
+@case
+def redirector_dlopen_is_a_tail_call():
+    """The redirector's dlopen reaches the C library's by a jump, never a
+    call: glibc's dlopen reads its caller from the return address (for
+    $ORIGIN, run paths and the namespace), which must stay the program's."""
+    sanitizer_skip()
+    objdump = os.environ.get("LZ_OBJDUMP", "objdump")
+    text = t.run([objdump, "-d", "--no-show-raw-insn", REDIRECTOR], check_rc=0).stdout
+    body = re.search(r"<dlopen>:\n(.*?)\n\n", text, re.S)
+    t.check(body, f"no dlopen in {REDIRECTOR}")
+    insns = body.group(1)
+    jumps = re.findall(r"\bjmp\s+\*%r\w+|\bbr\s+x\d+", insns)
+    t.check(len(jumps) >= 1, f"no jump to the next dlopen:\n{insns}")
+    t.check(not re.search(r"\bcall\s+\*|\bblr\s+x", insns), f"an indirect call in dlopen:\n{insns}")
+
+
+CALLER = r"""
+#include <dlfcn.h>
+int open_dep(void) { return dlopen("libdep_only_here.so", RTLD_NOW) != 0; }
+"""
+
+
+@case
+def redirector_keeps_callers_run_path():
+    """A library whose run path alone finds what it dlopens by name still
+    finds it under --preload: the redirector leaves glibc the caller's
+    return address."""
+    sanitizer_skip()
+    d = t.workdir("redirector_runpath")
+    os.makedirs(f"{d}/sub")
+    with open(f"{d}/dep.c", "w") as f:
+        f.write("int dep(void) { return 1; }\n")
+    with open(f"{d}/caller.c", "w") as f:
+        f.write(CALLER)
+    t.compile_c(f"{d}/sub/libdep_only_here.so", [f"{d}/dep.c"], [], shared=True)
+    caller = t.compile_c(f"{d}/libcaller.so", [f"{d}/caller.c"],
+                         ["-ldl", "-Wl,--enable-new-dtags,-rpath,$ORIGIN/sub"], shared=True)
+    script = ("import ctypes, sys; print(ctypes.CDLL(sys.argv[1]).open_dep())")
+    import sys
+    plain = t.run([sys.executable, "-c", script, caller], check_rc=0)
+    t.equal(plain.stdout.strip(), "1", "plain")
+    r = t.run([RUN, "--preload", sys.executable, "-c", script, caller], check_rc=0)
+    t.equal(r.stdout.strip(), "1", f"under --preload: {r.stderr}")
+
+
+@case
+def redirector_jemalloc_python_one_copy():
+    """--preload with jemalloc preloaded (the way glibc before 2.32 is
+    served): a Python process loading NCCL by path as torch does stays lazy,
+    then maps exactly that file."""
+    sanitizer_skip()
+    import json
+    import sys
+    je = jemalloc()
+    real = t.real_library("libnccl.so.2")
+    r = t.run(["timeout", "120", RUN, "--preload", sys.executable, "-c", JE_PY, real, DROPINS],
+              env={"LD_PRELOAD": je})
+    t.equal(r.returncode, 0, r.stdout + r.stderr)
+    out = json.loads(r.stdout)
+    t.equal(out["after_preload"], [], r.stdout)
+    t.check(out["version"] > 0, r.stdout)
+    t.equal(len(out["after_call"]), 1, r.stdout)
+    t.check(same_file(out["after_call"][0], real), r.stdout)
 
 
 if __name__ == "__main__":
