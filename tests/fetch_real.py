@@ -4,6 +4,7 @@
 tests that check lazynccl against the real thing (docs/testing.md).
 
     tests/fetch_real.py [--cache DIR] [--quiet]
+    tests/fetch_real.py --bullseye [--quiet]
 
 Debian packages them: CUDA 12.4's NVRTC, its builtins and nvJitLink
 (trixie non-free), NCCL 2.22.3 (trixie contrib), CUDA 11.8's NVRTC (bookworm
@@ -15,6 +16,12 @@ is installed into /. The cache is complete when DIR/complete exists; a
 second run then does nothing. Exit status 0 when the cache is complete, 1
 when the archive could not be reached or a package is missing (the message
 says which); the tests that need the cache then skip, saying so.
+
+With --bullseye: a Debian 11 root (glibc 2.31, python3, libjemalloc2) made
+once by debootstrap (--variant=minbase) into DIR/../bullseye, for the tests
+of lazynccl-run on a glibc without glibc.rtld.optional_static_tls
+(docs/consumers.md, "Static TLS"). Built in a scratch directory and renamed
+when whole; it needs root (debootstrap, and chroot to use it).
 """
 
 import argparse
@@ -56,11 +63,38 @@ def cache_dir():
     return os.environ.get("LZ_REAL_CACHE") or default_cache()
 
 
+def bullseye_dir():
+    return os.path.join(os.path.dirname(cache_dir()), "bullseye")
+
+
+def bullseye(quiet):
+    root = bullseye_dir()
+    if os.path.exists(os.path.join(root, "usr", "bin", "python3")):
+        return 0
+    if not shutil.which("debootstrap") or os.geteuid() != 0:
+        print("fetch_real: a bullseye root needs debootstrap and root", file=sys.stderr)
+        return 1
+    scratch = root + ".partial"
+    shutil.rmtree(scratch, ignore_errors=True)
+    out = subprocess.DEVNULL if quiet else None
+    r = subprocess.run(["debootstrap", "--variant=minbase", "--include=python3,libjemalloc2",
+                        "bullseye", scratch, "http://deb.debian.org/debian"],
+                       stdout=out, stderr=subprocess.PIPE, text=True)
+    if r.returncode != 0:
+        print("fetch_real: debootstrap bullseye failed:\n" + r.stderr.strip()[-2000:], file=sys.stderr)
+        return 1
+    os.rename(scratch, root)
+    return 0
+
+
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--cache", default=cache_dir())
     ap.add_argument("--quiet", action="store_true")
+    ap.add_argument("--bullseye", action="store_true")
     a = ap.parse_args(argv)
+    if a.bullseye:
+        return bullseye(a.quiet)
     cache = os.path.abspath(a.cache)
     if os.path.exists(os.path.join(cache, "complete")):
         return 0

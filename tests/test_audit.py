@@ -327,7 +327,7 @@ def audit_doctor_says_what_is_redirected():
 
 
 CUPY_LIKE = r"""
-import ctypes, json, sys
+import ctypes, json, os, sys
 sys.path.insert(0, sys.argv[1])
 def real():
     out = set()
@@ -572,12 +572,12 @@ def audit_jemalloc_preloaded_program():
 
 
 JE_PY = r"""
-import ctypes, json, sys
+import ctypes, json, os, sys
 def real():
     return sorted({l.split()[-1] for l in open('/proc/self/maps')
                    if '/libnccl.so' in l and not l.split()[-1].startswith(sys.argv[2])})
 ctypes.CDLL(sys.argv[1])
-out = {'after_preload': real()}
+out = {'after_preload': real(), 'audit': bool(os.environ.get('LD_AUDIT'))}
 v = ctypes.c_int()
 ctypes.CDLL('libnccl.so.2').ncclGetVersion(ctypes.byref(v))
 out.update(version=v.value, after_call=real())

@@ -253,5 +253,63 @@ def python_wheel_glibc_tag():
     t.contains(r.stdout, tag, "auditwheel show")
 
 
+@case
+def python_wheel_glibc231_jemalloc():
+    """The wheel's lazynccl-run in a Debian 11 root (glibc 2.31, no
+    glibc.rtld.optional_static_tls), over a torch-like Python consumer
+    loading the real NCCL by path: without jemalloc through the audit
+    module, with jemalloc preloaded through the drop-ins and the redirector
+    (an audited process cannot get jemalloc's static TLS there: a bare
+    LD_AUDIT stops it, shown too). Both lazy until the call, one copy after."""
+    import fetch_real
+    import test_audit
+    root = fetch_real.bullseye_dir()
+    if os.geteuid() != 0:
+        raise t.Skip("chroot needs root")
+    if not os.path.exists(os.path.join(root, "usr", "bin", "python3")):
+        raise t.Skip(f"no Debian 11 root at {root}: tests/fetch_real.py --bullseye could not make it")
+    real = os.path.realpath(t.real_library("libnccl.so.2"))
+    whl = wheel()
+    lz = os.path.join(root, "opt", "lz")
+    shutil.rmtree(lz, ignore_errors=True)
+    with zipfile.ZipFile(whl) as z:
+        z.extractall(lz)
+    os.makedirs(os.path.join(root, "opt", "nccl"), exist_ok=True)
+    inside = os.path.join(root, "opt", "nccl", "libnccl.so.2")
+    if not os.path.exists(inside):
+        try:
+            os.link(real, inside)
+        except OSError:
+            shutil.copy(real, inside)
+    with open(os.path.join(root, "opt", "je.py"), "w") as f:
+        f.write(test_audit.JE_PY)
+    proc = os.path.join(root, "proc")
+    if subprocess.run(["mount", "-t", "proc", "proc", proc], capture_output=True).returncode != 0:
+        raise t.Skip(f"cannot mount /proc in {root} (the consumer counts its mappings there)")
+    try:
+        glibc231_runs(root)
+    finally:
+        subprocess.run(["umount", proc], capture_output=True)
+
+
+def glibc231_runs(root):
+    je = "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"
+    base = ["chroot", root, "env", "-i", "PATH=/usr/bin:/bin"]
+    ver = t.run(base + ["getconf", "GNU_LIBC_VERSION"], check_rc=0).stdout.strip()
+    t.equal(ver, "glibc 2.31", "the root's C library")
+    bare = t.run(base + [f"LD_AUDIT=/opt/lz/lazynccl/liblazynccl-audit.so", f"LD_PRELOAD={je}", "/bin/true"])
+    t.contains(bare.stderr, "cannot allocate memory in static TLS block", "an audited process on 2.31")
+    for preload, audited in (([], True), ([f"LD_PRELOAD={je}"], False)):
+        r = t.run(["timeout", "120"] + base + preload +
+                  ["sh", "/opt/lz/lazynccl/lazynccl-run", "python3", "/opt/je.py", "/opt/nccl/libnccl.so.2",
+                   "/opt/lz/lazynccl/dropin"])
+        t.equal(r.returncode, 0, f"{preload}: {r.stdout}{r.stderr}")
+        out = json.loads(r.stdout)
+        t.equal(out["audit"], audited, f"{preload}: through the audit module")
+        t.equal(out["after_preload"], [], f"{preload}: lazy")
+        t.check(out["version"] > 0, r.stdout)
+        t.equal(out["after_call"], ["/opt/nccl/libnccl.so.2"], f"{preload}: one copy, the file asked for")
+
+
 if __name__ == "__main__":
     raise SystemExit(t.main())

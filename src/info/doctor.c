@@ -294,12 +294,14 @@ static void check_static_tls(doctor_report *r)
         return;
     const char *ver = gnu_get_libc_version();
     if (lz_version_cmp(ver, "2.32") < 0) {
-        add(r, "static-tls", audited ? "problem" : "warning",
-            "lazynccl-run preloads the drop-ins instead on this glibc (loads by path are then "
-            "not redirected); to keep the redirect, drop the preload",
+        add(r, "static-tls", audited ? "problem" : "ok",
+            audited ? "run it with lazynccl-run: on this glibc it preloads the drop-ins and the "
+                      "redirector instead of the audit module" : NULL,
             "the preloaded %s hold static TLS, which glibc %s cannot give a process with an audit "
-            "module (no glibc.rtld.optional_static_tls before 2.32): it would stop with "
-            "\"cannot allocate memory in static TLS block\"", names, ver);
+            "module (no glibc.rtld.optional_static_tls before 2.32)%s", names, ver,
+            audited ? ": it stops with \"cannot allocate memory in static TLS block\""
+                    : ": lazynccl-run preloads the drop-ins and the redirector instead (loads by "
+                      "path still redirected; an ASan-built program cannot run so)");
         return;
     }
     unsigned long long have = 0;
