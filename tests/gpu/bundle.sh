@@ -24,3 +24,5 @@ cp "$build/lazynccl-run" "$dst/"
 du -sh "$dst"
 # The audit module (issue 23): lazynccl-run finds it above its drop-in dir.
 cp "$build/src/audit/liblazynccl-audit.so" "$dst/"
+# The preload redirector (lazynccl-run --preload): beside the audit module.
+cp "$build/src/audit/liblazynccl-redirect.so" "$dst/"

@@ -77,6 +77,7 @@ print("app version", torch.cuda.nccl.version())
 print("app after version", m() or "-")'
 row "torch plain" "Error" "$PY" -c "$TORCH"
 row "torch wrapped" "Error" "$RUN" "$PY" -c "$TORCH"
+row "torch wrapped --preload" "Error" "$RUN" --preload "$PY" -c "$TORCH"
 
 # Two ranks (torchrun) where two GPUs are visible: an all_reduce plain,
 # wrapped, and under compute-sanitizer memcheck in both orders.
@@ -86,6 +87,7 @@ if [ "$(nvidia-smi -L | wc -l)" -ge 2 ]; then
     export PYTHONPATH=$SRC/tests/gpu${PYTHONPATH:+:$PYTHONPATH}
     row "dist plain" "Error|error" "$TR" --nproc-per-node 2 "$D"
     row "dist wrapped" "Error|error" "$RUN" "$TR" --nproc-per-node 2 "$D"
+    row "dist wrapped --preload" "Error|error" "$RUN" --preload "$TR" --nproc-per-node 2 "$D"
     row "dist memcheck wrapped-outer" "$CS" "$RUN" compute-sanitizer --tool memcheck --target-processes all \
         "$TR" --nproc-per-node 2 "$D"
     row "dist memcheck wrapped-inner" "$CS" compute-sanitizer --tool memcheck --target-processes all \
