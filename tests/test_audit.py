@@ -324,6 +324,9 @@ def audit_doctor_says_what_is_redirected():
     off = doctor_audit(["--no-audit"])
     t.equal([f["status"] for f in off], ["warning"], f"{off}")
     t.contains(off[0]["message"], "without the audit module", "the warning")
+    pre = doctor_audit(["--preload"])
+    t.equal([f["status"] for f in pre], ["ok"], f"{pre}")
+    t.contains(pre[0]["message"], "with the redirector", "--preload")
 
 
 CUPY_LIKE = r"""

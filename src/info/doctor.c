@@ -233,6 +233,22 @@ static void find_dropins(const char *files, const char *seps, info_lib *libs, in
     }
 }
 
+/* lazynccl-run --preload's redirector among the preloaded objects. */
+static int redirector_preloaded(void)
+{
+    const char *preload = lz_getenv("LD_PRELOAD");
+    char path[PATH_MAX];
+    while (next_file(&preload, " :", path, sizeof path)) {
+        lz_probe p = {0};
+        int yes = strstr(path, "lazynccl-redirect") && lz_probe_read(path, &p) == LZ_PROBE_OK &&
+                  lz_probe_exports(&p, "dlopen");
+        lz_probe_free(&p);
+        if (yes)
+            return 1;
+    }
+    return 0;
+}
+
 static void check_audit(doctor_report *r, info_lib *libs, int nlibs)
 {
     const char *audit = lz_getenv("LD_AUDIT");
@@ -261,6 +277,11 @@ static void check_audit(doctor_report *r, info_lib *libs, int nlibs)
         add(r, "audit", "warning", "run the program with lazynccl-run (it sets both variables)",
             "the audit module %s is in LD_AUDIT but LAZYNCCL_AUDIT_DROPINS names no drop-in: "
             "nothing is redirected", module);
+    else if (preloaded[0] && redirector_preloaded())
+        add(r, "audit", "ok", NULL,
+            "drop-ins preloaded for %s with the redirector (lazynccl-run --preload): loads by "
+            "path are redirected through dlopen; in a process, lazynccl.status() names the real "
+            "file that serves", psonames);
     else if (preloaded[0])
         add(r, "audit", "warning",
             "run the program with lazynccl-run (without --no-audit): it installs the audit module",
