@@ -736,5 +736,33 @@ def redirector_jemalloc_python_one_copy():
     t.check(same_file(out["after_call"][0], real), r.stdout)
 
 
+@case
+def audit_doctor_static_tls():
+    """lazynccl-info --doctor names a preloaded library's static TLS and
+    what this glibc gives an audited process: without LD_AUDIT, what
+    lazynccl-run will raise the tunable to; audited with a large enough
+    GLIBC_TUNABLES, ok; a library without TLS, no line."""
+    sanitizer_skip()
+    import json
+    je = jemalloc()
+    info = os.path.join(t.BUILD, "lazynccl-info")
+
+    def static_tls(env):
+        out = t.run([info, "--doctor", "--json"], env=env).stdout
+        return [f for f in json.loads(out)["doctor"] if f["check"] == "static-tls"]
+
+    plain = static_tls({"LD_PRELOAD": je})
+    t.equal([f["status"] for f in plain], ["ok"], f"{plain}")
+    t.contains(plain[0]["message"], f"{je} (2632 bytes)", "the library and its TLS")
+    t.contains(plain[0]["message"], "glibc.rtld.optional_static_tls=3144", "what lazynccl-run sets")
+    audited = static_tls({"LD_PRELOAD": je, "LD_AUDIT": MODULE,
+                          "GLIBC_TUNABLES": "glibc.rtld.optional_static_tls=4096"})
+    t.equal([f["status"] for f in audited], ["ok"], f"{audited}")
+    t.contains(audited[0]["message"], "gives audited processes 4096 bytes", "the tunable read")
+    libz = t.real_library("libz.so.1")
+    none = static_tls({"LD_PRELOAD": libz})
+    t.equal(none, [], f"{libz}: a preload without static TLS")
+
+
 if __name__ == "__main__":
     raise SystemExit(t.main())

@@ -41,7 +41,9 @@ row() {
 CS="ERROR SUMMARY|RACECHECK SUMMARY|Invalid __global__ write|No attachable|timed-out"
 NCU="gpu__time_duration|Duration|No kernels were profiled|==ERROR=="
 GDB="exited normally|exited with code|Program terminated|Error"
+# ONLY=dist: the two-rank rows alone.
 for mode in plain wrapped-outer wrapped-inner; do
+    [ "${ONLY:-}" = dist ] && break
     case $mode in
     plain) pre=() post=() ;;
     wrapped-outer) pre=("$RUN") post=() ;;
@@ -75,9 +77,9 @@ m = lambda: sorted({l.split()[-1] for l in open("/proc/self/maps") if "/libnccl.
 print("app after import", m() or "-")
 print("app version", torch.cuda.nccl.version())
 print("app after version", m() or "-")'
-row "torch plain" "Error" "$PY" -c "$TORCH"
-row "torch wrapped" "Error" "$RUN" "$PY" -c "$TORCH"
-row "torch wrapped --preload" "Error" "$RUN" --preload "$PY" -c "$TORCH"
+[ "${ONLY:-}" = dist ] || row "torch plain" "Error" "$PY" -c "$TORCH"
+[ "${ONLY:-}" = dist ] || row "torch wrapped" "Error" "$RUN" "$PY" -c "$TORCH"
+[ "${ONLY:-}" = dist ] || row "torch wrapped --preload" "Error" "$RUN" --preload "$PY" -c "$TORCH"
 
 # Two ranks (torchrun) where two GPUs are visible: an all_reduce plain,
 # wrapped, and under compute-sanitizer memcheck in both orders.
@@ -88,6 +90,12 @@ if [ "$(nvidia-smi -L | wc -l)" -ge 2 ]; then
     row "dist plain" "Error|error" "$TR" --nproc-per-node 2 "$D"
     row "dist wrapped" "Error|error" "$RUN" "$TR" --nproc-per-node 2 "$D"
     row "dist wrapped --preload" "Error|error" "$RUN" --preload "$TR" --nproc-per-node 2 "$D"
+    # NCCL chosen at run time: the system's, for every rank, one copy each.
+    if [ -f /lib/x86_64-linux-gnu/libnccl.so.2 ]; then
+        export LAZYNCCL_LIBPATH=/lib/x86_64-linux-gnu/libnccl.so.2
+        row "dist wrapped system-nccl" "Error|error" "$RUN" "$TR" --nproc-per-node 2 "$D"
+        unset LAZYNCCL_LIBPATH
+    fi
     row "dist memcheck wrapped-outer" "$CS" "$RUN" compute-sanitizer --tool memcheck --target-processes all \
         "$TR" --nproc-per-node 2 "$D"
     row "dist memcheck wrapped-inner" "$CS" compute-sanitizer --tool memcheck --target-processes all \
