@@ -234,7 +234,11 @@ void *lz_open_chosen(const lz_lib *lib, const char *path, int probed, unsigned l
     if (box) /* a drop-in: its own load, whoever ld.so sees asking (lz_note.h) */
         __atomic_store_n(&box->loading_tid, (int)syscall(SYS_gettid), __ATOMIC_RELAXED);
     void *handle = lz_dlopen(path, LZ_DLOPEN_FLAGS, &e);
-    if (handle && probed && is_shim(lib, handle)) {
+    /* A probed file is no shim (the probe saw its exports), so dlopen hands
+     * back a shim only where ld.so knows a drop-in by this path: checked in
+     * drop-ins alone, the only objects the audit module maps for a path. */
+    int shim = handle && (!probed || box) && is_shim(lib, handle);
+    if (shim && probed) {
         /* The audit module answered a program's request for this very path
          * with the drop-in, and ld.so now knows the drop-in by that name
          * too: the same file named another way ("dir/./file") reaches the
@@ -247,6 +251,7 @@ void *lz_open_chosen(const lz_lib *lib, const char *path, int probed, unsigned l
         if (slash && snprintf(other, sizeof other, "%.*s/.%s", (int)(slash - path), path, slash) <
                          (int)sizeof other)
             handle = lz_dlopen(other, LZ_DLOPEN_FLAGS, &e);
+        shim = handle && is_shim(lib, handle);
     }
     if (box)
         __atomic_store_n(&box->loading_tid, 0, __ATOMIC_RELAXED);
@@ -256,7 +261,7 @@ void *lz_open_chosen(const lz_lib *lib, const char *path, int probed, unsigned l
     }
     struct stat sb;
     const char *missing;
-    if (is_shim(lib, handle))
+    if (shim)
         snprintf(why, size, "a lazynccl shim (drop-in), not the real library");
     /* Checked again once loaded: the object is the file that was judged
      * (not one swapped in since), and dlsym finds what the probe saw (a
