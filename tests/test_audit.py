@@ -593,18 +593,27 @@ def audit_jemalloc_python_one_copy():
     """A Python process with jemalloc preloaded under lazynccl-run, loading
     the real NCCL by path as torch does: nothing real until the call, then
     exactly that file."""
+    jemalloc_python([], audited=True)
+
+
+def jemalloc_python(run_args, audited):
+    """JE_PY under lazynccl-run RUN_ARGS with jemalloc preloaded: lazy, then
+    exactly the file asked for, through the audit module or not."""
     sanitizer_skip()
     import json
     import sys
     je = jemalloc()
     real = t.real_library("libnccl.so.2")
-    r = t.run(["timeout", "120", RUN, sys.executable, "-c", JE_PY, real, DROPINS], env={"LD_PRELOAD": je})
+    r = t.run(["timeout", "120", RUN] + run_args + [sys.executable, "-c", JE_PY, real, DROPINS],
+              env={"LD_PRELOAD": je})
     t.equal(r.returncode, 0, r.stdout + r.stderr)
     out = json.loads(r.stdout)
+    t.equal(out["audit"], audited, f"through the audit module: {r.stdout}")
     t.equal(out["after_preload"], [], r.stdout)
     t.check(out["version"] > 0, r.stdout)
     t.equal(len(out["after_call"]), 1, r.stdout)
     t.check(same_file(out["after_call"][0], real), r.stdout)
+
 
 @case
 def audit_two_rank_mpi_launch():
@@ -721,19 +730,7 @@ def redirector_jemalloc_python_one_copy():
     """--preload with jemalloc preloaded (the way glibc before 2.32 is
     served): a Python process loading NCCL by path as torch does stays lazy,
     then maps exactly that file."""
-    sanitizer_skip()
-    import json
-    import sys
-    je = jemalloc()
-    real = t.real_library("libnccl.so.2")
-    r = t.run(["timeout", "120", RUN, "--preload", sys.executable, "-c", JE_PY, real, DROPINS],
-              env={"LD_PRELOAD": je})
-    t.equal(r.returncode, 0, r.stdout + r.stderr)
-    out = json.loads(r.stdout)
-    t.equal(out["after_preload"], [], r.stdout)
-    t.check(out["version"] > 0, r.stdout)
-    t.equal(len(out["after_call"]), 1, r.stdout)
-    t.check(same_file(out["after_call"][0], real), r.stdout)
+    jemalloc_python(["--preload"], audited=False)
 
 
 @case

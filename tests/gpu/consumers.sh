@@ -5,14 +5,7 @@
 # Writes OUT_DIR/consumers.jsonl (one JSON object per step) and prints it.
 # ONLY_ABSENT=1: only the NCCL-absent step; PATCHED_TORCH=1: only torch with
 # NCCL taken out of its preload list (what PyTorch would have to change).
-set -u
-export NCCL_NVLS_ENABLE=0
-B=$(realpath "${1:?bundle}")
-OUT=$(mkdir -p "${2:?out}" && realpath "$2")
-SRC=$(cd "$(dirname "$0")/../.." && pwd)
-PY=${PYTHON:-/opt/torch/.venv/bin/python3}
-export LAZYNCCL_DROPIN_DIR=$B/dropin
-RUN=$B/lazynccl-run
+. "$(dirname "$0")/bundle_env.sh"
 P=$SRC/tests/gpu/consumer_probe.py
 J=$OUT/consumers.jsonl
 : > "$J"

@@ -7,14 +7,7 @@
 # (with "oob", a planted out-of-bounds write) and prints the real NCCL files
 # its process maps. Writes OUT_DIR/tools.txt: per row the exit status, the
 # tool's verdict line and the app's own lines.
-set -u
-export NCCL_NVLS_ENABLE=0
-B=$(realpath "${1:?bundle}")
-OUT=$(mkdir -p "${2:?out}" && realpath "$2")
-SRC=$(cd "$(dirname "$0")/../.." && pwd)
-PY=${PYTHON:-/opt/torch/.venv/bin/python3}
-export LAZYNCCL_DROPIN_DIR=$B/dropin
-RUN=$B/lazynccl-run
+. "$(dirname "$0")/bundle_env.sh"
 APP=$SRC/tests/gpu/tools_app.py
 T=$OUT/tools.txt
 : > "$T"
