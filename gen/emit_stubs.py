@@ -51,8 +51,13 @@ def expand_exports(spec, functions):
     return exports
 
 
-def _failure_value(spec, fn):
-    value = spec.failure[fn.ret]
+def failure_value(spec, fn):
+    """The spec's [failure] value for the return type; NULL for a pointer
+    (through typedefs: CURL *, gzFile) the spec does not name; None when
+    neither."""
+    value = spec.failure.get(fn.ret)
+    if value is None:
+        return "NULL" if fn.ret_pointer else None
     return "lz_message(&LZ_LIB)" if value == "@message" else value
 
 
@@ -60,11 +65,12 @@ def check_failures(spec, exports, header):
     """Every return type without a failure value, all in one message."""
     missing = {}
     for e in exports:
-        if e.fn.ret != "void" and e.name not in spec.own_answers and e.fn.ret not in spec.failure:
+        if e.fn.ret != "void" and e.name not in spec.own_answers and failure_value(spec, e.fn) is None:
             missing.setdefault(e.fn.ret, []).append(f"{e.fn.file or header}:{e.fn.line}: {e.fn.name}")
     if not missing:
         return
-    lines = [f"{len(missing)} return type(s) have no failure value; add to [failure]:"]
+    lines = [f"{len(missing)} return type(s) have no failure value (a pointer's is NULL); "
+             f"add to [failure]:"]
     for ret, where in missing.items():
         lines.append(f'  "{ret}" = ...    # returned by {where[0]}'
                      + (f" and {len(where) - 1} more" if len(where) > 1 else ""))
@@ -113,7 +119,7 @@ def version_function(spec, exports):
     i_d, fn = spec.id, e.fn
     call = f"LZ_C_CALL({e.typed_as if not e.declared else e.name}, {e.sym}, "
     out = [f"static int lz_version_{i_d}(char *out, size_t size)\n{{\n"]
-    if fn.ret == "const char *" and fn.params == "void":
+    if re.match(r"^(const )?char \*$", fn.ret_canonical or fn.ret) and fn.params == "void":
         out.append(f"    const char *v = {call}());\n"
                    f"    if (!v)\n        return -1;\n"
                    f"    snprintf(out, size, \"%s\", v);\n    return 0;\n}}\n")
@@ -122,7 +128,7 @@ def version_function(spec, exports):
     types = [_pointee(p) for p in params]
     if not params or None in types or len(params) > 3:
         raise GenError(spec.path, f"version_function {e.name}: takes ({fn.params}); only "
-                                  f"'const char *f(void)' or pointers to integers are understood")
+                                  f"'const char *f(void)', 'char *f(void)' or pointers to integers are understood")
     for k, t in enumerate(types):
         out.append(f"    {t} v{k} = 0;\n")
     args = ", ".join(f"&v{k}" for k in range(len(types)))
@@ -309,7 +315,7 @@ def emit(spec, spec_display, headers, functions, macros, control_prefix=None,
         elif e.name in spec.own_answers:
             w(f"LZ_OWN_FAIL({e.fn.ret}, {e.sym}, ({e.fn.params}), lz_message(&LZ_LIB))\n")
         else:
-            w(f"LZ_FAIL({e.fn.ret}, {e.sym}, ({e.fn.params}), {_failure_value(spec, e.fn)})\n")
+            w(f"LZ_FAIL({e.fn.ret}, {e.sym}, ({e.fn.params}), {failure_value(spec, e.fn)})\n")
 
     def table(decl, row):
         w(f"{decl}[LZ_COUNT_{i_d}] = {{\n" + "".join(f"    {row(e)},\n" for e in exports) + "};\n")
@@ -414,6 +420,8 @@ def emit(spec, spec_display, headers, functions, macros, control_prefix=None,
     w("\n")
     w(dlopen_note_asm(spec))
     w(runtime_note_asm(spec))
+    w("\n/* A drop-in's explicit symbol versions (gen/dropin_versions.py). */\n"
+      "#ifdef LZ_DROPIN_SYMVER\n#include LZ_DROPIN_SYMVER\n#endif\n")
     return "".join(out), exports, notes
 
 

@@ -6,8 +6,12 @@ Run by Meson at build time (custom_target, run_command); never at run time.
 
     lazygen.py --list-specs DIR...            the specs Meson builds, one a line
     lazygen.py --spec S --describe            key<TAB>value lines for meson.build
-    lazygen.py --spec S --find-include [--option-dir D]
+    lazygen.py --spec S --find-include [--option-dir D] --cc CC
                                               the directory holding S's header
+    lazygen.py --spec S --find-libraries --cc CC [--include-dir D] [--library-dir D...]
+                                              soname<TAB>path of each real library found
+    lazygen.py --spec S --dropin SONAME --exports X.txt --library PATH|- --out-map M --out-symver H
+                                              a drop-in's symbol versions
     lazygen.py --spec S --include-dir D --cc CC --out-c X.c --out-list X.txt
     lazygen.py --spec S ... --amalgamate --out-c X.c --out-h X.h
     lazygen.py --public-header OUT.h S...     the control API of every shim
@@ -25,10 +29,13 @@ import sys
 sys.dont_write_bytecode = True  # keep the source tree clean when run from it
 HERE = os.path.dirname(os.path.abspath(__file__))
 
+import dropin_versions  # noqa: E402
+import elfvers  # noqa: E402
+import find_library  # noqa: E402
 from amalgamate import amalgamate  # noqa: E402
 from control_api import declarations  # noqa: E402
 from emit_stubs import emit, emit_header, export_names  # noqa: E402
-from model import macro_values, parse_functions, preprocess, target_arch  # noqa: E402
+from model import macro_values, parse_functions, preprocess, system_dirs, target_arch  # noqa: E402
 from spec import GenError, load_spec  # noqa: E402
 
 
@@ -56,7 +63,6 @@ def describe(spec):
     """What meson.build needs, as key<TAB>value lines (Meson splits them)."""
     rows = [("id", spec.id), ("shim", spec.shim), ("header", spec.headers[0]),
             ("description", spec.description), ("sonames", " ".join(spec.sonames)),
-            ("versioned", "yes" if spec.symbol_versions else "no"),
             ("public", "no" if spec.hidden else "yes"),
             ("install", "yes" if spec.install else "no"),
             ("optional", "yes" if spec.optional else "no"),
@@ -85,11 +91,28 @@ def coverage(spec, functions, library, nm):
             ("declared_and_exported_names", " ".join(sorted(declared & exported))),
             ("declared_not_exported", " ".join(sorted(declared - exported))),
             ("exported_not_declared", " ".join(sorted(exported - declared)))]
+    return "".join(f"{k}\t{v}\n" for k, v in rows) + describe_versions(elfvers.read(library))
+
+
+def describe_versions(v):
+    """The library's version nodes, as --describe rows: the list, then one
+    row per node (how many symbols have it as their default and as a
+    hidden version, and the nodes it inherits from)."""
+    rows = [("soname", v.soname or "(none)"),
+            ("version_nodes", " ".join(n.name for n in v.nodes) or "(unversioned)")]
+    for n in v.nodes:
+        default = sum(1 for defs in v.symbols.values() if (n.name, True) in defs)
+        hidden = sum(1 for defs in v.symbols.values() if (n.name, False) in defs)
+        rows.append((f"node:{n.name}", f"default {default}, hidden {hidden}, inherits "
+                                       + (" ".join(n.parents) or "-")))
     return "".join(f"{k}\t{v}\n" for k, v in rows)
 
 
-def find_include(spec, option_dir):
-    """The first directory of the spec's include_search holding its header."""
+def find_include(spec, option_dir, cc):
+    """The first directory holding the spec's header: its include_search,
+    then where the compiler that builds the shim looks (its -E -v list:
+    Debian's multiarch directory, a cross compiler's sysroot). Returns
+    (directory, whether the compiler searches it itself)."""
     header, tried = spec.headers[0], []
     for kind, value in spec.include_search:
         if kind == "option":
@@ -102,8 +125,49 @@ def find_include(spec, option_dir):
             d, shown = value, value
         tried.append(shown)
         if d and os.path.isfile(os.path.join(d, header)):
-            return os.path.abspath(d)
+            d = os.path.abspath(d)
+            return d, d in system_dirs(cc)
+    for d in system_dirs(cc):
+        tried.append(f"{d} (the compiler's)")
+        if os.path.isfile(os.path.join(d, header)):
+            return d, True
     raise GenError(spec.path, f"{header} not found; searched: " + "; ".join(tried))
+
+
+def find_libraries(spec, cc, include_dir, library_dirs):
+    """soname<TAB>path (or -) lines for each soname, and the warnings: a
+    spec that does not say how its drop-ins' symbols are versioned whose
+    library was not found gets one warning naming the key."""
+    if spec.symbol_versions is not None or spec.hidden:  # said, or no drop-in
+        return "".join(f"{s}\t-\n" for s in spec.sonames), []
+    arch = target_arch(cc)
+    lines, missing, searched, searched_passed = [], [], [], []
+    for soname in spec.sonames:
+        path, dirs, passed = find_library.find(spec, soname, cc, arch, include_dir, library_dirs)
+        lines.append(f"{soname}\t{path or '-'}\n")
+        if not path:
+            missing.append(soname)
+            searched = dirs
+            searched_passed = passed
+    warnings = []
+    if missing:
+        over = "".join(f"; passed over {p}" for p in searched_passed)
+        warnings.append(
+            f"{spec.path}: warning: {', '.join(missing)} not found at build time, so "
+            f"{'its drop-in has' if len(missing) == 1 else 'their drop-ins have'} no symbol "
+            f"versions; if the real library versions its symbols, set 'symbol_versions' in "
+            f"[library] (true: one node named after the SONAME, or the node's name), or name "
+            f"its directory with -Dlibrary_dirs=DIR (searched: {', '.join(searched)}{over})")
+    return "".join(lines), warnings
+
+
+def dropin(spec, soname, exports_txt, library, out_map, out_symver):
+    with open(exports_txt, encoding="utf-8") as f:
+        names = f.read().split()
+    versions = elfvers.read(library) if library and library != "-" else None
+    script, header = dropin_versions.write(names, soname, spec.symbol_versions, versions)
+    write_if_changed(out_map, script)
+    write_if_changed(out_symver, header)
 
 
 def public_header(specs):
@@ -158,6 +222,13 @@ def main(argv):
     ap.add_argument("--spec-files", action="store_true",
                     help="the files generation reads besides the header (for Meson's dependencies)")
     ap.add_argument("--option-dir", default="")
+    ap.add_argument("--find-libraries", action="store_true")
+    ap.add_argument("--library-dir", action="append", default=[],
+                    help="with --find-libraries: a directory searched first")
+    ap.add_argument("--dropin", metavar="SONAME")
+    ap.add_argument("--exports", metavar="X.txt", help="with --dropin: --out-list's file")
+    ap.add_argument("--out-map")
+    ap.add_argument("--out-symver")
     ap.add_argument("--list-specs", nargs="+", metavar="DIR")
     ap.add_argument("--public-header", metavar="OUT")
     ap.add_argument("--registry", metavar="OUT")
@@ -188,7 +259,18 @@ def main(argv):
             print("\n".join([os.path.abspath(a.spec)] + spec.extra_headers + spec.source_files))
             return 0
         if a.find_include:
-            print(find_include(spec, a.option_dir))
+            d, own = find_include(spec, a.option_dir, cc)
+            print(f"{d}\t{'system' if own else 'extra'}")
+            return 0
+        if a.find_libraries:
+            text, warnings = find_libraries(spec, cc, a.include_dir[0] if a.include_dir else None,
+                                            a.library_dir)
+            sys.stdout.write(text)
+            for w in warnings:
+                print(f"lazygen: {w}", file=sys.stderr)
+            return 0
+        if a.dropin:
+            dropin(spec, a.dropin, a.exports, a.library, a.out_map, a.out_symver)
             return 0
         if not a.out_c:
             ap.error("--out-c is required")

@@ -25,6 +25,8 @@ class Function:
     line: int         # line in the header, for messages
     variadic: bool = False  # ends in "...": forwarded untouched by an assembly thunk
     file: str = ""    # the header that declares it (an umbrella's included one)
+    ret_pointer: bool = False  # the return type is a pointer, through typedefs too
+    ret_canonical: str = ""    # the return type with typedefs resolved
 
 def find_header(name, include_dirs):
     for d in include_dirs:
@@ -231,5 +233,7 @@ def _function(ci, c):
     variadic = c.type.kind == ci.TypeKind.FUNCTIONPROTO and c.type.is_function_variadic()
     if variadic:
         params.append("...")
+    canonical = c.result_type.get_canonical()
     return Function(c.spelling, ret, ", ".join(params) or "void", ", ".join(args),
-                    c.location.line, variadic, c.location.file.name)
+                    c.location.line, variadic, c.location.file.name,
+                    canonical.kind == ci.TypeKind.POINTER, canonical.spelling)

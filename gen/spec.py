@@ -68,7 +68,7 @@ class Spec:
     version_marker: str = ""
     version_function: str = ""
     version_code: list = field(default_factory=list)   # divisors: 22809 -> 2.28.9
-    symbol_versions: bool = False
+    symbol_versions: object = None  # None: from the real library; True, False, or a node name
     version_macros: list = field(default_factory=list)
     versioned: Versioned = None
     extra_headers: list = field(default_factory=list)  # paths, beside the spec
@@ -99,7 +99,7 @@ _KEYS = {
     "control_api": (_BOOL, False), "note_priority": (_STR, False), "install": (_BOOL, False),
     "optional": (_BOOL, False), "symbol_prefix": (_STR, False), "version_marker": (_STR, False),
     "version_function": (_STR, False), "version_code": (_LIST, False),
-    "symbol_versions": (_BOOL, False), "extra_headers": (_LIST, False),
+    "symbol_versions": ((bool, str), False), "extra_headers": (_LIST, False),
     "companions": (_LIST, False), "companions_for": (_LIST, False), "search": (_STR, False),
 }
 _DEFAULTS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "stubs",
@@ -114,6 +114,8 @@ def _check(table, key, where):
                                              for v in value)
         if not ok:
             raise GenError(where, f"'{key}' must be a list of strings")
+    elif isinstance(kind, tuple) and not isinstance(value, kind):
+        raise GenError(where, f"'{key}' must be one of: " + ", ".join(k.__name__ for k in kind))
     elif not isinstance(value, kind):
         raise GenError(where, f"'{key}' must be a {kind.__name__}")
     return value
@@ -223,6 +225,10 @@ def load_spec(path):
         if not os.path.isfile(full):
             raise GenError(where, f"extra header {name!r} not found beside the spec ({full})")
         spec.extra_headers.append(full)
+    if isinstance(spec.symbol_versions, str) and not re.match(r"^[A-Za-z_.][A-Za-z0-9_.+-]*$",
+                                                             spec.symbol_versions):
+        raise GenError(where, f"'symbol_versions': {spec.symbol_versions!r} is not a version "
+                              f"node name")
     if spec.search not in ("full", "system"):
         raise GenError(where, f"'search' must be \"full\" or \"system\", not {spec.search!r}")
     if spec.visibility not in ("default", "hidden"):

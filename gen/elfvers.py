@@ -1,0 +1,229 @@
+# SPDX-License-Identifier: MIT
+"""The symbol versions a real shared object defines, read with libelf
+(elfutils' libelf.so.1, through ctypes: the library the project already
+depends on, so generation needs nothing new).
+
+What is read is what a program linked against the library records and
+the dynamic linker checks: the version definitions (.gnu.version_d: each
+node's name and the nodes it inherits from) and, for every defined dynamic
+symbol, the node it is defined under and whether that is its default
+version (name@@NODE) or a hidden one (name@NODE). References to other
+libraries' nodes (.gnu.version_r: libcublas.so.13 needs libcublasLt.so.13's)
+are not definitions and are not read.
+"""
+
+import ctypes
+import ctypes.util
+import os
+from dataclasses import dataclass, field
+
+from spec import GenError
+
+# <libelf.h>, <elf.h>: the values the reader needs (a stable ABI since 1998).
+_EV_CURRENT, _ELF_C_READ, _ELF_K_ELF = 1, 1, 3
+_SHT_DYNSYM, _SHT_DYNAMIC = 11, 6
+_SHT_GNU_VERDEF, _SHT_GNU_VERSYM = 0x6FFFFFFD, 0x6FFFFFFF
+_SHN_UNDEF, _SHN_ABS = 0, 0xFFF1
+_DT_SONAME, _DT_NULL = 14, 0
+_VER_FLG_BASE, _VERSYM_HIDDEN = 1, 0x8000
+
+
+class _Ehdr(ctypes.Structure):
+    _fields_ = [("e_ident", ctypes.c_ubyte * 16), ("e_type", ctypes.c_uint16),
+                ("e_machine", ctypes.c_uint16), ("e_version", ctypes.c_uint32),
+                ("e_entry", ctypes.c_uint64), ("e_phoff", ctypes.c_uint64),
+                ("e_shoff", ctypes.c_uint64), ("e_flags", ctypes.c_uint32),
+                ("e_ehsize", ctypes.c_uint16), ("e_phentsize", ctypes.c_uint16),
+                ("e_phnum", ctypes.c_uint16), ("e_shentsize", ctypes.c_uint16),
+                ("e_shnum", ctypes.c_uint16), ("e_shstrndx", ctypes.c_uint16)]
+
+
+class _Shdr(ctypes.Structure):
+    _fields_ = [("sh_name", ctypes.c_uint32), ("sh_type", ctypes.c_uint32),
+                ("sh_flags", ctypes.c_uint64), ("sh_addr", ctypes.c_uint64),
+                ("sh_offset", ctypes.c_uint64), ("sh_size", ctypes.c_uint64),
+                ("sh_link", ctypes.c_uint32), ("sh_info", ctypes.c_uint32),
+                ("sh_addralign", ctypes.c_uint64), ("sh_entsize", ctypes.c_uint64)]
+
+
+class _Sym(ctypes.Structure):
+    _fields_ = [("st_name", ctypes.c_uint32), ("st_info", ctypes.c_ubyte),
+                ("st_other", ctypes.c_ubyte), ("st_shndx", ctypes.c_uint16),
+                ("st_value", ctypes.c_uint64), ("st_size", ctypes.c_uint64)]
+
+
+class _Dyn(ctypes.Structure):
+    _fields_ = [("d_tag", ctypes.c_int64), ("d_val", ctypes.c_uint64)]
+
+
+class _Verdef(ctypes.Structure):
+    _fields_ = [("vd_version", ctypes.c_uint16), ("vd_flags", ctypes.c_uint16),
+                ("vd_ndx", ctypes.c_uint16), ("vd_cnt", ctypes.c_uint16),
+                ("vd_hash", ctypes.c_uint32), ("vd_aux", ctypes.c_uint32),
+                ("vd_next", ctypes.c_uint32)]
+
+
+class _Verdaux(ctypes.Structure):
+    _fields_ = [("vda_name", ctypes.c_uint32), ("vda_next", ctypes.c_uint32)]
+
+
+class _Data(ctypes.Structure):
+    _fields_ = [("d_buf", ctypes.c_void_p), ("d_type", ctypes.c_int),
+                ("d_version", ctypes.c_uint), ("d_size", ctypes.c_size_t),
+                ("d_off", ctypes.c_int64), ("d_align", ctypes.c_size_t)]
+
+
+@dataclass
+class Node:
+    name: str
+    parents: list            # the nodes it inherits from, in the file's order
+
+
+@dataclass
+class Versions:
+    path: str
+    soname: str
+    machine: int             # e_machine
+    nodes: list = field(default_factory=list)     # [Node], definition order, base excluded
+    symbols: dict = field(default_factory=dict)   # name -> [(node, is_default)]
+
+    @property
+    def versioned(self):
+        return bool(self.nodes)
+
+    def main_node(self):
+        """The node most defined symbols are the default version of: where a
+        name the library does not define (a shim's control API) goes."""
+        count = {n.name: 0 for n in self.nodes}
+        for versions in self.symbols.values():
+            for node, default in versions:
+                if default and node in count:
+                    count[node] += 1
+        return max(self.nodes, key=lambda n: count[n.name]).name if self.nodes else None
+
+
+_lib = None
+
+
+def _libelf():
+    global _lib
+    if _lib is None:
+        name = ctypes.util.find_library("elf") or "libelf.so.1"
+        try:
+            lib = ctypes.CDLL(name)
+        except OSError as e:
+            raise GenError("lazygen", f"cannot read symbol versions: libelf cannot be loaded "
+                                      f"({e}); install elfutils' libelf (Debian: libelf1)")
+        P, I, U = ctypes.c_void_p, ctypes.c_int, ctypes.c_uint
+        sigs = {"elf_version": (U, [U]), "elf_begin": (P, [I, I, P]), "elf_end": (I, [P]),
+                "elf_kind": (I, [P]), "elf_errmsg": (ctypes.c_char_p, [I]), "elf_errno": (I, []),
+                "elf_nextscn": (P, [P, P]), "elf_getdata": (ctypes.POINTER(_Data), [P, P]),
+                "elf_strptr": (ctypes.c_char_p, [P, ctypes.c_size_t, ctypes.c_size_t]),
+                "gelf_getehdr": (P, [P, ctypes.POINTER(_Ehdr)]),
+                "gelf_getshdr": (P, [P, ctypes.POINTER(_Shdr)]),
+                "gelf_getsym": (P, [P, I, ctypes.POINTER(_Sym)]),
+                "gelf_getdyn": (P, [P, I, ctypes.POINTER(_Dyn)]),
+                "gelf_getversym": (P, [P, I, ctypes.POINTER(ctypes.c_uint16)]),
+                "gelf_getverdef": (P, [P, I, ctypes.POINTER(_Verdef)]),
+                "gelf_getverdaux": (P, [P, I, ctypes.POINTER(_Verdaux)])}
+        for fn, (res, args) in sigs.items():
+            f = getattr(lib, fn)
+            f.restype, f.argtypes = res, args
+        lib.elf_version(_EV_CURRENT)
+        _lib = lib
+    return _lib
+
+
+def read(path):
+    """The Versions of the shared object at path; GenError naming the cause
+    when it cannot be read (not ELF, no dynamic symbols)."""
+    lib = _libelf()
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError as e:
+        raise GenError(path, f"cannot read symbol versions: {e.strerror}")
+    elf = lib.elf_begin(fd, _ELF_C_READ, None)
+    try:
+        if not elf or lib.elf_kind(elf) != _ELF_K_ELF:
+            raise GenError(path, "cannot read symbol versions: not an ELF file")
+        return _read(lib, elf, path)
+    finally:
+        if elf:
+            lib.elf_end(elf)
+        os.close(fd)
+
+
+def _sections(lib, elf):
+    scn, out = None, {}
+    while True:
+        scn = lib.elf_nextscn(elf, scn)
+        if not scn:
+            return out
+        sh = _Shdr()
+        if lib.gelf_getshdr(scn, ctypes.byref(sh)):
+            out.setdefault(sh.sh_type, (scn, sh))
+
+
+def _read(lib, elf, path):
+    eh = _Ehdr()
+    if not lib.gelf_getehdr(elf, ctypes.byref(eh)):
+        raise GenError(path, "cannot read symbol versions: no ELF header")
+    secs = _sections(lib, elf)
+    if _SHT_DYNSYM not in secs:
+        raise GenError(path, "cannot read symbol versions: no dynamic symbol table "
+                             "(not a shared object, or its section headers are stripped)")
+
+    def text(link, off):
+        s = lib.elf_strptr(elf, link, off)
+        return s.decode("utf-8", "replace") if s else ""
+
+    out = Versions(path, "", eh.e_machine)
+    if _SHT_DYNAMIC in secs:
+        scn, sh = secs[_SHT_DYNAMIC]
+        data = lib.elf_getdata(scn, None)
+        d = _Dyn()
+        for k in range(sh.sh_size // max(sh.sh_entsize, 1) if data else 0):
+            if not lib.gelf_getdyn(data, k, ctypes.byref(d)) or d.d_tag == _DT_NULL:
+                break
+            if d.d_tag == _DT_SONAME:
+                out.soname = text(sh.sh_link, d.d_val)
+
+    by_index = {}
+    if _SHT_GNU_VERDEF in secs:
+        scn, sh = secs[_SHT_GNU_VERDEF]
+        data = lib.elf_getdata(scn, None)
+        off, vd, aux = 0, _Verdef(), _Verdaux()
+        for _ in range(sh.sh_info if data else 0):  # sh_info: the number of entries
+            if not lib.gelf_getverdef(data, off, ctypes.byref(vd)):
+                break
+            names, a = [], off + vd.vd_aux
+            for _ in range(vd.vd_cnt):
+                if not lib.gelf_getverdaux(data, a, ctypes.byref(aux)):
+                    break
+                names.append(text(sh.sh_link, aux.vda_name))
+                a += aux.vda_next
+            if names:
+                by_index[vd.vd_ndx] = names[0]
+                if not vd.vd_flags & _VER_FLG_BASE:
+                    out.nodes.append(Node(names[0], names[1:]))
+            if not vd.vd_next:
+                break
+            off += vd.vd_next
+
+    scn, sh = secs[_SHT_DYNSYM]
+    syms = lib.elf_getdata(scn, None)
+    versym = lib.elf_getdata(secs[_SHT_GNU_VERSYM][0], None) if _SHT_GNU_VERSYM in secs else None
+    node_names = {n.name for n in out.nodes}
+    sym, vs = _Sym(), ctypes.c_uint16()
+    for k in range(1, sh.sh_size // max(sh.sh_entsize, 1) if syms else 0):
+        if not lib.gelf_getsym(syms, k, ctypes.byref(sym)) or sym.st_shndx == _SHN_UNDEF:
+            continue
+        name = text(sh.sh_link, sym.st_name)
+        index = lib.gelf_getversym(versym, k, ctypes.byref(vs)) and vs.value if versym else 0
+        node = by_index.get((index or 0) & 0x7FFF)
+        if sym.st_shndx == _SHN_ABS and name == node and name in node_names:
+            continue  # the marker the linker writes for each node
+        if node is None or node not in node_names:
+            node = None  # unversioned (or the base version: the same to ld.so)
+        out.symbols.setdefault(name, []).append((node, not (index or 0) & _VERSYM_HIDDEN))
+    return out

@@ -1,0 +1,83 @@
+# SPDX-License-Identifier: MIT
+"""Where the real library is at build time, for what only it can say (its
+symbol versions, gen/elfvers.py). Not the run-time search (src/lz_search.c):
+that one serves the running process; this one the machine the shim is
+built for, so it looks where that machine's libraries are:
+
+  1. the directories the build names (-Dlibrary_dirs, --library-dir);
+  2. the spec's search roots that are set ($CONDA_PREFIX/lib,
+     $CUDA_HOME/lib64, ...);
+  3. beside the header's prefix (<prefix>/include -> <prefix>/lib64, lib);
+  4. the spec's default directories (/usr/local/cuda/lib64, ...);
+  5. the directories the compiler's linker searches (cc -print-search-dirs:
+     the multiarch and cross directories included).
+
+A file counts when it is an ELF shared object of the target's machine
+whose SONAME is the one asked for.
+"""
+
+import os
+import subprocess
+
+import elfvers
+from spec import GenError
+
+_MACHINES = {"x86_64": 62, "aarch64": 183}
+_linker_dirs = {}
+
+
+def linker_dirs(cc):
+    key = tuple(cc)
+    if key not in _linker_dirs:
+        try:
+            r = subprocess.run(cc + ["-print-search-dirs"], capture_output=True, text=True)
+            out = r.stdout if r.returncode == 0 else ""
+        except OSError:
+            out = ""
+        dirs = []
+        for line in out.splitlines():
+            if line.startswith("libraries: ="):
+                dirs = [os.path.normpath(d) for d in line[len("libraries: ="):].split(":") if d]
+        _linker_dirs[key] = [d for d in dirs if os.path.isdir(d)]
+    return _linker_dirs[key]
+
+
+def search_dirs(spec, cc, include_dir=None, extra_dirs=()):
+    dirs = list(extra_dirs)
+    for root in spec.roots_before + spec.roots_after:
+        value = os.environ.get(root.var)
+        if value:
+            dirs += [os.path.join(value, sub) for sub in root.subdirs]
+    if include_dir:
+        prefix = os.path.dirname(os.path.normpath(include_dir))
+        dirs += [os.path.join(prefix, "lib64"), os.path.join(prefix, "lib")]
+    dirs += spec.default_dirs + linker_dirs(cc)
+    seen, out = set(), []
+    for d in dirs:
+        d = os.path.normpath(d)
+        if d not in seen:
+            seen.add(d)
+            out.append(d)
+    return out
+
+
+def find(spec, soname, cc, arch, include_dir=None, extra_dirs=()):
+    """(path or None, [directories searched], [files passed over with why])."""
+    dirs = search_dirs(spec, cc, include_dir, extra_dirs)
+    passed = []
+    for d in dirs:
+        path = os.path.join(d, soname)
+        if not os.path.isfile(path):
+            continue
+        try:
+            v = elfvers.read(path)
+        except GenError as e:
+            passed.append(f"{path}: {e}")
+            continue
+        if arch in _MACHINES and v.machine != _MACHINES[arch]:
+            passed.append(f"{path}: ELF machine {v.machine}, not {arch}'s")
+        elif v.soname != soname:
+            passed.append(f"{path}: SONAME {v.soname or '(none)'}, not {soname}")
+        else:
+            return path, dirs, passed
+    return None, dirs, passed
