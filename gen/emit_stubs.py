@@ -420,8 +420,18 @@ def emit(spec, spec_display, headers, functions, macros, control_prefix=None,
     w("\n")
     w(dlopen_note_asm(spec))
     w(runtime_note_asm(spec))
-    w("\n/* A drop-in's explicit symbol versions (gen/dropin_versions.py). */\n"
-      "#ifdef LZ_DROPIN_SYMVER\n#include LZ_DROPIN_SYMVER\n#endif\n")
+    w("\n/* A drop-in's explicit symbol versions (gen/dropin_versions.py): its\n"
+      " * header says which hidden versions exist, through these. */\n"
+      "#ifdef LZ_DROPIN_SYMVER\n")
+    for e in exports:
+        typed = e.name if e.declared else e.typed_as
+        if e.fn.variadic:
+            w(f"#define LZ_HV_{e.sym}(alias, node) LZ_VERSION_ALIAS({_c_string(e.sym)}, alias)\n")
+            continue
+        macro = "LZ_VERSION_THUNK_VOID" if e.fn.ret == "void" else "LZ_VERSION_THUNK"
+        w(f"#define LZ_HV_{e.sym}(alias, node) {macro}({e.fn.ret}, {typed}, {e.sym}, alias, node, "
+          f"({e.fn.params}), ({e.fn.args}))\n")
+    w("#include LZ_DROPIN_SYMVER\n#endif\n")
     return "".join(out), exports, notes
 
 

@@ -49,8 +49,11 @@ def search_dirs(spec, cc, include_dir=None, extra_dirs=()):
         if value:
             dirs += [os.path.join(value, sub) for sub in root.subdirs]
     if include_dir:
-        prefix = os.path.dirname(os.path.normpath(include_dir))
-        dirs += [os.path.join(prefix, "lib64"), os.path.join(prefix, "lib")]
+        # <prefix>/include, or <prefix>/include/<multiarch>: <prefix>/lib64, lib
+        parts = os.path.normpath(include_dir).split(os.sep)
+        if "include" in parts:
+            prefix = os.sep.join(parts[:len(parts) - parts[::-1].index("include") - 1]) or os.sep
+            dirs += [os.path.join(prefix, "lib64"), os.path.join(prefix, "lib")]
     dirs += spec.default_dirs + linker_dirs(cc)
     seen, out = set(), []
     for d in dirs:
@@ -65,8 +68,11 @@ def find(spec, soname, cc, arch, include_dir=None, extra_dirs=()):
     """(path or None, [directories searched], [files passed over with why])."""
     dirs = search_dirs(spec, cc, include_dir, extra_dirs)
     passed = []
-    for d in dirs:
-        path = os.path.join(d, soname)
+    # The SONAME's own file, then the link name a -dev package installs
+    # (libcuda.so in the Toolkit's stubs/), which must carry that SONAME.
+    link = soname[:soname.index(".so") + 3] if ".so" in soname else soname
+    files = [os.path.join(d, n) for d in dirs for n in dict.fromkeys((soname, link))]
+    for path in files:
         if not os.path.isfile(path):
             continue
         try:

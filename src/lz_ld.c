@@ -183,6 +183,14 @@ void *lz_dlsym(void *handle, const char *name)
     return p;
 }
 
+void *lz_dlvsym(void *handle, const char *name, const char *version)
+{
+    enter();
+    void *p = dlvsym(handle, name, version);
+    leave();
+    return p;
+}
+
 int lz_dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void *data)
 {
     enter();

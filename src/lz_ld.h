@@ -22,6 +22,9 @@
 LZ_HIDDEN void *lz_dlopen(const char *path, int flags, const char **why);
 LZ_HIDDEN void lz_dlclose(void *handle);
 LZ_HIDDEN void *lz_dlsym(void *handle, const char *name);
+/* name at one ELF symbol version (name@version), for a drop-in's hidden
+ * versions (gen/dropin_versions.py). */
+LZ_HIDDEN void *lz_dlvsym(void *handle, const char *name, const char *version);
 /* dl_iterate_phdr inside a window: it holds a lock of the dynamic linker that
  * a forked child would find taken. */
 struct dl_phdr_info;

@@ -113,3 +113,22 @@ lz_fn lz_resolve(const lz_lib *lib, size_t i)
         return f;
     }
 }
+
+lz_fn lz_resolve_version(const lz_lib *lib, size_t i, const char *node, lz_fn *slot)
+{
+    int status = lz_ensure_loaded(lib, &lib->syms[i]);
+    if (status != LZ_LOADED)
+        return lz_fn_at(lib->fails, i); /* not published: a retry may load it */
+    const char *name = lz_sym_name(lib, &lib->syms[i]);
+    lz_fn f = (lz_fn)lz_dlvsym(lib->st->handle, name, node);
+    if (!f) {
+        char why[160];
+        snprintf(why, sizeof why, " at version %s", node);
+        symbol_failed(lib, name, why);
+        f = lz_fn_at(lib->fails, i);
+    }
+    lz_fn expect = NULL;
+    if (!__atomic_compare_exchange_n(slot, &expect, f, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        f = expect;
+    return f;
+}

@@ -161,6 +161,36 @@
 #define LZ_OWN_FAIL(ret, sym, params, value) \
     __attribute__((used)) static ret lz_f_##sym params { return value; }
 
+/* A drop-in's hidden symbol version, name@node beside name@@newer
+ * (gen/dropin_versions.py): a function of its own, with its own slot,
+ * resolved with dlvsym on its first call, so that a program bound to the
+ * old version gets the real library's old version. alias is the symbol the
+ * .symver directive renames. */
+#define LZ_VERSION_THUNK(ret, name, sym, alias, node, params, args) \
+    static lz_fn lz_vs_##alias; \
+    __attribute__((visibility("default"), used)) ret alias params; \
+    ret alias params \
+    { \
+        lz_fn f = __atomic_load_n(&lz_vs_##alias, __ATOMIC_ACQUIRE); \
+        if (!f) \
+            f = lz_resolve_version(&LZ_LIB, LZ_I_##sym, node, &lz_vs_##alias); \
+        return ((__typeof__(&name))f) args; \
+    }
+#define LZ_VERSION_THUNK_VOID(ret, name, sym, alias, node, params, args) \
+    static lz_fn lz_vs_##alias; \
+    __attribute__((visibility("default"), used)) ret alias params; \
+    ret alias params \
+    { \
+        lz_fn f = __atomic_load_n(&lz_vs_##alias, __ATOMIC_ACQUIRE); \
+        if (!f) \
+            f = lz_resolve_version(&LZ_LIB, LZ_I_##sym, node, &lz_vs_##alias); \
+        ((__typeof__(&name))f) args; \
+    }
+/* A variadic function's hidden version cannot be forwarded from C: it is
+ * an alias of the default version's thunk. */
+#define LZ_VERSION_ALIAS(str, alias) \
+    __asm__(".globl " #alias "\n\t.set " #alias ", " str);
+
 /* An error-message function of the library, once loaded: the library's
  * answer, filled in with ours when it is empty and one of our calls failed. */
 #define LZ_ANSWER(ret, name, sym, params, args) \

@@ -288,7 +288,7 @@ def link_dir(d, *files, name=None):
     """A directory holding symlinks to files (a wheel's lib/, a conda lib/...)."""
     os.makedirs(d, exist_ok=True)
     for f in files:
-        os.symlink(f, os.path.join(d, os.path.basename(f)))
+        os.symlink(f, os.path.join(d, name or os.path.basename(f)))
     return d
 
 

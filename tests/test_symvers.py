@@ -1,0 +1,358 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Issue 36: a spec completed by the library itself. A drop-in carries the
+real library's symbol versions (read from it at build time), so a program
+linked against the real library runs on it with nothing on stderr and the
+same answers; headers are found where the compiler looks; a pointer
+return type fails with NULL without a [failure] line; a version function
+may return char *."""
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import lztest as t
+from lztest import case
+
+GEN = os.path.join(t.SOURCE, "gen", "lazygen.py")
+FIXTURE = os.path.join(t.SOURCE, "tests", "fixtures", "versioned")
+DROPINS = os.path.join(t.BUILD, "src", "dropin")
+CUDA_LIB = "/usr/local/cuda/lib64"
+
+# id: (SONAME, headers, the C statements that print the answer). Each
+# program is linked against the real library, as a user's program is.
+PROGRAMS = {
+    "nccl": ("libnccl.so.2", ["nccl.h"],
+             'int v = 0; int r = ncclGetVersion(&v); printf("%d %d\\n", r, v);', "ncclGetVersion"),
+    "nvrtc": ("libnvrtc.so.13", ["nvrtc.h"],
+              'int a = 0, b = 0; int r = nvrtcVersion(&a, &b); printf("%d %d.%d\\n", r, a, b);',
+              "nvrtcVersion"),
+    "nvjitlink": ("libnvJitLink.so.13", ["nvJitLink.h"],
+                  'unsigned a = 0, b = 0; int r = nvJitLinkVersion(&a, &b); '
+                  'printf("%d %u.%u\\n", r, a, b);', "nvJitLinkVersion"),
+    "cublas": ("libcublas.so.13", ["cublas_v2.h"],
+               'int v = 0; int r = cublasGetProperty(MAJOR_VERSION, &v); printf("%d %d\\n", r, v);',
+               "cublasGetProperty"),
+    "cublaslt": ("libcublasLt.so.13", ["cublasLt.h"], 'printf("%zu\\n", cublasLtGetVersion());',
+                 "cublasLtGetVersion"),
+    "cufft": ("libcufft.so.12", ["cufft.h"],
+              'int v = 0; int r = cufftGetVersion(&v); printf("%d %d\\n", r, v);', "cufftGetVersion"),
+    "cusparse": ("libcusparse.so.12", ["cusparse.h"],
+                 'int v = 0; int r = cusparseGetProperty(MAJOR_VERSION, &v); printf("%d %d\\n", r, v);',
+                 "cusparseGetProperty"),
+    "cusolver": ("libcusolver.so.12", ["cusolverDn.h"],
+                 'int v = 0; int r = cusolverGetProperty(MAJOR_VERSION, &v); printf("%d %d\\n", r, v);',
+                 "cusolverGetProperty"),
+    "cudnn": ("libcudnn.so.9", ["cudnn.h"],
+              'printf("%zu %s\\n", cudnnGetVersion(), cudnnGetErrorString(CUDNN_STATUS_SUCCESS));',
+              "cudnnGetVersion"),
+    "cupti": ("libcupti.so.13", ["cupti.h"],
+              'uint32_t v = 0; int r = cuptiGetVersion(&v); printf("%d %u\\n", r, v);', "cuptiGetVersion"),
+    "curand": ("libcurand.so.10", ["curand.h"],
+               'int v = 0; int r = curandGetVersion(&v); printf("%d %d\\n", r, v);', "curandGetVersion"),
+    "cuda": ("libcuda.so.1", ["cuda.h"],
+             'int v = 0; int r = cuDriverGetVersion(&v); printf("%d %d\\n", r, v);', "cuDriverGetVersion"),
+    "zlib": ("libz.so.1", ["zlib.h"],
+             'printf("%s %lu\\n", zlibVersion(), crc32(0, (const unsigned char *)"abc", 3));',
+             "zlibVersion"),
+    "lzma": ("liblzma.so.5", ["lzma.h"],
+             'printf("%u %d\\n", lzma_version_number(), lzma_cputhreads() > 0);', "lzma_version_number"),
+    "curl": ("libcurl.so.4", ["curl/curl.h"],
+             'printf("%s\\n", curl_version()); CURL *c = curl_easy_init(); '
+             'printf("%d\\n", c != NULL); curl_easy_cleanup(c);', "curl_version"),
+}
+
+PROGRAM = """#define _GNU_SOURCE
+{includes}
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdio.h>
+int main(void)
+{{
+    Dl_info info;
+    if (dladdr((void *)&{fn}, &info) && info.dli_fname)
+        printf("from: %s\\n", info.dli_fname);
+    {body}
+    return 0;
+}}
+"""
+
+
+def real_dir(d, soname):
+    """A directory holding the real library under its SONAME: the
+    Toolkit's stub stands for the driver on a machine without one."""
+    if soname == "libcuda.so.1":
+        stub = os.path.join(CUDA_LIB, "stubs", "libcuda.so")
+        if not os.path.exists(stub):
+            raise t.Skip("no libcuda stub here")
+        return t.link_dir(os.path.join(d, "real"), stub, name=soname)
+    return os.path.dirname(t.real_library(soname))
+
+
+def sanitized_env():
+    # A sanitizer's leak report at exit names the real libraries' own
+    # allocations; what is checked here is that the loader says nothing.
+    return {"ASAN_OPTIONS": "detect_leaks=0"} if t.SANITIZE not in ("", "none") else {}
+
+
+def linked_to_real(lib):
+    soname, headers, body, fn = PROGRAMS[lib]
+    dropin = os.path.join(DROPINS, soname)
+    if not os.path.exists(dropin):
+        raise t.Skip(f"the drop-in {soname} was not built (its header is missing: see meson's warning)")
+    if "thread" in t.SANITIZE and lib not in ("zlib", "lzma", "curl"):
+        raise t.Skip("TSan reports the CUDA libraries' own threads; zlib, lzma and curl run here")
+    d = t.workdir(f"symvers_{lib}")
+    real = real_dir(d, soname)
+    src = os.path.join(d, "prog.c")
+    with open(src, "w") as f:
+        f.write(PROGRAM.format(includes="".join(f"#include <{h}>\n" for h in headers), fn=fn, body=body))
+    prog = t.compile_c(os.path.join(d, "prog"), [src],
+                       [f"-I{t.CUDA_INCLUDE}", f"-L{real}", f"-l:{soname}", "-ldl"]
+                       + t.sanitizer_link_args())
+    only = t.link_dir(os.path.join(d, "dropin"), dropin)
+    env = sanitized_env()
+    if lib == "cuda":
+        env["LAZYCUDA_LIBPATH"] = os.path.join(real, soname)
+    direct = t.run([prog], env=dict(env, LD_LIBRARY_PATH=real), check_rc=0)
+    via = t.run([prog], env=dict(env, LD_LIBRARY_PATH=f"{only}:{real}"), check_rc=0)
+    t.equal(via.stderr, "", f"{lib}: nothing on stderr under the drop-in (no version warning)")
+    t.equal(direct.stderr, "", f"{lib}: nothing on stderr under the real library")
+    got, want = via.stdout.splitlines(), direct.stdout.splitlines()
+    t.equal(got[0], f"from: {only}/{soname}", f"{lib}: the drop-in served the call")
+    t.equal(got[1:], want[1:], f"{lib}: the same answer as the real library")
+    print(f"{lib}: {' | '.join(got[1:])}")
+
+
+for _lib in PROGRAMS:
+    _fn = (lambda lib: lambda: linked_to_real(lib))(_lib)
+    _fn.__name__ = f"symvers_{_lib}_linked_program_on_dropin"
+    _fn.__doc__ = (f"{_lib}: a program linked against the real library runs on the drop-in "
+                   f"with empty stderr and the real library's answer.")
+    case(_fn)
+
+
+def lazygen(*args, cc=None, check=0):
+    cmd = [sys.executable, GEN] + list(args) + ["--cc", cc or " ".join(t.CC)]
+    return t.run(cmd, check_rc=check)
+
+
+class Fixture:
+    """libfix v1 and v2, its header in <sysroot>/usr/include/<multiarch>/
+    (a directory the compiler given --sysroot searches), and its drop-in
+    generated from the spec in tests/fixtures/versioned with v2 as the
+    real library."""
+
+    def __init__(self, name):
+        self.d = t.workdir(name)
+        arch = subprocess.run(t.CC + ["-print-multiarch"], capture_output=True,
+                              text=True).stdout.strip() or "x86_64-linux-gnu"
+        self.root = os.path.join(self.d, "sysroot")
+        self.hdir = os.path.join(self.root, "usr", "include", arch)
+        os.makedirs(self.hdir)
+        os.makedirs(os.path.join(self.root, "usr", "lib", arch))  # the linker's, in the sysroot
+        shutil.copy(os.path.join(FIXTURE, "fix.h"), self.hdir)
+        self.cc = " ".join(t.CC + [f"--sysroot={self.root}"])
+        self.v = {}
+        for k in (1, 2):
+            out = os.path.join(self.d, f"v{k}")
+            os.makedirs(out)
+            t.compile_c(os.path.join(out, "libfix.so.1"), [os.path.join(FIXTURE, "fix.c")],
+                        [f"-I{self.hdir}", "-Wl,-soname,libfix.so.1",
+                         f"-Wl,--version-script,{FIXTURE}/fix_v{k}.map"] + (["-DFIX_V2"] if k == 2 else []),
+                        shared=True)
+            self.v[k] = out
+        self.spec = os.path.join(FIXTURE, "fix.toml")
+
+    def generate(self, spec=None):
+        spec = spec or self.spec
+        self.stubs, self.exports = os.path.join(self.d, "fix_stubs.c"), os.path.join(self.d, "fix.txt")
+        r = lazygen("--spec", spec, "--include-dir", self.hdir, "--out-c", self.stubs,
+                    "--out-list", self.exports, cc=self.cc)
+        return r
+
+    def dropin(self, library):
+        self.map, self.symver = os.path.join(self.d, "fix.map"), os.path.join(self.d, "fix_symver.h")
+        lazygen("--spec", self.spec, "--dropin", "libfix.so.1", "--exports", self.exports,
+                "--library", library, "--out-map", self.map, "--out-symver", self.symver, cc=self.cc)
+        out = os.path.join(self.d, "dropin")
+        os.makedirs(out, exist_ok=True)
+        t.compile_c(os.path.join(out, "libfix.so.1"), [self.stubs],
+                    [f"-I{self.hdir}", f"-I{t.SOURCE}/src", f"-I{t.BUILD}", "-fvisibility=hidden",
+                     "-D_GNU_SOURCE", '-DLZ_DROPIN_SONAME="libfix.so.1"',
+                     f'-DLZ_DROPIN_SYMVER="{self.symver}"', "-Wl,-soname,libfix.so.1",
+                     f"-Wl,--version-script,{self.map}", "-Wl,--whole-archive",
+                     os.path.join(t.SHIMS, "liblzruntime.a"), "-Wl,--no-whole-archive",
+                     "-ldl", "-lpthread"] + t.sanitizer_link_args(), shared=True)
+        return out
+
+    def program(self, k):
+        return t.compile_c(os.path.join(self.d, f"prog_v{k}"), [os.path.join(FIXTURE, "prog.c")],
+                           (["-DFIX_V2"] if k == 2 else []) + [f"-I{self.hdir}", f"-L{self.v[k]}", "-l:libfix.so.1",
+                            "-ldl"] + t.sanitizer_link_args())
+
+
+def versions_of(path):
+    """{name@NODE or name@@NODE} of a file's defined dynamic symbols."""
+    r = t.run([os.environ.get("LZ_NM", "nm"), "-D", "--defined-only", "--with-symbol-versions", path],
+              check_rc=0)
+    return {line.split()[-1] for line in r.stdout.splitlines()
+            if len(line.split()) == 3 and line.split()[1] in "TW" and "@" in line}
+
+
+@case
+def fixture_dropin_is_the_library_to_linked_programs():
+    """A library the project has never seen, whose spec says nothing of its
+    header's place, its symbol versions or its pointers' failure values:
+    its header is found in the compiler's multiarch directory; its drop-in
+    has the library's two nodes (inheritance included) and every symbol
+    under the same node, the old hidden fix_clone@FIXBACKEND_1.0 too; a
+    program linked against v1 and one linked against v2 each print, on the
+    drop-in, exactly what they print on the real v2, with empty stderr."""
+    fx = Fixture("symvers_fixture")
+    r = lazygen("--spec", fx.spec, "--find-include", "--option-dir", "", cc=fx.cc)
+    t.equal(r.stdout.strip(), f"{fx.hdir}\tsystem", "found where the compiler looks")
+    r = lazygen("--spec", fx.spec, "--find-libraries", "--include-dir", fx.hdir,
+                "--library-dir", fx.v[2], cc=fx.cc)
+    t.equal(r.stdout, f"libfix.so.1\t{fx.v[2]}/libfix.so.1\n", "the real library found")
+    t.equal(r.stderr, "", "no warning")
+    t.equal(fx.generate().stderr, "", "generation says nothing")
+    out = fx.dropin(os.path.join(fx.v[2], "libfix.so.1"))
+    real = versions_of(os.path.join(fx.v[2], "libfix.so.1"))
+    mine = versions_of(os.path.join(out, "libfix.so.1"))
+    t.equal(sorted(real - mine), [], "every version of the library's symbols is the drop-in's")
+    t.check("fix_clone@FIXBACKEND_1.0" in mine and "fix_clone@@FIXBACKEND_2.0" in mine,
+            f"both versions of fix_clone: {sorted(v for v in mine if 'clone' in v)}")
+    t.equal(sorted(v.split("@")[-1] for v in mine - real),
+            ["FIXBACKEND_1.0"] * 9,
+            "only the control API is added, under the main node")
+    r = t.run(["objdump", "-p", os.path.join(out, "libfix.so.1")], check_rc=0)
+    defs = r.stdout.split("Version definitions:")[1].split("\n\n")[0]
+    t.check(re.search(r"FIXBACKEND_2\.0\s*\n\s*FIXBACKEND_1\.0", defs), f"2.0 inherits 1.0:\n{defs}")
+    for k in (1, 2):
+        prog = fx.program(k)
+        env = sanitized_env()
+        direct = t.run([prog], env=dict(env, LD_LIBRARY_PATH=fx.v[2]), check_rc=0)
+        via = t.run([prog], env=dict(env, LD_LIBRARY_PATH=out,
+                                     LAZYFIX_LIBPATH=os.path.join(fx.v[2], "libfix.so.1")), check_rc=0)
+        t.equal(via.stderr, "", f"v{k} program: empty stderr on the drop-in")
+        t.equal(via.stdout.splitlines()[0], f"from: {out}/libfix.so.1", "the drop-in served it")
+        t.equal(via.stdout.splitlines()[1:], direct.stdout.splitlines()[1:], f"v{k} program: same answers")
+        clone = "21 -> 21" if k == 1 else "21 -> 42"
+        t.contains(via.stdout, f"clone: {clone}", f"v{k}'s fix_clone is its own version's")
+        t.contains(via.stdout, "version: 2.0.0", "the char * version function forwarded")
+
+
+@case
+def fixture_pointers_fail_with_null():
+    """No [failure] line for any of the fixture's fifteen pointer return
+    types: without the library each returns NULL, and the declared ones the
+    spec names return its values."""
+    fx = Fixture("symvers_null")
+    fx.generate()
+    with open(fx.stubs) as f:
+        text = f.read()
+    nulls = re.findall(r"^LZ_FAIL\(.*, (fix_\w+), \(.*\), NULL\)$", text, re.M)
+    t.equal(len(nulls), 15, f"the fifteen pointer-returning functions fail with NULL: {nulls}")
+    out = fx.dropin(os.path.join(fx.v[2], "libfix.so.1"))
+    prog = fx.program(2)
+    r = t.run([prog, "absent"], env=dict(sanitized_env(), LD_LIBRARY_PATH=out,
+                                         LAZYFIX_LIBPATH=os.path.join(fx.d, "none")), check_rc=0)
+    t.contains(r.stdout, "nulls: 1 1 1 1 1 1 1 1 1 1 1 1 1", "every pointer function returned NULL")
+    t.contains(r.stdout, "others: -1 1", "int and enum: the spec's values")
+
+
+@case
+def fixture_version_function_char_pointer():
+    """version_function = "fix_version", a char *f(void): lazynccl-info's
+    version hook is generated for it."""
+    fx = Fixture("symvers_version")
+    fx.generate()
+    with open(fx.stubs) as f:
+        text = f.read()
+    t.contains(text, "static int lz_version_fix(char *out, size_t size)", "the version hook")
+    t.contains(text, ".version = lz_version_fix,", "wired into the library")
+
+
+@case
+def failure_error_lists_only_what_is_left():
+    """A spec without the fixture's int and enum failure values: the error
+    names those two types and no pointer type."""
+    fx = Fixture("symvers_missing")
+    spec = os.path.join(fx.d, "fix.toml")
+    with open(fx.spec) as f:
+        text = f.read()
+    with open(spec, "w") as f:
+        f.write(text.split("[failure]")[0] + '[failure]\n"size_t" = "0"\n')
+    r = lazygen("--spec", spec, "--include-dir", fx.hdir, "--out-c", os.path.join(fx.d, "x.c"),
+                "--out-list", os.path.join(fx.d, "x.txt"), cc=fx.cc, check=1)
+    t.contains(r.stderr, "2 return type(s) have no failure value (a pointer's is NULL)", "counted")
+    listed = re.findall(r'^\s+"([^"]+)" = \.\.\.', r.stderr, re.M)
+    t.equal(sorted(listed), ["fix_status", "int"], "only the non-pointer types")
+
+
+@case
+def missing_library_warns_once_naming_the_key():
+    """The library not found at build time and the spec silent on symbol
+    versions: one warning naming 'symbol_versions' and -Dlibrary_dirs, and
+    every directory searched; the key set, no warning and no search."""
+    fx = Fixture("symvers_warn")
+    r = lazygen("--spec", fx.spec, "--find-libraries", "--include-dir", fx.hdir, cc=fx.cc)
+    t.equal(r.stdout, "libfix.so.1\t-\n", "not found")
+    lines = [line for line in r.stderr.splitlines() if line]
+    t.equal(len(lines), 1, f"one warning: {r.stderr}")
+    t.contains(lines[0], "libfix.so.1 not found at build time", "names the library")
+    t.contains(lines[0], "set 'symbol_versions' in [library]", "names the key")
+    t.contains(lines[0], "-Dlibrary_dirs=DIR", "names the option")
+    t.contains(lines[0], f"searched: {os.path.join(fx.root, 'usr', 'lib64')}, "
+                         f"{os.path.join(fx.root, 'usr', 'lib')}, ", "beside the header's prefix first")
+    t.contains(lines[0], os.path.join(fx.root, "usr", "lib", os.path.basename(fx.hdir)),
+               "the linker's multiarch directory in the sysroot")
+    spec = os.path.join(fx.d, "keyed.toml")
+    with open(fx.spec) as f:
+        text = f.read()
+    with open(spec, "w") as f:
+        f.write(text.replace('install = false', 'install = false\nsymbol_versions = "FIXBACKEND_2.0"'))
+    r = lazygen("--spec", spec, "--find-libraries", "--include-dir", fx.hdir, cc=fx.cc)
+    t.equal((r.stdout, r.stderr), ("libfix.so.1\t-\n", ""), "the key said it: no search, no warning")
+    fx.spec = spec
+    fx.generate()
+    fx.dropin("-")
+    with open(fx.map) as f:
+        script = f.read()
+    t.contains(script, "FIXBACKEND_2.0 {", "the key's node")
+    t.contains(script, "from the spec: symbol_versions = 'FIXBACKEND_2.0'", "provenance")
+
+
+@case
+def header_search_names_every_directory():
+    """A header nowhere: the message names the spec's directories and then
+    each of the compiler's own."""
+    fx = Fixture("symvers_nohdr")
+    os.remove(os.path.join(fx.hdir, "fix.h"))
+    r = lazygen("--spec", fx.spec, "--find-include", "--option-dir", "", cc=fx.cc, check=1)
+    t.contains(r.stderr, "fix.h not found; searched: ", "the message")
+    t.contains(r.stderr, f"{fx.hdir} (the compiler's)", "the multiarch directory")
+    t.contains(r.stderr, f"{os.path.join(fx.root, 'usr', 'include')} (the compiler's)", "the sysroot's")
+
+
+@case
+def describe_library_shows_nodes():
+    """lazygen --describe --library lists the real library's version nodes,
+    with counts and inheritance (liblzma: five nodes, hidden versions)."""
+    lzma = "/lib/x86_64-linux-gnu/liblzma.so.5"
+    if not os.path.exists(lzma) or not os.path.exists("/usr/include/lzma.h"):
+        raise t.Skip("liblzma and its header are not here")
+    r = lazygen("--describe", "--spec", os.path.join(t.SOURCE, "tests", "specs", "lzma.toml"),
+                "--include-dir", "/usr/include", "--library", lzma,
+                "--nm", os.environ.get("LZ_NM", "nm"))
+    kv = dict(line.split("\t", 1) for line in r.stdout.splitlines() if "\t" in line)
+    t.equal(kv["soname"], "liblzma.so.5", "soname")
+    t.equal(kv["version_nodes"].split()[:2], ["XZ_5.0", "XZ_5.2"], "the nodes in the file's order")
+    t.check(re.match(r"default \d+, hidden [1-9]\d*, inherits XZ_5.1.2alpha$", kv["node:XZ_5.2.2"]),
+            f"XZ_5.2.2: {kv['node:XZ_5.2.2']}")
+
+
+if __name__ == "__main__":
+    raise SystemExit(t.main())
