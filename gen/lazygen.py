@@ -193,6 +193,10 @@ def registry(specs):
     out.append("\n__attribute__((visibility(\"hidden\"))) const lz_lib *const lz_registry[] = {\n")
     out += [f"    &lz_lib_{s.id},\n" for s in public]
     out.append("    NULL,\n};\n")
+    out.append("\n/* What this installation serves (install = true): lazynccl-info's default. */\n"
+               "__attribute__((visibility(\"hidden\"))) const lz_lib *const lz_served[] = {\n")
+    out += [f"    &lz_lib_{s.id},\n" for s in public if s.install]
+    out.append("    NULL,\n};\n")
     return "".join(out)
 
 

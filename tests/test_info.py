@@ -190,5 +190,56 @@ def colour_and_columns():
     t.equal(long_lines, [], "lines over 80 columns (other than long paths)")
 
 
+def served_ids():
+    """The specs this installation serves (install is not false): read from
+    the spec files, not from the tool under test."""
+    import glob
+    import tomllib
+    out = []
+    for path in sorted(glob.glob(os.path.join(t.SOURCE, "stubs", "*.toml"))):
+        with open(path, "rb") as f:
+            lib = tomllib.load(f)["library"]
+        if lib.get("install", True) and lib.get("visibility", "default") != "hidden":
+            out.append(lib["id"])
+    return sorted(out)
+
+
+@case
+def default_covers_what_is_served():
+    """No argument: the libraries this installation installs (not the
+    test-only shims built beside them, such as the driver API's, whose
+    libcuda.so.1 this machine lacks), each marked served in JSON, and exit 0
+    when those load; 'all' adds the test-only ones."""
+    r = info("--json")
+    doc = json.loads(r.stdout)
+    ids = sorted(l["id"] for l in doc["libraries"])
+    t.equal(ids, served_ids(), "the served libraries")
+    t.check(all(l["served"] for l in doc["libraries"]), "each marked served")
+    t.equal(doc["not_served"], [], "nothing asked for that is not served")
+    t.equal(r.returncode, 0 if all(l["would_load"] for l in doc["libraries"]) else 1,
+            "the exit status counts what is served")
+    everything = json.loads(info("--json", "all").stdout)["libraries"]
+    extra = [l for l in everything if not l["served"]]
+    t.check(len(everything) > len(ids) or not extra, "all: the test-only shims too")
+    cuda = [l for l in everything if l["id"] == "cuda"]
+    if cuda and not cuda[0]["would_load"]:
+        info("cuda", rc=1)  # asked for by name: it counts
+        print("libcuda.so.1 absent: lazynccl-info exits 0, lazynccl-info cuda exits 1")
+
+
+@case
+def unknown_library_is_said_and_counts():
+    """A library it has no shim for: one line saying so and what it serves,
+    exit 1, the others still reported; in JSON, listed as not served. An
+    unknown option is still a usage error (2)."""
+    r = info("nccl", "libfoo", env={"LAZYNCCL_LIBPATH": "/nonexistent/libnccl.so.2"}, rc=1)
+    t.contains(r.stderr, "lazynccl-info: 'libfoo': this installation has no shim for it "
+                         f"(it serves: {' '.join(served_ids())})", "the message")
+    t.contains(r.stdout, "NCCL (liblazynccl", "nccl still reported")
+    doc = json.loads(info("--json", "libfoo", rc=1).stdout)
+    t.equal((doc["libraries"], doc["not_served"]), ([], ["libfoo"]), "JSON")
+    info("--frobnicate", rc=2)
+
+
 if __name__ == "__main__":
     raise SystemExit(t.main())

@@ -25,6 +25,7 @@ typedef struct info_candidate {
 /* What the tool learned of one library. */
 typedef struct info_lib {
     const lz_lib *lib;
+    int served;             /* an installed shim of this installation (else built for tests) */
     int would_load;
     char chosen[PATH_MAX];
     char chosen_step[64];
@@ -68,7 +69,9 @@ void doctor_run(doctor_report *r, info_lib *libs, int nlibs);
 
 /* Output (print.c). */
 void print_text(FILE *f, info_lib *libs, int nlibs, const doctor_report *d, int color);
-void print_json(FILE *f, info_lib *libs, int nlibs, const doctor_report *d);
+/* unknown: the names asked for that no shim here serves. */
+void print_json(FILE *f, info_lib *libs, int nlibs, const char *const *unknown, int nunknown,
+                const doctor_report *d);
 
 extern const char *const info_verdicts[];
 

@@ -8,8 +8,10 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Every library built (generated from the specs: lz_registry.c). */
+/* Every library built, and those this installation serves (its installed
+ * shims and drop-ins; generated from the specs: lz_registry.c). */
 extern const lz_lib *const lz_registry[];
+extern const lz_lib *const lz_served[];
 
 static const char usage[] =
     "usage: lazynccl-info [OPTIONS] [LIBRARY|all]...\n"
@@ -29,10 +31,12 @@ static const char usage[] =
     "                 vendored in site-packages/<pkg>/)\n"
     "  --help         this text\n"
     "\n"
-    "Exit status: 0 when every library asked for would load (and --doctor\n"
-    "found no problem), 1 otherwise, 2 for a usage error.\n"
+    "Libraries: by default those this installation serves; 'all' adds those\n"
+    "built for its tests. Exit status: 0 when every library asked for (by\n"
+    "default, every one served) would load and --doctor found no problem;\n"
+    "1 otherwise, a library it has no shim for included; 2 for a usage error.\n"
     "\n"
-    "Libraries (default: all):";
+    "Served:";
 
 static const lz_lib *by_name(const char *name)
 {
@@ -42,11 +46,23 @@ static const lz_lib *by_name(const char *name)
     return NULL;
 }
 
+static int served(const lz_lib *lib)
+{
+    for (const lz_lib *const *l = lz_served; *l; l++)
+        if (*l == lib)
+            return 1;
+    return 0;
+}
+
 static void print_usage(FILE *f)
 {
     fputs(usage, f);
-    for (const lz_lib *const *l = lz_registry; *l; l++)
+    for (const lz_lib *const *l = lz_served; *l; l++)
         fprintf(f, " %s", (*l)->id);
+    int others = 0;
+    for (const lz_lib *const *l = lz_registry; *l; l++)
+        if (!served(*l))
+            fprintf(f, "%s %s", others++ ? "" : "\nBuilt for the tests only:", (*l)->id);
     fputs("\n", f);
 }
 
@@ -72,6 +88,8 @@ int main(int argc, char **argv)
     const char *origin = NULL;
     enum { MAX_LIBS = 32 };
     const lz_lib *want[MAX_LIBS];
+    const char *unknown[MAX_LIBS];
+    int nunknown = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--json") == 0)
@@ -95,19 +113,29 @@ int main(int argc, char **argv)
                 dup |= want[k] == by_name(a);
             if (!dup)
                 want[nlibs++] = by_name(a);
+        } else if (a[0] != '-' && a[0] != '\0' && nunknown < MAX_LIBS) {
+            unknown[nunknown++] = a; /* asked for, and not served: said below, status 1 */
         } else {
             fprintf(stderr, "lazynccl-info: unknown argument '%s'\n\n", a);
             print_usage(stderr);
             return 2;
         }
     }
-    if (nlibs == 0)
-        for (const lz_lib *const *l = lz_registry; *l && nlibs < MAX_LIBS; l++)
+    if (nlibs == 0 && nunknown == 0)
+        for (const lz_lib *const *l = lz_served; *l && nlibs < MAX_LIBS; l++)
             want[nlibs++] = *l;
     static info_lib libs[MAX_LIBS];
-    int status = 0;
+    int status = nunknown > 0;
+    for (int i = 0; i < nunknown; i++) {
+        fprintf(stderr, "lazynccl-info: '%s': this installation has no shim for it (it serves:",
+                unknown[i]);
+        for (const lz_lib *const *l = lz_served; *l; l++)
+            fprintf(stderr, " %s", (*l)->id);
+        fputs(")\n", stderr);
+    }
     for (int i = 0; i < nlibs; i++) {
         info_inspect(&libs[i], want[i], origin);
+        libs[i].served = served(want[i]);
         if (do_load)
             load(&libs[i]);
         if (!libs[i].would_load || (do_load && !libs[i].loaded))
@@ -121,7 +149,7 @@ int main(int argc, char **argv)
                 status = 1;
     }
     if (json)
-        print_json(stdout, libs, nlibs, doctor ? &d : NULL);
+        print_json(stdout, libs, nlibs, unknown, nunknown, doctor ? &d : NULL);
     else
         print_text(stdout, libs, nlibs, doctor ? &d : NULL,
                    isatty(STDOUT_FILENO) && !getenv("NO_COLOR"));

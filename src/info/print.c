@@ -153,7 +153,8 @@ static void place(FILE *f, const char *key, int present, const char *path, const
     fputc('}', f);
 }
 
-void print_json(FILE *f, info_lib *libs, int nlibs, const doctor_report *d)
+void print_json(FILE *f, info_lib *libs, int nlibs, const char *const *unknown, int nunknown,
+                const doctor_report *d)
 {
     fputs("{\"schema\": \"lazynccl-info/1\", \"libraries\": [", f);
     for (int l = 0; l < nlibs; l++) {
@@ -168,7 +169,8 @@ void print_json(FILE *f, info_lib *libs, int nlibs, const doctor_report *d)
             fputs(s == lib->sonames ? "" : ", ", f);
             info_json_string(f, *s);
         }
-        fprintf(f, "], \"would_load\": %s", li->would_load ? "true" : "false");
+        fprintf(f, "], \"served\": %s, \"would_load\": %s", li->served ? "true" : "false",
+                li->would_load ? "true" : "false");
         place(f, "chosen", li->would_load, li->chosen, li->chosen_step, NULL);
         place(f, "loaded", li->loaded, li->loaded_path, li->loaded_step, li->loaded_version);
         field(f, 0, "error", li->would_load ? nonempty(li->load_error) : li->report);
@@ -186,6 +188,11 @@ void print_json(FILE *f, info_lib *libs, int nlibs, const doctor_report *d)
             fputc('}', f);
         }
         fprintf(f, "],\n   \"candidates_not_shown\": %d}", li->dropped);
+    }
+    fputs("],\n \"not_served\": [", f);
+    for (int i = 0; i < nunknown; i++) {
+        fputs(i ? ", " : "", f);
+        info_json_string(f, unknown[i]);
     }
     fputc(']', f);
     if (d) {
