@@ -4,8 +4,10 @@
 
     python3 gen/retag_wheel.py dist/lazynccl-0.1.0-py3-none-any.whl
 
-meson-python 0.12 tags the wheel py3-none-any (every file is in the package
-directory, which it reads as pure). This reads the highest GLIBC_x.y symbol
+Run by the build itself (gen/lazynccl_build.py, the PEP 517 backend that
+`pip wheel .` and `pip install .` use); by hand only for a wheel built
+otherwise. meson-python 0.12 tags the wheel py3-none-any (every file is in
+the package directory, which it reads as pure). This reads the highest GLIBC_x.y symbol
 version the wheel's ELF files need (objdump -T) and writes, beside the
 input, the same wheel tagged py3-none-manylinux_<x>_<y>_<arch> (WHEEL and
 RECORD updated, Root-Is-Purelib false); prints its file name. The binaries
@@ -34,7 +36,10 @@ def glibc_needed(data):
 
 def machine(data):
     e_machine = int.from_bytes(data[18:20], "little")
-    return {62: "x86_64", 183: "aarch64"}.get(e_machine) or sys.exit(f"unknown ELF machine {e_machine}")
+    name = {62: "x86_64", 183: "aarch64"}.get(e_machine)
+    if not name:
+        raise RetagError(f"unknown ELF machine {e_machine}")
+    return name
 
 
 def record_line(name, data):
@@ -42,21 +47,26 @@ def record_line(name, data):
     return f"{name},sha256={digest},{len(data)}"
 
 
-def main(path):
+class RetagError(Exception):
+    pass
+
+
+def retag(path):
+    """Write the wheel at path retagged beside it; its path."""
     with zipfile.ZipFile(path) as z:
         files = {i.filename: (i, z.read(i)) for i in z.infolist()}
     elves = [data for _, data in files.values() if data[:4] == b"\x7fELF"]
     if not elves:
-        sys.exit("no ELF file in the wheel: nothing to tag")
+        raise RetagError("no ELF file in the wheel: nothing to tag")
     need = max(glibc_needed(d) for d in elves)
     arches = {machine(d) for d in elves}
     if len(arches) != 1:
-        sys.exit(f"binaries of several machines: {sorted(arches)}")
+        raise RetagError(f"binaries of several machines: {sorted(arches)}")
     tag = f"py3-none-manylinux_{need[0]}_{need[1]}_{arches.pop()}"
     base = os.path.basename(path)
     m = re.match(r"^(.+?-[^-]+)-[^-]+-[^-]+-[^-]+\.whl$", base)
     if not m:
-        sys.exit(f"not a wheel file name: {base}")
+        raise RetagError(f"not a wheel file name: {base}")
     out = os.path.join(os.path.dirname(path), f"{m.group(1)}-{tag}.whl")
     distinfo = next(n.split("/")[0] for n in files if n.endswith(".dist-info/WHEEL"))
     wheel_name, record_name = f"{distinfo}/WHEEL", f"{distinfo}/RECORD"
@@ -69,10 +79,13 @@ def main(path):
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
         for name, (info, data) in files.items():
             z.writestr(info, data)
-    print(os.path.basename(out))
+    return out
 
 
 if __name__ == "__main__":
     if len(sys.argv) != 2:
         sys.exit(__doc__)
-    main(sys.argv[1])
+    try:
+        print(os.path.basename(retag(sys.argv[1])))
+    except RetagError as e:
+        sys.exit(f"retag_wheel: {e}")

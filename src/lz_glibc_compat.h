@@ -42,6 +42,7 @@
 
 __asm__(".symver dlopen,dlopen@" LZ_GLIBC_BASE);
 __asm__(".symver dlsym,dlsym@" LZ_GLIBC_BASE);
+__asm__(".symver dlvsym,dlvsym@" LZ_GLIBC_BASE);
 __asm__(".symver dlclose,dlclose@" LZ_GLIBC_BASE);
 __asm__(".symver dlerror,dlerror@" LZ_GLIBC_BASE);
 
