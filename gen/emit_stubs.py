@@ -234,6 +234,15 @@ def _roots_array(name, roots):
     return subs + f"static const lz_root {name}[] = {{\n{body}    {{NULL, NULL}}\n}};\n"
 
 
+def _per_function(e, macro, *middle):
+    """One export's line through a macro of src/lz_thunk.h (its _VOID form
+    for a void function): (ret, the header's name, symbol, middle...,
+    (params), (args))."""
+    typed = e.name if e.declared else e.typed_as
+    args = [e.fn.ret, typed, e.sym, *middle, f"({e.fn.params})", f"({e.fn.args})"]
+    return f"{macro}{'_VOID' if e.fn.ret == 'void' else ''}({', '.join(args)})"
+
+
 def emit(spec, spec_display, headers, functions, macros, control_prefix=None,
          inline_extras=False, arch="x86_64"):
     """The shim's C text, its exports and the generator's notes. Every
@@ -294,9 +303,7 @@ def emit(spec, spec_display, headers, functions, macros, control_prefix=None,
         if e.fn.variadic:
             w(f"LZ_RESOLVER_VARIADIC({e.sym}, {i})\n")
             continue
-        macro = "LZ_RESOLVER_VOID" if e.fn.ret == "void" else "LZ_RESOLVER"
-        w(f"{macro}({e.fn.ret}, {e.typed_as if not e.declared else e.name}, {e.sym}, "
-          f"({e.fn.params}), ({e.fn.args}))\n")
+        w(_per_function(e, "LZ_RESOLVER") + "\n")
     answers = [e for e in exports if e.name in spec.own_answers]
     for e in answers:
         if e.fn.ret != "const char *" or e.fn.variadic:
@@ -424,13 +431,11 @@ def emit(spec, spec_display, headers, functions, macros, control_prefix=None,
       " * header says which hidden versions exist, through these. */\n"
       "#ifdef LZ_DROPIN_SYMVER\n")
     for e in exports:
-        typed = e.name if e.declared else e.typed_as
         if e.fn.variadic:
             w(f"#define LZ_HV_{e.sym}(alias, node) LZ_VERSION_ALIAS({_c_string(e.sym)}, alias)\n")
             continue
-        macro = "LZ_VERSION_THUNK_VOID" if e.fn.ret == "void" else "LZ_VERSION_THUNK"
-        w(f"#define LZ_HV_{e.sym}(alias, node) {macro}({e.fn.ret}, {typed}, {e.sym}, alias, node, "
-          f"({e.fn.params}), ({e.fn.args}))\n")
+        w(f"#define LZ_HV_{e.sym}(alias, node) "
+          + _per_function(e, "LZ_VERSION_THUNK", "alias", "node") + "\n")
     w("#include LZ_DROPIN_SYMVER\n#endif\n")
     return "".join(out), exports, notes
 

@@ -116,6 +116,9 @@ lz_fn lz_resolve(const lz_lib *lib, size_t i)
 
 lz_fn lz_resolve_version(const lz_lib *lib, size_t i, const char *node, lz_fn *slot)
 {
+    lz_fn done = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+    if (done)
+        return done;
     int status = lz_ensure_loaded(lib, &lib->syms[i]);
     if (status != LZ_LOADED)
         return lz_fn_at(lib->fails, i); /* not published: a retry may load it */

@@ -9,11 +9,12 @@
  * publish it in the slot (release) and return what the caller must call. */
 LZ_HIDDEN lz_fn lz_resolve(const lz_lib *lib, size_t i);
 
-/* First call of export i at a hidden symbol version of the real library
- * (a drop-in's name@node beside name@@newer): the same, resolved with
- * dlvsym and published in *slot, which only this version uses. The
- * export's failure function when the library or that version cannot be
- * had. */
+/* Export i at a hidden symbol version of the real library (a drop-in's
+ * name@node beside name@@newer), on every call: *slot once published,
+ * else resolved with dlvsym and published there (only this version uses
+ * it). The export's failure function when the library or that version
+ * cannot be had. A call more than the default version's thunk costs: such
+ * versions serve old binaries only. */
 LZ_HIDDEN lz_fn lz_resolve_version(const lz_lib *lib, size_t i, const char *node, lz_fn *slot);
 
 #endif

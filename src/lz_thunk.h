@@ -166,26 +166,17 @@
  * resolved with dlvsym on its first call, so that a program bound to the
  * old version gets the real library's old version. alias is the symbol the
  * .symver directive renames. */
+#define LZ_VERSION_DECL(ret, alias, params) \
+    __attribute__((visibility("default"), used)) ret alias params; \
+    static lz_fn lz_vs_##alias
+#define LZ_VERSION_FN(name, sym, alias, node) \
+    ((__typeof__(&name))lz_resolve_version(&LZ_LIB, LZ_I_##sym, node, &lz_vs_##alias))
 #define LZ_VERSION_THUNK(ret, name, sym, alias, node, params, args) \
-    static lz_fn lz_vs_##alias; \
-    __attribute__((visibility("default"), used)) ret alias params; \
-    ret alias params \
-    { \
-        lz_fn f = __atomic_load_n(&lz_vs_##alias, __ATOMIC_ACQUIRE); \
-        if (!f) \
-            f = lz_resolve_version(&LZ_LIB, LZ_I_##sym, node, &lz_vs_##alias); \
-        return ((__typeof__(&name))f) args; \
-    }
+    LZ_VERSION_DECL(ret, alias, params); \
+    ret alias params { return LZ_VERSION_FN(name, sym, alias, node) args; }
 #define LZ_VERSION_THUNK_VOID(ret, name, sym, alias, node, params, args) \
-    static lz_fn lz_vs_##alias; \
-    __attribute__((visibility("default"), used)) ret alias params; \
-    ret alias params \
-    { \
-        lz_fn f = __atomic_load_n(&lz_vs_##alias, __ATOMIC_ACQUIRE); \
-        if (!f) \
-            f = lz_resolve_version(&LZ_LIB, LZ_I_##sym, node, &lz_vs_##alias); \
-        ((__typeof__(&name))f) args; \
-    }
+    LZ_VERSION_DECL(ret, alias, params); \
+    ret alias params { LZ_VERSION_FN(name, sym, alias, node) args; }
 /* A variadic function's hidden version cannot be forwarded from C: it is
  * an alias of the default version's thunk. */
 #define LZ_VERSION_ALIAS(str, alias) \

@@ -128,7 +128,9 @@ def info_reports_generic_libraries():
     t.equal(by_id["zlib"]["loaded"]["version"], lines(zv)["zlibVersion"], "zlib's own version")
     t.check(re.match(r"^\d+$", by_id["curand"]["loaded"]["version"]), by_id["curand"]["loaded"])
     usage = t.run([os.path.join(t.BUILD, "lazynccl-info"), "--help"]).stdout
-    listed = usage.split("Libraries (default: all):")[1].split()
+    served = usage.split("Served:")[1].split("\n")[0].split()
+    listed = served + usage.split("Built for the tests only:")[1].split()
+    t.equal(sorted(served), ["nccl", "nvjitlink", "nvrtc"], "served: the installed specs")
     specs = glob.glob(os.path.join(t.SOURCE, "tests", "specs", "*.toml")) + \
         [os.path.join(t.SOURCE, "stubs", f"{x}.toml") for x in ("nccl", "nvrtc", "nvjitlink")]
     ids = [re.search(r'^id = "(\w+)"', open(s).read(), re.M).group(1) for s in specs]

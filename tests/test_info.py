@@ -71,8 +71,9 @@ def json_schema():
     t.equal(doc["schema"], "lazynccl-info/1", "schema")
     t.equal([l["id"] for l in doc["libraries"]], ["nccl", "nvjitlink"], "libraries")
     nccl, jit = doc["libraries"]
-    t.equal(set(nccl), {"id", "name", "shim", "sonames", "would_load", "chosen", "loaded",
+    t.equal(set(nccl), {"id", "name", "shim", "sonames", "served", "would_load", "chosen", "loaded",
                         "error", "candidates", "candidates_not_shown"}, "library keys")
+    t.equal(doc["not_served"], [], "not_served")
     t.equal(nccl["would_load"], True, "would_load")
     t.equal(nccl["chosen"], {"path": a, "step": "LAZYNCCL_LIBPATH"}, "chosen")
     t.equal(nccl["loaded"], None, "loaded without --load")

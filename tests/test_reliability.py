@@ -247,8 +247,8 @@ def generator_unknown_type():
     d = t.workdir("gen_unknown_type")
     spec, err = lazygen(d, GOOD, header="int bad_a(int x);\ndouble bad_b(void);\n"
                                         "float bad_c(void);\ndouble bad_d(int);\n")
-    t.contains(err, f"lazygen: {spec}: error: 2 return type(s) have no failure value; add to "
-                    f"[failure]:\n"
+    t.contains(err, f"lazygen: {spec}: error: 2 return type(s) have no failure value (a "
+                    f"pointer's is NULL); add to [failure]:\n"
                     f'  "double" = ...    # returned by {d}/bad.h:2: bad_b and 1 more\n'
                     f'  "float" = ...    # returned by {d}/bad.h:3: bad_c', "message")
 
