@@ -85,6 +85,18 @@ const char *lz_api_asked_path(const lz_lib *lib)
     return NULL;
 }
 
+int lz_api_loaded_version(const lz_lib *lib, char *buf, size_t size)
+{
+    return lz_api_would_load(lib, buf, size);
+}
+
+lz_fn lz_resolve_version(const lz_lib *lib, size_t i, const char *node, lz_fn *slot)
+{
+    (void)node;
+    (void)slot;
+    return lz_resolve(lib, i);
+}
+
 lz_fn lz_resolve(const lz_lib *lib, size_t i)
 {
     (void)lib;

@@ -37,6 +37,11 @@ CONTROL_API = [
      "load) when lazynccl-run's audit module redirected that load to this\n"
      "drop-in; the first call loads it unless the override names another.\n"
      "NULL otherwise, and always for a shim that is not a drop-in. Cost: one load."),
+    ("loaded_version", "int", "char *buf, size_t size", "buf, size",
+     "Write the loaded library's version as its own version function gives\n"
+     "it (\"2.28.9 (22809)\", \"13.0\"): 1 when written, 0 when the library is\n"
+     "not loaded or has no version function. Never loads. Cost: one call of\n"
+     "that function."),
     ("would_load", "int", "char *path, size_t size", "path, size",
      "1 when a call would load a library now, writing its path; 0 if not,\n"
      "writing why (the search's report, cut to size).\n"

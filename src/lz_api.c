@@ -171,3 +171,10 @@ const char *lz_api_asked_path(const lz_lib *lib)
 {
     return lz_asked_path(lib);
 }
+
+int lz_api_loaded_version(const lz_lib *lib, char *buf, size_t size)
+{
+    if (!buf || !size || !lib->version || lz_status(lib) != LZ_LOADED)
+        return 0;
+    return lib->version(buf, size) == 0;
+}

@@ -16,52 +16,13 @@ import lztest as t
 from lztest import case
 
 GEN = os.path.join(t.SOURCE, "gen", "lazygen.py")
+sys.path.insert(0, os.path.join(t.SOURCE, "gen"))
+from control_api import CONTROL_API  # noqa: E402
 FIXTURE = os.path.join(t.SOURCE, "tests", "fixtures", "versioned")
 DROPINS = os.path.join(t.BUILD, "src", "dropin")
 CUDA_LIB = "/usr/local/cuda/lib64"
 
-# id: (SONAME, headers, the C statements that print the answer). Each
-# program is linked against the real library, as a user's program is.
-PROGRAMS = {
-    "nccl": ("libnccl.so.2", ["nccl.h"],
-             'int v = 0; int r = ncclGetVersion(&v); printf("%d %d\\n", r, v);', "ncclGetVersion"),
-    "nvrtc": ("libnvrtc.so.13", ["nvrtc.h"],
-              'int a = 0, b = 0; int r = nvrtcVersion(&a, &b); printf("%d %d.%d\\n", r, a, b);',
-              "nvrtcVersion"),
-    "nvjitlink": ("libnvJitLink.so.13", ["nvJitLink.h"],
-                  'unsigned a = 0, b = 0; int r = nvJitLinkVersion(&a, &b); '
-                  'printf("%d %u.%u\\n", r, a, b);', "nvJitLinkVersion"),
-    "cublas": ("libcublas.so.13", ["cublas_v2.h"],
-               'int v = 0; int r = cublasGetProperty(MAJOR_VERSION, &v); printf("%d %d\\n", r, v);',
-               "cublasGetProperty"),
-    "cublaslt": ("libcublasLt.so.13", ["cublasLt.h"], 'printf("%zu\\n", cublasLtGetVersion());',
-                 "cublasLtGetVersion"),
-    "cufft": ("libcufft.so.12", ["cufft.h"],
-              'int v = 0; int r = cufftGetVersion(&v); printf("%d %d\\n", r, v);', "cufftGetVersion"),
-    "cusparse": ("libcusparse.so.12", ["cusparse.h"],
-                 'int v = 0; int r = cusparseGetProperty(MAJOR_VERSION, &v); printf("%d %d\\n", r, v);',
-                 "cusparseGetProperty"),
-    "cusolver": ("libcusolver.so.12", ["cusolverDn.h"],
-                 'int v = 0; int r = cusolverGetProperty(MAJOR_VERSION, &v); printf("%d %d\\n", r, v);',
-                 "cusolverGetProperty"),
-    "cudnn": ("libcudnn.so.9", ["cudnn.h"],
-              'printf("%zu %s\\n", cudnnGetVersion(), cudnnGetErrorString(CUDNN_STATUS_SUCCESS));',
-              "cudnnGetVersion"),
-    "cupti": ("libcupti.so.13", ["cupti.h"],
-              'uint32_t v = 0; int r = cuptiGetVersion(&v); printf("%d %u\\n", r, v);', "cuptiGetVersion"),
-    "curand": ("libcurand.so.10", ["curand.h"],
-               'int v = 0; int r = curandGetVersion(&v); printf("%d %d\\n", r, v);', "curandGetVersion"),
-    "cuda": ("libcuda.so.1", ["cuda.h"],
-             'int v = 0; int r = cuDriverGetVersion(&v); printf("%d %d\\n", r, v);', "cuDriverGetVersion"),
-    "zlib": ("libz.so.1", ["zlib.h"],
-             'printf("%s %lu\\n", zlibVersion(), crc32(0, (const unsigned char *)"abc", 3));',
-             "zlibVersion"),
-    "lzma": ("liblzma.so.5", ["lzma.h"],
-             'printf("%u %d\\n", lzma_version_number(), lzma_cputhreads() > 0);', "lzma_version_number"),
-    "curl": ("libcurl.so.4", ["curl/curl.h"],
-             'printf("%s\\n", curl_version()); CURL *c = curl_easy_init(); '
-             'printf("%d\\n", c != NULL); curl_easy_cleanup(c);', "curl_version"),
-}
+from real_programs import PROGRAMS  # noqa: E402
 
 PROGRAM = """#define _GNU_SOURCE
 {includes}
@@ -88,6 +49,22 @@ def real_dir(d, soname):
             raise t.Skip("no libcuda stub here")
         return t.link_dir(os.path.join(d, "real"), stub, name=soname)
     return os.path.dirname(t.real_library(soname))
+
+
+def version_nodes(path):
+    """The version nodes a file defines, with what each inherits (objdump
+    -p), its base version (its own file name) left out: [(node, parents)]."""
+    out = t.run(["objdump", "-p", path], check_rc=0).stdout
+    if "Version definitions:" not in out:
+        return []
+    nodes = []
+    for line in out.split("Version definitions:")[1].split("\n\n")[0].strip().splitlines():
+        parts = line.split()
+        if len(parts) == 4 and parts[1] != "0x01":      # index flags hash name; 0x01: base
+            nodes.append((parts[3], []))
+        elif len(parts) >= 1 and line.startswith("\t") and nodes:
+            nodes[-1][1].extend(parts)
+    return nodes
 
 
 def sanitized_env():
@@ -119,6 +96,8 @@ def linked_to_real(lib):
     via = t.run([prog], env=dict(env, LD_LIBRARY_PATH=f"{only}:{real}"), check_rc=0)
     t.equal(via.stderr, "", f"{lib}: nothing on stderr under the drop-in (no version warning)")
     t.equal(direct.stderr, "", f"{lib}: nothing on stderr under the real library")
+    real_nodes = version_nodes(os.path.join(real, soname))
+    t.equal(version_nodes(dropin), real_nodes, f"{lib}: exactly the library's version nodes")
     got, want = via.stdout.splitlines(), direct.stdout.splitlines()
     t.equal(got[0], f"from: {only}/{soname}", f"{lib}: the drop-in served the call")
     t.equal(got[1:], want[1:], f"{lib}: the same answer as the real library")
@@ -225,7 +204,7 @@ def fixture_dropin_is_the_library_to_linked_programs():
     t.check("fix_clone@FIXBACKEND_1.0" in mine and "fix_clone@@FIXBACKEND_2.0" in mine,
             f"both versions of fix_clone: {sorted(v for v in mine if 'clone' in v)}")
     t.equal(sorted(v.split("@")[-1] for v in mine - real),
-            ["FIXBACKEND_1.0"] * 9,
+            ["FIXBACKEND_1.0"] * len(CONTROL_API),
             "only the control API is added, under the main node")
     r = t.run(["objdump", "-p", os.path.join(out, "libfix.so.1")], check_rc=0)
     defs = r.stdout.split("Version definitions:")[1].split("\n\n")[0]

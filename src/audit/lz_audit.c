@@ -285,6 +285,27 @@ static target *real_file(const char *name, struct stat *id)
     return t && !(t->id_state == 1 && same_file(id, &t->id)) ? t : 0;
 }
 
+/* Whether a drop-in is loading its real library in this thread (its box's
+ * loading_tid): then every request is that load's own, left to ld.so. The
+ * drop-in's own dlopen (through an interceptor of dlopen, under ASan or
+ * TSan, the asker is not the drop-in) and the requests its library makes
+ * while being loaded: cuBLAS's libcublasLt.so.13 comes from beside the
+ * chosen libcublas, as it would without lazynccl-run (companions stay
+ * untouched). */
+static int loading_here(void)
+{
+    int tid = 0;
+    for (int i = 0; i < ntargets; i++) {
+        if (!targets[i].box)
+            continue;
+        if (!tid)
+            tid = lz_sys_gettid();
+        if (__atomic_load_n(&targets[i].box->loading_tid, __ATOMIC_RELAXED) == tid)
+            return 1;
+    }
+    return 0;
+}
+
 LZ_AUDIT_API char *la_objsearch(const char *name, uintptr_t *cookie, unsigned int flag)
 {
     if (flag != LA_SER_ORIG || !name || ntargets == 0)
@@ -301,8 +322,8 @@ LZ_AUDIT_API char *la_objsearch(const char *name, uintptr_t *cookie, unsigned in
     lz_mem_obj o;
     if (asker && from_map(asker, &o) && lz_mem_runtime_loads(&o, t->soname))
         return (char *)name; /* a runtime's own load */
-    if (t->box && __atomic_load_n(&t->box->loading_tid, __ATOMIC_RELAXED) == lz_sys_gettid())
-        return (char *)name; /* the drop-in's own, through an interceptor of dlopen */
+    if (loading_here())
+        return (char *)name; /* a drop-in's own load, or its library's own dependencies */
 #endif
     const char *by = object_name(asker);
     if (t->real) {

@@ -1,20 +1,21 @@
 # SPDX-License-Identifier: MIT
-"""Which NCCL, NVRTC and nvJitLink this process got, from where, and why.
+"""Which NVIDIA libraries this process got, from where, and why.
 
-The lazynccl shims (the drop-ins ``lazynccl-run`` preloads, or a shim a
+The lazynccl shims (the drop-ins ``lazynccl-run`` serves, or a shim a
 program or extension links) load each library at its first call. This
 module asks them, through their control API, what they did. It never loads
-a real library unless :func:`load` is called.
+a real library unless :func:`load` is called. The libraries are those this
+package serves (``LIBRARIES``, generated from the specs it was built with).
 
 >>> import lazynccl
->>> sorted(lazynccl.LIBRARIES)
-['nccl', 'nvjitlink', 'nvrtc']
+>>> {"nccl", "nvrtc", "nvjitlink"} <= set(lazynccl.LIBRARIES)
+True
 >>> lazynccl.status("nccl").loaded in (True, False)
 True
->>> lazynccl.status("cublas")
+>>> lazynccl.status("libfoo")  # doctest: +ELLIPSIS
 Traceback (most recent call last):
     ...
-ValueError: unknown library 'cublas' (known: nccl, nvjitlink, nvrtc)
+ValueError: unknown library 'libfoo' (known: ...nccl...)
 """
 
 from __future__ import annotations
@@ -22,17 +23,12 @@ from __future__ import annotations
 import ctypes
 import os
 from dataclasses import dataclass
-from typing import Dict, Optional, Tuple
+from typing import Optional, Tuple
 
 __all__ = ["LIBRARIES", "LibraryStatus", "LoadError", "status", "would_load", "load",
            "package_dir"]
 
-# id: (control API prefix, drop-in files newest first, version function)
-LIBRARIES: Dict[str, Tuple[str, Tuple[str, ...], str]] = {
-    "nccl": ("lazynccl", ("libnccl.so.2",), "ncclGetVersion"),
-    "nvrtc": ("lazynvrtc", ("libnvrtc.so.13", "libnvrtc.so.12"), "nvrtcVersion"),
-    "nvjitlink": ("lazynvjitlink", ("libnvJitLink.so.13", "libnvJitLink.so.12"), "nvJitLinkVersion"),
-}
+from ._libraries import LIBRARIES  # id: (control API prefix, drop-ins newest first, version function)
 
 # The shims' search steps, named as cuda.pathfinder names its own where they
 # mean the same (its LoadedDL.found_via), and by the step otherwise.
@@ -62,7 +58,7 @@ class LoadError(RuntimeError):
 class LibraryStatus:
     """What one shim says of its library.
 
-    name: "nccl", "nvrtc" or "nvjitlink"; shim: where the answering shim
+    name: a key of LIBRARIES ("nccl", "cublas", ...); shim: where the answering shim
     lives ("" when none is in the process); loaded: whether the real library
     is loaded; path: the file loaded (or, from would_load, that would be);
     version: its version, asked of it when loaded ("2.28.9", "13.0");
@@ -145,17 +141,14 @@ def _shim(name: str, allow_dropin: bool):
 
 
 def _version(name: str, h) -> Optional[str]:
-    _, _, fn_name = LIBRARIES[name]
-    fn = getattr(h, fn_name)
-    if name == "nccl":
-        v = ctypes.c_int()
-        if fn(ctypes.byref(v)) != 0:
-            return None
-        code = v.value
-        major, rest = (code // 10000, code % 10000) if code >= 10000 else (code // 1000, code % 1000)
-        return f"{major}.{rest // 100}.{rest % 100}"
-    a, b = ctypes.c_int(), ctypes.c_int()
-    return f"{a.value}.{b.value}" if fn(ctypes.byref(a), ctypes.byref(b)) == 0 else None
+    """The loaded library's version as its own version function gives it
+    (<shim>_loaded_version), its integer code left out: "2.28.9"."""
+    fn = getattr(h, LIBRARIES[name][0] + "_loaded_version")
+    fn.restype = ctypes.c_int
+    buf = ctypes.create_string_buffer(128)
+    if not fn(buf, ctypes.c_size_t(len(buf))):
+        return None
+    return buf.value.decode(errors="replace").split(" (")[0]
 
 
 def _status(name: str, h, where: str) -> LibraryStatus:
@@ -180,7 +173,7 @@ def _status(name: str, h, where: str) -> LibraryStatus:
 
 def status(name: Optional[str] = None):
     """What the shims in this process say: one LibraryStatus, or, without a
-    name, a dict of all three. Never loads anything: a library no shim in
+    name, a dict of every library served. Never loads anything: a library no shim in
     the process stands for is reported with shim "" and loaded False."""
     if name is None:
         return {n: status(n) for n in LIBRARIES}
