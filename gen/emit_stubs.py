@@ -65,6 +65,8 @@ def check_failures(spec, exports, header):
     """Every return type without a failure value, all in one message."""
     missing = {}
     for e in exports:
+        if e.fn.opaque:
+            continue
         if e.fn.ret != "void" and e.name not in spec.own_answers and failure_value(spec, e.fn) is None:
             missing.setdefault(e.fn.ret, []).append(f"{e.fn.file or header}:{e.fn.line}: {e.fn.name}")
     if not missing:
@@ -243,12 +245,38 @@ def _per_function(e, macro, *middle):
     return f"{macro}{'_VOID' if e.fn.ret == 'void' else ''}({', '.join(args)})"
 
 
+def add_opaque(spec, exports, names, arch):
+    """The real library's functions no header declares (cuBLASLt's
+    cublasLtCtxInit, which libcublas calls): a drop-in stands for the whole
+    library, and another real library bound to it by SONAME needs them
+    (PyTorch's matmul failed with "undefined symbol: cublasLtCtxInit,
+    version libcublasLt.so.13" without them).
+    Forwarded by an assembly thunk, which needs no type; not on targets with
+    C thunks (a note)."""
+    have = {e.name for e in exports}
+    # Every function, not only the spec's pattern: cuBLASLt's
+    # cublasLt_for_cublas_* are what libcublas calls. Not the ELF file's own
+    # _init and _fini.
+    extra = [n for n in sorted(names) if n not in have and n not in ("_init", "_fini")]
+    if arch not in ("x86_64", "aarch64"):
+        return exports, ([f"{spec.path}: note: {len(extra)} undeclared functions of the library "
+                          f"are not served on {arch} (a C thunk needs their type)"] if extra else [])
+    from model import Function
+    for n in extra:
+        fn = Function(n, "", "", "", 0, variadic=True, opaque=True)
+        exports.append(Export(n, n, fn, "", -1, -1, True, sym=spec.symbol_prefix + n))
+    return exports, []
+
+
 def emit(spec, spec_display, headers, functions, macros, control_prefix=None,
-         inline_extras=False, arch="x86_64"):
+         inline_extras=False, arch="x86_64", library_functions=()):
     """The shim's C text, its exports and the generator's notes. Every
     file-scope name carries the spec's id, so several shims can share one
-    translation unit (the amalgamation)."""
+    translation unit (the amalgamation). library_functions: the real
+    library's function names, for those no header declares."""
     exports, notes = split_variadic(spec, expand_exports(spec, functions), arch)
+    exports, more = add_opaque(spec, exports, library_functions, arch)
+    notes += more
     for name in spec.own_answers:
         if name not in {e.name for e in exports}:
             raise GenError(f"{spec.path} [own_answers]", f"'{name}' is not a wrapped function")
@@ -283,7 +311,7 @@ def emit(spec, spec_display, headers, functions, macros, control_prefix=None,
       f"#define LZ_REALS lz_reals_{i_d}\n#define LZ_VRESOLVE lz_vresolve_{i_d}\n")
     w("LZ_DECL_DATA const lz_lib LZ_LIB;\n\n")
 
-    undeclared = [e for e in exports if not e.declared and not hidden]
+    undeclared = [e for e in exports if not e.declared and not hidden and not e.fn.opaque]
     if undeclared:
         w("/* Names the header does not declare, typed like the version it does. */\n")
         for e in undeclared:
@@ -317,7 +345,9 @@ def emit(spec, spec_display, headers, functions, macros, control_prefix=None,
               f"({e.fn.params}), ({e.fn.args}))\n")
     w("\n/* What a function does when the library or its symbol cannot be had. */\n")
     for e in exports:
-        if e.fn.ret == "void":
+        if e.fn.opaque:
+            w(f"LZ_FAIL_OPAQUE({e.sym})\n")
+        elif e.fn.ret == "void":
             w(f"LZ_FAIL_VOID({e.sym}, ({e.fn.params}))\n")
         elif e.name in spec.own_answers:
             w(f"LZ_OWN_FAIL({e.fn.ret}, {e.sym}, ({e.fn.params}), lz_message(&LZ_LIB))\n")
@@ -411,6 +441,9 @@ def emit(spec, spec_display, headers, functions, macros, control_prefix=None,
       " * string literals, so no macro of the header can rename them. */\n")
     for i, e in enumerate(exports):
         typed = e.name if e.declared else e.typed_as
+        if e.fn.opaque:
+            w(f"LZ_THUNK_OPAQUE({_c_string(e.sym)}, {i})\n")
+            continue
         if e.fn.variadic:
             w(f"LZ_THUNK_VARIADIC{'_HIDDEN' if hidden else ''}({e.fn.ret}, {typed}, "
               f"{_c_string(e.sym)}, {i}, ({e.fn.params}))\n")

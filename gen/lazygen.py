@@ -138,8 +138,9 @@ def find_include(spec, option_dir, cc):
 def find_libraries(spec, cc, include_dir, library_dirs):
     """soname<TAB>path (or -) lines for each soname, and the warnings: a
     spec that does not say how its drop-ins' symbols are versioned whose
-    library was not found gets one warning naming the key."""
-    if spec.symbol_versions is not None or spec.hidden:  # said, or no drop-in
+    library was not found gets one warning naming the key. (A spec that
+    says is searched too: its library's undeclared functions are served.)"""
+    if spec.hidden:  # no drop-in
         return "".join(f"{s}\t-\n" for s in spec.sonames), []
     arch = target_arch(cc)
     lines, missing, searched, searched_passed = [], [], [], []
@@ -151,7 +152,7 @@ def find_libraries(spec, cc, include_dir, library_dirs):
             searched = dirs
             searched_passed = passed
     warnings = []
-    if missing:
+    if missing and spec.symbol_versions is None:  # the key says it, else a warning
         over = "".join(f"; passed over {p}" for p in searched_passed)
         warnings.append(
             f"{spec.path}: warning: {', '.join(missing)} not found at build time, so "
@@ -235,7 +236,8 @@ def main(argv):
     ap.add_argument("--describe", action="store_true")
     ap.add_argument("--library", metavar="PATH",
                     help="with --describe: compare the header's functions with what this real "
-                         "library exports (needs --include-dir)")
+                         "library exports (needs --include-dir); when generating: also serve "
+                         "its functions no header declares; with --dropin: its symbol versions")
     ap.add_argument("--nm", default="nm")
     ap.add_argument("--find-include", action="store_true")
     ap.add_argument("--spec-files", action="store_true",
@@ -320,8 +322,9 @@ def main(argv):
                                                         macros, prefix, runtime, libelf, arch)
             names = export_names(spec, exports, prefix)
         else:
+            library_functions = elfvers.read(a.library).functions if a.library else ()
             c_text, exports, notes = emit(spec, spec_display, headers, functions, macros,
-                                          arch=arch)
+                                          arch=arch, library_functions=library_functions)
             names = export_names(spec, exports)
             if a.out_h:
                 h_text = emit_header(spec, exports)

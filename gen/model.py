@@ -27,6 +27,8 @@ class Function:
     file: str = ""    # the header that declares it (an umbrella's included one)
     ret_pointer: bool = False  # the return type is a pointer, through typedefs too
     ret_canonical: str = ""    # the return type with typedefs resolved
+    opaque: bool = False       # exported by the real library, declared by no header: forwarded
+                               # untouched by an assembly thunk, its type unknown
 
 def find_header(name, include_dirs):
     for d in include_dirs:

@@ -116,6 +116,9 @@
     LZ_CHECK(ret, name, params) LZ_ASM_THUNK(str, idx, LZ_PUBLIC_VIS(str))
 #define LZ_THUNK_VARIADIC_HIDDEN(ret, name, str, idx, params) \
     LZ_CHECK(ret, name, params) LZ_ASM_THUNK(str, idx, ".hidden " str "\n\t")
+/* A function of the library no header declares: the same thunk, no type
+ * to check (gen/emit_stubs.py, add_opaque). */
+#define LZ_THUNK_OPAQUE(str, idx) LZ_ASM_THUNK(str, idx, LZ_PUBLIC_VIS(str))
 #define LZ_VARIADIC_HELPER \
     __attribute__((used)) static lz_fn LZ_VRESOLVE(size_t i) { return lz_resolve(&LZ_LIB, i); }
 #endif
@@ -158,6 +161,11 @@
     __attribute__((used)) static ret lz_f_##sym params { lz_failed_call(&LZ_LIB); return __VA_ARGS__; }
 #define LZ_FAIL_VOID(sym, params) \
     __attribute__((used)) static void lz_f_##sym params { lz_failed_call(&LZ_LIB); }
+/* Of a function whose type is unknown: 0 in the return register, the
+ * failure recorded (only another real library calls these, once its own
+ * library is loaded, so it does not happen in practice). */
+#define LZ_FAIL_OPAQUE(sym) \
+    __attribute__((used)) static long lz_f_##sym(void) { lz_failed_call(&LZ_LIB); return 0; }
 #define LZ_OWN_FAIL(ret, sym, params, value) \
     __attribute__((used)) static ret lz_f_##sym params { return value; }
 

@@ -19,6 +19,11 @@ for i in 1 2 3 4 5; do
     $PY "$P" import 2>>"$OUT/err.log" | tag "plain"
     "$RUN" $PY "$P" import 2>>"$OUT/err.log" | tag "lazy"
 done
+# A 2-rank all_reduce where there are two GPUs (issue 14's probe).
+if [ "$(nvidia-smi -L | wc -l)" -ge 2 ]; then
+    $PY "$SRC/tests/gpu/consumer_probe.py" dist 2>>"$OUT/err.log" | tag "plain dist"
+    "$RUN" $PY "$SRC/tests/gpu/consumer_probe.py" dist 2>>"$OUT/err.log" | tag "lazy dist"
+fi
 # A cuDNN chosen at run time: the wheel's copied elsewhere, named by the override.
 if [ -d "$SITE/nvidia/cudnn/lib" ]; then
     mkdir -p /tmp/cudnn-chosen && cp "$SITE"/nvidia/cudnn/lib/libcudnn*.so.9 /tmp/cudnn-chosen/
