@@ -239,7 +239,7 @@ def audit_user_module_kept():
     user = t.compile_c(f"{d}/user-audit.so", [os.path.join(HERE, "user_audit.c")], [], shared=True)
     env = t.run([RUN, "--print-env"], env={"LD_AUDIT": user}, check_rc=0).stdout
     t.contains(env, f"export LD_AUDIT='{os.path.realpath(MODULE)}:{user}'", "print-env")
-    t.contains(env, f"export LAZYNCCL_AUDIT_DROPINS='{DROPINS}/libnccl.so.2:", "print-env")
+    t.contains(env, f"{DROPINS}/libnccl.so.2:", "print-env: NCCL's drop-in among the served")
     t.check("LD_PRELOAD" not in env, f"nothing preloaded: {env}")
     log = f"{d}/user.log"
     r = run(d, "nccl", real, extra_env={"LD_AUDIT": user, "LZ_USER_AUDIT_LOG": log})

@@ -28,7 +28,7 @@ from typing import Optional, Tuple
 __all__ = ["LIBRARIES", "LibraryStatus", "LoadError", "status", "would_load", "load",
            "package_dir"]
 
-from ._libraries import LIBRARIES  # id: (control API prefix, drop-ins newest first, version function)
+from lazynccl._libraries import LIBRARIES  # id: (control API prefix, drop-ins newest first, version function)
 
 # The shims' search steps, named as cuda.pathfinder names its own where they
 # mean the same (its LoadedDL.found_via), and by the step otherwise.
