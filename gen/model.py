@@ -11,6 +11,7 @@ the C library's headers), whose names match the spec's pattern.
 import os
 import re
 import subprocess
+import sys
 from dataclasses import dataclass
 
 from spec import GenError
@@ -139,8 +140,9 @@ def _index():
     try:
         import clang.cindex as ci
     except ImportError:
-        raise GenError("lazygen", "libclang's Python bindings are missing: install python3-clang-14 "
-                                  "(Debian) and run the generator with that Python")
+        raise GenError("lazygen", f"libclang's Python bindings are missing in {sys.executable}: "
+                                  "pip install libclang (PyPI), or on Debian apt-get install "
+                                  "python3-clang-14 and run the generator with /usr/bin/python3")
     try:
         return ci, ci.Index.create()
     except Exception as e:  # the bindings raise their own LibclangError

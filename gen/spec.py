@@ -8,7 +8,10 @@ may name shared defaults (defaults = "cuda": stubs/defaults/cuda.toml).
 
 import os
 import re
-import tomllib
+try:
+    import tomllib
+except ImportError:  # Python before 3.11: the same parser, from PyPI (pyproject.toml asks for it)
+    import tomli as tomllib
 from dataclasses import dataclass, field
 
 

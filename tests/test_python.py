@@ -83,6 +83,83 @@ print(json.dumps(out))
 """
 
 
+AGREE = r"""
+import ctypes, json, os, sys
+import lazynccl
+def row(s):
+    return [s.loaded, s.path, s.shim]
+out = {}
+if sys.argv[1] == "extension":
+    # An extension linking the shim, loaded as Python loads one (RTLD_LOCAL).
+    ext = ctypes.CDLL(sys.argv[2])
+    out["before"] = row(lazynccl.status("nccl"))
+    ext.lazynccl_load()
+else:
+    out["load"] = row(lazynccl.load("nccl"))
+out["status"] = row(lazynccl.status("nccl"))
+out["would_load"] = row(lazynccl.would_load("nccl"))
+print(json.dumps(out))
+"""
+
+
+@case
+def python_load_status_would_load_agree():
+    """load(), status() and would_load() agree about one process, whichever
+    shim answers, and say which file it is: after load() (the package's
+    drop-in, opened RTLD_LOCAL), and with a shim an extension links (loaded
+    RTLD_LOCAL, as Python loads extensions) that loaded the library."""
+    real = t.real_library("libnccl.so.2")
+    d, venv = venv_with_wheel("python_agree")
+    script = f"{d}/agree.py"
+    with open(script, "w") as f:
+        f.write(AGREE)
+    r = t.run([f"{venv}/bin/python", script, "load"], env={"LAZYNCCL_LIBPATH": real})
+    t.equal(r.returncode, 0, r.stderr[-2000:])
+    out = json.loads(r.stdout)
+    t.equal(out["load"][:2], [True, real], "load()")
+    t.check(out["load"][2].endswith("/lazynccl/dropin/libnccl.so.2"), f"load()'s shim: {out}")
+    t.equal(out["status"], out["load"], "status() after load(): the same shim, loaded, the same file")
+    t.equal(out["would_load"], out["load"], "would_load() after load(): the same")
+    shim = os.path.realpath(t.shim("nccl"))
+    r = t.run([f"{venv}/bin/python", script, "extension", shim], env={"LAZYNCCL_LIBPATH": real})
+    t.equal(r.returncode, 0, r.stderr[-2000:])
+    out = json.loads(r.stdout)
+    t.equal(out["before"], [False, None, shim], "status() finds the extension's shim before a call")
+    t.equal(out["status"], [True, real, shim], "status(): loaded, answered by the extension's shim")
+    t.equal(out["would_load"], out["status"], "would_load() agrees")
+
+
+@case
+def python_build_names_what_is_missing():
+    """A Python without the build's pieces (a venv without system site
+    packages: not Debian's python3-mesonpy nor python3-clang-14): `pip wheel
+    --no-build-isolation .` fails naming meson-python and how to get it; Meson
+    run by such a Python fails naming libclang's bindings and how to get
+    them (PyPI's libclang, or Debian's package)."""
+    if t.SANITIZE not in ("", "none"):
+        raise t.Skip("builds from the sources, not from this sanitizer build")
+    d = t.workdir("python_missing")
+    t.stage_source_tree(f"{d}/src")
+    t.run([SYSTEM_PY, "-m", "venv", f"{d}/venv"], check_rc=0)
+    r = t.run([f"{d}/venv/bin/python", "-m", "pip", "wheel", "--no-build-isolation", "--no-deps",
+               "--no-index", "-w", f"{d}/dist", f"{d}/src"])
+    t.check(r.returncode != 0, "the build fails")
+    t.contains(r.stdout + r.stderr, "lazynccl is built by meson-python, which cannot be imported here "
+               "(No module named 'mesonpy'): install it (pip install meson-python; Debian: apt-get "
+               "install python3-mesonpy) or let pip fetch it (drop --no-build-isolation)", "the message")
+    import mesonbuild  # noqa: F401  (the suite runs under the Python Meson runs with)
+    only = os.path.join(d, "mesononly")
+    os.makedirs(only)
+    os.symlink(os.path.dirname(mesonbuild.__file__), os.path.join(only, "mesonbuild"))
+    r = t.run([f"{d}/venv/bin/python", "-m", "mesonbuild.mesonmain", "setup", f"{d}/build", f"{d}/src"],
+              env={"PYTHONPATH": only})
+    t.check(r.returncode != 0, "configuration fails")
+    t.contains(r.stdout + r.stderr, f"the code generator needs the libclang Python bindings in "
+               f"{d}/venv/bin/python, which cannot import clang.cindex: pip install libclang (PyPI), "
+               "or on Debian apt-get install python3-clang-14 and build with /usr/bin/python3",
+               "the message")
+
+
 @case
 def python_wheel_run_and_status():
     """From a fresh venv: bin/lazynccl-run runs a torch-like consumer with
@@ -98,7 +175,9 @@ def python_wheel_run_and_status():
     t.equal(r.returncode, 0, r.stdout + r.stderr)
     out = json.loads(r.stdout)
     t.equal(out["after_preload"], [], "nothing real mapped after the preload")
-    t.equal(out["before"], [False, real, "in process"], "status before the first call")
+    t.equal(out["before"][:2], [False, real], "status before the first call")
+    t.check(out["before"][2].endswith("/lazynccl/dropin/libnccl.so.2"),
+            f"answered by the package's drop-in, which the audit module mapped: {out['before']}")
     loaded, path, step, via, version, code = out["after"]
     t.equal((loaded, os.path.realpath(path), step, via), (True, os.path.realpath(real),
             "asked by path", "asked-by-path"), f"status after: {out}")

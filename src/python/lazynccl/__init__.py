@@ -58,8 +58,10 @@ class LoadError(RuntimeError):
 class LibraryStatus:
     """What one shim says of its library.
 
-    name: a key of LIBRARIES ("nccl", "cublas", ...); shim: where the answering shim
-    lives ("" when none is in the process); loaded: whether the real library
+    name: a key of LIBRARIES ("nccl", "cublas", ...); shim: the file holding
+    the shim that answered (a drop-in, an extension's shim, "the program"
+    when the program links it; "" when none is in the process); status(),
+    would_load() and load() ask the same one; loaded: whether the real library
     is loaded; path: the file loaded (or, from would_load, that would be);
     version: its version, asked of it when loaded ("2.28.9", "13.0");
     step: the search step that found it ("wheel", "ld.so.cache",
@@ -99,12 +101,50 @@ def _text(fn) -> Optional[str]:
     return v.decode(errors="replace") if v is not None else None
 
 
+class _DlInfo(ctypes.Structure):
+    _fields_ = [("dli_fname", ctypes.c_char_p), ("dli_fbase", ctypes.c_void_p),
+                ("dli_sname", ctypes.c_char_p), ("dli_saddr", ctypes.c_void_p)]
+
+
+class _PhdrInfo(ctypes.Structure):
+    _fields_ = [("dlpi_addr", ctypes.c_void_p), ("dlpi_name", ctypes.c_char_p)]
+
+
+def _objects():
+    """The files of every object loaded in the process (dl_iterate_phdr):
+    what ld.so knows, whichever scope holds it."""
+    names = []
+    cb_type = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(_PhdrInfo), ctypes.c_size_t,
+                               ctypes.c_void_p)
+
+    def each(info, size, data):
+        name = info.contents.dlpi_name
+        if name:
+            names.append(name.decode(errors="surrogateescape"))
+        return 0
+    ctypes.CDLL(None).dl_iterate_phdr(cb_type(each), None)
+    return names
+
+
+def _file_of(h, prefix: str) -> str:
+    """The file holding the answering shim (dladdr of its _is_loaded): a
+    drop-in's path, an extension's shim, or the program itself."""
+    info = _DlInfo()
+    addr = ctypes.cast(getattr(h, prefix + "_is_loaded"), ctypes.c_void_p)
+    dladdr = ctypes.CDLL(None).dladdr
+    dladdr.argtypes = [ctypes.c_void_p, ctypes.POINTER(_DlInfo)]
+    if dladdr(addr, ctypes.byref(info)) and info.dli_fname:
+        return os.path.realpath(info.dli_fname.decode(errors="surrogateescape"))
+    return "the program"
+
+
 def _in_process(prefix: str, dropins):
     """The shim of prefix already in the process, or None; loads nothing.
-    First the global scope (a shim the program links, preloaded drop-ins),
-    then the drop-ins lazynccl-run's audit module maps when something asks
-    for their library, which need not be global (a ctypes.CDLL by path is
-    RTLD_LOCAL): those it names, and this package's own."""
+    First the global scope (a shim the program links, preloaded drop-ins);
+    then, since a shim need not be global (a ctypes.CDLL by path, an
+    extension Python loads, load() itself are RTLD_LOCAL), the drop-ins
+    lazynccl-run's audit module names, this package's own, and every loaded
+    object named like a shim (lib<shim>.so*) or a drop-in."""
     glob = ctypes.CDLL(None)
     try:
         getattr(glob, prefix + "_is_loaded")
@@ -113,7 +153,13 @@ def _in_process(prefix: str, dropins):
         pass
     named = [p for p in os.environ.get("LAZYNCCL_AUDIT_DROPINS", "").split(":")
              if os.path.basename(p) in dropins]
-    for path in named + [os.path.join(package_dir(), "dropin", f) for f in dropins]:
+    loaded = [p for p in _objects()
+              if os.path.basename(p).startswith(f"lib{prefix}.so") or os.path.basename(p) in dropins]
+    seen = set()
+    for path in named + [os.path.join(package_dir(), "dropin", f) for f in dropins] + loaded:
+        if path in seen:
+            continue
+        seen.add(path)
         try:
             h = ctypes.CDLL(path, mode=os.RTLD_NOLOAD | os.RTLD_LAZY | os.RTLD_LOCAL)
             getattr(h, prefix + "_is_loaded")
@@ -124,19 +170,19 @@ def _in_process(prefix: str, dropins):
 
 
 def _shim(name: str, allow_dropin: bool):
-    """(handle, where) of a shim for name: one already in the process, else,
-    when allowed, this package's drop-in (loading a drop-in loads no real
-    library: that waits for a call)."""
+    """(handle, where) of a shim for name: one already in the process (where:
+    the file that holds it), else, when allowed, this package's drop-in
+    (loading a drop-in loads no real library: that waits for a call)."""
     prefix, dropins, _ = _check(name)
     h = _in_process(prefix, dropins)
     if h is not None:
-        return h, "in process"
+        return h, _file_of(h, prefix)
     if not allow_dropin:
         return None, ""
     for f in dropins:
         path = os.path.join(package_dir(), "dropin", f)
         if os.path.exists(path):
-            return ctypes.CDLL(path, mode=os.RTLD_LOCAL | os.RTLD_LAZY), path
+            return ctypes.CDLL(path, mode=os.RTLD_LOCAL | os.RTLD_LAZY), os.path.realpath(path)
     return None, ""
 
 
@@ -187,13 +233,17 @@ def status(name: Optional[str] = None):
 
 def would_load(name: str) -> LibraryStatus:
     """Which file a first call would load now, found by which step, without
-    loading it (the shim's probe: no constructor runs). loaded is False; path
-    is None and error says why when nothing would load."""
+    loading it (the shim's probe: no constructor runs). Once the library is
+    loaded, the answer status() gives (loaded True). Otherwise loaded is
+    False; path is None and error says why when nothing would load."""
     prefix = _check(name)[0]
     h, where = _shim(name, allow_dropin=True)
     if h is None:
         return LibraryStatus(name=name, shim="", loaded=False,
                              error="no lazynccl shim in the process and no drop-in in the package")
+    status_now = _status(name, h, where)
+    if status_now.loaded:
+        return status_now  # the same answer status() and load() give
     buf = ctypes.create_string_buffer(8192)
     fn = getattr(h, prefix + "_would_load")
     fn.restype = ctypes.c_int
