@@ -219,7 +219,7 @@ static int load(lz_walk *w, const char *step, const char *path, lz_probe *p)
                    "load, so the search stops opening files", LZ_MAX_SKIPS);
         return 0;
     }
-    w->res.ncompanions = load_companions(w, step, path, p, w->res.companion_handles, 4);
+    w->res.ncompanions = load_companions(w, step, path, p, w->res.companion_handles, LZ_MAX_COMPANIONS);
     w->res.probed = p != NULL;
     w->res.dev = dev;
     w->res.ino = ino;

@@ -208,7 +208,7 @@ static void run_search(const lz_lib *lib, const lz_sym *want, const char *list, 
         free(wanted);
     }
     if (!w->res.found && w->rep.len == start)
-        lz_note(w, "(no candidate was found)");
+        lz_note(w, LZ_NOTE_NOTHING_FOUND);
 }
 
 /* The failure report, for lz_state (it outlives the search). */
@@ -279,7 +279,7 @@ static void search_and_open(const lz_lib *lib, const lz_sym *want, const char *l
         const char *step = f->step;
         int probed = f->probed, ncomp = f->ncompanions;
         unsigned long long dev = f->dev, ino = f->ino;
-        void *comp[4];
+        void *comp[LZ_MAX_COMPANIONS];
         memcpy(comp, f->companion_handles, sizeof comp);
         size_t plen = strlen(f->path);
         char *path = malloc(plen + 1 + f->companions_len + 1);

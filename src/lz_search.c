@@ -424,7 +424,7 @@ static int step_default(lz_walk *w)
 void lz_search(lz_walk *w)
 {
     size_t start = w->rep.len;
-    w->res.fallback_score = -1;
+    w->res.fallback_score = LZ_NO_FALLBACK;
     if (step_override(w))
         ;
     else if (w->lib->system_only)
@@ -437,7 +437,7 @@ void lz_search(lz_walk *w)
     if (!w->res.found)
         lz_take_fallback(w);
     if (!w->res.found && w->rep.len == start)
-        lz_note(w, "(no candidate was found)");
+        lz_note(w, LZ_NOTE_NOTHING_FOUND);
     if (!w->res.found)
         lz_report_places(w);
 }

@@ -55,14 +55,21 @@ typedef struct lz_request {
  * the file chosen once the walk is over (lz_open_chosen), on a shallow
  * stack and over the heap the walk has freed, as a bare dlopen would run;
  * when that fails, a new round skips the file. */
+/* The eager companions kept open for one chosen file (NVRTC's builtins). */
+#define LZ_MAX_COMPANIONS 4
+/* fallback_score when no candidate was kept as a fallback. */
+#define LZ_NO_FALLBACK (-1L)
+/* The report's line when the search met no file at all. */
+#define LZ_NOTE_NOTHING_FOUND "(no candidate was found)"
+
 typedef struct lz_result {
     int found;
     const char *step;        /* the step that found it */
     int probed;              /* dev, ino: the file the probe read (else stat) */
     unsigned long long dev, ino;
     int ncompanions;         /* eager companions opened for it */
-    void *companion_handles[4];
-    long fallback_score;     /* rank of the best kept, -1: none kept */
+    void *companion_handles[LZ_MAX_COMPANIONS];
+    long fallback_score;     /* rank of the best kept, LZ_NO_FALLBACK: none kept */
     const char *fallback_step;
     size_t companions_len;
     /* Buffers last, read only as the fields above say (path when found,
@@ -114,7 +121,7 @@ static inline void lz_walk_init(lz_walk *w, const lz_lib *lib, const lz_request 
     w->lib = lib;
     if (req)
         w->req = *req;
-    w->res.fallback_score = -1;
+    w->res.fallback_score = LZ_NO_FALLBACK;
 }
 
 #endif
