@@ -11,10 +11,10 @@ from emit_stubs import _pinned_defines, emit, emit_header
 
 # In dependency order: each header after those it includes.
 RUNTIME_HEADERS = ["lz_runtime.h", "lz_ld.h", "lz_pathlist.h", "lz_dynread.h", "lz_probe.h", "lz_walk.h",
-                   "lz_report.h", "lz_python.h", "lz_ldcache.h", "lz_linker.h", "lz_candidate.h", "lz_search.h", "lz_objects.h",
+                   "lz_report.h", "lz_python.h", "lz_ldcache.h", "lz_linker.h", "lz_candidate.h", "lz_wheel.h", "lz_search.h", "lz_objects.h",
                    "lz_load.h", "lz_note.h", "lz_asked.h", "lz_api.h", "lz_resolve.h", "lz_thunk.h"]
 RUNTIME_SOURCES = ["lz_report.c", "lz_ld.c", "lz_pathlist.c", "lz_ldcache.c", "lz_objects.c",
-                   "lz_dynread.c", "lz_probe.c", "lz_python.c", "lz_linker.c", "lz_candidate.c", "lz_search.c", "lz_load.c", "lz_asked.c", "lz_api.c",
+                   "lz_dynread.c", "lz_probe.c", "lz_python.c", "lz_linker.c", "lz_candidate.c", "lz_wheel.c", "lz_search.c", "lz_load.c", "lz_asked.c", "lz_api.c",
                    "lz_resolve.c"]
 LOCAL_INCLUDE = re.compile(r'^\s*#\s*include\s+"[^"]+"\s*$', re.M)
 

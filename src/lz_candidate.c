@@ -19,6 +19,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
+#include <fcntl.h>
+#include <errno.h>
 #include <sys/stat.h>
 
 #define LZ_DLOPEN_FLAGS (RTLD_LAZY | RTLD_LOCAL)
@@ -127,6 +130,77 @@ static int found_by_name(const char *name, const struct stat *file)
     lz_linker_hooks h = {.visit = visit_same, .ctx = &want};
     lz_linker_lookup(names, &h);
     return want.same;
+}
+
+/* dir/name (lz_path_dup) in a walk, which says why when there is none. */
+char *lz_join(lz_walk *w, const char *step, const char *dir, const char *name)
+{
+    char *out = lz_path_dup(dir, name);
+    if (out)
+        return out;
+    if (strlen(dir) + 1 + strlen(name) + 1 > PATH_MAX) {
+        char shown[96];
+        snprintf(shown, sizeof shown, "%.64s.../%.16s", dir, name);
+        lz_verdict(w, step, shown, LZ_REJECTED, NULL, "path longer than PATH_MAX (%d)", PATH_MAX);
+    } else
+        lz_note(w, "out of memory: %s/%s was not tried", dir, name);
+    return NULL;
+}
+
+static void say_why_unused(lz_walk *w, const char *step, const char *dir, int quiet);
+
+/* Try every soname in a directory. quiet: a directory of the default order
+ * that holds none is not worth a line in the report. */
+int lz_try_dir(lz_walk *w, const char *step, const char *dir, int quiet)
+{
+    int any = 0, rc = 0;
+    lz_looked(w, step, dir);
+    for (const char *const *s = w->lib->sonames; *s && !rc; s++) {
+        char *path = lz_join(w, step, dir, *s);
+        if (path && lz_linker_exists(path)) {
+            any = 1;
+            rc = lz_try_file(w, step, path);
+        }
+        free(path);
+    }
+    if (!any)
+        say_why_unused(w, step, dir, quiet);
+    return rc;
+}
+
+/* Say why a directory that was named could not be used: missing, a
+ * dangling link, unreadable; the default steps' absent ones say nothing. */
+__attribute__((noinline)) static void say_why_unused(lz_walk *w, const char *step,
+                                                     const char *dir, int quiet)
+{
+    struct stat sb;
+    if (stat(dir, &sb) != 0) {
+        if (!quiet || errno != ENOENT || lstat(dir, &sb) == 0)
+            lz_verdict(w, step, dir, LZ_REJECTED, NULL, "%s",
+                       lstat(dir, &sb) == 0 ? "a dangling symbolic link" : strerror(errno));
+        return;
+    }
+    if (!S_ISDIR(sb.st_mode) || faccessat(AT_FDCWD, dir, R_OK | X_OK, AT_EACCESS) != 0) {
+        lz_verdict(w, step, dir, LZ_REJECTED, NULL, "cannot be searched: %s",
+                   S_ISDIR(sb.st_mode) ? strerror(errno) : "not a directory");
+        return;
+    }
+    if (quiet)
+        return;
+    char names[512], also[512] = "";
+    lz_soname_list(w->lib, names, sizeof names);
+    /* A soname the spec knows it cannot serve (CUDA 11 NVRTC, say) is worth naming. */
+    for (const lz_unsupported *u = w->lib->unsupported; u && u->soname; u++) {
+        char *path = lz_join(w, step, dir, u->soname);
+        int held = path && lz_linker_exists(path);
+        free(path);
+        if (held) {
+            snprintf(also, sizeof also, " (it holds %s: %s, not supported by this shim)",
+                     u->soname, u->what);
+            break;
+        }
+    }
+    lz_verdict(w, step, dir, LZ_REJECTED, NULL, "the directory holds no %s%s", names, also);
 }
 
 /* Load the companions the library opens by bare name (NVRTC's builtins)

@@ -8,6 +8,11 @@
 
 /* Judge one file: 1 when it was chosen and the walk ends (lz_candidate.c). */
 LZ_HIDDEN int lz_try_file(lz_walk *w, const char *step, const char *path);
+/* Try every soname of the library in dir (1 when one was chosen); quiet: a
+ * directory of a default step that holds none is not worth a line. */
+LZ_HIDDEN int lz_try_dir(lz_walk *w, const char *step, const char *dir, int quiet);
+/* dir/name for a walk (malloc'd), or NULL having said why in the report. */
+LZ_HIDDEN char *lz_join(lz_walk *w, const char *step, const char *dir, const char *name);
 /* Open the file a walk chose and check it is the one judged (the file
  * dev/ino, probed or only stat'ed): the handle, or NULL with the reason in
  * why. */

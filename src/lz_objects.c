@@ -101,9 +101,9 @@ static const char *soname_of(const dynview *v)
 
 /* The program's file as the kernel names it (/proc/self/exe), kept once
  * read: a first call may ask for it several times (run paths, the
- * LD_LIBRARY_PATH $ORIGIN, the program's own site-packages), and each
- * access under /proc costs a path walk there (5-25 us on a virtual
- * machine). The program never changes under a process; fork keeps it. */
+ * LD_LIBRARY_PATH $ORIGIN, the program's own site directory), and each
+ * access under /proc costs a path walk there. The program never changes
+ * under a process; fork keeps it. */
 static char *program_noted;
 
 int lz_objects_program_path(char *out, size_t size)
@@ -191,7 +191,7 @@ static void push(strlist *l, const char *a, const char *b)
     l->len += na + nb;
 }
 
-/* push, unless a pair already starts with a (a site-packages directory
+/* push, unless a pair already starts with a (a site directory
  * named by each of a framework's many objects is visited once). */
 static void push_once(strlist *l, const char *a, const char *b)
 {
@@ -410,30 +410,20 @@ char *lz_objects_self_path(void)
     return path;
 }
 
-/* The first site-packages or dist-packages component of path: the length
- * of the directory up to and including it (0: none). */
-static size_t site_prefix(const char *path)
-{
-    const char *hit = strstr(path, "/site-packages/");
-    if (!hit)
-        hit = strstr(path, "/dist-packages/");
-    /* both names are 14 characters long */
-    return hit ? (size_t)(hit - path) + sizeof "/site-packages" - 1 : 0;
-}
-
 struct sites {
+    size_t (*site_of)(const char *path); /* the caller's: a site directory's length in path */
     char *self;              /* the object holding this code, as named */
     int self_canonical;      /* named by the kernel (/proc/self/exe) */
     strlist *out;
 };
 
 /* The program's file, where the name it was run by passes through a
- * site-packages (a wheel's executable run by its path), else NULL: the
+ * site directory (site_of: a wheel's executable run by its path), else NULL: the
  * /proc access is made only for a program that may live in one. */
-static char *program_in_site(const struct dl_phdr_info *info, int *oom)
+static char *program_in_site(const struct sites *q, const struct dl_phdr_info *info, int *oom)
 {
     const char *run_as = (const char *)getauxval(AT_EXECFN);
-    if (!run_as || !site_prefix(run_as))
+    if (!run_as || !q->site_of(run_as))
         return NULL;
     char *exe = object_path(info);
     *oom |= !exe;
@@ -460,9 +450,9 @@ static int sites_cb(struct dl_phdr_info *info, size_t size, void *data)
     q->out->oom |= !name;
     if (program) {
         free(name);
-        name = program_in_site(info, &q->out->oom);
+        name = program_in_site(q, info, &q->out->oom);
     }
-    size_t n = name ? site_prefix(name) : 0;
+    size_t n = name ? q->site_of(name) : 0;
     if (n) {
         name[n] = '\0';
         push_once(q->out, name, "loaded");
@@ -471,24 +461,25 @@ static int sites_cb(struct dl_phdr_info *info, size_t size, void *data)
     return 0;
 }
 
-int lz_objects_sites(char **self, lz_object_visit_fn visit, void *ctx)
+int lz_objects_sites(char **self, size_t (*site_of)(const char *path), lz_object_visit_fn visit,
+                     void *ctx)
 {
     strlist sites = {0};
-    struct sites q = {.out = visit ? &sites : NULL};
+    struct sites q = {.site_of = site_of, .out = visit ? &sites : NULL};
     lz_dl_iterate_phdr(sites_cb, &q);
     if (self) {
-        /* A name that passes through a site-packages directory is made
+        /* A name that passes through a site directory is made
          * real (it may hold symbolic links and "..", as an expanded
-         * $ORIGIN/../ does): the site-packages above the file is the one
+         * $ORIGIN/../ does): the site directory above the file is the one
          * above its real path. One that does not is taken as it is: the
          * directories it names are real ones, and a symbolic link from
-         * outside into a site-packages is the one case not followed (a
+         * outside into a site directory is the one case not followed (a
          * readlink per component, 8 for the bench's shim, on every first
          * call of every process for it). */
         if (q.self && !q.self[0]) { /* the program, its path unknown */
             free(q.self);
             q.self = NULL;
-        } else if (q.self && !q.self_canonical && site_prefix(q.self)) {
+        } else if (q.self && !q.self_canonical && site_of(q.self)) {
             char *real = realpath(q.self, NULL);
             free(q.self);
             q.self = real;

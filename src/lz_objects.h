@@ -21,13 +21,16 @@ LZ_HIDDEN int lz_objects_with_soname(const char *soname, lz_object_visit_fn visi
 LZ_HIDDEN char *lz_objects_self_path(void);
 
 /* *self (self not NULL): the real path of the file holding this code
- * (malloc'd; NULL when unknown); each loaded object's site-packages or
- * dist-packages directory, as the dynamic linker names the object (its
- * first such component), in load order, passed to visit (directory,
- * "loaded") until it returns 1 (visit NULL: none). The program counts when
- * the name it was run by and the kernel's name for it both hold one.
- * Each directory once, as named; the names may hold symbolic links. */
-LZ_HIDDEN int lz_objects_sites(char **self, lz_object_visit_fn visit, void *ctx);
+ * (malloc'd; NULL when unknown), made real where site_of finds a site
+ * directory in its name; each loaded object's site directory (site_of(name):
+ * the length of the name's prefix that is one, 0 for none: the caller's
+ * policy, lz_wheel.c), as the dynamic linker names the object, in load
+ * order, passed to visit (directory, "loaded") until it returns 1 (visit
+ * NULL: none). The program counts when the name it was run by and the
+ * kernel's name for it both hold one. Each directory once, as named; the
+ * names may hold symbolic links. */
+LZ_HIDDEN int lz_objects_sites(char **self, size_t (*site_of)(const char *path),
+                               lz_object_visit_fn visit, void *ctx);
 
 /* The running program's file (/proc/self/exe, read once per process) in
  * out: 1 when known. */
