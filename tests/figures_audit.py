@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 """Which sections of README.md and docs/*.md give figures (x, ms, MB, %,
-...) without naming the run in docs/data they come from (issue 39: every
-figure comes from a recorded run or is removed). Prints one line per such
-section; exit status 1 when there is any. Not a test case yet: the older
-sections of docs/performance.md predate docs/data."""
+...) without naming the run in docs/data (or docs/gpu-results) they come
+from, and which named runs do not exist (issue 39: every figure comes from a
+recorded run or is removed). Prints one line per problem; exit status 1
+when there is any. The suite runs it (test_shape.py)."""
 import glob
 import os
 import re
@@ -28,6 +28,12 @@ def sections(text):
     return out
 
 
+def expand(name):
+    """stack-issue37-h100.{jsonl,txt} -> both names."""
+    m = re.match(r"^(.*)\{([^}]*)\}(.*)$", name)
+    return [m.group(1) + x + m.group(3) for x in m.group(2).split(",")] if m else [name]
+
+
 def main():
     bad = 0
     for path in [os.path.join(TOP, "README.md")] + sorted(glob.glob(os.path.join(TOP, "docs", "*.md"))):
@@ -37,6 +43,11 @@ def main():
                 bad += 1
                 print(f"{os.path.relpath(path, TOP)}: {section.splitlines()[0][:70]!r}: "
                       f"{n} figures, no docs/data run named")
+            for named in re.findall(r"\bdata/([\w.{},-]+\.(?:txt|jsonl|log|diff|json))", section):
+                for f in expand(named):
+                    if not os.path.exists(os.path.join(TOP, "docs", "data", f)):
+                        bad += 1
+                        print(f"{os.path.relpath(path, TOP)}: names docs/data/{f}, which does not exist")
     return 1 if bad else 0
 
 

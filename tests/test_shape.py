@@ -209,6 +209,15 @@ def runtime_includes_form_layers():
 
 
 @case
+def docs_figures_name_their_runs():
+    """Every section of README.md and docs/ that gives figures names the run
+    in docs/data (or docs/gpu-results) they come from, and every run named
+    exists (issue 39; tests/figures_audit.py)."""
+    r = t.run([sys.executable, os.path.join(t.SOURCE, "tests", "figures_audit.py")])
+    t.equal((r.returncode, r.stdout), (0, ""), "sections with figures and no recorded run")
+
+
+@case
 def spdx_every_source_file():
     """Every tracked source file names its licence (MIT, as LICENSE and
     meson.build say) in an SPDX line near its top."""
