@@ -44,6 +44,16 @@ def case(fn):
     return fn
 
 
+def case_per(items, body, name, doc):
+    """One case per item: body(item), named name.format(item), documented
+    doc.format(item) (a library each, say)."""
+    for item in items:
+        fn = (lambda it: lambda: body(it))(item)
+        fn.__name__ = name.format(item)
+        fn.__doc__ = doc.format(item)
+        case(fn)
+
+
 def check(cond, message):
     if not cond:
         raise Fail(message)

@@ -96,11 +96,8 @@ def first_call(lib):
     print(f"{lib}: {shim['out']} (direct: {direct['out']}), loaded {shim['after'][0]}")
 
 
-for _lib in LIBS:
-    _fn = (lambda lib: lambda: first_call(lib))(_lib)
-    _fn.__name__ = f"proof_{_lib}_first_call"
-    _fn.__doc__ = f"{_lib}: nothing mapped before the first call; the real answer after; one copy."
-    case(_fn)
+t.case_per(LIBS, first_call, "proof_{}_first_call",
+           "{}: nothing mapped before the first call; the real answer after; one copy.")
 
 
 @case

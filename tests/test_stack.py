@@ -93,12 +93,9 @@ def torchlike(lib):
     print(f"{lib}: {lazy['answer'].strip()} from {lazy['after_call']}")
 
 
-for _lib in FAMILIES:
-    _fn = (lambda lib: lambda: torchlike(lib))(_lib)
-    _fn.__name__ = f"stack_{_lib}_torchlike_lazy"
-    _fn.__doc__ = (f"{_lib}: preloaded by path and needed by SONAME under lazynccl-run: "
-                   f"nothing real mapped before the first call, the real answer, one copy.")
-    case(_fn)
+t.case_per(FAMILIES, torchlike, "stack_{}_torchlike_lazy",
+           "{}: preloaded by path and needed by SONAME under lazynccl-run: nothing real "
+           "mapped before the first call, the real answer, one copy.")
 
 
 @case

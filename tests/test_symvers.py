@@ -104,12 +104,9 @@ def linked_to_real(lib):
     print(f"{lib}: {' | '.join(got[1:])}")
 
 
-for _lib in PROGRAMS:
-    _fn = (lambda lib: lambda: linked_to_real(lib))(_lib)
-    _fn.__name__ = f"symvers_{_lib}_linked_program_on_dropin"
-    _fn.__doc__ = (f"{_lib}: a program linked against the real library runs on the drop-in "
-                   f"with empty stderr and the real library's answer.")
-    case(_fn)
+t.case_per(PROGRAMS, linked_to_real, "symvers_{}_linked_program_on_dropin",
+           "{}: a program linked against the real library runs on the drop-in with empty "
+           "stderr and the real library's answer.")
 
 
 def lazygen(*args, cc=None, check=0):

@@ -7,10 +7,7 @@
 # NCCL taken out of its preload list (what PyTorch would have to change).
 . "$(dirname "$0")/bundle_env.sh"
 P=$SRC/tests/gpu/consumer_probe.py
-J=$OUT/consumers.jsonl
-: > "$J"
-tag() { sed "s/^{/{\"run\": \"$1\", /" >> "$J"; }
-SITE=$($PY -c 'import site; print(site.getsitepackages()[0])')
+jsonl consumers
 echo "{\"run\": \"env\", \"python\": \"$PY\", \"site\": \"$SITE\", \"gpus\": \"$(nvidia-smi -L | tr '\n' ';')\"}" >> "$J"
 if [ "${ONLY_ABSENT:-0}" != 1 ] && [ "${PATCHED_TORCH:-0}" != 1 ]; then
 for i in 1 2 3 4 5; do

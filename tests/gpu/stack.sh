@@ -7,10 +7,7 @@
 # Writes OUT_DIR/stack.jsonl (one JSON object per run) and prints it.
 . "$(dirname "$0")/bundle_env.sh"
 P=$SRC/tests/gpu/stack_probe.py
-J=$OUT/stack.jsonl
-: > "$J"
-tag() { sed "s/^{/{\"run\": \"$1\", /" >> "$J"; }
-SITE=$($PY -c 'import site; print(site.getsitepackages()[0])')
+jsonl stack
 for w in ${WORKLOADS:-tensor matmul conv2d fft cholesky sparse profiler jiterator}; do
     $PY "$P" "$w" 2>>"$OUT/err.log" | tag "plain"
     "$RUN" $PY "$P" "$w" 2>>"$OUT/err.log" | tag "lazy"
