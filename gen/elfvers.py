@@ -221,13 +221,15 @@ def _read(lib, elf, path):
         if not lib.gelf_getsym(syms, k, ctypes.byref(sym)) or sym.st_shndx == _SHN_UNDEF:
             continue
         name = text(sh.sh_link, sym.st_name)
-        index = lib.gelf_getversym(versym, k, ctypes.byref(vs)) and vs.value if versym else 0
-        node = by_index.get((index or 0) & 0x7FFF)
+        index = 0  # no .gnu.version entry: unversioned
+        if versym and lib.gelf_getversym(versym, k, ctypes.byref(vs)):
+            index = vs.value
+        node = by_index.get(index & 0x7FFF)
         if sym.st_shndx == _SHN_ABS and name == node and name in node_names:
             continue  # the marker the linker writes for each node
         if node is None or node not in node_names:
             node = None  # unversioned (or the base version: the same to ld.so)
-        out.symbols.setdefault(name, []).append((node, not (index or 0) & _VERSYM_HIDDEN))
+        out.symbols.setdefault(name, []).append((node, not index & _VERSYM_HIDDEN))
         if sym.st_info & 0xF in (_STT_FUNC, _STT_GNU_IFUNC):
             out.functions.add(name)
     return out
