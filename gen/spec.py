@@ -105,6 +105,14 @@ _KEYS = {
     "symbol_versions": ((bool, str), False), "extra_headers": (_LIST, False),
     "companions": (_LIST, False), "companions_for": (_LIST, False), "search": (_STR, False),
 }
+# The keys read into the Spec otherwise than copied as they are; every other
+# key of _KEYS is a Spec field of the same name (a new plain setting: its
+# _KEYS line and its field).
+_READ_OTHERWISE = {"id", "display", "shim", "headers", "function_pattern", "sonames", "env",
+                   "feature", "description", "defaults", "include_search",
+                   "search_roots_before", "search_roots_after", "version_code",
+                   "extra_headers", "message_prefix"}
+_DIRECT = [k for k in _KEYS if k not in _READ_OTHERWISE]
 _DEFAULTS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "stubs",
                              "defaults")
 
@@ -210,10 +218,7 @@ def load_spec(path):
         sonames=lib["sonames"], env=lib.get("env", f"LAZY{lib['id'].upper()}_LIBPATH"),
         feature=lib["feature"], description=lib["description"], failure={}, own_answers={},
     )
-    for key in ("wheel_dirs", "required", "defines", "version_macros", "declarations_from", "default_dirs",
-                "debug_env", "strict_env", "probe", "visibility", "control_api", "note_priority",
-                "install", "optional", "symbol_prefix", "version_marker", "version_function",
-                "symbol_versions", "companions", "companions_for", "search"):
+    for key in _DIRECT:
         if key in lib:
             setattr(spec, key, lib[key])
     spec.message_prefix = lib.get("message_prefix", spec.shim)
