@@ -15,7 +15,9 @@ def short(names):
 
 
 def main(path):
-    rows = [json.loads(line) for line in open(path)]
+    lines = [json.loads(line) for line in open(path)]
+    rows = [d for d in lines if "workload" in d]
+    steps = [d for d in lines if "step" in d]  # consumer_probe.py's dist rows
     print("| run | workload | mapped at import | added by the workload | copies > 1 | result |")
     print("|---|---|---|---|---|---|")
     for d in rows:
@@ -26,6 +28,12 @@ def main(path):
         multi = {k: v for k, v in d.get("after", {}).items() if len(v) > 1}
         print(f"| {d['run']} | {d['workload']} | {short(imp)} | "
               f"{short(n for n in after if n not in imp)} | {multi or 'none'} | {d.get('result')} |")
+    if steps:
+        print()
+        print("| run | 2-rank step | real libnccl mapped | collectives exact |")
+        print("|---|---|---|---|")
+        for d in steps:
+            print(f"| {d['run']} | {d['step']} | {d.get('libnccl')} | {d.get('exact', '')} |")
     print()
     for run in ("plain", "lazy"):
         imps = [d for d in rows if d["workload"] == "import" and d["run"] == run]
