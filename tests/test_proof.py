@@ -171,7 +171,7 @@ def proof_export_coverage():
         inc = "/usr/include" if lib == "lzma" else t.CUDA_INCLUDE
         r = t.run([sys.executable, os.path.join(t.SOURCE, "gen", "lazygen.py"), "--describe",
                    "--spec", spec, "--include-dir", inc, "--cc", " ".join(t.CC),
-                   "--library", real_path(lib), "--nm", os.environ.get("LZ_NM", "nm")], check_rc=0)
+                   "--library", real_path(lib)], check_rc=0)
         kv = dict(line.split("\t", 1) for line in r.stdout.splitlines() if "\t" in line)
         both = kv["declared_and_exported_names"].split()
         shim = t.exported(t.shim(lib))
