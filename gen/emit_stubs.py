@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 
 from control_api import c_functions
+from model import Function
 from spec import GenError
 
 
@@ -261,7 +262,6 @@ def add_opaque(spec, exports, names, arch):
     if arch not in ("x86_64", "aarch64"):
         return exports, ([f"{spec.path}: note: {len(extra)} undeclared functions of the library "
                           f"are not served on {arch} (a C thunk needs their type)"] if extra else [])
-    from model import Function
     for n in extra:
         fn = Function(n, "", "", "", 0, variadic=True, opaque=True)
         exports.append(Export(n, n, fn, "", -1, -1, True, sym=spec.symbol_prefix + n))

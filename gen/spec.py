@@ -85,6 +85,12 @@ class Spec:
     def hidden(self):
         return self.visibility == "hidden"
 
+    @property
+    def served(self):
+        """Installed for users (a public spec not marked install = false):
+        lazynccl-info's default, the Python package's LIBRARIES."""
+        return not self.hidden and self.install
+
 
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _STR, _LIST, _BOOL = str, list, bool

@@ -16,10 +16,9 @@
  * site-packages or dist-packages component of a path; site_of gives the
  * length of the path up to and including it (0: none). lz_objects.c is
  * handed this, and knows no directory name itself. */
-static int site_name(const char *base, size_t len)
+static int site_name(const char *base)
 {
-    return (len == 13 && memcmp(base, "site-packages", 13) == 0) ||
-           (len == 13 && memcmp(base, "dist-packages", 13) == 0);
+    return strcmp(base, "site-packages") == 0 || strcmp(base, "dist-packages") == 0;
 }
 
 static size_t site_of(const char *path)
@@ -85,7 +84,7 @@ static int wheel_above_real(lz_walk *w, char *dir)
         *slash = '\0';
         const char *base = strrchr(dir, '/');
         base = base ? base + 1 : dir;
-        if (!site_name(base, strlen(base)))
+        if (!site_name(base))
             continue;
         rc = try_wheel_dirs(w, dir);
         break;

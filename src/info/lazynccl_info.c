@@ -54,11 +54,17 @@ static int served(const lz_lib *lib)
     return 0;
 }
 
+/* " nccl nvjitlink ...": the ids this installation serves. */
+static void print_served(FILE *f)
+{
+    for (const lz_lib *const *l = lz_served; *l; l++)
+        fprintf(f, " %s", (*l)->id);
+}
+
 static void print_usage(FILE *f)
 {
     fputs(usage, f);
-    for (const lz_lib *const *l = lz_served; *l; l++)
-        fprintf(f, " %s", (*l)->id);
+    print_served(f);
     int others = 0;
     for (const lz_lib *const *l = lz_registry; *l; l++)
         if (!served(*l))
@@ -129,8 +135,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < nunknown; i++) {
         fprintf(stderr, "lazynccl-info: '%s': this installation has no shim for it (it serves:",
                 unknown[i]);
-        for (const lz_lib *const *l = lz_served; *l; l++)
-            fprintf(stderr, " %s", (*l)->id);
+        print_served(stderr);
         fputs(")\n", stderr);
     }
     for (int i = 0; i < nlibs; i++) {
