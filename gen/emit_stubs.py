@@ -110,6 +110,15 @@ def _pointee(param):
     return m.group(1).replace("const ", "") if m else None
 
 
+def _code_snprintf(divisors):
+    """snprintf of an integer version code v0 cut by divisors ([10000, 100,
+    1]: 22809 is "2.28.9 (22809)")."""
+    parts = ".".join("%ld" for _ in divisors)
+    vals = ", ".join([f"(long)v0 / {divisors[0]}"] +
+                     [f"(long)v0 / {d} % {divisors[k - 1] // d}" for k, d in enumerate(divisors) if k])
+    return f"snprintf(out, size, \"{parts} (%ld)\", {vals}, (long)v0);\n"
+
+
 def version_function(spec, exports):
     """A function writing the loaded library's version as text (for
     lazynccl-info --load), called through the slot; "" when the spec names none."""
@@ -138,11 +147,12 @@ def version_function(spec, exports):
     ok = f"{call}({args}))"
     out.append(f"    if ({ok} != 0)\n        return -1;\n" if fn.ret != "void" else f"    {ok};\n")
     if len(types) == 1 and spec.version_code:
-        parts = ".".join("%ld" for _ in spec.version_code)
-        vals = ", ".join([f"(long)v0 / {spec.version_code[0]}"] +
-                         [f"(long)v0 / {d} % {spec.version_code[k - 1] // d}"
-                          for k, d in enumerate(spec.version_code) if k])
-        out.append(f"    snprintf(out, size, \"{parts} (%ld)\", {vals}, (long)v0);\n")
+        if spec.version_code_below:  # an older code scheme, below the first divisor
+            out.append(f"    if ((long)v0 < {spec.version_code[0]})\n"
+                       f"        {_code_snprintf(spec.version_code_below)}"
+                       f"    else\n        {_code_snprintf(spec.version_code)}")
+        else:
+            out.append(f"    {_code_snprintf(spec.version_code)}")
     else:
         fmt = ".".join("%ld" for _ in types)
         out.append(f"    snprintf(out, size, \"{fmt}\", " +

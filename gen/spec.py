@@ -71,6 +71,7 @@ class Spec:
     version_marker: str = ""
     version_function: str = ""
     version_code: list = field(default_factory=list)   # divisors: 22809 -> 2.28.9
+    version_code_below: list = field(default_factory=list)  # below version_code[0]: 2708 -> 2.7.8
     symbol_versions: object = None  # None: from the real library; True, False, or a node name
     version_macros: list = field(default_factory=list)
     versioned: Versioned = None
@@ -108,6 +109,7 @@ _KEYS = {
     "control_api": (_BOOL, False), "note_priority": (_STR, False), "install": (_BOOL, False),
     "optional": (_BOOL, False), "symbol_prefix": (_STR, False), "version_marker": (_STR, False),
     "version_function": (_STR, False), "version_code": (_LIST, False),
+    "version_code_below": (_LIST, False),
     "symbol_versions": ((bool, str), False), "extra_headers": (_LIST, False),
     "companions": (_LIST, False), "companions_for": (_LIST, False), "search": (_STR, False),
 }
@@ -117,6 +119,7 @@ _KEYS = {
 _READ_OTHERWISE = {"id", "display", "shim", "headers", "function_pattern", "sonames", "env",
                    "feature", "description", "defaults", "include_search",
                    "search_roots_before", "search_roots_after", "version_code",
+                   "version_code_below",
                    "extra_headers", "message_prefix"}
 _DIRECT = [k for k in _KEYS if k not in _READ_OTHERWISE]
 _DEFAULTS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "stubs",
@@ -233,6 +236,7 @@ def load_spec(path):
     spec.roots_before = _roots(lib.get("search_roots_before", []), where, "search_roots_before")
     spec.roots_after = _roots(lib.get("search_roots_after", []), where, "search_roots_after")
     spec.version_code = [int(v) for v in lib.get("version_code", [])]
+    spec.version_code_below = [int(v) for v in lib.get("version_code_below", [])]
     here = os.path.dirname(os.path.abspath(path))
     for name in lib.get("extra_headers", []):
         full = os.path.join(here, name)

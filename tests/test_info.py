@@ -244,5 +244,17 @@ def unknown_library_is_said_and_counts():
     info("--frobnicate", rc=2)
 
 
+@case
+def load_version_of_an_old_nccl_code():
+    """NCCL before 2.9 codes its version as major*1000+minor*100+patch
+    (nccl.h's NCCL_VERSION): a fake answering 2708 is reported 2.7.8, one
+    answering 22809 2.28.9 (the spec's version_code_below, version_code)."""
+    d = t.workdir("info_old_code")
+    for code, want in ((2708, "2.7.8 (2708)"), (22809, "2.28.9 (22809)")):
+        lib = t.fake_nccl(f"{d}/v{code}", version=code)
+        doc = json.loads(info("--json", "--load", "nccl", env={"LAZYNCCL_LIBPATH": lib}, rc=0).stdout)
+        t.equal(doc["libraries"][0]["loaded"]["version"], want, f"NCCL code {code}")
+
+
 if __name__ == "__main__":
     raise SystemExit(t.main())
