@@ -4,7 +4,9 @@
  * inspection API tools use. The loading itself is lz_load.c's. */
 #include "lz_api.h"
 #include "lz_asked.h"
+#include "lz_find.h"
 #include "lz_load.h"
+#include "lz_lock.h"
 #include "lz_report.h"
 #include "lz_search.h"
 

@@ -47,7 +47,7 @@ static int is_shim(const lz_lib *lib, void *handle)
 static int accept(lz_walk *w, const char *step, const char *path, const lz_probe *p)
 {
     w->res.found = 1;
-    w->res.step = step;
+    w->res.chosen.step = step;
     lz_copy(w->res.path, sizeof w->res.path, path);
     if (w->req.dry_run)
         lz_verdict(w, step, path, LZ_CHOSEN, p, NULL);
@@ -70,8 +70,8 @@ static int skipped(lz_walk *w, const char *step, const char *path, const lz_prob
 /* The companion's file name (prefix "libnvrtc-builtins.so.") beside the
  * library in dir: the one name prefix + major + "." + minor there, the major
  * taken from the library's SONAME (libnvrtc.so.13). One readdir, where
- * reading the name out of the library's .rodata reads tens of megabytes
- * (issue 25); that remains the fallback (no SONAME major, or several
+ * reading the name out of the library's .rodata reads tens of megabytes;
+ * that remains the fallback (no SONAME major, or several
  * minors beside it). 1 when found. */
 static int companion_beside(const char *dir, const char *prefix, const char *soname, char *name,
                             size_t size)
@@ -207,7 +207,7 @@ __attribute__((noinline)) static void say_why_unused(lz_walk *w, const char *ste
  * from its own directory, where the library would not find them by
  * itself (a wheel, conda, CUDA_HOME, an override); where it would (the
  * same file through ld.so.cache or LD_LIBRARY_PATH), leave them to it: it
- * loads them at its first compile, as after a bare dlopen (issue 25).
+ * loads them at its first compile, as after a bare dlopen.
  * Returns how many handles were stored in out. */
 static int load_companions(lz_walk *w, const char *step, const char *path, const lz_probe *p,
                            void **out, int max)
@@ -293,16 +293,18 @@ static int load(lz_walk *w, const char *step, const char *path, lz_probe *p)
                    "load, so the search stops opening files", LZ_MAX_SKIPS);
         return 0;
     }
-    w->res.ncompanions = load_companions(w, step, path, p, w->res.companion_handles, LZ_MAX_COMPANIONS);
-    w->res.probed = p != NULL;
-    w->res.dev = dev;
-    w->res.ino = ino;
+    lz_chosen *c = &w->res.chosen;
+    c->ncompanions = load_companions(w, step, path, p, c->companion_handles, LZ_MAX_COMPANIONS);
+    c->probed = p != NULL;
+    c->dev = dev;
+    c->ino = ino;
     return accept(w, step, path, p);
 }
 
-void *lz_open_chosen(const lz_lib *lib, const char *path, int probed, unsigned long long dev,
-                     unsigned long long ino, char *why, size_t size)
+void *lz_open_chosen(const lz_lib *lib, const char *path, const lz_chosen *c, char *why,
+                     size_t size)
 {
+    int probed = c->probed;
     const char *e;
     lz_asked_box *box = lib->st->asked;
     if (box) /* a drop-in: its own load, whoever ld.so sees asking (lz_note.h) */
@@ -343,8 +345,8 @@ void *lz_open_chosen(const lz_lib *lib, const char *path, int probed, unsigned l
      * dlsym). By the path, not the link map's l_name: reading that while
      * another thread's dlopen of the same object writes it is a race that
      * only the dynamic linker's internal lock orders (TSan cannot see it). */
-    else if (stat(path, &sb) != 0 || (unsigned long long)sb.st_dev != dev ||
-             (unsigned long long)sb.st_ino != ino)
+    else if (stat(path, &sb) != 0 || (unsigned long long)sb.st_dev != c->dev ||
+             (unsigned long long)sb.st_ino != c->ino)
         snprintf(why, size, "the file changed between the probe and dlopen");
     else if ((missing = missing_required(lib, handle)))
         snprintf(why, size, probed ? "dlsym does not find %s (exported only under a "

@@ -13,12 +13,11 @@ LZ_HIDDEN int lz_try_file(lz_walk *w, const char *step, const char *path);
 LZ_HIDDEN int lz_try_dir(lz_walk *w, const char *step, const char *dir, int quiet);
 /* dir/name for a walk (malloc'd), or NULL having said why in the report. */
 LZ_HIDDEN char *lz_join(lz_walk *w, const char *step, const char *dir, const char *name);
-/* Open the file a walk chose and check it is the one judged (the file
- * dev/ino, probed or only stat'ed): the handle, or NULL with the reason in
- * why. */
-LZ_HIDDEN void *lz_open_chosen(const lz_lib *lib, const char *path, int probed,
-                               unsigned long long dev, unsigned long long ino, char *why,
-                               size_t size);
+/* Open the file a walk chose (path, as c says) and check it is the one
+ * judged (c's dev/ino, probed or only stat'ed): the handle, or NULL with the
+ * reason in why. */
+LZ_HIDDEN void *lz_open_chosen(const lz_lib *lib, const char *path, const lz_chosen *c,
+                               char *why, size_t size);
 /* Before the first call of name: load the companions the chosen library
  * left for it, when name is one of lib->companions_for. */
 LZ_HIDDEN void lz_companions_load(const lz_lib *lib, const char *name);

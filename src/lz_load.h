@@ -28,12 +28,5 @@ LZ_HIDDEN int lz_status(const lz_lib *lib);
 /* 1 when the calling thread is running a search of lib (a constructor or a
  * log callback calling back). Call with the lock held. */
 LZ_HIDDEN int lz_self_loading(const lz_lib *lib);
-/* Marks of the versioned names loaded objects import (lib->nsyms bytes,
- * malloc'd, or NULL): what the library chosen must serve. */
-LZ_HIDDEN unsigned char *lz_imported_names(const lz_lib *lib);
-/* Take a library's lock (short sections only) with cancellation disabled;
- * returns the old cancellation state for lz_unlock. */
-LZ_HIDDEN int lz_lock(const lz_lib *lib);
-LZ_HIDDEN void lz_unlock(const lz_lib *lib, int cancel_state);
 
 #endif

@@ -198,7 +198,7 @@ void lz_search(lz_walk *w)
         ;
     else if (w->lib->system_only)
         /* The runtime's own helper (libelf): only from places the caller
-         * cannot plant a file in (issue 13, item 10). */
+         * cannot plant a file in (docs/search-order.md). */
         (void)(step_loaded(w) || step_linker(w));
     else
         (void)(step_asked(w) || step_loaded(w) || lz_step_wheel(w) || step_roots(w, w->lib->roots_before) ||

@@ -62,13 +62,19 @@ typedef struct lz_request {
 /* The report's line when the search met no file at all. */
 #define LZ_NOTE_NOTHING_FOUND "(no candidate was found)"
 
-typedef struct lz_result {
-    int found;
-    const char *step;        /* the step that found it */
+/* The file a walk chose, as lz_open_chosen needs it: the caller copies it
+ * out of the walk, which is freed before the dlopen. */
+typedef struct lz_chosen {
+    const char *step;        /* the step that found it (static text) */
     int probed;              /* dev, ino: the file the probe read (else stat) */
     unsigned long long dev, ino;
     int ncompanions;         /* eager companions opened for it */
     void *companion_handles[LZ_MAX_COMPANIONS];
+} lz_chosen;
+
+typedef struct lz_result {
+    int found;
+    lz_chosen chosen;
     long fallback_score;     /* rank of the best kept, LZ_NO_FALLBACK: none kept */
     const char *fallback_step;
     size_t companions_len;

@@ -138,7 +138,7 @@ def generator_deterministic():
     outs = []
     for i in range(2):
         out = os.path.join(d, f"nccl{i}.c")
-        t.run([sys.executable, os.path.join(t.SOURCE, "gen", "lazygen.py"), "--spec",
+        t.run([sys.executable, os.path.join(t.SOURCE, "gen", "lazygen.py"), "generate",
                os.path.join(t.SOURCE, "stubs", "nccl.toml"), "--include-dir", t.NCCL_INCLUDE,
                "--cc", " ".join(t.CC), "--out-c", out], check_rc=0)
         with open(out) as f:
@@ -176,36 +176,67 @@ def meson_install():
 SOURCE_EXT = (".c", ".h", ".py", ".sh", ".toml", ".build", ".pml", ".in")
 
 
-@case
-def runtime_includes_form_layers():
-    """The runtime is a tower: the graph of which module's source includes
-    which module's header (src/lz_*.c -> src/lz_*.h, a module's own header
-    left out) has no circle, so no file calls one above it."""
+def runtime_graph():
+    """Which runtime module includes which other module's header (src/lz_X.c
+    and its own src/lz_X.h together; headers of types only, with no .c,
+    left out)."""
     src = os.path.join(t.SOURCE, "src")
+    mods = sorted(f[:-2] for f in os.listdir(src) if f.startswith("lz_") and f.endswith(".c"))
     graph = {}
-    for f in sorted(os.listdir(src)):
-        if f.startswith("lz_") and f.endswith(".c"):
-            mod = f[:-2]
-            text = open(os.path.join(src, f)).read()
-            graph[mod] = {h[:-2] for h in re.findall(r'#include "(lz_\w+\.h)"', text)} - {mod}
-            # a header's own includes count for the module that owns it
-            own = os.path.join(src, mod + ".h")
-            if os.path.exists(own):
-                graph[mod] |= {h[:-2] for h in re.findall(r'#include "(lz_\w+\.h)"', open(own).read())} - {mod}
+    for m in mods:
+        text = open(os.path.join(src, m + ".c")).read()
+        own = os.path.join(src, m + ".h")
+        if os.path.exists(own):
+            text += open(own).read()
+        graph[m] = {h[:-2] for h in re.findall(r'#include "(lz_\w+\.h)"', text)} & set(mods) - {m}
+    return graph
+
+
+def doc_table(text, heading_cols):
+    """The rows of the first Markdown table whose header row starts with
+    heading_cols, as lists of cells."""
+    rows, inside = [], False
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")] if line.startswith("|") else None
+        if cells and cells[:len(heading_cols)] == heading_cols:
+            inside = True
+            continue
+        if inside and not cells:
+            break
+        if inside and not set(cells[0]) <= set("- "):
+            rows.append(cells)
+    return rows
+
+
+@case
+def runtime_layers_match_architecture():
+    """The runtime is a tower: the graph of which module includes which has
+    no circle, so no file calls one above it; each module's layer (one
+    above the highest it calls) and what it calls are what
+    docs/architecture.md's two tables say."""
+    graph = runtime_graph()
     t.check(len(graph) > 10, f"runtime modules found: {sorted(graph)}")
-    state = {}
+    layer, state = {}, {}
 
     def visit(m, path):
-        if state.get(m) == "done":
-            return
         t.check(state.get(m) != "open", f"include circle: {' -> '.join(path + [m])}")
+        if state.get(m) == "done":
+            return layer[m]
         state[m] = "open"
-        for n in sorted(graph.get(m, ())):
-            visit(n, path + [m])
+        layer[m] = 1 + max([visit(n, path + [m]) for n in sorted(graph[m])] or [-1])
         state[m] = "done"
+        return layer[m]
 
     for m in graph:
         visit(m, [])
+    with open(os.path.join(t.SOURCE, "docs", "architecture.md")) as f:
+        doc = f.read()
+    ticks = lambda cell: set(re.findall(r"`(lz_\w+)`", cell))
+    said_layer = {m: int(row[0]) for row in doc_table(doc, ["layer", "modules"]) for m in ticks(row[1])}
+    t.equal(said_layer, layer, "docs/architecture.md's layers vs the includes")
+    said_calls = {next(iter(ticks(row[0]))): ticks(row[2])
+                  for row in doc_table(doc, ["module", "owns", "calls"])}
+    t.equal(said_calls, graph, "docs/architecture.md's 'calls' column vs the includes")
 
 
 @case

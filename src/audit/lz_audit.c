@@ -3,8 +3,8 @@
  * docs/consumers.md). It stands a drop-in in for a real library only until
  * that library is loaded, and maps a drop-in only when something asks for
  * its library, so a process that never does pays what any audit module
- * costs. The rule, for a request from any object other than a lazynccl
- * runtime's own (tests/model/load.pml models it):
+ * costs. The rule (lz_rule.h), for a request from any object other than a
+ * lazynccl runtime's own (tests/model/load.pml models it):
  *
  *   request for soname S        nothing real loaded      a real S loaded
  *   by name   ("libnccl.so.2")  the drop-in of S         (ld.so matches the loaded
@@ -31,6 +31,7 @@
 #include "lz_sys.h"
 
 #include "lz_memobj.h"
+#include "lz_rule.h"
 #include "../lz_dynread.h"
 #include "../lz_note.h"
 
@@ -318,20 +319,25 @@ LZ_AUDIT_API char *la_objsearch(const char *name, uintptr_t *cookie, unsigned in
     target *t = by_path ? real_file(name, &id) : by_soname(name);
     if (!t)
         return (char *)name;
+    lz_rule_request q = {0};
 #ifndef LZ_AUDIT_NAIVE /* the suite builds the naive module to show its failure */
     lz_mem_obj o;
-    if (asker && from_map(asker, &o) && lz_mem_runtime_loads(&o, t->soname))
-        return (char *)name; /* a runtime's own load */
-    if (loading_here())
-        return (char *)name; /* a drop-in's own load, or its library's own dependencies */
+    q.own = asker && from_map(asker, &o) && lz_mem_runtime_loads(&o, t->soname);
+    q.loading = !q.own && loading_here();
 #endif
+    q.real_loaded = t->real != 0;
     const char *by = object_name(asker);
-    if (t->real) {
-        /* One copy for everyone: a tool that re-opens the library by path
-         * gets the copy in use, whichever file it names. */
+    switch (lz_rule(&q)) {
+    case LZ_RULE_LEAVE:
+        return (char *)name;
+    case LZ_RULE_REAL:
+        /* A tool that re-opens the library by path gets the copy in use,
+         * whichever file it names. */
         if (by_path)
             say("dlopen(\"", name, "\") by ", by, ": the copy already loaded, ", t->real->l_name);
         return t->real->l_name;
+    case LZ_RULE_DROPIN:
+        break;
     }
     if (by_path) {
         if (t->box)

@@ -4,7 +4,7 @@
  * before 2.32 when the job's libraries hold more static TLS than an
  * audited process is given: docs/consumers.md, "Static TLS"). Preloaded
  * together with the drop-ins, it interposes dlopen and applies the audit
- * module's rule (src/audit/lz_audit.c) to a request by path for a file
+ * module's rule (lz_rule.h) to a request by path for a file
  * whose SONAME a preloaded drop-in stands for:
  *
  *   a lazynccl runtime's own load       left alone
@@ -20,6 +20,7 @@
 #define _GNU_SOURCE
 #endif
 #include "lz_memobj.h"
+#include "lz_rule.h"
 #include "lz_sys.h"
 #include "../lz_dynread.h"
 
@@ -125,10 +126,18 @@ static const char *redirect(const char *file, const void *caller)
         return file;
     struct scan s = {.soname = soname, .caller = caller, .by = "an unknown object"};
     dl_iterate_phdr(visit, &s);
-    if (!s.box || s.own || __atomic_load_n(&s.box->loading_tid, __ATOMIC_RELAXED) == lz_sys_gettid())
-        return file; /* no drop-in for it, or a runtime's own load */
-    if (s.real)
-        return s.real; /* one copy for everyone */
+    if (!s.box)
+        return file; /* no drop-in stands for it */
+    lz_rule_request q = {.own = s.own, .real_loaded = s.real != NULL};
+    q.loading = !q.own && __atomic_load_n(&s.box->loading_tid, __ATOMIC_RELAXED) == lz_sys_gettid();
+    switch (lz_rule(&q)) {
+    case LZ_RULE_LEAVE:
+        return file;
+    case LZ_RULE_REAL:
+        return s.real;
+    case LZ_RULE_DROPIN:
+        break;
+    }
     lz_asked_box_put(s.box, file, s.by);
     return s.dropin;
 }

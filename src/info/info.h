@@ -5,7 +5,7 @@
 
 #include "lz_api.h"
 #include "lz_report.h"
-#include "lz_search.h"
+#include "lz_probe.h"
 #include "lz_linker.h"
 
 #include <stdio.h>

@@ -69,7 +69,7 @@ void info_inspect(info_lib *out, const lz_lib *lib, const char *origin)
     out->would_load = lz_inspect_search(lib, &req, &res, out->report, sizeof out->report);
     if (out->would_load) {
         snprintf(out->chosen, sizeof out->chosen, "%s", res.path);
-        snprintf(out->chosen_step, sizeof out->chosen_step, "%s", res.step);
+        snprintf(out->chosen_step, sizeof out->chosen_step, "%s", res.chosen.step);
     }
 }
 

@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: MIT
+ * Finding a library and opening it: rounds of the search order, each
+ * followed by the dlopen of its choice (lz_find.c). No lock, no state:
+ * lz_load.c decides who searches and publishes what this returns. */
+#ifndef LZ_FIND_H
+#define LZ_FIND_H
+
+#include "lz_walk.h"
+
+/* What a search ends with: the library opened (handle, and the path, step
+ * and companions to publish, one allocation), or the failure report. */
+typedef struct lz_outcome {
+    void *handle;
+    const char *step;
+    char *path;              /* malloc'd: the path, '\0', then companions */
+    const char *companions;  /* into path: '\n'-separated, to load later */
+    lz_msg *report;          /* malloc'd, or NULL */
+} lz_outcome;
+
+/* Search for lib and open what the search chose; out is zeroed by the
+ * caller. list is the program's search list (a copy) or NULL. want (or
+ * NULL) is the export whose first call asks. */
+LZ_HIDDEN void lz_find_and_open(const lz_lib *lib, const lz_sym *want, const char *list,
+                                lz_outcome *out);
+/* Marks of the versioned names loaded objects import (lib->nsyms bytes,
+ * malloc'd, or NULL): what the library chosen must serve. */
+LZ_HIDDEN unsigned char *lz_imported_names(const lz_lib *lib);
+
+#endif
