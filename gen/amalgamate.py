@@ -9,13 +9,33 @@ import re
 from control_api import declarations
 from emit_stubs import _pinned_defines, emit, emit_header
 
-# In dependency order: each header after those it includes.
-RUNTIME_HEADERS = ["lz_runtime.h", "lz_ld.h", "lz_pathlist.h", "lz_dynread.h", "lz_probe.h", "lz_walk.h",
-                   "lz_report.h", "lz_python.h", "lz_ldcache.h", "lz_linker.h", "lz_candidate.h", "lz_wheel.h", "lz_search.h", "lz_objects.h",
-                   "lz_load.h", "lz_note.h", "lz_asked.h", "lz_api.h", "lz_resolve.h", "lz_thunk.h"]
-RUNTIME_SOURCES = ["lz_report.c", "lz_ld.c", "lz_pathlist.c", "lz_ldcache.c", "lz_objects.c",
-                   "lz_dynread.c", "lz_probe.c", "lz_python.c", "lz_linker.c", "lz_candidate.c", "lz_wheel.c", "lz_search.c", "lz_load.c", "lz_asked.c", "lz_api.c",
-                   "lz_resolve.c"]
+# Pinned first, by the build as by the amalgamation (src/lz_glibc_compat.h).
+_COMPAT = "lz_glibc_compat.h"
+_RUNTIME_INCLUDE = re.compile(r'^\s*#\s*include\s+"(lz_\w+\.h)"', re.M)
+
+
+def runtime_files(src_dir):
+    """The runtime's headers and sources (src/lz_*.[ch]), each after the
+    headers it includes: a file added to the runtime needs no line here."""
+    names = sorted(f for f in os.listdir(src_dir)
+                   if f.startswith("lz_") and f.endswith((".c", ".h")) and f != _COMPAT)
+    includes = {}
+    for f in names:
+        with open(os.path.join(src_dir, f), encoding="utf-8") as fh:
+            includes[f] = [h for h in _RUNTIME_INCLUDE.findall(fh.read()) if h != _COMPAT]
+    order = []
+
+    def visit(f):
+        if f not in order:
+            for h in includes.get(f, ()):
+                visit(h)
+            order.append(f)
+
+    for f in names:
+        visit(f)
+    return [f for f in order if f.endswith(".h")], [f for f in order if f.endswith(".c")]
+
+
 LOCAL_INCLUDE = re.compile(r'^\s*#\s*include\s+"[^"]+"\s*$', re.M)
 
 def _source(src_dir, name):
@@ -39,16 +59,17 @@ def amalgamate(spec, spec_display, headers, functions, macros, prefix, src_dir, 
            _pinned_defines(spec),
            "#ifndef _GNU_SOURCE\n#define _GNU_SOURCE 1\n#endif\n",
            "#define LZ_AMALGAMATION 1\n",
-           _source(src_dir, "lz_glibc_compat.h")]
+           _source(src_dir, _COMPAT)]
     if libelf:
         out.append("#define LZ_HAVE_LIBELF 1\n")
-    out += [_source(src_dir, h) for h in RUNTIME_HEADERS]
+    headers_, sources = runtime_files(src_dir)
+    out += [_source(src_dir, h) for h in headers_]
     if libelf:
         e_spec, e_headers, e_functions = libelf
         e_text, e_exports, _ = emit(e_spec, "stubs/libelf.toml", e_headers, e_functions, [],
                                     arch=arch)
         out.append(LOCAL_INCLUDE.sub("", emit_header(e_spec, e_exports)))
-    out += [_source(src_dir, c) for c in RUNTIME_SOURCES]
+    out += [_source(src_dir, c) for c in sources]
     if libelf:
         out.append(LOCAL_INCLUDE.sub("", e_text))
     out.append(LOCAL_INCLUDE.sub("", c_text))

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from control_api import c_functions
 from model import Function
-from spec import GenError
+from spec import GenError, c_settings
 
 
 @dataclass
@@ -163,6 +163,13 @@ def version_function(spec, exports):
 
 def _c_string(text):
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _c_setting(value):
+    """A spec setting as C: a string literal, or 1/0 for a flag."""
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    return _c_string(value)
 
 
 def rel_table(w, name, i_d, targets):
@@ -464,18 +471,13 @@ class ShimWriter:
                "#endif\n\n")
 
     def lib_fields(self):
-        """The lz_lib initializer, field by field: where a new per-library
-        setting is added on the generator's side (its C field in
-        src/lz_runtime.h, its spec key in gen/spec.py)."""
+        """The lz_lib initializer, field by field: the spec's settings the
+        runtime reads (gen/spec.py's setting(c=...): a new one needs no line
+        here), then what the generator derives and the tables."""
         spec, i_d, p = self.spec, self.id, self.spec.message_prefix
-        fields = [("id", _c_string(spec.id)), ("display", _c_string(spec.display)),
-                  ("shim", _c_string(spec.shim)), ("prefix", _c_string(p)),
-                  ("env_var", _c_string(spec.env)), ("debug_env", _c_string(spec.debug_env)),
-                  ("strict_env", _c_string(spec.strict_env)),
-                  ("no_error", _c_string(p + ": no error")),
-                  ("not_loaded", _c_string(p + ": " + spec.display + " not loaded yet"))]
-        if spec.version_marker:
-            fields.append(("version_marker", _c_string(spec.version_marker)))
+        fields = [(member, _c_setting(value)) for member, value in c_settings(spec)]
+        fields += [("no_error", _c_string(p + ": no error")),
+                   ("not_loaded", _c_string(p + ": " + spec.display + " not loaded yet"))]
         fields += [(f, f"lz_{f}_{i_d}") for f in ("sonames", "wheel_dirs", "roots_before",
                                                   "roots_after", "default_dirs", "required",
                                                   "syms", "names")]
@@ -486,8 +488,7 @@ class ShimWriter:
             fields += [("answers", f"lz_answers_{i_d}"), ("reals", f"lz_reals_{i_d}")]
         if self.version:
             fields.append(("version", f"lz_version_{i_d}"))
-        fields += [("probe", "1" if spec.probe else "0"),
-                   ("system_only", "1" if spec.search == "system" else "0"),
+        fields += [("system_only", "1" if spec.search == "system" else "0"),
                    ("st", f"&lz_state_{i_d}")]
         return fields
 

@@ -4,19 +4,24 @@
 
 Run by Meson at build time (custom_target, run_command); never at run time.
 
-    lazygen.py --list-specs DIR...            the specs Meson builds, one a line
-    lazygen.py --spec S --describe            key<TAB>value lines for meson.build
-    lazygen.py --spec S --find-include [--option-dir D] --cc CC
+    lazygen.py list-specs DIR...              the specs Meson builds, one a line
+    lazygen.py describe S [--library PATH --include-dir D]
+                                              key<TAB>value lines for meson.build
+                                              (with --library: the real library's
+                                              versions and coverage, for people)
+    lazygen.py spec-files S                   the files generation reads besides the header
+    lazygen.py find-include S [--option-dir D] --cc CC
                                               the directory holding S's header
-    lazygen.py --spec S --find-libraries --cc CC [--include-dir D] [--library-dir D...]
+    lazygen.py find-libraries S --cc CC [--include-dir D] [--library-dir D...]
                                               soname<TAB>path of each real library found
-    lazygen.py --spec S --dropin SONAME --exports X.txt --library PATH|- --out-map M --out-symver H
+    lazygen.py dropin S --soname SONAME --exports X.txt --library PATH|- --out-map M --out-symver H
                                               a drop-in's symbol versions
-    lazygen.py --spec S --include-dir D --cc CC --out-c X.c --out-list X.txt
-    lazygen.py --spec S ... --amalgamate --out-c X.c --out-h X.h
-    lazygen.py --public-header OUT.h S...     the control API of every shim
-    lazygen.py --registry OUT.c S...          the list of libraries for lazynccl-info
-    lazygen.py --python-libraries OUT.py S... the libraries the Python package serves
+    lazygen.py generate S --include-dir D --cc CC --out-c X.c --out-list X.txt [--out-h X.h]
+    lazygen.py amalgamate S --include-dir D --cc CC --out-c X.c --out-h X.h [--prefix P]
+    lazygen.py public-header --out OUT.h S... the control API of every shim
+    lazygen.py registry --out OUT.c S...      the list of libraries for lazynccl-info
+    lazygen.py python-libraries --out OUT.py S...
+                                              the libraries the Python package serves
 """
 
 import argparse
@@ -206,120 +211,59 @@ def registry(specs):
     return "".join(out)
 
 
-def main(argv):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[1])
-    ap.add_argument("--spec")
-    ap.add_argument("--include-dir", action="append", default=[])
-    ap.add_argument("--cc", default="cc", help="C compiler command (split like a shell)")
-    ap.add_argument("--out-c")
-    ap.add_argument("--out-list", help="write the names the shim must export, one a line")
-    ap.add_argument("--out-h", help="write declarations of the shim's symbols (hidden shims), "
-                                    "or the control API of an amalgamation")
-    ap.add_argument("--amalgamate", action="store_true",
-                    help="write one .c (runtime included) and one .h for vendoring")
-    ap.add_argument("--prefix", default="",
-                    help="put before <shim>_ in the amalgamation's control API: --prefix mypkg_ "
-                         "gives mypkg_lazynccl_load() (as -Damalgamation_prefix=mypkg_ does)")
-    ap.add_argument("--runtime-dir", help="src/ of lazynccl (for --amalgamate)")
-    ap.add_argument("--libelf-spec", help="stubs/libelf.toml (for --amalgamate)")
-    ap.add_argument("--libelf-include-dir", default="/usr/include")
-    ap.add_argument("--describe", action="store_true")
-    ap.add_argument("--library", metavar="PATH",
-                    help="with --describe: compare the header's functions with what this real "
-                         "library exports (needs --include-dir); when generating: also serve "
-                         "its functions no header declares; with --dropin: its symbol versions")
-    ap.add_argument("--find-include", action="store_true")
-    ap.add_argument("--spec-files", action="store_true",
-                    help="the files generation reads besides the header (for Meson's dependencies)")
-    ap.add_argument("--option-dir", default="")
-    ap.add_argument("--find-libraries", action="store_true")
-    ap.add_argument("--library-dir", action="append", default=[],
-                    help="with --find-libraries: a directory searched first")
-    ap.add_argument("--dropin", metavar="SONAME")
-    ap.add_argument("--exports", metavar="X.txt", help="with --dropin: --out-list's file")
-    ap.add_argument("--out-map")
-    ap.add_argument("--out-symver")
-    ap.add_argument("--list-specs", nargs="+", metavar="DIR")
-    ap.add_argument("--public-header", metavar="OUT")
-    ap.add_argument("--registry", metavar="OUT")
-    ap.add_argument("--python-libraries", metavar="OUT")
-    ap.add_argument("specs", nargs="*")
-    a = ap.parse_args(argv)
-    cc = shlex.split(a.cc)
-    try:
-        if a.list_specs:
-            print("\n".join(list_specs(a.list_specs)))
-            return 0
-        if a.public_header or a.registry or a.python_libraries:
-            specs = [load_spec(p) for p in a.specs]
-            if a.python_libraries:
-                write_if_changed(a.python_libraries, python_libraries(specs))
-            if a.public_header:
-                write_if_changed(a.public_header, public_header(specs))
-            if a.registry:
-                write_if_changed(a.registry, registry(specs))
-            return 0
-        if not a.spec:
-            ap.error("--spec is required")
-        spec = load_spec(a.spec)
-        if a.describe:
-            sys.stdout.write(describe(spec))
-            if a.library:
-                _, functions = parse_functions(cc, spec, a.include_dir)
-                sys.stdout.write(coverage(spec, functions, a.library))
-            return 0
-        if a.spec_files:
-            print("\n".join([os.path.abspath(a.spec)] + spec.extra_headers + spec.source_files))
-            return 0
-        if a.find_include:
-            d, own = find_include(spec, a.option_dir, cc)
-            print(f"{d}\t{'system' if own else 'extra'}")
-            return 0
-        if a.find_libraries:
-            text, warnings = find_libraries(spec, cc, a.include_dir[0] if a.include_dir else None,
-                                            a.library_dir)
-            sys.stdout.write(text)
-            for w in warnings:
-                print(f"lazygen: {w}", file=sys.stderr)
-            return 0
-        if a.dropin:
-            dropin(spec, a.dropin, a.exports, a.library, a.out_map, a.out_symver)
-            return 0
-        if not a.out_c:
-            ap.error("--out-c is required")
-        arch = target_arch(cc)
-        headers, functions = parse_functions(cc, spec, a.include_dir)
-        macros = []
-        if spec.version_macros:
-            text = preprocess(cc, headers[0], a.include_dir, spec.defines)
-            macros = macro_values(text, spec.version_macros)
-        spec_display = os.path.join("stubs", os.path.basename(a.spec))
-        h_text = None
-        if a.amalgamate:
-            prefix = a.prefix + spec.shim + "_"
-            if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", prefix):
-                raise GenError("--prefix", f"{a.prefix!r} is not a C identifier prefix")
-            runtime = a.runtime_dir or os.path.join(os.path.dirname(HERE), "src")
-            libelf = None
-            if a.libelf_spec:
-                e_spec = load_spec(a.libelf_spec)
-                try:
-                    libelf = (e_spec,) + parse_functions(cc, e_spec, [a.libelf_include_dir])
-                except GenError as e:  # no libelf headers: the probe loads, then checks
-                    print(f"lazygen: note: amalgamating without libelf ({e})", file=sys.stderr)
-            c_text, h_text, exports, notes = amalgamate(spec, spec_display, headers, functions,
-                                                        macros, prefix, runtime, libelf, arch)
-            names = export_names(spec, exports, prefix)
-        else:
-            library_functions = elfvers.read(a.library).functions if a.library else ()
-            c_text, exports, notes = emit(spec, spec_display, headers, functions, macros,
-                                          arch=arch, library_functions=library_functions)
-            names = export_names(spec, exports)
-            if a.out_h:
-                h_text = emit_header(spec, exports)
-    except GenError as e:
-        print(f"lazygen: {e}", file=sys.stderr)
-        return 1
+def cmd_list_specs(a, cc):
+    print("\n".join(list_specs(a.dirs)))
+
+
+def cmd_describe(a, cc):
+    spec = load_spec(a.spec)
+    sys.stdout.write(describe(spec))
+    if a.library:
+        _, functions = parse_functions(cc, spec, a.include_dir)
+        sys.stdout.write(coverage(spec, functions, a.library))
+
+
+def cmd_spec_files(a, cc):
+    spec = load_spec(a.spec)
+    print("\n".join([os.path.abspath(a.spec)] + spec.extra_headers + spec.source_files))
+
+
+def cmd_find_include(a, cc):
+    d, own = find_include(load_spec(a.spec), a.option_dir, cc)
+    print(f"{d}\t{'system' if own else 'extra'}")
+
+
+def cmd_find_libraries(a, cc):
+    text, warnings = find_libraries(load_spec(a.spec), cc,
+                                    a.include_dir[0] if a.include_dir else None, a.library_dir)
+    sys.stdout.write(text)
+    for w in warnings:
+        print(f"lazygen: {w}", file=sys.stderr)
+
+
+def cmd_dropin(a, cc):
+    dropin(load_spec(a.spec), a.soname, a.exports, a.library, a.out_map, a.out_symver)
+
+
+def _tables(write):
+    def run(a, cc):
+        write_if_changed(a.out, write([load_spec(p) for p in a.specs]))
+    return run
+
+
+def _shim_inputs(a, cc):
+    """The spec, the header's functions and version macros: what generate
+    and amalgamate both start from."""
+    spec = load_spec(a.spec)
+    headers, functions = parse_functions(cc, spec, a.include_dir)
+    macros = []
+    if spec.version_macros:
+        text = preprocess(cc, headers[0], a.include_dir, spec.defines)
+        macros = macro_values(text, spec.version_macros)
+    return spec, os.path.join("stubs", os.path.basename(a.spec)), headers, functions, macros
+
+
+def _write_shim(a, notes, c_text, h_text, names):
     for note in notes:
         print(f"lazygen: {note}", file=sys.stderr)
     write_if_changed(a.out_c, c_text)
@@ -327,6 +271,107 @@ def main(argv):
         write_if_changed(a.out_h, h_text)
     if a.out_list:
         write_if_changed(a.out_list, "".join(n + "\n" for n in names))
+
+
+def cmd_generate(a, cc):
+    arch = target_arch(cc)
+    spec, spec_display, headers, functions, macros = _shim_inputs(a, cc)
+    library_functions = elfvers.read(a.library).functions if a.library else ()
+    c_text, exports, notes = emit(spec, spec_display, headers, functions, macros,
+                                  arch=arch, library_functions=library_functions)
+    h_text = emit_header(spec, exports) if a.out_h else None
+    _write_shim(a, notes, c_text, h_text, export_names(spec, exports))
+
+
+def cmd_amalgamate(a, cc):
+    arch = target_arch(cc)
+    spec, spec_display, headers, functions, macros = _shim_inputs(a, cc)
+    prefix = a.prefix + spec.shim + "_"
+    if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", prefix):
+        raise GenError("--prefix", f"{a.prefix!r} is not a C identifier prefix")
+    runtime = a.runtime_dir or os.path.join(os.path.dirname(HERE), "src")
+    libelf = None
+    if a.libelf_spec:
+        e_spec = load_spec(a.libelf_spec)
+        try:
+            libelf = (e_spec,) + parse_functions(cc, e_spec, [a.libelf_include_dir])
+        except GenError as e:  # no libelf headers: the probe loads, then checks
+            print(f"lazygen: note: amalgamating without libelf ({e})", file=sys.stderr)
+    c_text, h_text, exports, notes = amalgamate(spec, spec_display, headers, functions,
+                                                macros, prefix, runtime, libelf, arch)
+    _write_shim(a, notes, c_text, h_text, export_names(spec, exports, prefix))
+
+
+def parser():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[1])
+    sub = ap.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def command(name, run, help, spec=True):
+        p = sub.add_parser(name, help=help)
+        p.set_defaults(run=run)
+        p.add_argument("--cc", default="cc", help="C compiler command (split like a shell)")
+        if spec:
+            p.add_argument("spec", metavar="SPEC", help="the library's spec (stubs/*.toml)")
+        return p
+
+    p = command("list-specs", cmd_list_specs, "the specs in the directories", spec=False)
+    p.add_argument("dirs", nargs="+", metavar="DIR")
+    p = command("describe", cmd_describe, "key<TAB>value lines for meson.build")
+    p.add_argument("--library", metavar="PATH",
+                   help="compare the header's functions with what this real library exports "
+                        "(needs --include-dir)")
+    p.add_argument("--include-dir", action="append", default=[])
+    command("spec-files", cmd_spec_files,
+            "the files generation reads besides the header (Meson's dependencies)")
+    p = command("find-include", cmd_find_include, "the directory holding the spec's header")
+    p.add_argument("--option-dir", default="")
+    p = command("find-libraries", cmd_find_libraries, "the real libraries found at build time")
+    p.add_argument("--include-dir", action="append", default=[])
+    p.add_argument("--library-dir", action="append", default=[],
+                   help="a directory searched first")
+    p = command("dropin", cmd_dropin, "a drop-in's version script and .symver header")
+    p.add_argument("--soname", required=True)
+    p.add_argument("--exports", required=True, metavar="X.txt", help="generate's --out-list")
+    p.add_argument("--library", metavar="PATH|-", help="the real library: its symbol versions")
+    p.add_argument("--out-map", required=True)
+    p.add_argument("--out-symver", required=True)
+    for name, write, help in (("public-header", public_header, "the control API of every shim"),
+                              ("registry", registry, "the libraries lazynccl-info knows"),
+                              ("python-libraries", python_libraries,
+                               "the libraries the Python package serves")):
+        p = command(name, _tables(write), help, spec=False)
+        p.add_argument("--out", required=True)
+        p.add_argument("specs", nargs="+", metavar="SPEC")
+    for name, run, help in (("generate", cmd_generate, "a shim's C file"),
+                            ("amalgamate", cmd_amalgamate,
+                             "one .c (runtime included) and one .h for vendoring")):
+        p = command(name, run, help)
+        p.add_argument("--include-dir", action="append", default=[])
+        p.add_argument("--out-c", required=True)
+        p.add_argument("--out-list", help="write the names the shim must export, one a line")
+        if name == "generate":
+            p.add_argument("--out-h", help="declarations of the shim's symbols (hidden shims)")
+            p.add_argument("--library", metavar="PATH",
+                           help="also serve the functions of this real library no header "
+                                "declares")
+        else:
+            p.add_argument("--out-h", required=True, help="the control API")
+            p.add_argument("--prefix", default="",
+                           help="put before <shim>_ in the control API: --prefix mypkg_ gives "
+                                "mypkg_lazynccl_load() (as -Damalgamation_prefix=mypkg_ does)")
+            p.add_argument("--runtime-dir", help="src/ of lazynccl")
+            p.add_argument("--libelf-spec", help="stubs/libelf.toml")
+            p.add_argument("--libelf-include-dir", default="/usr/include")
+    return ap
+
+
+def main(argv):
+    a = parser().parse_args(argv)
+    try:
+        a.run(a, shlex.split(a.cc))
+    except GenError as e:
+        print(f"lazygen: {e}", file=sys.stderr)
+        return 1
     return 0
 
 

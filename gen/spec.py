@@ -12,7 +12,7 @@ try:
     import tomllib
 except ImportError:  # Python before 3.11: the same parser, from PyPI (pyproject.toml asks for it)
     import tomli as tomllib
-from dataclasses import dataclass, field
+from dataclasses import MISSING, dataclass, field, fields
 
 
 class GenError(Exception):
@@ -36,50 +36,69 @@ class Root:
     subdirs: list
 
 
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_STR, _LIST, _BOOL = str, list, bool
+
+
+def setting(kind, default=MISSING, *, required=False, key=None, copied=True, c=None):
+    """A Spec field filled from the spec's [library] table, and the one place
+    a per-library setting is declared on this side: the key's kind (the
+    schema load_spec checks), whether it is required, its name when not the
+    field's (key), whether load_spec copies the value as it is (copied; else
+    it is read by hand below), and the lz_lib member the generator writes it
+    to (c; the runtime's side of the same setting, src/lz_runtime.h)."""
+    meta = {"kind": kind, "required": required, "key": key, "c": c,
+            "copied": copied and not required}
+    if isinstance(default, list):
+        return field(default_factory=list, metadata=meta)
+    return field(default=default, metadata=meta)
+
+
 @dataclass
 class Spec:
     path: str
-    id: str
-    display: str
-    shim: str
-    headers: list
-    function_pattern: re.Pattern
-    sonames: list
-    env: str
-    feature: str
-    description: str
-    failure: dict
-    own_answers: dict
-    wheel_dirs: list = field(default_factory=list)
-    required: list = field(default_factory=list)
-    defines: list = field(default_factory=list)
-    declarations_from: list = field(default_factory=list)  # files/dirs declarations may come from
-    include_search: list = field(default_factory=list)  # [(kind, value)]
-    roots_before: list = field(default_factory=list)    # [Root]
-    roots_after: list = field(default_factory=list)
-    default_dirs: list = field(default_factory=list)
-    debug_env: str = "LAZYNCCL_DEBUG"
-    strict_env: str = "LAZYNCCL_STRICT_VERSIONS"
-    message_prefix: str = ""
-    probe: bool = True            # probe candidates with libelf before dlopen
-    visibility: str = "default"   # "hidden": a shim for the runtime's own use
-    control_api: bool = True      # <shim>_load() and the rest
-    note_priority: str = "recommended"  # .note.dlopen priority
-    install: bool = True
-    optional: bool = False        # a missing header skips the shim instead of failing
-    symbol_prefix: str = ""
-    version_marker: str = ""
-    version_function: str = ""
-    version_code: list = field(default_factory=list)   # divisors: 22809 -> 2.28.9
-    version_code_below: list = field(default_factory=list)  # below version_code[0]: 2708 -> 2.7.8
-    symbol_versions: object = None  # None: from the real library; True, False, or a node name
-    version_macros: list = field(default_factory=list)
-    versioned: Versioned = None
-    extra_headers: list = field(default_factory=list)  # paths, beside the spec
-    companions: list = field(default_factory=list)
-    companions_for: list = field(default_factory=list)
-    unsupported: dict = field(default_factory=dict)
-    search: str = "full"  # "system": override, loaded, ld.so.cache, system dirs
+    id: str = setting(_STR, required=True, c="id")
+    display: str = setting(_STR, required=True, c="display")
+    shim: str = setting(_STR, required=True, c="shim")
+    headers: list = setting(_LIST, required=True)
+    function_pattern: re.Pattern = setting(_STR, required=True)  # compiled by load_spec
+    sonames: list = setting(_LIST, required=True)
+    feature: str = setting(_STR, required=True)
+    description: str = setting(_STR, required=True)
+    failure: dict = field(default_factory=dict)      # [failure]
+    own_answers: dict = field(default_factory=dict)  # [own_answers]
+    env: str = setting(_STR, "", c="env_var")        # "": LAZY<ID>_LIBPATH
+    wheel_dirs: list = setting(_LIST, [])
+    required: list = setting(_LIST, [])
+    defines: list = setting(_LIST, [])
+    declarations_from: list = setting(_LIST, [])  # files/dirs declarations may come from
+    include_search: list = setting(_LIST, [], copied=False)  # [(kind, value)]
+    roots_before: list = setting(_LIST, [], key="search_roots_before", copied=False)  # [Root]
+    roots_after: list = setting(_LIST, [], key="search_roots_after", copied=False)
+    default_dirs: list = setting(_LIST, [])
+    debug_env: str = setting(_STR, "LAZYNCCL_DEBUG", c="debug_env")
+    strict_env: str = setting(_STR, "LAZYNCCL_STRICT_VERSIONS", c="strict_env")
+    message_prefix: str = setting(_STR, "", c="prefix")  # "": the shim's name
+    probe: bool = setting(_BOOL, True, c="probe")  # probe candidates with libelf before dlopen
+    visibility: str = setting(_STR, "default")   # "hidden": a shim for the runtime's own use
+    control_api: bool = setting(_BOOL, True)      # <shim>_load() and the rest
+    note_priority: str = setting(_STR, "recommended")  # .note.dlopen priority
+    install: bool = setting(_BOOL, True)
+    optional: bool = setting(_BOOL, False)  # a missing header skips the shim instead of failing
+    symbol_prefix: str = setting(_STR, "")
+    version_marker: str = setting(_STR, "", c="version_marker")
+    version_function: str = setting(_STR, "")
+    version_code: list = setting(_LIST, [], copied=False)  # divisors: 22809 -> 2.28.9
+    version_code_below: list = setting(_LIST, [], copied=False)  # below version_code[0]: 2708 -> 2.7.8
+    # None: from the real library; True, False, or a node name
+    symbol_versions: object = setting((bool, str), None)
+    version_macros: list = setting(_LIST, [])
+    extra_headers: list = setting(_LIST, [], copied=False)  # paths, beside the spec
+    companions: list = setting(_LIST, [])
+    companions_for: list = setting(_LIST, [])
+    search: str = setting(_STR, "full")  # "system": override, loaded, ld.so.cache, system dirs
+    versioned: Versioned = None      # [versioned]
+    unsupported: dict = field(default_factory=dict)  # [unsupported]
     source_files: list = field(default_factory=list)  # the defaults file, if any
 
     @property
@@ -93,35 +112,21 @@ class Spec:
         return not self.hidden and self.install
 
 
-_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_STR, _LIST, _BOOL = str, list, bool
-# key: (kind, required)
-_KEYS = {
-    "id": (_STR, True), "display": (_STR, True), "shim": (_STR, True),
-    "headers": (_LIST, True), "function_pattern": (_STR, True), "sonames": (_LIST, True),
-    "feature": (_STR, True), "description": (_STR, True),
-    "env": (_STR, False), "wheel_dirs": (_LIST, False), "required": (_LIST, False),
-    "defines": (_LIST, False), "version_macros": (_LIST, False), "defaults": (_STR, False),
-    "declarations_from": (_LIST, False), "include_search": (_LIST, False),
-    "search_roots_before": (_LIST, False), "search_roots_after": (_LIST, False),
-    "default_dirs": (_LIST, False), "debug_env": (_STR, False), "strict_env": (_STR, False),
-    "message_prefix": (_STR, False), "probe": (_BOOL, False), "visibility": (_STR, False),
-    "control_api": (_BOOL, False), "note_priority": (_STR, False), "install": (_BOOL, False),
-    "optional": (_BOOL, False), "symbol_prefix": (_STR, False), "version_marker": (_STR, False),
-    "version_function": (_STR, False), "version_code": (_LIST, False),
-    "version_code_below": (_LIST, False),
-    "symbol_versions": ((bool, str), False), "extra_headers": (_LIST, False),
-    "companions": (_LIST, False), "companions_for": (_LIST, False), "search": (_STR, False),
-}
-# The keys read into the Spec otherwise than copied as they are; every other
-# key of _KEYS is a Spec field of the same name (a new plain setting: its
-# _KEYS line and its field).
-_READ_OTHERWISE = {"id", "display", "shim", "headers", "function_pattern", "sonames", "env",
-                   "feature", "description", "defaults", "include_search",
-                   "search_roots_before", "search_roots_after", "version_code",
-                   "version_code_below",
-                   "extra_headers", "message_prefix"}
-_DIRECT = [k for k in _KEYS if k not in _READ_OTHERWISE]
+_SETTINGS = [f for f in fields(Spec) if "kind" in f.metadata]
+# key: (kind, required); "defaults" names a shared file read before the rest
+_KEYS = {(f.metadata["key"] or f.name): (f.metadata["kind"], f.metadata["required"])
+         for f in _SETTINGS}
+_KEYS["defaults"] = (_STR, False)
+_COPIED = {(f.metadata["key"] or f.name): f.name for f in _SETTINGS if f.metadata["copied"]}
+
+
+def c_settings(spec):
+    """(lz_lib member, value) of every setting the runtime reads, for the
+    generator's lz_lib initializer; an empty string is left NULL."""
+    return [(f.metadata["c"], getattr(spec, f.name)) for f in _SETTINGS
+            if f.metadata["c"] and getattr(spec, f.name) != ""]
+
+
 _DEFAULTS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "stubs",
                              "defaults")
 
@@ -220,17 +225,13 @@ def load_spec(path):
         if required and key not in lib:
             raise GenError(where, f"missing key '{key}'")
 
-    spec = Spec(
-        path=path, id=lib["id"], display=lib["display"], shim=lib["shim"],
-        headers=lib["headers"],
-        function_pattern=_regex(lib["function_pattern"], where, "function_pattern"),
-        sonames=lib["sonames"], env=lib.get("env", f"LAZY{lib['id'].upper()}_LIBPATH"),
-        feature=lib["feature"], description=lib["description"], failure={}, own_answers={},
-    )
-    for key in _DIRECT:
+    spec = Spec(path=path, **{k: lib[k] for k, (_, required) in _KEYS.items() if required})
+    spec.function_pattern = _regex(lib["function_pattern"], where, "function_pattern")
+    for key, name in _COPIED.items():
         if key in lib:
-            setattr(spec, key, lib[key])
-    spec.message_prefix = lib.get("message_prefix", spec.shim)
+            setattr(spec, name, lib[key])
+    spec.env = spec.env or f"LAZY{spec.id.upper()}_LIBPATH"
+    spec.message_prefix = spec.message_prefix or spec.shim
     spec.source_files = [defaults_file] if defaults_file else []
     spec.include_search = _include_search(lib.get("include_search", []), where)
     spec.roots_before = _roots(lib.get("search_roots_before", []), where, "search_roots_before")

@@ -145,7 +145,7 @@ def info_reports_generic_libraries():
 
 def fixture_exports(d):
     """The fixture spec's generated C and export list."""
-    r = t.run([sys.executable, os.path.join(GEN, "lazygen.py"), "--spec", f"{FIXTURE}/renamed.toml",
+    r = t.run([sys.executable, os.path.join(GEN, "lazygen.py"), "generate", f"{FIXTURE}/renamed.toml",
                "--include-dir", FIXTURE, "--cc", " ".join(t.CC), "--out-c", f"{d}/renamed_stubs.c",
                "--out-list", f"{d}/renamed_exports.txt"])
     t.equal(r.returncode, 0, f"lazygen: {r.stderr}")
@@ -194,7 +194,7 @@ def variadic_left_out_with_a_note_on_c_thunk_targets():
     says so."""
     cross = " ".join(t.CC) + " -U__x86_64__ -U__aarch64__"
     d = t.workdir("variadic_other")
-    r = t.run([sys.executable, os.path.join(GEN, "lazygen.py"), "--spec",
+    r = t.run([sys.executable, os.path.join(GEN, "lazygen.py"), "generate",
                os.path.join(t.SOURCE, "tests", "specs", "zlib.toml"), "--include-dir", "/usr/include",
                "--cc", cross, "--out-c", f"{d}/z.c", "--out-list", f"{d}/z.txt"])
     t.equal(r.returncode, 0, f"lazygen: {r.stderr}")

@@ -160,7 +160,7 @@ def proof_dropins_and_amalgamations_build():
 @case
 def proof_export_coverage():
     """For each proof library: every function its header declares and the
-    real library exports is exported by the shim (lazygen --describe
+    real library exports is exported by the shim (lazygen describe
     --library says which those are); prints the coverage table, with how
     many functions the library exports that the header does not declare."""
     rows = []
@@ -169,8 +169,8 @@ def proof_export_coverage():
             continue
         spec = spec_path(lib)
         inc = "/usr/include" if lib == "lzma" else t.CUDA_INCLUDE
-        r = t.run([sys.executable, os.path.join(t.SOURCE, "gen", "lazygen.py"), "--describe",
-                   "--spec", spec, "--include-dir", inc, "--cc", " ".join(t.CC),
+        r = t.run([sys.executable, os.path.join(t.SOURCE, "gen", "lazygen.py"), "describe",
+                   spec, "--include-dir", inc, "--cc", " ".join(t.CC),
                    "--library", real_path(lib)], check_rc=0)
         kv = dict(line.split("\t", 1) for line in r.stdout.splitlines() if "\t" in line)
         both = kv["declared_and_exported_names"].split()

@@ -68,9 +68,9 @@ def stage(recipe, d, ext_path):
     proj = f"{d}/proj"
     shutil.copytree(os.path.join(RECIPES, recipe), proj)
     os.makedirs(f"{proj}/vendor", exist_ok=True)
-    t.run([sys.executable, os.path.join(t.SOURCE, "gen", "lazygen.py"), "--spec",
+    t.run([sys.executable, os.path.join(t.SOURCE, "gen", "lazygen.py"), "amalgamate",
            os.path.join(t.SOURCE, "stubs", "nccl.toml"), "--include-dir", t.NCCL_INCLUDE,
-           "--amalgamate", "--prefix", "mypkg_", "--libelf-spec",
+           "--prefix", "mypkg_", "--libelf-spec",
            os.path.join(t.SOURCE, "stubs", "libelf.toml"),
            "--out-c", f"{proj}/vendor/lazynccl_amalg.c", "--out-h", f"{proj}/vendor/lazynccl_amalg.h"],
           check_rc=0)

@@ -200,7 +200,7 @@ def lazygen(d, spec_text, header=None, include=None):
     if header is not None:
         with open(f"{d}/bad.h", "w") as f:
             f.write(header)
-    r = t.run([sys.executable, os.path.join(t.SOURCE, "gen", "lazygen.py"), "--spec", spec,
+    r = t.run([sys.executable, os.path.join(t.SOURCE, "gen", "lazygen.py"), "generate", spec,
                "--include-dir", include or d, "--cc", " ".join(t.CC), "--out-c", f"{d}/out.c"])
     t.equal(r.returncode, 1, f"exit status; stderr: {r.stderr}")
     t.check("Traceback" not in r.stderr, "a Python traceback:\n" + r.stderr)

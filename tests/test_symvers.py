@@ -144,13 +144,13 @@ class Fixture:
     def generate(self, spec=None):
         spec = spec or self.spec
         self.stubs, self.exports = os.path.join(self.d, "fix_stubs.c"), os.path.join(self.d, "fix.txt")
-        r = lazygen("--spec", spec, "--include-dir", self.hdir, "--out-c", self.stubs,
+        r = lazygen("generate", spec, "--include-dir", self.hdir, "--out-c", self.stubs,
                     "--out-list", self.exports, cc=self.cc)
         return r
 
     def dropin(self, library):
         self.map, self.symver = os.path.join(self.d, "fix.map"), os.path.join(self.d, "fix_symver.h")
-        lazygen("--spec", self.spec, "--dropin", "libfix.so.1", "--exports", self.exports,
+        lazygen("dropin", self.spec, "--soname", "libfix.so.1", "--exports", self.exports,
                 "--library", library, "--out-map", self.map, "--out-symver", self.symver, cc=self.cc)
         out = os.path.join(self.d, "dropin")
         os.makedirs(out, exist_ok=True)
@@ -187,9 +187,9 @@ def fixture_dropin_is_the_library_to_linked_programs():
     program linked against v1 and one linked against v2 each print, on the
     drop-in, exactly what they print on the real v2, with empty stderr."""
     fx = Fixture("symvers_fixture")
-    r = lazygen("--spec", fx.spec, "--find-include", "--option-dir", "", cc=fx.cc)
+    r = lazygen("find-include", fx.spec, "--option-dir", "", cc=fx.cc)
     t.equal(r.stdout.strip(), f"{fx.hdir}\tsystem", "found where the compiler looks")
-    r = lazygen("--spec", fx.spec, "--find-libraries", "--include-dir", fx.hdir,
+    r = lazygen("find-libraries", fx.spec, "--include-dir", fx.hdir,
                 "--library-dir", fx.v[2], cc=fx.cc)
     t.equal(r.stdout, f"libfix.so.1\t{fx.v[2]}/libfix.so.1\n", "the real library found")
     t.equal(r.stderr, "", "no warning")
@@ -261,7 +261,7 @@ def failure_error_lists_only_what_is_left():
         text = f.read()
     with open(spec, "w") as f:
         f.write(text.split("[failure]")[0] + '[failure]\n"size_t" = "0"\n')
-    r = lazygen("--spec", spec, "--include-dir", fx.hdir, "--out-c", os.path.join(fx.d, "x.c"),
+    r = lazygen("generate", spec, "--include-dir", fx.hdir, "--out-c", os.path.join(fx.d, "x.c"),
                 "--out-list", os.path.join(fx.d, "x.txt"), cc=fx.cc, check=1)
     t.contains(r.stderr, "2 return type(s) have no failure value (a pointer's is NULL)", "counted")
     listed = re.findall(r'^\s+"([^"]+)" = \.\.\.', r.stderr, re.M)
@@ -274,7 +274,7 @@ def missing_library_warns_once_naming_the_key():
     versions: one warning naming 'symbol_versions' and -Dlibrary_dirs, and
     every directory searched; the key set, no warning."""
     fx = Fixture("symvers_warn")
-    r = lazygen("--spec", fx.spec, "--find-libraries", "--include-dir", fx.hdir, cc=fx.cc)
+    r = lazygen("find-libraries", fx.spec, "--include-dir", fx.hdir, cc=fx.cc)
     t.equal(r.stdout, "libfix.so.1\t-\n", "not found")
     lines = [line for line in r.stderr.splitlines() if line]
     t.equal(len(lines), 1, f"one warning: {r.stderr}")
@@ -290,7 +290,7 @@ def missing_library_warns_once_naming_the_key():
         text = f.read()
     with open(spec, "w") as f:
         f.write(text.replace('install = false', 'install = false\nsymbol_versions = "FIXBACKEND_2.0"'))
-    r = lazygen("--spec", spec, "--find-libraries", "--include-dir", fx.hdir, cc=fx.cc)
+    r = lazygen("find-libraries", spec, "--include-dir", fx.hdir, cc=fx.cc)
     t.equal((r.stdout, r.stderr), ("libfix.so.1\t-\n", ""), "the key said it: no warning")
     fx.spec = spec
     fx.generate()
@@ -307,7 +307,7 @@ def header_search_names_every_directory():
     each of the compiler's own."""
     fx = Fixture("symvers_nohdr")
     os.remove(os.path.join(fx.hdir, "fix.h"))
-    r = lazygen("--spec", fx.spec, "--find-include", "--option-dir", "", cc=fx.cc, check=1)
+    r = lazygen("find-include", fx.spec, "--option-dir", "", cc=fx.cc, check=1)
     t.contains(r.stderr, "fix.h not found; searched: ", "the message")
     t.contains(r.stderr, f"{fx.hdir} (the compiler's)", "the multiarch directory")
     t.contains(r.stderr, f"{os.path.join(fx.root, 'usr', 'include')} (the compiler's)", "the sysroot's")
@@ -315,12 +315,12 @@ def header_search_names_every_directory():
 
 @case
 def describe_library_shows_nodes():
-    """lazygen --describe --library lists the real library's version nodes,
+    """lazygen describe --library lists the real library's version nodes,
     with counts and inheritance (liblzma: five nodes, hidden versions)."""
     lzma = "/lib/x86_64-linux-gnu/liblzma.so.5"
     if not os.path.exists(lzma) or not os.path.exists("/usr/include/lzma.h"):
         raise t.Skip("liblzma and its header are not here")
-    r = lazygen("--describe", "--spec", os.path.join(t.SOURCE, "tests", "specs", "lzma.toml"),
+    r = lazygen("describe", os.path.join(t.SOURCE, "tests", "specs", "lzma.toml"),
                 "--include-dir", "/usr/include", "--library", lzma)
     kv = dict(line.split("\t", 1) for line in r.stdout.splitlines() if "\t" in line)
     t.equal(kv["soname"], "liblzma.so.5", "soname")

@@ -22,9 +22,9 @@ EXT_SUFFIX = sysconfig.get_config_var("EXT_SUFFIX")
 def amalgamation(d, prefix):
     """The NCCL amalgamation with control API <prefix>lazynccl_*."""
     os.makedirs(d, exist_ok=True)
-    t.run([sys.executable, os.path.join(t.SOURCE, "gen", "lazygen.py"), "--spec",
+    t.run([sys.executable, os.path.join(t.SOURCE, "gen", "lazygen.py"), "amalgamate",
            os.path.join(t.SOURCE, "stubs", "nccl.toml"), "--include-dir", t.NCCL_INCLUDE,
-           "--cc", " ".join(t.CC), "--amalgamate", "--prefix", prefix,
+           "--cc", " ".join(t.CC), "--prefix", prefix,
            "--libelf-spec", os.path.join(t.SOURCE, "stubs", "libelf.toml"),
            "--out-c", f"{d}/lazynccl_amalg.c", "--out-h", f"{d}/lazynccl_amalg.h"], check_rc=0)
     return d
@@ -222,9 +222,9 @@ def three_amalgamations_one_prefix():
     d = t.workdir("vendor_three")
     srcs = []
     for spec, inc in (("nccl", t.NCCL_INCLUDE), ("nvrtc", t.CUDA_INCLUDE), ("nvjitlink", t.CUDA_INCLUDE)):
-        t.run([sys.executable, os.path.join(t.SOURCE, "gen", "lazygen.py"), "--spec",
+        t.run([sys.executable, os.path.join(t.SOURCE, "gen", "lazygen.py"), "amalgamate",
                os.path.join(t.SOURCE, "stubs", f"{spec}.toml"), "--include-dir", inc,
-               "--amalgamate", "--prefix", "mypkg_", "--libelf-spec",
+               "--prefix", "mypkg_", "--libelf-spec",
                os.path.join(t.SOURCE, "stubs", "libelf.toml"),
                "--out-c", f"{d}/lazy{spec}_amalg.c", "--out-h", f"{d}/lazy{spec}_amalg.h"], check_rc=0)
         srcs.append(f"{d}/lazy{spec}_amalg.c")
