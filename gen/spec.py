@@ -198,8 +198,9 @@ def _include_search(items, where):
     return out
 
 
-def load_spec(path):
-    data = _read_toml(path)
+def _library_table(path, data):
+    """[library], checked key by key, merged over its defaults file:
+    (table, the defaults file or None)."""
     lib = data.get("library")
     if not isinstance(lib, dict):
         raise GenError(path, "missing [library] table")
@@ -208,23 +209,27 @@ def load_spec(path):
         if key not in _KEYS:
             raise GenError(where, f"unknown key '{key}'")
         _check(lib, key, where)
+    defaults_file = None
     if "defaults" in lib:
         name = lib["defaults"]
-        dpath = os.path.normpath(os.path.join(_DEFAULTS_DIR, name + ".toml"))
-        if not _IDENT.match(name) or not os.path.isfile(dpath):
-            raise GenError(where, f"defaults {name!r}: no such file {dpath}")
-        dlib = _read_toml(dpath).get("library", {})
+        defaults_file = os.path.normpath(os.path.join(_DEFAULTS_DIR, name + ".toml"))
+        if not _IDENT.match(name) or not os.path.isfile(defaults_file):
+            raise GenError(where, f"defaults {name!r}: no such file {defaults_file}")
+        dlib = _read_toml(defaults_file).get("library", {})
         for key in dlib:
             if key not in _KEYS:
-                raise GenError(f"{dpath} [library]", f"unknown key '{key}'")
+                raise GenError(f"{defaults_file} [library]", f"unknown key '{key}'")
         lib = _merge(lib, dlib)
-        defaults_file = dpath
-    else:
-        defaults_file = None
     for key, (_, required) in _KEYS.items():
         if required and key not in lib:
             raise GenError(where, f"missing key '{key}'")
+    return lib, defaults_file
 
+
+def _settings(path, lib, defaults_file):
+    """The Spec of a checked [library] table: the copied keys as they are,
+    the others read here."""
+    where = f"{path} [library]"
     spec = Spec(path=path, **{k: lib[k] for k, (_, required) in _KEYS.items() if required})
     spec.function_pattern = _regex(lib["function_pattern"], where, "function_pattern")
     for key, name in _COPIED.items():
@@ -244,61 +249,79 @@ def load_spec(path):
         if not os.path.isfile(full):
             raise GenError(where, f"extra header {name!r} not found beside the spec ({full})")
         spec.extra_headers.append(full)
+    return spec
+
+
+def _validate(spec):
+    """The values a kind alone does not check."""
+    where = f"{spec.path} [library]"
     if isinstance(spec.symbol_versions, str) and not re.match(r"^[A-Za-z_.][A-Za-z0-9_.+-]*$",
                                                              spec.symbol_versions):
         raise GenError(where, f"'symbol_versions': {spec.symbol_versions!r} is not a version "
                               f"node name")
-    if spec.search not in ("full", "system"):
-        raise GenError(where, f"'search' must be \"full\" or \"system\", not {spec.search!r}")
-    if spec.visibility not in ("default", "hidden"):
-        raise GenError(where, f"'visibility' must be \"default\" or \"hidden\", "
-                              f"not {spec.visibility!r}")
-    if spec.note_priority not in ("required", "recommended", "suggested"):
-        raise GenError(where, f"'note_priority' must be required, recommended or suggested")
+    for key, allowed in (("search", ("full", "system")), ("visibility", ("default", "hidden")),
+                         ("note_priority", ("required", "recommended", "suggested"))):
+        value = getattr(spec, key)
+        if value not in allowed:
+            raise GenError(where, f"'{key}' must be {' or '.join(map(repr, allowed))}, "
+                                  f"not {value!r}")
     for key in ("id", "shim", "env", "debug_env", "strict_env"):
         if not _IDENT.match(getattr(spec, key)):
             raise GenError(where, f"'{key}' must be a C identifier")
     if not spec.headers or not spec.sonames:
         raise GenError(where, "'headers' and 'sonames' must not be empty")
 
-    failure = data.get("failure")
-    if not isinstance(failure, dict) or not failure:
-        raise GenError(path, "missing or empty [failure] table")
-    for ctype, value in failure.items():
+
+def _string_table(path, data, name):
+    """A table of strings ([failure], [unsupported]), {} when absent."""
+    table = data.get(name, {})
+    for key, value in table.items():
         if not isinstance(value, str):
-            raise GenError(f"{path} [failure]", f"value for '{ctype}' must be a string")
-    spec.failure = failure
+            raise GenError(f"{path} [{name}]", f"value for '{key}' must be a string")
+    return table
 
-    unsupported = data.get("unsupported", {})
-    for soname, what in unsupported.items():
-        if not isinstance(what, str):
-            raise GenError(f"{path} [unsupported]", f"value for '{soname}' must be a string")
-    spec.unsupported = unsupported
 
+def _own_answers(path, data):
     answers = data.get("own_answers", {})
     for name, value in answers.items():
         if value != "@message":
             raise GenError(f"{path} [own_answers]",
                            f"'{name}': only \"@message\" is supported, not {value!r}")
-    spec.own_answers = answers
+    return answers
 
+
+def _versioned(path, data):
+    """[versioned], or None."""
     ver = data.get("versioned")
-    if ver is not None:
-        w = f"{path} [versioned]"
-        for key in ("regex", "format", "known"):
-            if key not in ver:
-                raise GenError(w, f"missing key '{key}'")
-        regex = _regex(ver["regex"], w, "regex")
-        for group in ("family", "major", "minor"):
-            if group not in regex.groupindex:
-                raise GenError(w, f"'regex' must have a named group '{group}'")
-        known = []
-        for text in ver["known"]:
-            m = re.match(r"^([0-9]+)\.([0-9]+)$", str(text))
-            if not m:
-                raise GenError(w, f"known version {text!r} is not MAJOR.MINOR")
-            known.append((int(m.group(1)), int(m.group(2))))
-        spec.versioned = Versioned(regex, ver["format"], sorted(set(known)))
+    if ver is None:
+        return None
+    w = f"{path} [versioned]"
+    for key in ("regex", "format", "known"):
+        if key not in ver:
+            raise GenError(w, f"missing key '{key}'")
+    regex = _regex(ver["regex"], w, "regex")
+    for group in ("family", "major", "minor"):
+        if group not in regex.groupindex:
+            raise GenError(w, f"'regex' must have a named group '{group}'")
+    known = []
+    for text in ver["known"]:
+        m = re.match(r"^([0-9]+)\.([0-9]+)$", str(text))
+        if not m:
+            raise GenError(w, f"known version {text!r} is not MAJOR.MINOR")
+        known.append((int(m.group(1)), int(m.group(2))))
+    return Versioned(regex, ver["format"], sorted(set(known)))
+
+
+def load_spec(path):
+    data = _read_toml(path)
+    spec = _settings(path, *_library_table(path, data))
+    _validate(spec)
+    if not isinstance(data.get("failure"), dict) or not data["failure"]:
+        raise GenError(path, "missing or empty [failure] table")
+    spec.failure = _string_table(path, data, "failure")
+    spec.unsupported = _string_table(path, data, "unsupported")
+    spec.own_answers = _own_answers(path, data)
+    spec.versioned = _versioned(path, data)
     unknown = set(data) - {"library", "failure", "unsupported", "own_answers", "versioned"}
     if unknown:
         raise GenError(path, f"unknown table [{sorted(unknown)[0]}]")

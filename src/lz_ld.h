@@ -42,7 +42,7 @@ LZ_HIDDEN void lz_ld_wake(void);
  * objects for any thread (r_debug). */
 LZ_HIDDEN const char *lz_ld_unsafe(void);
 
-/* fork() handlers, called by lz_load.c's: wait (bounded) until no window is
+/* fork() handlers, called by lz_lock.c's: wait (bounded) until no window is
  * open and keep new ones from opening until the fork is over; in the child,
  * remember whether one was open. */
 LZ_HIDDEN void lz_ld_prefork(void);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT
  *
- * A model of the load protocol of src/lz_load.c, src/lz_resolve.c and
+ * A model of the load protocol of src/lz_load.c (with lz_lock.c), src/lz_resolve.c and
  * src/lz_ld.c (one library), checked by spin in the test suite
  * (tests/test_model.py; docs/reliability.md, "The load protocol").
  *
