@@ -34,6 +34,15 @@ static int self_loading(const lz_state *st)
     return 0;
 }
 
+/* A copy of the program's search list (mu held): NULL when it set none, or
+ * with *lost set when it could not be copied. */
+static char *list_copy(const lz_state *st, int *lost)
+{
+    char *list = st->search_list ? strdup(st->search_list) : NULL;
+    *lost = st->search_list && !list;
+    return list;
+}
+
 /* A search this thread runs: it is on the library's list of searchers
  * (me, on this thread's stack) for one generation, with its own copy of
  * the program's search list. */
@@ -71,8 +80,7 @@ static int take_turn(const lz_lib *lib, int *may_wait, lz_turn *t)
         st->active = &t->me;
         __atomic_store_n(&st->loaders, st->loaders + 1, __ATOMIC_RELEASE);
         t->gen = st->gen;
-        t->list = st->search_list ? strdup(st->search_list) : NULL;
-        t->list_lost = st->search_list && !t->list;
+        t->list = list_copy(st, &t->list_lost);
         s = LZ_SEARCH;
     }
     lz_unlock(lib, cs);
@@ -199,8 +207,7 @@ int lz_publish_failure(const lz_lib *lib, size_t i)
 char *lz_search_list_copy(const lz_lib *lib, int *lost)
 {
     int cs = lz_lock(lib);
-    char *list = lib->st->search_list ? strdup(lib->st->search_list) : NULL;
-    *lost = lib->st->search_list && !list;
+    char *list = list_copy(lib->st, lost);
     lz_unlock(lib, cs);
     return list;
 }
