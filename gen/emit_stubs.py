@@ -298,8 +298,9 @@ class ShimWriter:
         exports, self.notes = split_variadic(spec, expand_exports(spec, functions), arch)
         self.exports, more = add_opaque(spec, exports, library_functions, arch)
         self.notes += more
+        wrapped = {e.name for e in self.exports}
         for name in spec.own_answers:
-            if name not in {e.name for e in self.exports}:
+            if name not in wrapped:
                 raise GenError(f"{spec.path} [own_answers]", f"'{name}' is not a wrapped function")
         check_failures(spec, self.exports, headers[0])
         self.answers = [e for e in self.exports if e.name in spec.own_answers]

@@ -76,7 +76,7 @@ def describe(spec):
 
 
 def coverage(spec, functions, library):
-    """--describe --library: how the header's functions meet what the real
+    """describe --library: how the header's functions meet what the real
     library exports, as key<TAB>value lines: declared, exported by the
     library, both, and the library's functions the header does not declare
     (by name: a macro rename such as cublasCreate -> cublasCreate_v2 leaves
@@ -94,7 +94,7 @@ def coverage(spec, functions, library):
 
 
 def describe_versions(v):
-    """The library's version nodes, as --describe rows: the list, then one
+    """The library's version nodes, as describe rows: the list, then one
     row per node (how many symbols have it as their default and as a
     hidden version, and the nodes it inherits from)."""
     rows = [("soname", v.soname or "(none)"),

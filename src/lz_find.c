@@ -31,35 +31,6 @@ unsigned char *lz_imported_names(const lz_lib *lib)
     return marks;
 }
 
-/* One round of a search, run with no lock held. list is the caller's copy
- * of the search list. The report is written into text. */
-static void run_search(const lz_lib *lib, const lz_sym *want, const char *list, lz_walk *w,
-                       char *text, size_t size)
-{
-    w->req.want = want;
-    w->req.search_list = list;
-    w->rep.text = text;
-    w->rep.size = size;
-    /* No text: lz_find_and_open saw the log off (one getenv, not one per
-     * note). */
-    w->silent = !text && !w->req.on_event;
-    if (text) {
-        int n = snprintf(text, size, "%s: %s could not be loaded; candidates tried:\n",
-                         lib->prefix, lib->display);
-        w->rep.len = (size_t)n;
-    }
-    const char *unsafe = lz_ld_unsafe();
-    if (unsafe) {
-        lz_note(w, "%s", unsafe);
-    } else {
-        unsigned char *wanted = lz_imported_names(lib);
-        w->req.wanted = wanted;
-        lz_search(w); /* notes LZ_NOTE_NOTHING_FOUND itself */
-        w->req.wanted = NULL;
-        free(wanted);
-    }
-}
-
 /* The failure report, for lz_state (it outlives the search). */
 static lz_msg *keep_report(const char *text)
 {
@@ -82,18 +53,37 @@ typedef struct lz_round {
     char text[];
 } lz_round;
 
-/* One round: a walk that skips the files earlier rounds failed to open,
- * with a report when asked. NULL when out of memory. */
+/* One round, run with no lock held: a walk that skips the files earlier
+ * rounds failed to open, with a report when asked (report; else the walk
+ * formats nothing, the log being off: one getenv, not one per note). list
+ * is the caller's copy of the search list. NULL when out of memory. */
 static lz_round *walk_round(const lz_lib *lib, const lz_sym *want, const char *list,
                             const lz_skip *skips, int nskips, int report)
 {
     lz_round *r = malloc(sizeof *r + (report ? LZ_MESSAGE_MAX : 0));
     if (!r)
         return NULL;
-    lz_walk_init(&r->w, lib, NULL);
-    r->w.req.skips = skips;
-    r->w.req.nskips = nskips;
-    run_search(lib, want, list, &r->w, report ? r->text : NULL, LZ_MESSAGE_MAX);
+    lz_request req = {.want = want, .search_list = list, .skips = skips, .nskips = nskips};
+    lz_walk *w = &r->w;
+    lz_walk_init(w, lib, &req);
+    w->silent = !report;
+    if (report) {
+        w->rep.text = r->text;
+        w->rep.size = LZ_MESSAGE_MAX;
+        int n = snprintf(r->text, LZ_MESSAGE_MAX, "%s: %s could not be loaded; candidates tried:\n",
+                         lib->prefix, lib->display);
+        w->rep.len = (size_t)n;
+    }
+    const char *unsafe = lz_ld_unsafe();
+    if (unsafe) {
+        lz_note(w, "%s", unsafe);
+        return r;
+    }
+    unsigned char *wanted = lz_imported_names(lib);
+    w->req.wanted = wanted;
+    lz_search(w); /* notes LZ_NOTE_NOTHING_FOUND itself */
+    w->req.wanted = NULL;
+    free(wanted);
     return r;
 }
 

@@ -461,32 +461,33 @@ static int sites_cb(struct dl_phdr_info *info, size_t size, void *data)
     return 0;
 }
 
-int lz_objects_sites(char **self, size_t (*site_of)(const char *path), lz_object_visit_fn visit,
-                     void *ctx)
+int lz_objects_sites(size_t (*site_of)(const char *path), int (*self)(void *ctx, const char *path),
+                     lz_object_visit_fn visit, void *ctx)
 {
     strlist sites = {0};
     struct sites q = {.site_of = site_of, .out = visit ? &sites : NULL};
     lz_dl_iterate_phdr(sites_cb, &q);
-    if (self) {
-        /* A name that passes through a site directory is made
-         * real (it may hold symbolic links and "..", as an expanded
-         * $ORIGIN/../ does): the site directory above the file is the one
-         * above its real path. One that does not is taken as it is: the
-         * directories it names are real ones, and a symbolic link from
-         * outside into a site directory is the one case not followed (a
-         * readlink per component, 8 for the bench's shim, on every first
-         * call of every process for it). */
-        if (q.self && !q.self[0]) { /* the program, its path unknown */
-            free(q.self);
-            q.self = NULL;
-        } else if (q.self && !q.self_canonical && site_of(q.self)) {
-            char *real = realpath(q.self, NULL);
-            free(q.self);
-            q.self = real;
-        }
-        *self = q.self;
-    } else
+    /* A name that passes through a site directory is made real (it may
+     * hold symbolic links and "..", as an expanded $ORIGIN/../ does): the
+     * site directory above the file is the one above its real path. One
+     * that does not is taken as it is: the directories it names are real
+     * ones, and a symbolic link from outside into a site directory is the
+     * one case not followed (a readlink per component, 8 for the bench's
+     * shim, on every first call of every process for it). */
+    if (q.self && !q.self[0]) { /* the program, its path unknown */
         free(q.self);
+        q.self = NULL;
+    } else if (q.self && !q.self_canonical && site_of(q.self)) {
+        char *real = realpath(q.self, NULL);
+        free(q.self);
+        q.self = real;
+    }
+    int rc = q.self && self(ctx, q.self);
+    free(q.self);
+    if (rc) {
+        free(sites.buf);
+        return 1;
+    }
     return visit_all(&sites, visit, ctx);
 }
 

@@ -20,16 +20,18 @@ LZ_HIDDEN int lz_objects_with_soname(const char *soname, lz_object_visit_fn visi
  * main program (never argv[0], which the caller chooses). */
 LZ_HIDDEN char *lz_objects_self_path(void);
 
-/* *self (self not NULL): the real path of the file holding this code
- * (malloc'd; NULL when unknown), made real where site_of finds a site
- * directory in its name; each loaded object's site directory (site_of(name):
- * the length of the name's prefix that is one, 0 for none: the caller's
- * policy, lz_wheel.c), as the dynamic linker names the object, in load
- * order, passed to visit (directory, "loaded") until it returns 1 (visit
- * NULL: none). The program counts when the name it was run by and the
- * kernel's name for it both hold one. Each directory once, as named; the
- * names may hold symbolic links. */
-LZ_HIDDEN int lz_objects_sites(char **self, size_t (*site_of)(const char *path),
+/* The site directories this process reaches through its loaded objects,
+ * as the caller's site_of finds them (site_of(name): the length of the
+ * name's prefix that is a site directory, 0 for none: the caller's policy,
+ * lz_wheel.c). First self, with the path of the file holding this code
+ * (made real where site_of finds a site directory in its name; not called
+ * when unknown); then visit (NULL: the objects are not read), with each
+ * loaded object's site directory (directory, "loaded"), as the dynamic
+ * linker names the object, in load order, each directory once; until one
+ * returns 1. The program counts when the name it was run by and the
+ * kernel's name for it both hold one. The names may hold symbolic links. */
+LZ_HIDDEN int lz_objects_sites(size_t (*site_of)(const char *path),
+                               int (*self)(void *ctx, const char *path),
                                lz_object_visit_fn visit, void *ctx);
 
 /* The running program's file (/proc/self/exe, read once per process) in

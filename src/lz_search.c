@@ -10,15 +10,11 @@
 #include "lz_objects.h"
 #include "lz_wheel.h"
 
-#include <dlfcn.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <unistd.h>
 
 /* One entry of an override list: a file or a directory, absolute only. */
 static int try_entry(lz_walk *w, const char *step, const char *entry, size_t len)

@@ -12,22 +12,31 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The directory names the wheel step knows: a site directory is the first
- * site-packages or dist-packages component of a path; site_of gives the
- * length of the path up to and including it (0: none). lz_objects.c is
- * handed this, and knows no directory name itself. */
-static int site_name(const char *base)
+/* The directory names the wheel step knows, in preference order, as
+ * components ("/name/"): a path's site directory is its first
+ * site-packages component, else its first dist-packages one. lz_objects.c
+ * is handed site_of, and knows no directory name itself. */
+static const char *const site_dirs[] = {"/site-packages/", "/dist-packages/"};
+#define LZ_NSITE_DIRS (sizeof site_dirs / sizeof *site_dirs)
+
+/* Whether the n bytes at name are a site directory's name. */
+static int site_name(const char *name, size_t n)
 {
-    return strcmp(base, "site-packages") == 0 || strcmp(base, "dist-packages") == 0;
+    for (size_t i = 0; i < LZ_NSITE_DIRS; i++)
+        if (strlen(site_dirs[i]) == n + 2 && strncmp(name, site_dirs[i] + 1, n) == 0)
+            return 1;
+    return 0;
 }
 
+/* The length of path up to and including its site directory (0: none). */
 static size_t site_of(const char *path)
 {
-    const char *hit = strstr(path, "/site-packages/");
-    if (!hit)
-        hit = strstr(path, "/dist-packages/");
-    /* both names are 14 characters long */
-    return hit ? (size_t)(hit - path) + sizeof "/site-packages" - 1 : 0;
+    for (size_t i = 0; i < LZ_NSITE_DIRS; i++) {
+        const char *hit = strstr(path, site_dirs[i]);
+        if (hit)
+            return (size_t)(hit - path) + strlen(site_dirs[i]) - 1;
+    }
+    return 0;
 }
 
 /* Python wheels, as cuda.pathfinder finds them (step 3 of lz_search): nvidia/<lib>/lib (the
@@ -52,76 +61,63 @@ static int seen_site(lz_walk *w, const char *dir)
     return 0;
 }
 
-static int try_wheel_dirs(lz_walk *w, const char *root)
+/* The spec's wheel directories below real, a site directory's real path
+ * (each site once per walk). */
+static int try_real_site(lz_walk *w, const char *real)
 {
-    if (seen_site(w, root))
+    if (seen_site(w, real))
         return 0;
     int rc = 0;
     for (const char *const *wd = w->lib->wheel_dirs; *wd && !rc; wd++) {
-        char *sub = lz_join(w, "wheel", root, *wd);
+        char *sub = lz_join(w, "wheel", real, *wd);
         rc = sub && lz_try_dir(w, "wheel", sub, 1);
         free(sub);
     }
     return rc;
 }
 
-/* The wheel directories below root's real path (realpath allocates: no
- * PATH_MAX buffer on the stack of a walk). */
-static int try_wheel_dirs_real(lz_walk *w, const char *root)
+/* The same below dir, as named (realpath allocates: no PATH_MAX buffer on
+ * the stack of a walk; a missing directory is skipped). */
+static int try_site(lz_walk *w, const char *dir)
 {
-    char *real = root && root[0] ? realpath(root, NULL) : NULL;
-    int rc = real && try_wheel_dirs(w, real);
+    char *real = dir && dir[0] ? realpath(dir, NULL) : NULL;
+    int rc = real && try_real_site(w, real);
     free(real);
     return rc;
 }
 
-/* The site-packages above real, a canonical path (consumed). */
-static int wheel_above_real(lz_walk *w, char *dir)
+/* The same below the site directory nearest above file (a path without
+ * symbolic links or ".."), from its last directory up. */
+static int try_site_above(lz_walk *w, const char *file)
 {
-    int rc = 0;
-    for (char *slash = dir ? strrchr(dir, '/') : NULL; slash && slash != dir;
-         slash = strrchr(dir, '/')) {
-        *slash = '\0';
-        const char *base = strrchr(dir, '/');
-        base = base ? base + 1 : dir;
-        if (!site_name(base))
-            continue;
-        rc = try_wheel_dirs(w, dir);
-        break;
+    for (const char *end = file ? strrchr(file, '/') : NULL; end && end != file;) {
+        const char *prev = end - 1;
+        while (prev > file && *prev != '/')
+            prev--;
+        const char *base = *prev == '/' ? prev + 1 : file;
+        if (site_name(base, (size_t)(end - base))) {
+            char *dir = strndup(file, (size_t)(end - file));
+            int rc = dir && try_real_site(w, dir);
+            free(dir);
+            return rc;
+        }
+        end = *prev == '/' ? prev : NULL;
     }
-    free(dir);
-    return rc;
+    return 0;
 }
 
-static int wheel_above(lz_walk *w, const char *self)
+/* lz_objects_sites's visitors: the shim's own site directory first, then
+ * each loaded object's (the dynamic linker's names may hold symbolic links
+ * and ".."). */
+static int visit_own_site(void *ctx, const char *path)
 {
-    return wheel_above_real(w, self ? realpath(self, NULL) : NULL);
+    return try_site_above(ctx, path);
 }
 
-/* The wheel step's pass over the loaded objects: the shim's own
- * site-packages first, then each loaded object's. */
-struct wheel_sites {
-    lz_walk *w;
-    char *self;              /* consumed by the first visit */
-    int above_done;
-};
-
-static int wheel_self(struct wheel_sites *m)
-{
-    if (m->above_done)
-        return 0;
-    m->above_done = 1;
-    char *self = m->self;
-    m->self = NULL;
-    return wheel_above_real(m->w, self);
-}
-
-static int visit_site(void *ctx, const char *dir, const char *why)
+static int visit_object_site(void *ctx, const char *dir, const char *why)
 {
     (void)why;
-    struct wheel_sites *m = ctx;
-    /* the dynamic linker's names may hold symbolic links and ".." */
-    return wheel_self(m) || (dir && try_wheel_dirs_real(m->w, dir));
+    return try_site(ctx, dir);
 }
 
 static int wheel_pythonpath(lz_walk *w)
@@ -132,7 +128,7 @@ static int wheel_pythonpath(lz_walk *w)
         char *entry = len > 0 && len < PATH_MAX ? strndup(p, len) : NULL;
         /* Relative entries are relative to the current directory, as
          * Python reads them; a missing one is skipped. */
-        int rc = try_wheel_dirs_real(w, entry);
+        int rc = try_site(w, entry);
         free(entry);
         if (rc)
             return 1;
@@ -146,7 +142,7 @@ static int wheel_pythonpath(lz_walk *w)
  * directory that plays one). */
 static int visit_sys_path(void *ctx, const char *entry)
 {
-    return try_wheel_dirs_real(ctx, entry);
+    return try_site(ctx, entry);
 }
 
 static int wheel_sys_path(lz_walk *w)
@@ -163,27 +159,24 @@ int lz_step_wheel(lz_walk *w)
 {
     if (!w->lib->wheel_dirs[0])
         return 0;
-    if (w->req.origin) {
-        /* lazynccl-info --from stands for a shim elsewhere: the tool's own
-         * loaded objects say nothing of that process. */
-        if (wheel_above(w, w->req.origin))
-            return 1;
-        if (lz_secure())
-            return 0;
-        if (wheel_pythonpath(w))
-            return 1;
+    int secure = lz_secure();
+    /* lazynccl-info --from stands for a shim elsewhere: the tool's own
+     * loaded objects and Python say nothing of that process. */
+    const char *origin = w->req.origin;
+    int rc;
+    if (origin) {
+        char *real = realpath(origin, NULL);
+        rc = try_site_above(w, real);
+        free(real);
     } else {
-        struct wheel_sites m = {w, NULL, 0};
-        int secure = lz_secure();
-        int rc = lz_objects_sites(&m.self, site_of, secure ? NULL : visit_site, &m) || wheel_self(&m);
-        free(m.self);
-        if (rc)
-            return 1;
-        if (secure)
-            return 0;
-        if (wheel_pythonpath(w) || wheel_sys_path(w))
-            return 1;
+        rc = lz_objects_sites(site_of, visit_own_site, secure ? NULL : visit_object_site, w);
     }
+    if (rc)
+        return 1;
+    if (secure)
+        return 0;
+    if (wheel_pythonpath(w) || (!origin && wheel_sys_path(w)))
+        return 1;
     if (w->sites_len == 0)
         lz_looked(w, "wheel", "no site-packages above this shim or the loaded objects, "
                               "no PYTHONPATH entry");

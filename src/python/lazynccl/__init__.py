@@ -21,6 +21,7 @@ ValueError: unknown library 'libfoo' (known: ...nccl...)
 from __future__ import annotations
 
 import ctypes
+import itertools
 import os
 from dataclasses import dataclass
 from typing import Optional, Tuple
@@ -153,10 +154,14 @@ def _in_process(prefix: str, dropins):
         pass
     named = [p for p in os.environ.get("LAZYNCCL_AUDIT_DROPINS", "").split(":")
              if os.path.basename(p) in dropins]
-    loaded = [p for p in _objects()
-              if os.path.basename(p).startswith(f"lib{prefix}.so") or os.path.basename(p) in dropins]
+
+    def loaded():  # walked only when the files named before hold no shim
+        for p in _objects():
+            if os.path.basename(p).startswith(f"lib{prefix}.so") or os.path.basename(p) in dropins:
+                yield p
     seen = set()
-    for path in named + [os.path.join(package_dir(), "dropin", f) for f in dropins] + loaded:
+    for path in itertools.chain(named, [os.path.join(package_dir(), "dropin", f) for f in dropins],
+                                loaded()):
         if path in seen:
             continue
         seen.add(path)
