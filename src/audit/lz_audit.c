@@ -30,8 +30,10 @@
 #endif
 #include "lz_sys.h"
 
+#include "lz_dropins.h"
 #include "lz_memobj.h"
 #include "lz_rule.h"
+#include "lz_tlsfit.h"
 #include "../lz_dynread.h"
 #include "../lz_note.h"
 
@@ -60,7 +62,6 @@ typedef struct target {
 
 static target targets[MAX_TARGETS];
 static int ntargets;
-static int debug;
 /* The drop-in paths, split in place ("a:b" copied with NULs). */
 static char pool[8192];
 /* A by-path request redirected to a drop-in not mapped yet: the box is
@@ -70,22 +71,6 @@ static struct {
     target *t;
     const char *path, *by;
 } pending;
-
-/* Writes its strings as one line on stderr, when LAZYNCCL_DEBUG is set. */
-#define say(...) say_parts((const char *const[]){"lazynccl-audit: ", __VA_ARGS__, "\n", 0})
-static void say_parts(const char *const *parts)
-{
-    if (!debug)
-        return;
-    char buf[4 * PATH_MAX + 256];
-    size_t n = 0;
-    for (; *parts; parts++)
-        for (const char *p = *parts; *p && n < sizeof buf - 1; p++)
-            buf[n++] = *p;
-    if (buf[n - 1] != '\n')
-        buf[n++] = '\n';
-    (void)lz_sys_write(2, buf, n);
-}
 
 static int same(const char *a, const char *b)
 {
@@ -103,32 +88,24 @@ static const char *base_name(const char *p)
     return b;
 }
 
-/* LAZYNCCL_AUDIT_DROPINS into targets: absolute entries only, as the
- * runtime's own path lists (an empty or relative one is never the current
- * directory). */
+/* LAZYNCCL_AUDIT_DROPINS (lz_dropins.h) into targets, the paths copied
+ * into the pool with NULs. */
 static void read_targets(const char *list)
 {
     size_t n = 0;
-    while (list && *list && ntargets < MAX_TARGETS) {
-        const char *end = list;
-        while (*end && *end != ':')
-            end++;
-        size_t len = (size_t)(end - list);
-        if (list[0] == '/' && len + 1 <= sizeof pool - n) {
-            char *path = pool + n;
-            for (size_t i = 0; i < len; i++)
-                path[i] = list[i];
-            path[len] = '\0';
-            n += len + 1;
-            target *t = &targets[ntargets];
-            t->path = path;
-            t->soname = base_name(path);
-            for (t->stem = 0; t->soname[t->stem] && t->soname[t->stem] != '.'; t->stem++)
-                ;
-            if (t->stem)
-                ntargets++;
-        }
-        list = *end ? end + 1 : end;
+    lz_dropin_item it;
+    while (ntargets < MAX_TARGETS && lz_dropins_next(&list, &it)) {
+        if (it.len + 1 > sizeof pool - n)
+            break;
+        char *path = pool + n;
+        for (size_t i = 0; i < it.len; i++)
+            path[i] = it.path[i];
+        path[it.len] = '\0';
+        n += it.len + 1;
+        target *t = &targets[ntargets++];
+        t->path = path;
+        t->soname = path + (it.name - it.path);
+        t->stem = it.stem;
     }
 }
 
@@ -147,8 +124,9 @@ static void configure(void *stack_end)
     if (lz_sys_getauxval(AT_SECURE))
         return;
     const char *d = lz_sys_getenv("LAZYNCCL_DEBUG");
-    debug = d && *d && !same(d, "0");
-    read_targets(lz_sys_getenv("LAZYNCCL_AUDIT_DROPINS"));
+    lz_sys_set_debug(d && *d && !same(d, "0"));
+    lz_tlsfit_configure();
+    read_targets(lz_sys_getenv(LZ_DROPINS_ENV));
 }
 
 /* The asking object's file; the main program's from /proc/self/exe (the
@@ -210,10 +188,10 @@ static target *by_soname(const char *soname)
 static void fill_box(target *t, const char *path, const char *by)
 {
     if (lz_asked_box_put(t->box, path, by))
-        say("dlopen(\"", path, "\") by ", by, ": redirected to the drop-in ", t->path,
+        lz_say("dlopen(\"", path, "\") by ", by, ": redirected to the drop-in ", t->path,
             "; it will load that file at its first call");
     else
-        say("dlopen(\"", path, "\") by ", by, ": redirected to the drop-in ", t->path,
+        lz_say("dlopen(\"", path, "\") by ", by, ": redirected to the drop-in ", t->path,
             ", which keeps the path asked for earlier");
 }
 
@@ -233,20 +211,30 @@ LZ_AUDIT_API unsigned int la_objopen(struct link_map *map, Lmid_t lmid, uintptr_
         configured = 1;
         configure(*stack_end);
     }
-    target *t = ntargets ? by_soname(lz_mem_soname(&o)) : 0;
+    const char *soname = lz_mem_soname(&o);
+    lz_tlsfit_object(&o, soname);
+    target *t = ntargets ? by_soname(soname) : 0;
     if (!t)
         return 0;
     if ((t->box = lz_mem_dropin_box(&o, t->soname))) {
         t->dropin = map;
-        say("drop-in ", map->l_name, " stands for ", t->soname, " until it is loaded");
+        lz_say("drop-in ", map->l_name, " stands for ", t->soname, " until it is loaded");
         if (pending.t == t)
             fill_box(t, pending.path, pending.by);
         pending.t = 0;
     } else if (!t->real) {
         t->real = map;
-        say(t->soname, " loaded from ", map->l_name, ": every later request for it gets that copy");
+        lz_say(t->soname, " loaded from ", map->l_name, ": every later request for it gets that copy");
     }
     return 0;
+}
+
+/* The first consistent state is the start's end: its objects are mapped. */
+LZ_AUDIT_API void la_activity(uintptr_t *cookie, unsigned int flag)
+{
+    (void)cookie;
+    if (flag == LA_ACT_CONSISTENT)
+        lz_tlsfit_done();
 }
 
 LZ_AUDIT_API unsigned int la_objclose(uintptr_t *cookie)
@@ -334,7 +322,7 @@ LZ_AUDIT_API char *la_objsearch(const char *name, uintptr_t *cookie, unsigned in
         /* A tool that re-opens the library by path gets the copy in use,
          * whichever file it names. */
         if (by_path)
-            say("dlopen(\"", name, "\") by ", by, ": the copy already loaded, ", t->real->l_name);
+            lz_say("dlopen(\"", name, "\") by ", by, ": the copy already loaded, ", t->real->l_name);
         return t->real->l_name;
     case LZ_RULE_DROPIN:
         break;
@@ -345,7 +333,7 @@ LZ_AUDIT_API char *la_objsearch(const char *name, uintptr_t *cookie, unsigned in
         else
             pending.t = t, pending.path = name, pending.by = by;
     } else {
-        say(name, " needed by ", by, ": the drop-in ", t->path);
+        lz_say(name, " needed by ", by, ": the drop-in ", t->path);
     }
     return (char *)t->path;
 }

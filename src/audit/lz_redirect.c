@@ -19,6 +19,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include "lz_dropins.h"
 #include "lz_memobj.h"
 #include "lz_rule.h"
 #include "lz_sys.h"
@@ -44,27 +45,17 @@ __asm__(".symver dlsym,dlsym@GLIBC_2.17");
 typedef void *(*dlopen_fn)(const char *file, int mode);
 static dlopen_fn next_dlopen;
 
-/* LAZYNCCL_AUDIT_DROPINS names the drop-ins, each file named by its SONAME:
- * 1 when soname is one of them; with prefix_only, when base starts as one
- * of them does up to its first '.' ("libnccl" of "libnccl.so.2"). */
+/* 1 when soname is the name of a drop-in LAZYNCCL_AUDIT_DROPINS names;
+ * with prefix_only, when base starts as one of them does up to its first
+ * '.' ("libnccl" of "libnccl.so.2"). */
 static int served(const char *base, int prefix_only)
 {
-    const char *list = getenv("LAZYNCCL_AUDIT_DROPINS");
-    for (const char *p = list; p && *p;) {
-        const char *end = strchr(p, ':');
-        size_t len = end ? (size_t)(end - p) : strlen(p);
-        const char *name = p;
-        for (const char *q = p; q < p + len; q++)
-            if (*q == '/')
-                name = q + 1;
-        size_t n = (size_t)(p + len - name), stem = 0;
-        while (stem < n && name[stem] != '.')
-            stem++;
-        if (prefix_only ? stem && strncmp(base, name, stem) == 0
-                        : strlen(base) == n && strncmp(base, name, n) == 0)
+    const char *list = getenv(LZ_DROPINS_ENV);
+    lz_dropin_item it;
+    while (lz_dropins_next(&list, &it))
+        if (prefix_only ? strncmp(base, it.name, it.stem) == 0
+                        : strlen(base) == it.name_len && strncmp(base, it.name, it.name_len) == 0)
             return 1;
-        p = end ? end + 1 : p + len;
-    }
     return 0;
 }
 

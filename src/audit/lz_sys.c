@@ -7,6 +7,7 @@
 #include <elf.h>
 #include <link.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <sys/stat.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -14,10 +15,17 @@
 
 /* ld.so's __libc_stack_end: the address of argc on the initial stack. */
 static long *stack_end;
+/* The auxiliary vector, found once: the environment array may be edited
+ * later (lz_tlsfit.c removes its own variable), which moves its end. */
+static ElfW(auxv_t) *auxv;
 
 void lz_sys_set_stack_end(void *argc)
 {
     stack_end = argc;
+    char **env = lz_sys_environ();
+    while (env && *env)
+        env++;
+    auxv = env ? (ElfW(auxv_t) *)(env + 1) : 0;
 }
 
 #if defined(__x86_64__)
@@ -91,6 +99,16 @@ int lz_sys_gettid(void)
     return (int)SYS(SYS_gettid, 0, 0, 0);
 }
 
+int lz_sys_getpid(void)
+{
+    return (int)SYS(SYS_getpid, 0, 0, 0);
+}
+
+long lz_sys_execve(const char *path, char *const argv[], char *const envp[])
+{
+    return SYS(SYS_execve, path, argv, envp);
+}
+
 int lz_sys_mincore(void *start, size_t len, unsigned char *vec)
 {
     return SYS(SYS_mincore, start, len, vec) < 0 ? -1 : 0;
@@ -151,8 +169,34 @@ size_t strlen(const char *s)
     return n;
 }
 
+static int debug;
+
+void lz_sys_set_debug(int on)
+{
+    debug = on;
+}
+
+void lz_sys_say(const char *const *parts)
+{
+    if (!debug)
+        return;
+    char buf[4 * PATH_MAX + 256];
+    size_t n = 0;
+    for (; *parts; parts++)
+        for (const char *p = *parts; *p && n < sizeof buf - 1; p++)
+            buf[n++] = *p;
+    if (buf[n - 1] != '\n')
+        buf[n++] = '\n';
+    (void)lz_sys_write(2, buf, n);
+}
+
 /* The initial stack: argc, argv..., NULL, envp..., NULL, auxv pairs. */
-static char **environment(void)
+char **lz_sys_argv(void)
+{
+    return stack_end ? (char **)(stack_end + 1) : 0;
+}
+
+char **lz_sys_environ(void)
 {
     long *sp = stack_end;
     return sp ? (char **)(sp + 1 + sp[0] + 1) : 0;
@@ -160,7 +204,7 @@ static char **environment(void)
 
 const char *lz_sys_getenv(const char *name)
 {
-    char **env = environment();
+    char **env = lz_sys_environ();
     size_t len = strlen(name);
     for (; env && *env; env++)
         if (memcmp(*env, name, len) == 0 && (*env)[len] == '=')
@@ -170,12 +214,7 @@ const char *lz_sys_getenv(const char *name)
 
 unsigned long lz_sys_getauxval(unsigned long type)
 {
-    char **env = environment();
-    if (!env)
-        return 0;
-    while (*env)
-        env++;
-    for (ElfW(auxv_t) *a = (ElfW(auxv_t) *)(env + 1); a->a_type != AT_NULL; a++)
+    for (ElfW(auxv_t) *a = auxv; a && a->a_type != AT_NULL; a++)
         if (a->a_type == type)
             return a->a_un.a_val;
     return 0;

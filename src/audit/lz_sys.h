@@ -22,6 +22,9 @@ LZ_SYS_API long lz_sys_write(int fd, const void *buf, size_t len);
 LZ_SYS_API long lz_sys_readlink(const char *path, char *buf, size_t size);
 LZ_SYS_API int lz_sys_gettid(void);
 LZ_SYS_API int lz_sys_mincore(void *start, size_t len, unsigned char *vec);
+LZ_SYS_API int lz_sys_getpid(void);
+/* execve(2): returns only on failure (a negative errno). */
+LZ_SYS_API long lz_sys_execve(const char *path, char *const argv[], char *const envp[]);
 
 /* The process's start: arguments, environment and auxiliary vector, as the
  * kernel laid them out, from the address of argc (ld.so's
@@ -30,6 +33,16 @@ LZ_SYS_API int lz_sys_mincore(void *start, size_t len, unsigned char *vec);
  * set, there is no environment and every auxiliary value is 0. */
 LZ_SYS_API void lz_sys_set_stack_end(void *argc);
 LZ_SYS_API const char *lz_sys_getenv(const char *name);
+/* The start's argument and environment arrays (NULL-terminated, the
+ * process's own: editing the environment array edits environ). */
+LZ_SYS_API char **lz_sys_argv(void);
+LZ_SYS_API char **lz_sys_environ(void);
 LZ_SYS_API unsigned long lz_sys_getauxval(unsigned long type);
+
+/* One line on stderr from its parts (NULL-terminated), prefixed
+ * "lazynccl-audit: ", when LAZYNCCL_DEBUG asked for it (lz_sys_set_debug). */
+LZ_SYS_API void lz_sys_set_debug(int on);
+LZ_SYS_API void lz_sys_say(const char *const *parts);
+#define lz_say(...) lz_sys_say((const char *const[]){"lazynccl-audit: ", __VA_ARGS__, "\n", 0})
 
 #endif

@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: MIT
-"""The console scripts lazynccl-run and lazynccl-info, and python -m lazynccl."""
+"""The console script lazynccl-info, and python -m lazynccl (lazynccl-run is
+a native program of its own)."""
 
 import ctypes
 import os
@@ -9,10 +10,11 @@ from . import package_dir
 
 
 def run(argv=None) -> int:
-    """lazynccl-run: the installed script beside the package's drop-ins."""
+    """python -m lazynccl run: the native lazynccl-run beside the package's
+    drop-ins (the wheel installs it as the lazynccl-run command too)."""
     argv = sys.argv[1:] if argv is None else argv
-    script = os.path.join(package_dir(), "lazynccl-run")
-    os.execv("/bin/sh", ["/bin/sh", script] + list(argv))
+    launcher = os.path.join(package_dir(), "lazynccl-run")
+    os.execv(launcher, [launcher] + list(argv))
     return 2  # not reached
 
 
@@ -27,10 +29,6 @@ def info(argv=None) -> int:
     rc = lib.lazynccl_info_main(len(args), arr)
     ctypes.CDLL(None).fflush(None)
     return rc
-
-
-def run_main() -> None:
-    sys.exit(run())
 
 
 def info_main() -> None:

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: MIT
+ * LAZYNCCL_AUDIT_DROPINS, the contract between lazynccl-run (which writes
+ * it) and the audit module and the preload redirector (which read it):
+ * the drop-ins' absolute paths, ':'-separated, each file named by the
+ * SONAME it stands for. Defined once here; a header of inline code, as the
+ * audit module links no C library (lz_sys.h). */
+#ifndef LZ_DROPINS_H
+#define LZ_DROPINS_H
+
+#include <stddef.h>
+
+#define LZ_DROPINS_ENV "LAZYNCCL_AUDIT_DROPINS"
+#define LZ_DROPINS_SEP ':'
+
+/* One entry of the list. */
+typedef struct lz_dropin_item {
+    const char *path; /* the entry, not NUL-terminated */
+    size_t len;
+    const char *name; /* its file name: the SONAME it stands for */
+    size_t name_len;
+    size_t stem;      /* the file name up to its first '.': "libnccl" of
+                       * "libnccl.so.2"; a by-path request is read only when
+                       * its file name starts so */
+} lz_dropin_item;
+
+/* The next usable entry at *list into it, advancing *list: 1, or 0 at the
+ * end. Empty and relative entries are skipped, as the runtime's own path
+ * lists skip them (never the current directory), and so is an entry whose
+ * file name has no stem. */
+static inline int lz_dropins_next(const char **list, lz_dropin_item *it)
+{
+    const char *p = *list;
+    while (p && *p) {
+        const char *end = p;
+        while (*end && *end != LZ_DROPINS_SEP)
+            end++;
+        it->path = p;
+        it->len = (size_t)(end - p);
+        it->name = p;
+        for (const char *q = p; q < end; q++)
+            if (*q == '/')
+                it->name = q + 1;
+        it->name_len = (size_t)(end - it->name);
+        for (it->stem = 0; it->stem < it->name_len && it->name[it->stem] != '.'; it->stem++)
+            ;
+        p = *end ? end + 1 : end;
+        if (it->len && it->path[0] == '/' && it->stem) {
+            *list = p;
+            return 1;
+        }
+    }
+    *list = p;
+    return 0;
+}
+
+#endif

@@ -1,0 +1,286 @@
+/* SPDX-License-Identifier: MIT */
+/* Static TLS for every audited process (lz_tlsfit.h; the rule, lz_tls.h).
+ *
+ * Why here and not in lazynccl-run: glibc fixes an audited process's static
+ * TLS before it maps the process's libraries, from GLIBC_TUNABLES as the
+ * process was started, so only whoever execs a program can size it — and
+ * in a job that is srun's slurmstepd, mpirun's orted, torchrun, a shell,
+ * none of which lazynccl-run sees. One size for the whole job would do, at
+ * a price every thread of every process pays (docs/consumers.md, "Static
+ * TLS", measures it). Instead each process checks itself as ld.so maps its
+ * libraries (la_objopen comes before any relocation, so before glibc's
+ * "cannot allocate memory in static TLS block") and, only where its TLS
+ * would not fit, execs itself again, sized for exactly what it holds. No
+ * constructor has run and no thread exists. The raised tunable stays in
+ * the environment, so the process's children that hold the same libraries
+ * (a job that preloads jemalloc everywhere) start sized, without a restart
+ * of their own; the restart's marker is removed before the program runs. */
+#include "lz_tlsfit.h"
+#include "lz_dropins.h"
+#include "../lz_tls.h"
+
+#include <elf.h>
+#include <limits.h>
+#include <link.h>
+#include <string.h>
+
+#define TUNABLES "GLIBC_TUNABLES"
+#define MODULE_NAME "liblazynccl-audit.so"
+#define REDIRECTOR_NAME "liblazynccl-redirect.so"
+
+static int counting = 1;        /* the start's objects are being mapped */
+static int restarted;           /* this process is the restarted one */
+static unsigned long long need; /* their TLS so far */
+static int libc_seen, has_tunable;
+static int acted;
+
+/* A string built in a caller's buffer; bounded, never overflowing. */
+typedef struct sbuf {
+    char *p;
+    size_t n, cap;
+} sbuf;
+
+static void put_n(sbuf *b, const char *s, size_t len)
+{
+    for (size_t i = 0; i < len && b->n + 1 < b->cap; i++)
+        b->p[b->n++] = s[i];
+    b->p[b->n] = '\0';
+}
+
+static void put(sbuf *b, const char *s)
+{
+    put_n(b, s, strlen(s));
+}
+
+static void put_num(sbuf *b, unsigned long long v)
+{
+    char d[24];
+    size_t n = sizeof d;
+    do
+        d[--n] = (char)('0' + v % 10);
+    while ((v /= 10) != 0);
+    put_n(b, d + n, sizeof d - n);
+}
+
+static int starts(const char *s, const char *prefix)
+{
+    size_t n = strlen(prefix);
+    return memcmp(s, prefix, n) == 0;
+}
+
+/* The environment entry NAME=..., by index (-1: none). */
+static long entry(char **env, const char *name)
+{
+    size_t len = strlen(name);
+    for (long i = 0; env && env[i]; i++)
+        if (memcmp(env[i], name, len) == 0 && env[i][len] == '=')
+            return i;
+    return -1;
+}
+
+static void drop_entry(char **env, long i)
+{
+    for (; env[i]; i++)
+        env[i] = env[i + 1];
+}
+
+static unsigned long long parse_num(const char *s, const char **end)
+{
+    unsigned long long v = 0;
+    while (*s >= '0' && *s <= '9')
+        v = v * 10 + (unsigned)(*s++ - '0');
+    *end = s;
+    return v;
+}
+
+int lz_tlsfit_configure(void)
+{
+    char **env = lz_sys_environ();
+    long m = entry(env, LZ_TLSFIT_ENV);
+    if (m < 0)
+        return 0;
+    const char *rest;
+    if (parse_num(env[m] + sizeof LZ_TLSFIT_ENV, &rest) != (unsigned long long)lz_sys_getpid() || *rest)
+        return 0; /* another process's: left as it is */
+    restarted = 1;
+    counting = 0;
+    drop_entry(env, m);
+    lz_say("this process was restarted with the static TLS its libraries need");
+    return 1;
+}
+
+/* Restart the process with its environment envp: /proc/self/exe (for a
+ * script, its interpreter, with the arguments the kernel gave it), else the
+ * file it was started as. */
+static void restart(char **envp)
+{
+    char **argv = lz_sys_argv();
+    long rc = lz_sys_execve("/proc/self/exe", argv, envp);
+    const char *fn = (const char *)lz_sys_getauxval(AT_EXECFN);
+    if (fn)
+        rc = lz_sys_execve(fn, argv, envp);
+    char num[24];
+    sbuf b = {num, 0, sizeof num};
+    put_num(&b, (unsigned long long)-rc);
+    lz_sys_set_debug(1); /* the process is about to stop: say why */
+    lz_say("cannot restart this process with the static TLS it needs (execve: errno ", num,
+           "); glibc will stop it");
+}
+
+/* glibc 2.32 and later: GLIBC_TUNABLES with the tunable raised (other
+ * settings kept), and the marker by which the restarted process knows
+ * itself. */
+static void restart_with_tunable(void)
+{
+    char **env = lz_sys_environ();
+    long envc = 0;
+    while (env[envc])
+        envc++;
+    long t = entry(env, TUNABLES);
+    size_t old = t >= 0 ? strlen(env[t]) : 0;
+    char tun[old + 96], mark[sizeof LZ_TLSFIT_ENV + 24];
+    sbuf tb = {tun, 0, sizeof tun}, mb = {mark, 0, sizeof mark};
+    put(&tb, TUNABLES "=");
+    for (const char *p = t >= 0 ? env[t] + sizeof TUNABLES : ""; *p;) {
+        const char *end = p;
+        while (*end && *end != ':')
+            end++;
+        if (end > p && !starts(p, LZ_TLS_TUNABLE "=")) {
+            put_n(&tb, p, (size_t)(end - p));
+            put(&tb, ":");
+        }
+        p = *end ? end + 1 : end;
+    }
+    unsigned long long want = lz_tls_want(need);
+    put(&tb, LZ_TLS_TUNABLE "=");
+    put_num(&tb, want);
+    put(&mb, LZ_TLSFIT_ENV "=");
+    put_num(&mb, (unsigned long long)lz_sys_getpid());
+    char *envp[envc + 3];
+    long n = 0;
+    for (long i = 0; i < envc; i++)
+        if (i != t && !starts(env[i], LZ_TLSFIT_ENV "="))
+            envp[n++] = env[i];
+    envp[n++] = tun;
+    envp[n++] = mark;
+    envp[n] = 0;
+    char num[24];
+    sbuf nb = {num, 0, sizeof num};
+    put_num(&nb, need);
+    lz_say("the libraries this process starts with hold ", num, " bytes of static TLS, more than an "
+           "audited process gets: restarting it with ", tun + sizeof TUNABLES);
+    restart(envp);
+}
+
+/* The redirector beside the audit module: above the drop-ins' directory
+ * (an install, the wheel) or in its audit/ sibling (a build tree). */
+static int redirector(const char *dropin, size_t dir_len, char *out, size_t size)
+{
+    static const char *const rel[] = {"/../" REDIRECTOR_NAME, "/../audit/" REDIRECTOR_NAME};
+    for (unsigned i = 0; i < sizeof rel / sizeof *rel; i++) {
+        sbuf b = {out, 0, size};
+        put_n(&b, dropin, dir_len);
+        put(&b, rel[i]);
+        struct stat st;
+        if (b.n + 1 < size && lz_sys_stat(out, &st) == 0 && S_ISREG(st.st_mode))
+            return 1;
+    }
+    return 0;
+}
+
+/* Before glibc 2.32 no audited process can get more: restart this one
+ * without the audit module, with the drop-ins and the redirector preloaded
+ * (what lazynccl-run --preload sets): lazy all the same, loads by path
+ * redirected through dlopen. Its children inherit that. */
+static void restart_preloaded(void)
+{
+    const char *dropins = lz_sys_getenv(LZ_DROPINS_ENV);
+    char **env = lz_sys_environ();
+    long envc = 0;
+    while (env[envc])
+        envc++;
+    long a = entry(env, "LD_AUDIT"), p = entry(env, "LD_PRELOAD");
+    size_t alen = a >= 0 ? strlen(env[a]) : 0, plen = p >= 0 ? strlen(env[p]) : 0;
+    size_t dlen = dropins ? strlen(dropins) : 0;
+    char audit[alen + 16], preload[plen + dlen + 2 * PATH_MAX + 32], redir[PATH_MAX];
+    sbuf ab = {audit, 0, sizeof audit}, pb = {preload, 0, sizeof preload};
+    put(&ab, "LD_AUDIT=");
+    size_t empty = ab.n;
+    for (const char *q = a >= 0 ? env[a] + sizeof "LD_AUDIT" : ""; *q;) {
+        const char *end = q;
+        while (*end && *end != ':')
+            end++;
+        size_t len = (size_t)(end - q), mlen = sizeof MODULE_NAME - 1;
+        int ours = len >= mlen && memcmp(end - mlen, MODULE_NAME, mlen) == 0 &&
+                   (len == mlen || end[-(long)mlen - 1] == '/');
+        if (len && !ours) {
+            if (ab.n > empty)
+                put(&ab, ":");
+            put_n(&ab, q, len);
+        }
+        q = *end ? end + 1 : end;
+    }
+    put(&pb, "LD_PRELOAD=");
+    const char *list = dropins;
+    lz_dropin_item it;
+    int first = 1;
+    while (lz_dropins_next(&list, &it)) {
+        if (first && redirector(it.path, (size_t)(it.name - 1 - it.path), redir, sizeof redir)) {
+            put(&pb, redir);
+            put(&pb, " ");
+        }
+        first = 0;
+        put_n(&pb, it.path, it.len);
+        put(&pb, " ");
+    }
+    if (p >= 0)
+        put(&pb, env[p] + sizeof "LD_PRELOAD");
+    char *envp[envc + 3];
+    long n = 0;
+    for (long i = 0; i < envc; i++)
+        if (i != a && i != p)
+            envp[n++] = env[i];
+    if (ab.n > empty)
+        envp[n++] = audit;
+    if (pb.n > sizeof "LD_PRELOAD")
+        envp[n++] = preload;
+    envp[n] = 0;
+    char num[24];
+    sbuf nb = {num, 0, sizeof num};
+    put_num(&nb, need);
+    lz_say("the libraries this process starts with hold ", num, " bytes of static TLS, which this "
+           "glibc (before " LZ_TLS_SINCE_VERSION ") cannot give an audited process: restarting it "
+           "with the drop-ins and the redirector preloaded instead");
+    restart(envp);
+}
+
+void lz_tlsfit_object(const lz_mem_obj *o, const char *soname)
+{
+    if (!counting)
+        return;
+    for (size_t i = 0; o->ph && i < o->phnum; i++)
+        if (o->ph[i].p_type == PT_TLS)
+            need += lz_tls_block(o->ph[i].p_memsz, o->ph[i].p_align);
+    if (soname && memcmp(soname, "libc.so.6", sizeof "libc.so.6") == 0) {
+        libc_seen = 1;
+        has_tunable = lz_mem_defined(o, LZ_TLS_SINCE_SYMBOL) != 0;
+    }
+    /* The C library's answer decides how: wait for it (every program that
+     * holds static TLS needs libc.so.6). */
+    if (!libc_seen || acted || lz_tls_fits(need, lz_tls_optional(lz_sys_getenv(TUNABLES))))
+        return;
+    acted = 1;
+    /* Not where the restart would not be this program as it was started:
+     * setuid (glibc ignored the environment), or ld.so run as a command. */
+    if (lz_sys_getauxval(AT_SECURE) || !lz_sys_getauxval(AT_BASE) || restarted)
+        return;
+    if (has_tunable)
+        restart_with_tunable();
+    else
+        restart_preloaded();
+}
+
+void lz_tlsfit_done(void)
+{
+    counting = 0;
+}

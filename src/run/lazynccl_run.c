@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: MIT
+ * lazynccl-run: run a command so that every program and library in its
+ * process tree that asks for a served library (NCCL, NVRTC, nvJitLink, ...)
+ * by SONAME or by path (PyTorch's preload) gets a lazy drop-in until the
+ * real library is loaded, and that copy afterwards (docs/consumers.md).
+ *
+ * One native program, linked statically: the user's command is the next
+ * and last exec (two in all), a debugger or profiler following every
+ * process sees one short-lived process of ours, and under a wrapped parent
+ * no audit module or preload is loaded into the launcher itself. It sets
+ * the environment (run_env.c) and execs the command; everything else
+ * happens in the command's processes, through the audit module. */
+#include "run_env.h"
+#include "run_find.h"
+#include "run_quote.h"
+#include "../lz_dynread.h"
+#include "../lz_ldcache.h"
+#include "../lz_tls.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+        "usage: lazynccl-run [--only LIST] [--preload|--no-audit] [--] CMD [ARGS...]\n"
+        "       lazynccl-run [--only LIST] [--preload|--no-audit] --print-env[=SHELL]\n"
+        "Run CMD (and every process it starts) with lazy drop-ins of the NVIDIA libraries.\n"
+        "  --only LIST    comma-separated families (the newest major of each drop-in\n"
+        "                 here): %s,\n"
+        "                 or drop-in file names such as libnvrtc.so.12;\n"
+        "                 default: every family whose drop-in is here\n"
+        "  --preload      preload the drop-ins and the redirector (which interposes\n"
+        "                 dlopen) instead of installing the audit module\n"
+        "  --no-audit     preload the drop-ins alone: a load of the real library by\n"
+        "                 path (PyTorch's preload) then maps the real library\n"
+        "  --print-env[=SHELL]\n"
+        "                 print the variables lazynccl-run sets, as assignments for\n"
+        "                 SHELL (sh, bash, zsh, ksh, dash: the default; or fish), and\n"
+        "                 exit. The same with or without CMD: this is the job-script\n"
+        "                 form, eval \"$(lazynccl-run --print-env)\", for processes that\n"
+        "                 srun, mpirun or torchrun start (docs/consumers.md).\n"
+        "Drop-ins are looked for in $LAZYNCCL_DROPIN_DIR, else from this program's\n"
+        "own file: %s, or src/dropin in a build tree; the audit module\n"
+        "(liblazynccl-audit.so) in $LAZYNCCL_AUDIT_MODULE, else above the drop-ins.\n"
+        "Static TLS (jemalloc, TSan): each process that needs more than an audited\n"
+        "process gets restarts itself once, sized, before it runs (glibc >= %s), or\n"
+        "with the drop-ins preloaded instead (older glibc): docs/consumers.md.\n",
+        run_find_families(), RUN_DROPIN_REL, LZ_TLS_SINCE_VERSION);
+}
+
+static int fail(const char *why)
+{
+    fprintf(stderr, "lazynccl-run: %s\n", why);
+    return 2;
+}
+
+/* Whether the C library programs here load (ld.so.cache's libc.so.6) has the
+ * static-TLS tunable: 1, 0, or -1 when it cannot be read. This program is
+ * static: its own C library says nothing of the system's. */
+static int libc_has_tunable(void)
+{
+    char *path = lz_ldcache_path("/etc/ld.so.cache", "libc.so.6");
+    int fd = path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+    free(path);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    lz_dyn d = {0};
+    char why[256];
+    int rc = lz_dyn_read(fd, st.st_size, &d, why, sizeof why) == 0 ? 0 : -1;
+    close(fd);
+    for (size_t i = 0; rc == 0 && i < d.nnames; i++)
+        if (strcmp(d.names[i], LZ_TLS_SINCE_SYMBOL) == 0)
+            rc = 1;
+    lz_dyn_free(&d);
+    return rc;
+}
+
+static void print_env(const run_env *e, int shell)
+{
+    for (int i = 0; i < e->n; i++)
+        run_quote_export(stdout, shell, e->vars[i].name, e->vars[i].value);
+    if (libc_has_tunable() == 0)
+        run_quote_comment(stdout,
+            "This C library predates glibc " LZ_TLS_SINCE_VERSION " (no " LZ_TLS_TUNABLE "):\n"
+            "a process whose libraries hold more static TLS than an audited process gets\n"
+            "(jemalloc, TSan) restarts itself once with the drop-ins and the redirector\n"
+            "preloaded instead of the audit module; to spare every rank that restart,\n"
+            "use lazynccl-run --preload --print-env.");
+}
+
+int main(int argc, char **argv)
+{
+    const char *only = NULL;
+    int printing = 0, shell = 0;
+    enum run_mode mode = RUN_AUDIT;
+    int i = 1;
+    for (; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--only") == 0) {
+            if (i + 1 >= argc)
+                return fail("--only needs a list (nccl,nvrtc,...)");
+            only = argv[++i];
+        } else if (strncmp(a, "--only=", 7) == 0) {
+            only = a + 7;
+        } else if (strcmp(a, "--print-env") == 0 || strncmp(a, "--print-env=", 12) == 0) {
+            printing = 1;
+            const char *name = a[11] == '=' ? a + 12 : (i + 1 < argc && run_quote_shell(argv[i + 1]) >= 0 ? argv[++i] : "sh");
+            if ((shell = run_quote_shell(name)) < 0) {
+                fprintf(stderr, "lazynccl-run: --print-env=%s: unknown shell (sh, bash, zsh, ksh, dash, fish)\n", name);
+                return 2;
+            }
+        } else if (strcmp(a, "--preload") == 0) {
+            mode = RUN_PRELOAD;
+        } else if (strcmp(a, "--no-audit") == 0) {
+            mode = RUN_NO_AUDIT;
+        } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            usage(stdout);
+            return 0;
+        } else if (strcmp(a, "--") == 0) {
+            i++;
+            break;
+        } else if (a[0] == '-') {
+            fprintf(stderr, "lazynccl-run: unknown option %s (try --help)\n", a);
+            return 2;
+        } else {
+            break;
+        }
+    }
+    if (!printing && i >= argc) {
+        usage(stderr);
+        return 2;
+    }
+    run_parts *p = calloc(1, sizeof *p);
+    char why[PATH_MAX + 256];
+    if (!p)
+        return fail("out of memory");
+    if (run_find_dir(p, why, sizeof why) < 0 || run_find_dropins(p, only, why, sizeof why) < 0)
+        return fail(why);
+    run_find_modules(p);
+    run_env e;
+    if (run_env_build(p, mode, &e) < 0)
+        return fail("out of memory");
+    if (printing) {
+        print_env(&e, shell);
+        return fflush(stdout) == 0 ? 0 : 1;
+    }
+    for (int v = 0; v < e.n; v++)
+        if (setenv(e.vars[v].name, e.vars[v].value, 1) != 0)
+            return fail("out of memory");
+    execvp(argv[i], argv + i);
+    int err = errno;
+    fprintf(stderr, "lazynccl-run: %s: %s\n", argv[i], strerror(err));
+    return err == ENOENT ? 127 : 126;
+}

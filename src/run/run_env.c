@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: MIT */
+/* The environment lazynccl-run gives a command (run_env.h). */
+#include "run_env.h"
+#include "../audit/lz_dropins.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* valgrind: under any audit module glibc's exit-time __libc_freeres frees
+ * memory the dynamic linker's start-up allocator gave out, and memcheck
+ * reports two invalid frees that plain runs do not have. Not running it
+ * (a user's own VALGRIND_OPTS, which come after, may say otherwise)
+ * leaves the C library's few blocks "still reachable" instead. */
+#define VALGRIND_FREERES "--run-libc-freeres=no"
+
+/* 1 when item is one of list's entries (separated by any of seps). */
+static int has_entry(const char *list, const char *seps, const char *item)
+{
+    size_t len = strlen(item);
+    for (const char *p = list; p && *p;) {
+        size_t n = strcspn(p, seps);
+        if (n == len && strncmp(p, item, len) == 0)
+            return 1;
+        p += n;
+        p += strspn(p, seps);
+    }
+    return 0;
+}
+
+static int set(run_env *e, const char *name, char *value)
+{
+    if (!value)
+        return -1;
+    e->vars[e->n].name = name;
+    e->vars[e->n++].value = value;
+    return 0;
+}
+
+/* head, then old after sep unless old is empty. */
+static char *joined(const char *head, const char *sep, const char *old)
+{
+    size_t n = strlen(head) + strlen(sep) + (old ? strlen(old) : 0) + 1;
+    char *v = malloc(n);
+    if (v)
+        snprintf(v, n, "%s%s%s", head, old && *old && *head ? sep : "", old && *old ? old : "");
+    return v;
+}
+
+static char *dropin_list(const run_parts *p)
+{
+    size_t n = 1;
+    for (int i = 0; i < p->ndropins; i++)
+        n += strlen(p->dropins[i]) + 1;
+    char *v = malloc(n);
+    if (!v)
+        return NULL;
+    v[0] = '\0';
+    for (int i = 0; i < p->ndropins; i++) {
+        size_t at = strlen(v);
+        if (i)
+            v[at++] = LZ_DROPINS_SEP;
+        strcpy(v + at, p->dropins[i]);
+    }
+    return v;
+}
+
+/* LD_PRELOAD: the redirector (when given) and the drop-ins ahead of what
+ * was there, each only once. */
+static char *preload_value(const run_parts *p, const char *redirector)
+{
+    const char *old = getenv("LD_PRELOAD");
+    size_t n = strlen(redirector) + 2;
+    for (int i = 0; i < p->ndropins; i++)
+        n += strlen(p->dropins[i]) + 1;
+    char *head = malloc(n);
+    if (!head)
+        return NULL;
+    head[0] = '\0';
+    const char *items[RUN_MAX_DROPINS + 1];
+    int k = 0;
+    if (*redirector)
+        items[k++] = redirector;
+    for (int i = 0; i < p->ndropins; i++)
+        items[k++] = p->dropins[i];
+    for (int i = 0; i < k; i++)
+        if (!has_entry(old, " :", items[i])) {
+            if (*head)
+                strcat(head, " ");
+            strcat(head, items[i]);
+        }
+    char *v = joined(head, " ", old);
+    free(head);
+    return v;
+}
+
+int run_env_build(const run_parts *p, enum run_mode mode, run_env *e)
+{
+    memset(e, 0, sizeof *e);
+    if (mode == RUN_AUDIT && (!p->module[0] || !run_find_nameable(p->module))) {
+        if (!p->module[0])
+            fprintf(stderr, "lazynccl-run: no audit module (liblazynccl-audit.so) beside %s: the drop-ins "
+                            "and the redirector are preloaded instead\n", p->dir);
+        else
+            fprintf(stderr, "lazynccl-run: the audit module's path %s holds a space or colon (LD_AUDIT "
+                            "cannot name it): the drop-ins and the redirector are preloaded instead\n",
+                    p->module);
+        mode = RUN_PRELOAD;
+    }
+    if (mode == RUN_PRELOAD && !p->redirector[0])
+        fprintf(stderr, "lazynccl-run: no redirector (liblazynccl-redirect.so) above %s: the drop-ins "
+                        "are preloaded alone, and loads by path are not redirected\n", p->dir);
+    int rc = 0;
+    if (mode == RUN_AUDIT) {
+        const char *old = getenv("LD_AUDIT");
+        rc |= set(e, "LD_AUDIT", has_entry(old, ":", p->module) ? strdup(old) : joined(p->module, ":", old));
+        rc |= set(e, LZ_DROPINS_ENV, dropin_list(p));
+        const char *vg = getenv("VALGRIND_OPTS");
+        rc |= set(e, "VALGRIND_OPTS", has_entry(vg, " \t\n", VALGRIND_FREERES) ? strdup(vg)
+                                                                                : joined(VALGRIND_FREERES, " ", vg));
+    } else {
+        const char *redirector = mode == RUN_PRELOAD ? p->redirector : "";
+        rc |= set(e, "LD_PRELOAD", preload_value(p, redirector));
+        if (*redirector)
+            rc |= set(e, LZ_DROPINS_ENV, dropin_list(p));
+    }
+    return rc;
+}
+
+void run_env_free(run_env *e)
+{
+    for (int i = 0; i < e->n; i++)
+        free(e->vars[i].value);
+    e->n = 0;
+}

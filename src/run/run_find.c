@@ -1,0 +1,265 @@
+/* SPDX-License-Identifier: MIT */
+/* Where lazynccl-run's pieces are (run_find.h). */
+#include "run_find.h"
+
+#include <dirent.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Written by meson.build: the families served ("id=stem id=stem ...", the
+ * stem of each first soname) and where the drop-ins are from the
+ * launcher's directory in an install ("../lib/<arch>/lazynccl/dropin";
+ * "dropin" in the wheel's package directory). */
+#ifndef RUN_FAMILIES
+#error RUN_FAMILIES is defined by meson.build
+#endif
+#ifndef RUN_DROPIN_REL
+#error RUN_DROPIN_REL is defined by meson.build
+#endif
+
+/* snprintf that says whether it fit (a path cut short is no path). */
+__attribute__((format(printf, 3, 4))) static int fmt(char *out, size_t size, const char *f, ...)
+{
+    va_list ap;
+    va_start(ap, f);
+    int n = vsnprintf(out, size, f, ap);
+    va_end(ap);
+    return n >= 0 && (size_t)n < size;
+}
+
+static int is_dir(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static int is_file(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+int run_find_nameable(const char *path)
+{
+    return strpbrk(path, ": \t\n") == NULL;
+}
+
+/* The wheel's console script lives in <prefix>/bin, its package in
+ * <prefix>/lib/pythonX.Y/{site,dist}-packages/lazynccl. */
+static int wheel_dir(const char *exe_dir, char *out, size_t size)
+{
+    char lib[PATH_MAX];
+    fmt(lib, sizeof lib, "%s/../lib", exe_dir);
+    DIR *d = opendir(lib);
+    if (!d)
+        return 0;
+    struct dirent *e;
+    int found = 0;
+    while (!found && (e = readdir(d)))
+        if (strncmp(e->d_name, "python3", 7) == 0)
+            for (int i = 0; i < 2 && !found; i++) {
+                fmt(out, size, "%s/%s/%s/lazynccl/dropin", lib, e->d_name,
+                         i ? "dist-packages" : "site-packages");
+                found = is_dir(out);
+            }
+    closedir(d);
+    return found;
+}
+
+int run_find_dir(run_parts *p, char *why, size_t whysize)
+{
+    char cand[PATH_MAX] = "";
+    const char *env = getenv("LAZYNCCL_DROPIN_DIR");
+    if (env && *env) {
+        fmt(cand, sizeof cand, "%s", env);
+        if (!is_dir(cand)) {
+            fmt(why, whysize, "drop-in directory %s (LAZYNCCL_DROPIN_DIR) does not exist", env);
+            return -1;
+        }
+    } else {
+        char exe[PATH_MAX];
+        ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+        if (n <= 0) {
+            fmt(why, whysize, "cannot read /proc/self/exe to find the drop-ins: set LAZYNCCL_DROPIN_DIR");
+            return -1;
+        }
+        exe[n] = '\0';
+        *strrchr(exe, '/') = '\0';
+        fmt(cand, sizeof cand, "%s/%s", exe, RUN_DROPIN_REL);
+        if (!is_dir(cand))
+            fmt(cand, sizeof cand, "%s/src/dropin", exe); /* a build tree */
+        if (!is_dir(cand) && !wheel_dir(exe, cand, sizeof cand)) {
+            fmt(why, whysize, "no drop-in directory: neither $LAZYNCCL_DROPIN_DIR nor %s/%s exists",
+                     exe, RUN_DROPIN_REL);
+            return -1;
+        }
+    }
+    if (!realpath(cand, p->dir)) {
+        fmt(why, whysize, "drop-in directory %s cannot be resolved", cand);
+        return -1;
+    }
+    if (!run_find_nameable(p->dir)) {
+        fmt(why, whysize, "drop-in directory %s holds a space or colon: LD_PRELOAD cannot name it", p->dir);
+        return -1;
+    }
+    return 0;
+}
+
+/* The newest major of stem present in the directory: libnvrtc.so.13 over
+ * .12. 1 when one is. */
+static int newest(const char *dir, const char *stem, char *out, size_t size)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    size_t len = strlen(stem);
+    long best = -1;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        const char *n = e->d_name;
+        if (strncmp(n, stem, len) != 0 || n[len] != '.' || !n[len + 1] ||
+            strspn(n + len + 1, "0123456789") != strlen(n + len + 1))
+            continue;
+        long major = strtol(n + len + 1, NULL, 10);
+        if (major > best) {
+            best = major;
+            fmt(out, size, "%s/%s", dir, n);
+        }
+    }
+    closedir(d);
+    return best >= 0 && is_file(out);
+}
+
+/* The stem of a family ("libcublas.so" for cublas), or 0. */
+static int stem_of(const char *id, size_t idlen, char *out, size_t size)
+{
+    for (const char *p = RUN_FAMILIES; *p;) {
+        const char *end = p + strcspn(p, " ");
+        const char *eq = memchr(p, '=', (size_t)(end - p));
+        if (eq && (size_t)(eq - p) == idlen && strncmp(p, id, idlen) == 0) {
+            fmt(out, size, "%.*s", (int)(end - eq - 1), eq + 1);
+            return 1;
+        }
+        p = *end ? end + 1 : end;
+    }
+    return 0;
+}
+
+const char *run_find_families(void)
+{
+    static char buf[1024];
+    size_t n = 0;
+    for (const char *p = RUN_FAMILIES; *p && n + 1 < sizeof buf;) {
+        const char *end = p + strcspn(p, " ");
+        const char *eq = memchr(p, '=', (size_t)(end - p));
+        size_t len = (size_t)((eq ? eq : end) - p);
+        if (n + len + 3 > sizeof buf)
+            break;
+        if (n)
+            memcpy(buf + n, ", ", 2), n += 2;
+        memcpy(buf + n, p, len);
+        n += len;
+        buf[n] = '\0';
+        p = *end ? end + 1 : end;
+    }
+    return buf;
+}
+
+static int add(run_parts *p, const char *path)
+{
+    for (int i = 0; i < p->ndropins; i++)
+        if (strcmp(p->dropins[i], path) == 0)
+            return 0;
+    if (p->ndropins == RUN_MAX_DROPINS)
+        return -1;
+    fmt(p->dropins[p->ndropins++], PATH_MAX, "%s", path);
+    return 0;
+}
+
+int run_find_dropins(run_parts *p, const char *only, char *why, size_t whysize)
+{
+    char stem[256], path[PATH_MAX];
+    p->ndropins = 0;
+    if (!only) {
+        for (const char *f = RUN_FAMILIES; *f;) {
+            const char *end = f + strcspn(f, " ");
+            const char *eq = memchr(f, '=', (size_t)(end - f));
+            if (eq && stem_of(f, (size_t)(eq - f), stem, sizeof stem) &&
+                newest(p->dir, stem, path, sizeof path))
+                add(p, path);
+            f = *end ? end + 1 : end;
+        }
+        if (!p->ndropins) {
+            fmt(why, whysize, "no drop-in of any family (%s) in %s", run_find_families(), p->dir);
+            return -1;
+        }
+        return 0;
+    }
+    if (!*only) {
+        fmt(why, whysize, "--only: nothing to serve (an empty list)");
+        return -1;
+    }
+    for (const char *item = only;;) {
+        size_t len = strcspn(item, ",");
+        if (!len) {
+            fmt(why, whysize, "--only: empty item in '%s'", only);
+            return -1;
+        }
+        if (len > 7 && strncmp(item, "lib", 3) == 0 && memmem(item, len, ".so.", 4)) {
+            if (memchr(item, '/', len)) {
+                fmt(why, whysize, "--only: %.*s: a drop-in file name, not a path", (int)len, item);
+                return -1;
+            }
+            fmt(path, sizeof path, "%s/%.*s", p->dir, (int)len, item);
+            if (!is_file(path)) {
+                fmt(why, whysize, "--only %.*s: no drop-in %s in %s", (int)len, item, path, p->dir);
+                return -1;
+            }
+        } else if (!stem_of(item, len, stem, sizeof stem)) {
+            fmt(why, whysize, "--only: unknown item '%.*s' (known: %s, or a drop-in file name)",
+                     (int)len, item, run_find_families());
+            return -1;
+        } else if (!newest(p->dir, stem, path, sizeof path)) {
+            fmt(why, whysize, "--only %.*s: no drop-in for %.*s in %s", (int)len, item, (int)len,
+                     item, p->dir);
+            return -1;
+        }
+        if (add(p, path) < 0) {
+            fmt(why, whysize, "--only: more than %d drop-ins", RUN_MAX_DROPINS);
+            return -1;
+        }
+        if (!item[len])
+            break;
+        item += len + 1;
+    }
+    return 0;
+}
+
+/* name beside the drop-ins: in the directory above them (an install, the
+ * wheel) or in its audit/ sibling (a build tree). */
+static void beside(const run_parts *p, const char *env, const char *name, char *out)
+{
+    char cand[PATH_MAX];
+    const char *given = env ? getenv(env) : NULL;
+    out[0] = '\0';
+    if (given && *given)
+        fmt(cand, sizeof cand, "%s", given);
+    else {
+        fmt(cand, sizeof cand, "%s/../%s", p->dir, name);
+        if (!is_file(cand))
+            fmt(cand, sizeof cand, "%s/../audit/%s", p->dir, name);
+    }
+    if (is_file(cand) && !realpath(cand, out))
+        out[0] = '\0';
+}
+
+void run_find_modules(run_parts *p)
+{
+    beside(p, "LAZYNCCL_AUDIT_MODULE", "liblazynccl-audit.so", p->module);
+    beside(p, NULL, "liblazynccl-redirect.so", p->redirector);
+}
+

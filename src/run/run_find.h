@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT
+ * Where lazynccl-run's pieces are (run_find.c): the drop-ins, the audit
+ * module and the redirector, found from the launcher's own file (the
+ * kernel's /proc/self/exe, never argv[0]) in a build tree, an install and
+ * the wheel alike. */
+#ifndef RUN_FIND_H
+#define RUN_FIND_H
+
+#include <limits.h>
+#include <stddef.h>
+
+#define RUN_MAX_DROPINS 32
+
+typedef struct run_parts {
+    char dir[PATH_MAX];      /* the drop-ins' directory, resolved */
+    char module[PATH_MAX];   /* the audit module, or "" */
+    char redirector[PATH_MAX]; /* the redirector, or "" */
+    char dropins[RUN_MAX_DROPINS][PATH_MAX];
+    int ndropins;
+} run_parts;
+
+/* The drop-ins' directory into p->dir: 0, or -1 with the reason in why. */
+int run_find_dir(run_parts *p, char *why, size_t whysize);
+/* The drop-ins to serve: only (a comma-separated list of families and
+ * drop-in file names), or NULL for every family whose drop-in is here. 0,
+ * or -1 with the reason. */
+int run_find_dropins(run_parts *p, const char *only, char *why, size_t whysize);
+/* The audit module and the redirector beside the drop-ins (p->module,
+ * p->redirector; "" when absent or not nameable in LD_AUDIT/LD_PRELOAD). */
+void run_find_modules(run_parts *p);
+/* 1 when LD_AUDIT and LD_PRELOAD can name path: none of their separators
+ * in it. */
+int run_find_nameable(const char *path);
+/* The families this launcher serves, for messages: "nccl, nvrtc, ...". */
+const char *run_find_families(void);
+
+#endif
