@@ -31,7 +31,7 @@ def sanitizer_skip():
 def audit_module(out, extra=()):
     """The audit module built by hand, as src/audit/meson.build builds it."""
     src = os.path.join(t.SOURCE, "src")
-    return t.compile_c(out, [os.path.join(src, "audit", f) for f in ("lz_audit.c", "lz_memobj.c", "lz_sys.c")] + [
+    return t.compile_c(out, [os.path.join(src, "audit", f) for f in ("lz_audit.c", "lz_memobj.c", "lz_sys.c", "lz_tlsfit.c")] + [
                              os.path.join(src, "lz_dynread.c")],
                        list(extra) + ["-O2", "-fvisibility=hidden", "-D_GNU_SOURCE", "-I" + src,
                                       "-ffreestanding", "-fno-builtin", "-fno-tree-loop-distribute-patterns",
@@ -266,13 +266,13 @@ def audit_no_audit_option_and_missing_module():
 
 @case
 def audit_module_exports_only_its_hooks():
-    """The module exports la_version, la_objopen, la_objclose and
+    """The module exports la_version, la_objopen, la_objclose, la_activity and
     la_objsearch: no la_symbind or la_pltenter (binding stays at PLT speed).
     It needs no library at all, not even the dynamic linker: an audit module
     that needs libc.so.6 loads a second C library into every wrapped process,
     and one that needs ld.so makes every process search for it."""
     names = sorted(t.exported(MODULE))
-    t.equal(names, ["la_objclose", "la_objopen", "la_objsearch", "la_version"], "exports")
+    t.equal(names, ["la_activity", "la_objclose", "la_objopen", "la_objsearch", "la_version"], "exports")
     if t.HOST_CPU in ("x86_64", "aarch64"):
         out = t.run(["readelf", "-dW", MODULE], check_rc=0).stdout
         needed = re.findall(r"\(NEEDED\)\s+Shared library: \[(.*?)\]", out)
@@ -524,17 +524,29 @@ def audit_valgrind_as_plain():
 
 @case
 def audit_tsan_program_starts():
-    """A ThreadSanitizer-built program needs 768 KB of static TLS at
-    start-up, which an audited process lacks by default: lazynccl-run
-    sizes glibc.rtld.optional_static_tls from the command's libraries, and
-    it starts. An audit module without that fails as glibc does."""
+    """A ThreadSanitizer-built program needs 768 KiB of static TLS at
+    start-up, which an audited process lacks by default: the audit module
+    restarts it once with glibc.rtld.optional_static_tls sized for it, and
+    it starts, under lazynccl-run and under a bare LD_AUDIT alike. An empty
+    audit module, which does not, fails as glibc makes it."""
     sanitizer_skip()
     d = t.workdir("audit_tsan")
     exe = hello(d, "hello_tsan", ["-fsanitize=thread"])
     r = t.run(["timeout", "60", RUN, exe])
     t.equal((r.returncode, r.stdout), (0, "hello x\n"), r.stderr)
-    bare = t.run([exe], env={"LD_AUDIT": MODULE})
-    t.contains(bare.stderr, "cannot allocate memory in static TLS block", "glibc without the tunable")
+    bare = t.run([exe], env={"LD_AUDIT": MODULE, "LAZYNCCL_DEBUG": "1"})
+    t.equal((bare.returncode, bare.stdout), (0, "hello x\n"), bare.stderr)
+    t.contains(bare.stderr, "restarting it with glibc.rtld.optional_static_tls=", "sized by the module")
+    empty = t.run([exe], env={"LD_AUDIT": empty_module(d)})
+    t.contains(empty.stderr, "cannot allocate memory in static TLS block", "glibc without the tunable")
+
+
+def empty_module(d):
+    """An audit module that does nothing: what glibc does to any."""
+    src = os.path.join(d, "empty_audit.c")
+    with open(src, "w") as f:
+        f.write("unsigned la_version(unsigned v) { return v; }\n")
+    return t.compile_c(os.path.join(d, "empty_audit.so"), [src], ["-shared", "-fPIC", "-nostdlib"])
 
 
 JEMALLOC = "/usr/lib/{}-linux-gnu/libjemalloc.so.2"
@@ -551,8 +563,10 @@ def jemalloc():
 def audit_jemalloc_preloaded_program():
     """A job that preloads jemalloc: under lazynccl-run the torch-like
     consumer starts, maps nothing real before the first call and one copy
-    after; a user's GLIBC_TUNABLES is kept, ours appended. The same preload
-    under a bare LD_AUDIT stops as glibc makes it."""
+    after; the process restarted itself with a user's GLIBC_TUNABLES kept
+    and the tunable appended, which its children inherit (they start
+    without a restart). The same preload under an empty audit module stops
+    as glibc makes it."""
     sanitizer_skip()
     je = jemalloc()
     real = t.real_library("libnccl.so.2")
@@ -567,10 +581,12 @@ def audit_jemalloc_preloaded_program():
         after = real_after(r.stdout, "call")
         t.equal(len(after), 1, r.stdout)
         t.check(same_file(after[0], real), r.stdout)
-        printed = t.run([RUN, "--print-env", consumer(d)], env=env, check_rc=0).stdout
+        seen = t.run([RUN, "sh", "-c", 'echo "$GLIBC_TUNABLES|${LAZYNCCL_TLS_REEXEC-}"; '
+                      'LAZYNCCL_DEBUG=1 /bin/true'], env=env, check_rc=0)
         want = (user + ":" if user else "") + "glibc.rtld.optional_static_tls="
-        t.contains(printed, f"export GLIBC_TUNABLES='{want}", "the user's tunables kept, ours appended")
-    bare = t.run(["/bin/true"], env={"LD_AUDIT": MODULE, "LD_PRELOAD": je})
+        t.check(seen.stdout.startswith(want) and seen.stdout.rstrip().endswith("|"), seen.stdout)
+        t.check("restarting" not in seen.stderr, f"the child inherits the size: {seen.stderr}")
+    bare = t.run(["/bin/true"], env={"LD_AUDIT": empty_module(d), "LD_PRELOAD": je})
     t.contains(bare.stderr, "cannot allocate memory in static TLS block", "glibc without the tunable")
 
 

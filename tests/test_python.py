@@ -344,9 +344,11 @@ def python_wheel_glibc231_jemalloc():
     """The wheel's lazynccl-run in a Debian 11 root (glibc 2.31, no
     glibc.rtld.optional_static_tls), over a torch-like Python consumer
     loading the real NCCL by path: without jemalloc through the audit
-    module, with jemalloc preloaded through the drop-ins and the redirector
-    (an audited process cannot get jemalloc's static TLS there: a bare
-    LD_AUDIT stops it, shown too). Both lazy until the call, one copy after."""
+    module; with jemalloc preloaded the process restarts itself with the
+    drop-ins and the redirector preloaded instead (an audited process cannot
+    get jemalloc's static TLS there: an empty audit module stops it, shown
+    too). Both lazy until the call, one copy after. --print-env says what a
+    job on this glibc gets, and how to spare its ranks the restart."""
     import fetch_real
     import test_audit
     root = fetch_real.bullseye_dir()
@@ -360,6 +362,7 @@ def python_wheel_glibc231_jemalloc():
     shutil.rmtree(lz, ignore_errors=True)
     with zipfile.ZipFile(whl) as z:
         z.extractall(lz)
+    os.chmod(os.path.join(lz, "lazynccl", "lazynccl-run"), 0o755)  # zipfile keeps no modes; pip does
     os.makedirs(os.path.join(root, "opt", "nccl"), exist_ok=True)
     inside = os.path.join(root, "opt", "nccl", "libnccl.so.2")
     if not os.path.exists(inside):
@@ -369,6 +372,7 @@ def python_wheel_glibc231_jemalloc():
             shutil.copy(real, inside)
     with open(os.path.join(root, "opt", "je.py"), "w") as f:
         f.write(test_audit.JE_PY)
+    shutil.copy(test_audit.empty_module(t.workdir("glibc231_empty")), os.path.join(root, "opt", "empty.so"))
     proc = os.path.join(root, "proc")
     if subprocess.run(["mount", "-t", "proc", "proc", proc], capture_output=True).returncode != 0:
         raise t.Skip(f"cannot mount /proc in {root} (the consumer counts its mappings there)")
@@ -383,11 +387,18 @@ def glibc231_runs(root):
     base = ["chroot", root, "env", "-i", "PATH=/usr/bin:/bin"]
     ver = t.run(base + ["getconf", "GNU_LIBC_VERSION"], check_rc=0).stdout.strip()
     t.equal(ver, "glibc 2.31", "the root's C library")
-    bare = t.run(base + [f"LD_AUDIT=/opt/lz/lazynccl/liblazynccl-audit.so", f"LD_PRELOAD={je}", "/bin/true"])
+    bare = t.run(base + ["LD_AUDIT=/opt/empty.so", f"LD_PRELOAD={je}", "/bin/true"])
     t.contains(bare.stderr, "cannot allocate memory in static TLS block", "an audited process on 2.31")
+    ours = t.run(base + ["LD_AUDIT=/opt/lz/lazynccl/liblazynccl-audit.so", "LAZYNCCL_DEBUG=1",
+                         f"LD_PRELOAD={je}", "/bin/true"])
+    t.equal(ours.returncode, 0, ours.stderr)
+    t.contains(ours.stderr, "cannot give an audited process", "the module says why it restarts")
+    printed = t.run(base + ["/opt/lz/lazynccl/lazynccl-run", "--print-env"], check_rc=0).stdout
+    t.contains(printed, "# This C library predates glibc 2.32", "--print-env on 2.31")
+    t.contains(printed, "lazynccl-run --preload --print-env", "what a job can do instead")
     for preload, audited in (([], True), ([f"LD_PRELOAD={je}"], False)):
         r = t.run(["timeout", "120"] + base + preload +
-                  ["sh", "/opt/lz/lazynccl/lazynccl-run", "python3", "/opt/je.py", "/opt/nccl/libnccl.so.2",
+                  ["/opt/lz/lazynccl/lazynccl-run", "python3", "/opt/je.py", "/opt/nccl/libnccl.so.2",
                    "/opt/lz/lazynccl/dropin"])
         t.equal(r.returncode, 0, f"{preload}: {r.stdout}{r.stderr}")
         out = json.loads(r.stdout)

@@ -99,8 +99,8 @@ int run_env_build(const run_parts *p, enum run_mode mode, run_env *e)
     memset(e, 0, sizeof *e);
     if (mode == RUN_AUDIT && (!p->module[0] || !run_find_nameable(p->module))) {
         if (!p->module[0])
-            fprintf(stderr, "lazynccl-run: no audit module (liblazynccl-audit.so) beside %s: the drop-ins "
-                            "and the redirector are preloaded instead\n", p->dir);
+            fprintf(stderr, "lazynccl-run: no audit module at %s: the drop-ins and the redirector are "
+                            "preloaded instead\n", p->module_tried);
         else
             fprintf(stderr, "lazynccl-run: the audit module's path %s holds a space or colon (LD_AUDIT "
                             "cannot name it): the drop-ins and the redirector are preloaded instead\n",

@@ -241,7 +241,7 @@ int run_find_dropins(run_parts *p, const char *only, char *why, size_t whysize)
 
 /* name beside the drop-ins: in the directory above them (an install, the
  * wheel) or in its audit/ sibling (a build tree). */
-static void beside(const run_parts *p, const char *env, const char *name, char *out)
+static void beside(const run_parts *p, const char *env, const char *name, char *out, char *tried)
 {
     char cand[PATH_MAX];
     const char *given = env ? getenv(env) : NULL;
@@ -253,13 +253,15 @@ static void beside(const run_parts *p, const char *env, const char *name, char *
         if (!is_file(cand))
             fmt(cand, sizeof cand, "%s/../audit/%s", p->dir, name);
     }
+    if (tried)
+        memcpy(tried, cand, sizeof cand);
     if (is_file(cand) && !realpath(cand, out))
         out[0] = '\0';
 }
 
 void run_find_modules(run_parts *p)
 {
-    beside(p, "LAZYNCCL_AUDIT_MODULE", "liblazynccl-audit.so", p->module);
-    beside(p, NULL, "liblazynccl-redirect.so", p->redirector);
+    beside(p, "LAZYNCCL_AUDIT_MODULE", "liblazynccl-audit.so", p->module, p->module_tried);
+    beside(p, NULL, "liblazynccl-redirect.so", p->redirector, NULL);
 }
 

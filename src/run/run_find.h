@@ -14,6 +14,7 @@
 typedef struct run_parts {
     char dir[PATH_MAX];      /* the drop-ins' directory, resolved */
     char module[PATH_MAX];   /* the audit module, or "" */
+    char module_tried[PATH_MAX]; /* where it was looked for last */
     char redirector[PATH_MAX]; /* the redirector, or "" */
     char dropins[RUN_MAX_DROPINS][PATH_MAX];
     int ndropins;
