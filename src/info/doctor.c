@@ -287,6 +287,14 @@ static void check_audit(doctor_report *r, info_lib *libs, int nlibs)
             "run the program with lazynccl-run (without --no-audit): it installs the audit module",
             "drop-ins preloaded for %s without the audit module: a program that loads the real "
             "library by path (PyTorch preloads nvidia/*/lib) maps it anyway", psonames);
+    else
+        /* Said where a launcher may have dropped the environment: a task of
+         * srun or sbatch --export=NONE, a container's entry point. */
+        add(r, "wrapper", "ok", NULL,
+            "lazynccl-run's environment did not reach this process (no audit module in LD_AUDIT, "
+            "no drop-in in LD_PRELOAD): the real libraries load as without it. Where a launcher "
+            "drops the environment (srun or sbatch --export=NONE), put lazynccl-run in the task's "
+            "command (srun lazynccl-run PROG): docs/consumers.md, \"Launchers\"");
 }
 
 /* With any audit module, glibc sets the static TLS block up before it
