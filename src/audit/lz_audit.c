@@ -159,7 +159,9 @@ static int mapped(const void *p, size_t len)
 /* A link map as lz_memobj reads objects. The main program's headers come
  * from the auxiliary vector; another object's are checked to be mapped
  * first (an object's first page holds its headers with every common
- * linker; the check keeps an odd layout from crashing): 0 when unreadable. */
+ * linker; the check keeps an odd layout from crashing), with one mincore
+ * where they lie in one span, as they do with every common linker: 0 when
+ * unreadable. */
 static int from_map(const struct link_map *map, lz_mem_obj *o)
 {
     o->base = map->l_addr;
@@ -170,11 +172,12 @@ static int from_map(const struct link_map *map, lz_mem_obj *o)
         return o->ph != 0;
     }
     const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)map->l_addr;
-    if (!map->l_addr || !mapped(eh, sizeof *eh) || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0)
+    if (!map->l_addr || !mapped(eh, 4096 - (map->l_addr & 4095)) || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0)
         return 0;
     o->ph = (const ElfW(Phdr) *)(map->l_addr + eh->e_phoff);
     o->phnum = eh->e_phnum;
-    return mapped(o->ph, o->phnum * sizeof *o->ph);
+    size_t end = eh->e_phoff + o->phnum * sizeof *o->ph;
+    return end <= 4096 - (map->l_addr & 4095) || mapped(o->ph, o->phnum * sizeof *o->ph);
 }
 
 static target *by_soname(const char *soname)

@@ -70,6 +70,32 @@ static int wheel_dir(const char *exe_dir, char *out, size_t size)
     return found;
 }
 
+/* The directory's regular files (and links), read once: every family's
+ * newest major is looked up here. */
+static int read_names(run_parts *p)
+{
+    DIR *d = opendir(p->dir);
+    if (!d)
+        return -1;
+    size_t cap = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_type != DT_REG && e->d_type != DT_LNK && e->d_type != DT_UNKNOWN)
+            continue;
+        if (p->nnames == cap) {
+            char **grown = realloc(p->names, (cap = cap ? 2 * cap : 64) * sizeof *grown);
+            if (!grown)
+                break;
+            p->names = grown;
+        }
+        if (!(p->names[p->nnames] = strdup(e->d_name)))
+            break;
+        p->nnames++;
+    }
+    closedir(d);
+    return 0;
+}
+
 int run_find_dir(run_parts *p, char *why, size_t whysize)
 {
     char cand[PATH_MAX] = "";
@@ -106,32 +132,29 @@ int run_find_dir(run_parts *p, char *why, size_t whysize)
         fmt(why, whysize, "drop-in directory %s holds a space or colon: LD_PRELOAD cannot name it", p->dir);
         return -1;
     }
+    if (read_names(p) < 0) {
+        fmt(why, whysize, "drop-in directory %s cannot be read", p->dir);
+        return -1;
+    }
     return 0;
 }
 
 /* The newest major of stem present in the directory: libnvrtc.so.13 over
  * .12. 1 when one is. */
-static int newest(const char *dir, const char *stem, char *out, size_t size)
+static int newest(const run_parts *p, const char *stem, char *out, size_t size)
 {
-    DIR *d = opendir(dir);
-    if (!d)
-        return 0;
     size_t len = strlen(stem);
     long best = -1;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        const char *n = e->d_name;
+    for (size_t i = 0; i < p->nnames; i++) {
+        const char *n = p->names[i];
         if (strncmp(n, stem, len) != 0 || n[len] != '.' || !n[len + 1] ||
             strspn(n + len + 1, "0123456789") != strlen(n + len + 1))
             continue;
         long major = strtol(n + len + 1, NULL, 10);
-        if (major > best) {
+        if (major > best && fmt(out, size, "%s/%s", p->dir, n))
             best = major;
-            fmt(out, size, "%s/%s", dir, n);
-        }
     }
-    closedir(d);
-    return best >= 0 && is_file(out);
+    return best >= 0;
 }
 
 /* The stem of a family ("libcublas.so" for cublas), or 0. */
@@ -189,7 +212,7 @@ int run_find_dropins(run_parts *p, const char *only, char *why, size_t whysize)
             const char *end = f + strcspn(f, " ");
             const char *eq = memchr(f, '=', (size_t)(end - f));
             if (eq && stem_of(f, (size_t)(eq - f), stem, sizeof stem) &&
-                newest(p->dir, stem, path, sizeof path))
+                newest(p, stem, path, sizeof path))
                 add(p, path);
             f = *end ? end + 1 : end;
         }
@@ -223,7 +246,7 @@ int run_find_dropins(run_parts *p, const char *only, char *why, size_t whysize)
             fmt(why, whysize, "--only: unknown item '%.*s' (known: %s, or a drop-in file name)",
                      (int)len, item, run_find_families());
             return -1;
-        } else if (!newest(p->dir, stem, path, sizeof path)) {
+        } else if (!newest(p, stem, path, sizeof path)) {
             fmt(why, whysize, "--only %.*s: no drop-in for %.*s in %s", (int)len, item, (int)len,
                      item, p->dir);
             return -1;

@@ -18,9 +18,12 @@ typedef struct run_parts {
     char redirector[PATH_MAX]; /* the redirector, or "" */
     char dropins[RUN_MAX_DROPINS][PATH_MAX];
     int ndropins;
+    char **names;            /* the directory's entries, read once */
+    size_t nnames;
 } run_parts;
 
-/* The drop-ins' directory into p->dir: 0, or -1 with the reason in why. */
+/* The drop-ins' directory into p->dir, and its entries: 0, or -1 with the
+ * reason in why. */
 int run_find_dir(run_parts *p, char *why, size_t whysize);
 /* The drop-ins to serve: only (a comma-separated list of families and
  * drop-in file names), or NULL for every family whose drop-in is here. 0,
