@@ -753,8 +753,9 @@ def redirector_jemalloc_python_one_copy():
 def audit_doctor_static_tls():
     """lazynccl-info --doctor names a preloaded library's static TLS and
     what this glibc gives an audited process: without LD_AUDIT, what
-    lazynccl-run will raise the tunable to; audited with a large enough
-    GLIBC_TUNABLES, ok; a library without TLS, no line."""
+    lazynccl-run's module will raise the tunable to; under another audit
+    module, a problem with the fix, and ok with a large enough
+    GLIBC_TUNABLES; a library without TLS, no line."""
     sanitizer_skip()
     import json
     je = jemalloc()
@@ -767,8 +768,12 @@ def audit_doctor_static_tls():
     plain = static_tls({"LD_PRELOAD": je})
     t.equal([f["status"] for f in plain], ["ok"], f"{plain}")
     t.contains(plain[0]["message"], f"{je} (2632 bytes)", "the library and its TLS")
-    t.contains(plain[0]["message"], "glibc.rtld.optional_static_tls=3144", "what lazynccl-run sets")
-    audited = static_tls({"LD_PRELOAD": je, "LD_AUDIT": MODULE,
+    t.contains(plain[0]["message"], "glibc.rtld.optional_static_tls=3144", "what lazynccl-run's module sets")
+    other = empty_module(t.workdir("audit_doctor_tls"))
+    bare = static_tls({"LD_PRELOAD": je, "LD_AUDIT": other})
+    t.equal([f["status"] for f in bare], ["problem"], f"{bare}")
+    t.contains(bare[0]["fix"], "glibc.rtld.optional_static_tls=3144", "the fix")
+    audited = static_tls({"LD_PRELOAD": je, "LD_AUDIT": other,
                           "GLIBC_TUNABLES": "glibc.rtld.optional_static_tls=4096"})
     t.equal([f["status"] for f in audited], ["ok"], f"{audited}")
     t.contains(audited[0]["message"], "gives audited processes 4096 bytes", "the tunable read")

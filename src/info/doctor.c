@@ -3,6 +3,7 @@
  * line with the fix in the next. */
 #include "info.h"
 #include "lz_pathlist.h"
+#include "lz_tls.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -297,14 +298,12 @@ static void check_audit(doctor_report *r, info_lib *libs, int nlibs)
             "command (srun lazynccl-run PROG): docs/consumers.md, \"Launchers\"");
 }
 
-/* With any audit module, glibc sets the static TLS block up before it
- * loads the preloaded libraries, whose initial-exec TLS must then fit in
- * the block's surplus (sourceware BZ#25051; docs/consumers.md, "Static
- * TLS"): jemalloc's does not by default. */
+/* The static TLS the preloaded libraries hold against what an audited
+ * process gets (the rule is src/lz_tls.h's, which the audit module applies
+ * in every process: docs/consumers.md, "Static TLS"). */
 static void check_static_tls(doctor_report *r)
 {
     const char *audit = lz_getenv("LD_AUDIT"), *preload = lz_getenv("LD_PRELOAD");
-    int audited = audit && *audit;
     unsigned long long need = 0;
     char names[1024] = "";
     size_t nl = 0;
@@ -321,38 +320,44 @@ static void check_static_tls(doctor_report *r)
     }
     if (!need)
         return;
-    const char *ver = gnu_get_libc_version();
-    if (lz_version_cmp(ver, "2.32") < 0) {
-        add(r, "static-tls", audited ? "problem" : "ok",
-            audited ? "run it with lazynccl-run: on this glibc it preloads the drop-ins and the "
-                      "redirector instead of the audit module" : NULL,
-            "the preloaded %s hold static TLS, which glibc %s cannot give a process with an audit "
-            "module (no glibc.rtld.optional_static_tls before 2.32)%s", names, ver,
-            audited ? ": it stops with \"cannot allocate memory in static TLS block\""
-                    : ": lazynccl-run preloads the drop-ins and the redirector instead (loads by "
-                      "path still redirected; an ASan-built program cannot run so)");
-        return;
+    int ours = 0, audited = 0;
+    while (next_file(&audit, ":", path, sizeof path)) {
+        audited = 1;
+        ours |= is_audit_module(path);
     }
-    unsigned long long have = 0;
-    const char *t = lz_getenv("GLIBC_TUNABLES");
-    for (const char *k = t; k && (k = strstr(k, "glibc.rtld.optional_static_tls=")); k++)
-        have = strtoull(k + strlen("glibc.rtld.optional_static_tls="), NULL, 10);
-    if (!audited)
+    const char *ver = gnu_get_libc_version();
+    int tunable = lz_version_cmp(ver, LZ_TLS_SINCE_VERSION) >= 0;
+    unsigned long long have = lz_tls_optional(lz_getenv("GLIBC_TUNABLES"));
+    char how[256];
+    if (tunable)
+        snprintf(how, sizeof how, "restarts such a process once with " LZ_TLS_TUNABLE "=%llu (or more: "
+                 "the C library's and the program's other libraries count too)", lz_tls_want(need));
+    else
+        snprintf(how, sizeof how, "restarts such a process once without itself, with the drop-ins "
+                 "and the redirector preloaded (glibc %s has no " LZ_TLS_TUNABLE ")", ver);
+    if (!audited || ours)
         add(r, "static-tls", "ok", NULL,
-            "the preloaded %s hold %llu bytes of static TLS: lazynccl-run gives its processes "
-            "that much more (glibc.rtld.optional_static_tls=%llu in GLIBC_TUNABLES)", names, need,
-            512 + need);
-    else if (have >= 512 + need)
+            "the preloaded %s hold %llu bytes of static TLS, more than glibc gives an audited "
+            "process by itself: under lazynccl-run the audit module %s", names, need, how);
+    else if (tunable && lz_tls_fits(need, have))
         add(r, "static-tls", "ok", NULL,
             "the preloaded %s hold %llu bytes of static TLS, and GLIBC_TUNABLES gives audited "
             "processes %llu bytes of optional static TLS", names, need, have);
-    else
-        add(r, "static-tls", "problem",
-            "run it with lazynccl-run (it sizes the tunable), or append "
-            "glibc.rtld.optional_static_tls=N (N at least 512 plus their TLS) to GLIBC_TUNABLES",
+    else if (tunable) {
+        char fix[160];
+        snprintf(fix, sizeof fix, "run it with lazynccl-run (its audit module sizes each process), or "
+                 "append " LZ_TLS_TUNABLE "=%llu to GLIBC_TUNABLES", lz_tls_want(need));
+        add(r, "static-tls", "problem", fix,
             "LD_AUDIT is set and the preloaded %s hold %llu bytes of static TLS, more than glibc "
-            "gives an audited process by default: it stops with \"cannot allocate memory in "
-            "static TLS block\"", names, need);
+            "gives an audited process: it stops with \"cannot allocate memory in static TLS "
+            "block\"", names, need);
+    } else
+        add(r, "static-tls", "problem",
+            "run it with lazynccl-run, whose audit module restarts such a process with the "
+            "drop-ins preloaded instead",
+            "LD_AUDIT is set and the preloaded %s hold static TLS, which glibc %s cannot give a "
+            "process with an audit module (no " LZ_TLS_TUNABLE " before " LZ_TLS_SINCE_VERSION "): it "
+            "stops with \"cannot allocate memory in static TLS block\"", names, ver);
 }
 
 static void check_copies(doctor_report *r, info_lib *libs, int nlibs)
