@@ -243,7 +243,8 @@ def run_print_env_and_existing_preload():
     preload nothing, so it is not printed); --no-audit preloads the drop-ins
     ahead of it."""
     r = run([RUN, "--only", "nccl", "--print-env"], {"LD_PRELOAD": "/usr/lib/x.so"})
-    audit = os.path.realpath(os.path.join(t.BUILD, "src", "audit", "liblazynccl-audit.so"))
+    import test_audit
+    audit = test_audit.MODULE_ENTRY
     t.equal(r.stdout, f"export LD_AUDIT='{audit}'\n"
             f"export LAZYNCCL_AUDIT_DROPINS='{os.path.realpath(DROPIN)}/libnccl.so.2'\n"
             "export VALGRIND_OPTS='--run-libc-freeres=no'\n", "print-env")

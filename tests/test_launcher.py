@@ -22,7 +22,7 @@ for _name in set(t.CASES) - _theirs:
     del t.CASES[_name]
 
 RUN = a.RUN
-MODULE = os.path.realpath(a.MODULE)
+MODULE = a.MODULE_ENTRY
 MPI_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
            "OMPI_MCA_plm_rsh_agent": "false"}
 
@@ -189,6 +189,31 @@ def static_tls_ranks(kind):
 t.case_per(("jemalloc_preloaded", "jemalloc_linked", "tsan"), static_tls_ranks,
            "launcher_static_tls_{}", "A rank with {0} starts and is lazy under lazynccl-run bash -c, the "
            "eval form, lazynccl-run mpirun and mpirun lazynccl-run.")
+
+
+@case
+def launcher_32bit_program_quiet():
+    """A 32-bit x86 program under lazynccl-run prints nothing of ours: its
+    ld.so expands LD_AUDIT's $LIB to lib32 and finds the module that
+    declines (src/audit/lib32), not the 64-bit one ("wrong ELF class").
+    The same program under the module named directly shows what that would
+    print."""
+    a.sanitizer_skip()
+    if t.HOST_CPU != "x86_64":
+        raise t.Skip("32-bit x86 programs run on x86-64 hosts only")
+    d = t.workdir("launcher_32bit")
+    src = os.path.join(d, "hello32.c")
+    with open(src, "w") as f:
+        f.write('#include <stdio.h>\nint main(void) { puts("hello 32"); return 0; }\n')
+    exe = os.path.join(d, "hello32")
+    if subprocess.run(["cc", "-m32", "-o", exe, src], capture_output=True).returncode != 0:
+        raise t.Skip("no 32-bit compiler and C library (Debian's gcc-multilib)")
+    r = t.run([RUN, exe])
+    t.equal((r.returncode, r.stdout, r.stderr), (0, "hello 32\n", ""), "under lazynccl-run")
+    r = t.run([RUN, "sh", "-c", exe])
+    t.equal((r.returncode, r.stdout, r.stderr), (0, "hello 32\n", ""), "started by a wrapped shell")
+    bare = t.run([exe], env={"LD_AUDIT": os.path.realpath(a.MODULE)})
+    t.contains(bare.stderr, "wrong ELF class", "the 64-bit module named directly")
 
 
 @case

@@ -53,7 +53,8 @@ typedef struct target {
     const char *path;
     size_t stem;        /* length of "libnccl" in "libnccl.so.2": a by-path request is read only
                          * when its file name starts so */
-    struct stat id;     /* the drop-in file's (dev, ino); id_state 0 unread, 1 read, -1 absent */
+    dev_t dev;          /* the drop-in file's id, once read: id_state 0 unread, 1 read, -1 absent */
+    ino_t ino;
     int id_state;
     struct link_map *dropin; /* the drop-in, once mapped */
     lz_asked_box *box;
@@ -63,7 +64,7 @@ typedef struct target {
 static target targets[MAX_TARGETS];
 static int ntargets;
 /* The drop-in paths, split in place ("a:b" copied with NULs). */
-static char pool[8192];
+static char pool[4096];
 /* A by-path request redirected to a drop-in not mapped yet: the box is
  * filled when it is (la_objopen, in the same dlopen). Both strings outlive
  * that dlopen: the caller's argument and the asking object's name. */
@@ -251,9 +252,9 @@ LZ_AUDIT_API unsigned int la_objclose(uintptr_t *cookie)
     return 0;
 }
 
-static int same_file(const struct stat *a, const struct stat *b)
+static int same_file(const struct stat *a, const target *t)
 {
-    return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+    return a->st_dev == t->dev && a->st_ino == t->ino;
 }
 
 /* The target whose real library the file at name is, with the file's id. */
@@ -272,9 +273,12 @@ static target *real_file(const char *name, struct stat *id)
     int ok = fstat(fd, id) == 0 && S_ISREG(id->st_mode) && lz_dyn_soname(fd, soname, sizeof soname);
     lz_sys_close(fd);
     target *t = ok ? by_soname(soname) : 0;
-    if (t && t->id_state == 0)
-        t->id_state = lz_sys_stat(t->path, &t->id) == 0 ? 1 : -1;
-    return t && !(t->id_state == 1 && same_file(id, &t->id)) ? t : 0;
+    if (t && t->id_state == 0) {
+        struct stat st;
+        t->id_state = lz_sys_stat(t->path, &st) == 0 ? 1 : -1;
+        t->dev = st.st_dev, t->ino = st.st_ino;
+    }
+    return t && !(t->id_state == 1 && same_file(id, t)) ? t : 0;
 }
 
 /* Whether a drop-in is loading its real library in this thread (its box's

@@ -176,7 +176,9 @@ static void restart_with_tunable(void)
  * (an install, the wheel) or in its audit/ sibling (a build tree). */
 static int redirector(const char *dropin, size_t dir_len, char *out, size_t size)
 {
-    static const char *const rel[] = {"/../" REDIRECTOR_NAME, "/../audit/" REDIRECTOR_NAME};
+    /* An array of arrays, not of pointers: the module has no relocation
+     * for ld.so to apply (nor a page to write) in every process. */
+    static const char rel[][48] = {"/../" REDIRECTOR_NAME, "/../audit/" REDIRECTOR_NAME};
     for (unsigned i = 0; i < sizeof rel / sizeof *rel; i++) {
         sbuf b = {out, 0, size};
         put_n(&b, dropin, dir_len);

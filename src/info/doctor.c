@@ -12,6 +12,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+
+/* Debian's $LIB for x86-64 processes (src/run/run_find.c). */
+#if defined(__x86_64__)
+#define LZ_DEBIAN_LIB "lib/x86_64-linux-gnu"
+#else
+#define LZ_DEBIAN_LIB ""
+#endif
 #include <unistd.h>
 
 static doctor_finding *add(doctor_report *r, const char *check, const char *status,
@@ -198,12 +205,19 @@ static void list_add(char *list, size_t size, size_t *len, const char *item)
 
 /* The next non-empty entry of a list of files separated by any of seps
  * (LD_PRELOAD: " :", LD_AUDIT and LAZYNCCL_AUDIT_DROPINS: ":") into path:
- * 1 while there is one. */
+ * 1 while there is one. $LIB is expanded as Debian's ld.so expands it for
+ * this process (lazynccl-run names its audit module so where the system's
+ * ld.so does: src/run/run_find.c). */
 static int next_file(const char **list, const char *seps, char *path, size_t size)
 {
     while (*list && **list) {
         size_t n = lz_path_next(*list, seps);
-        snprintf(path, size, "%.*s", (int)n, *list);
+        const char *tok = memmem(*list, n, "$LIB", 4);
+        if (tok && *LZ_DEBIAN_LIB)
+            snprintf(path, size, "%.*s%s%.*s", (int)(tok - *list), *list, LZ_DEBIAN_LIB,
+                     (int)(n - (size_t)(tok - *list) - 4), tok + 4);
+        else
+            snprintf(path, size, "%.*s", (int)n, *list);
         *list += n + ((*list)[n] != '\0');
         if (path[0])
             return 1;

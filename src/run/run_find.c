@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -262,6 +264,41 @@ int run_find_dropins(run_parts *p, const char *only, char *why, size_t whysize)
     return 0;
 }
 
+/* Debian's $LIB for x86-64 processes, where its ld.so is, and where the
+ * 32-bit one is when 32-bit programs can run here at all. */
+#if defined(__x86_64__)
+#define RUN_LIB_DIR "lib/x86_64-linux-gnu"
+#define RUN_LDSO "/lib64/ld-linux-x86-64.so.2"
+#define RUN_LDSO32 "/lib/ld-linux.so.2"
+#else
+#define RUN_LIB_DIR ""
+#define RUN_LDSO ""
+#define RUN_LDSO32 ""
+#endif
+
+/* 1 when the system's ld.so expands $LIB to dir: the value is compiled into
+ * ld.so, a string of its own (the search paths it also holds begin and end
+ * with '/'). */
+static int ldso_lib_is(const char *dir)
+{
+    int fd = open(RUN_LDSO, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0 || st.st_size <= 0 || st.st_size > (64 << 20)) {
+        if (fd >= 0)
+            close(fd);
+        return 0;
+    }
+    char *data = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (data == MAP_FAILED)
+        return 0;
+    char needle[64];
+    int n = snprintf(needle, sizeof needle, "%c%s%c", 0, dir, 0);
+    int found = n > 0 && (size_t)n < sizeof needle && memmem(data, (size_t)st.st_size, needle, (size_t)n) != NULL;
+    munmap(data, (size_t)st.st_size);
+    return found;
+}
+
 /* name beside the drop-ins: in the directory above them (an install, the
  * wheel) or in its audit/ sibling (a build tree). */
 static void beside(const run_parts *p, const char *env, const char *name, char *out, char *tried)
@@ -286,5 +323,22 @@ void run_find_modules(run_parts *p)
 {
     beside(p, "LAZYNCCL_AUDIT_MODULE", "liblazynccl-audit.so", p->module, p->module_tried);
     beside(p, NULL, "liblazynccl-redirect.so", p->redirector, NULL);
+    /* ld.so expands $LIB in LD_AUDIT to its own library directory, so a
+     * 32-bit process finds the module that declines quietly instead of
+     * printing "wrong ELF class". Only where 32-bit programs can run (a
+     * 32-bit ld.so is installed): any token in LD_AUDIT makes ld.so read
+     * /proc/self/exe in every process (for $ORIGIN), 20 us each
+     * (docs/performance.md, "Process trees"). And only where this system's
+     * ld.so is seen to expand it as the copies beside the module are laid
+     * out (Debian's lib/x86_64-linux-gnu); elsewhere, and for a module the
+     * user named, the module's own path. */
+    fmt(p->audit_entry, sizeof p->audit_entry, "%s", p->module);
+    const char *given = getenv("LAZYNCCL_AUDIT_MODULE");
+    char *slash = strrchr(p->module, '/');
+    char own[PATH_MAX];
+    if (p->module[0] && !(given && *given) && slash && RUN_LIB_DIR[0] && access(RUN_LDSO32, F_OK) == 0 &&
+        fmt(own, sizeof own, "%.*s/%s%s", (int)(slash - p->module), p->module, RUN_LIB_DIR, slash) &&
+        is_file(own) && ldso_lib_is(RUN_LIB_DIR))
+        fmt(p->audit_entry, sizeof p->audit_entry, "%.*s/$LIB%s", (int)(slash - p->module), p->module, slash);
 }
 

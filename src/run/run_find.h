@@ -15,6 +15,9 @@ typedef struct run_parts {
     char dir[PATH_MAX];      /* the drop-ins' directory, resolved */
     char module[PATH_MAX];   /* the audit module, or "" */
     char module_tried[PATH_MAX]; /* where it was looked for last */
+    char audit_entry[PATH_MAX]; /* what LD_AUDIT names: the module through
+                                 * $LIB where its copies are laid out as
+                                 * this ld.so expands it (src/audit/meson.build), else it */
     char redirector[PATH_MAX]; /* the redirector, or "" */
     char dropins[RUN_MAX_DROPINS][PATH_MAX];
     int ndropins;
