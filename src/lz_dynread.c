@@ -6,6 +6,7 @@
  * few structures read here are the ones ld.so itself trusts; every offset and
  * length is checked against the file before it is used. */
 #include "lz_dynread.h"
+#include "lz_tls.h"
 
 #include <elf.h>
 #include <link.h>
@@ -213,8 +214,7 @@ static int dr_read_head(dr_view *v, lz_dyn *d, char *why, size_t n)
         if (p->p_type == PT_DYNAMIC)
             v->dynamic = p;
         if (p->p_type == PT_TLS) /* as ld.so places it: the size rounded up to the alignment */
-            d->tls = p->p_align > 1 ? (p->p_memsz + p->p_align - 1) / p->p_align * p->p_align
-                                    : p->p_memsz;
+            d->tls = lz_tls_block(p->p_memsz, p->p_align);
         if (p->p_type != PT_LOAD)
             continue;
         loads++;

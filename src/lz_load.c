@@ -10,7 +10,8 @@
  * searches agree; the first to finish publishes its result under the lock,
  * and the others drop their reference. A retry (lazynccl_load after a
  * failure) starts a new generation: a search of an older one publishes
- * nothing and starts again. */
+ * nothing and starts again, keeping what it loaded (a library the runtime
+ * has loaded is never unloaded). */
 #include "lz_load.h"
 #include "lz_find.h"
 #include "lz_ld.h"
@@ -115,8 +116,11 @@ static void publish(lz_state *st, lz_outcome *out)
 
 /* Leave the searchers and publish the outcome if the search is still
  * current (its generation, nothing published meanwhile): 1 when
- * published. Wakes the threads waiting for searches. */
-static int end_turn(const lz_lib *lib, lz_turn *t, lz_outcome *out)
+ * published. Otherwise *drop says whether this search's handle may be
+ * closed: only when the library published is the very object it opened,
+ * so that closing drops a reference and never unloads. Wakes the threads
+ * waiting for searches. */
+static int end_turn(const lz_lib *lib, lz_turn *t, lz_outcome *out, int *drop)
 {
     lz_state *st = lib->st;
     int cs = lz_lock(lib);
@@ -129,6 +133,7 @@ static int end_turn(const lz_lib *lib, lz_turn *t, lz_outcome *out)
     int published = t->gen == st->gen && status_of(lib) == LZ_UNTRIED;
     if (published)
         publish(st, out);
+    *drop = !published && out->handle && status_of(lib) == LZ_LOADED && st->handle == out->handle;
     lz_unlock(lib, cs);
     lz_ld_wake();
     return published;
@@ -152,12 +157,16 @@ static int ensure_loaded(const lz_lib *lib, const lz_sym *want)
         lz_ld_searching(0);
         free(t.list);
 
-        int published = end_turn(lib, &t, &out);
+        int drop;
+        int published = end_turn(lib, &t, &out, &drop);
         free(out.report); /* NULL when published */
         if (!published) {
-            /* Another search won (the same object: dlopen counted us), or a
-             * retry made ours stale. */
-            if (out.handle)
+            /* Another search won with the same object (dlopen counted us
+             * twice: ours is dropped), or a retry made ours stale. A stale
+             * search's library stays loaded: closing it could unload it
+             * (its destructors run) for the next search to load it again
+             * (its constructors run twice). */
+            if (drop)
                 lz_dlclose(out.handle);
             free(out.path);
             may_wait = 1;

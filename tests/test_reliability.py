@@ -59,6 +59,28 @@ def race_real_nvrtc():
 
 
 @case
+def retry_race_never_unloads():
+    """32 threads: first calls racing lazynccl_set_search_path and
+    lazynccl_load (a missing file, then the library), in 100 processes: a
+    search made stale by a retry keeps what it loaded, so the library's
+    constructor runs exactly once in every process (a stale search that
+    closed its handle unloaded the library for the next to load it again)."""
+    d = t.workdir("retry_race")
+    fake = t.fake_nccl(f"{d}/fake")
+    exe = race_client(d)
+    counts = {}
+    for i in range(100):
+        log = f"{d}/ctor.{i}"
+        if os.path.exists(log):
+            os.unlink(log)
+        out = t.run([exe, "retry-race", "32", fake], env={"LZ_CTOR_LOG": log}, check_rc=0).stdout
+        t.equal(out.strip(), "loaded=yes", f"process {i}")
+        n = len(ctor_log(log))
+        counts[n] = counts.get(n, 0) + 1
+    t.equal(counts, {1: 100}, "constructor runs per process: {runs: processes}")
+
+
+@case
 def fork_before_first_call():
     """A child forked before the first call loads on its own; the parent stays unloaded."""
     d = t.workdir("fork_before")

@@ -62,7 +62,7 @@ typedef struct target {
 } target;
 
 static target targets[MAX_TARGETS];
-static int ntargets;
+static int ntargets LZ_HOT_DATA;
 /* The drop-in paths, split in place ("a:b" copied with NULs). */
 static char pool[4096];
 /* A by-path request redirected to a drop-in not mapped yet: the box is
@@ -132,7 +132,7 @@ static void configure(void *stack_end)
 
 /* The asking object's file; the main program's from /proc/self/exe (the
  * kernel's word, not argv[0]). Read only to say who asked. */
-static const char *object_name(const struct link_map *map)
+LZ_COLD static const char *object_name(const struct link_map *map)
 {
     static char exe[PATH_MAX];
     if (map && map->l_name && map->l_name[0])
@@ -189,7 +189,7 @@ static target *by_soname(const char *soname)
     return 0;
 }
 
-static void fill_box(target *t, const char *path, const char *by)
+LZ_COLD static void fill_box(target *t, const char *path, const char *by)
 {
     if (lz_asked_box_put(t->box, path, by))
         lz_say("dlopen(\"", path, "\") by ", by, ": redirected to the drop-in ", t->path,
@@ -202,7 +202,7 @@ static void fill_box(target *t, const char *path, const char *by)
 LZ_AUDIT_API unsigned int la_objopen(struct link_map *map, Lmid_t lmid, uintptr_t *cookie)
 {
     (void)cookie; /* glibc starts it as the map: la_objsearch reads it so */
-    static int configured;
+    static int configured LZ_HOT_DATA;
     if (lmid != LM_ID_BASE || !map->l_name || !map->l_name[0])
         return 0;
     lz_mem_obj o;
@@ -258,7 +258,7 @@ static int same_file(const struct stat *a, const target *t)
 }
 
 /* The target whose real library the file at name is, with the file's id. */
-static target *real_file(const char *name, struct stat *id)
+LZ_COLD static target *real_file(const char *name, struct stat *id)
 {
     const char *base = base_name(name);
     int maybe = 0;

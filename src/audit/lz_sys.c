@@ -14,10 +14,10 @@
 #include <unistd.h>
 
 /* ld.so's __libc_stack_end: the address of argc on the initial stack. */
-static long *stack_end;
+static long *stack_end LZ_HOT_DATA;
 /* The auxiliary vector, found once: the environment array may be edited
  * later (lz_tlsfit.c removes its own variable), which moves its end. */
-static ElfW(auxv_t) *auxv;
+static ElfW(auxv_t) *auxv LZ_HOT_DATA;
 
 void lz_sys_set_stack_end(void *argc)
 {
@@ -89,7 +89,7 @@ long lz_sys_write(int fd, const void *buf, size_t len)
     return SYS(SYS_write, fd, buf, len);
 }
 
-long lz_sys_readlink(const char *path, char *buf, size_t size)
+LZ_COLD long lz_sys_readlink(const char *path, char *buf, size_t size)
 {
     return sys6(SYS_readlinkat, AT_FDCWD, (long)path, (long)buf, (long)size, 0, 0);
 }
@@ -104,7 +104,7 @@ int lz_sys_getpid(void)
     return (int)SYS(SYS_getpid, 0, 0, 0);
 }
 
-long lz_sys_execve(const char *path, char *const argv[], char *const envp[])
+LZ_COLD long lz_sys_execve(const char *path, char *const argv[], char *const envp[])
 {
     return SYS(SYS_execve, path, argv, envp);
 }
@@ -169,14 +169,14 @@ size_t strlen(const char *s)
     return n;
 }
 
-static int debug;
+static int debug LZ_HOT_DATA;
 
 void lz_sys_set_debug(int on)
 {
     debug = on;
 }
 
-void lz_sys_say(const char *const *parts)
+LZ_COLD void lz_sys_say(const char *const *parts)
 {
     if (!debug)
         return;

@@ -13,6 +13,13 @@
 #include <sys/types.h>
 
 #define LZ_SYS_API __attribute__((visibility("hidden")))
+/* Code run only in rare cases (a restart, a message, a load by path) is
+ * kept apart from what every process runs, and small state that every
+ * process writes shares the one data page written anyway: each page less
+ * that a process touches is a page fault less in every process of a job
+ * (docs/performance.md, "The launcher and every process"). */
+#define LZ_COLD __attribute__((cold, noinline))
+#define LZ_HOT_DATA __attribute__((section(".data")))
 
 LZ_SYS_API int lz_sys_open(const char *path, int flags);
 LZ_SYS_API int lz_sys_close(int fd);

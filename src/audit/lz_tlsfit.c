@@ -29,10 +29,10 @@
 #define REDIRECTOR_NAME "liblazynccl-redirect.so"
 
 static int counting = 1;        /* the start's objects are being mapped */
-static int restarted;           /* this process is the restarted one */
-static unsigned long long need; /* their TLS so far */
-static int libc_seen, has_tunable;
-static int acted;
+static int restarted LZ_HOT_DATA;           /* this process is the restarted one */
+static unsigned long long need LZ_HOT_DATA; /* their TLS so far */
+static int libc_seen LZ_HOT_DATA, has_tunable LZ_HOT_DATA;
+static int acted LZ_HOT_DATA;
 
 /* A string built in a caller's buffer; bounded, never overflowing. */
 typedef struct sbuf {
@@ -112,7 +112,7 @@ int lz_tlsfit_configure(void)
 /* Restart the process with its environment envp: /proc/self/exe (for a
  * script, its interpreter, with the arguments the kernel gave it), else the
  * file it was started as. */
-static void restart(char **envp)
+LZ_COLD static void restart(char **envp)
 {
     char **argv = lz_sys_argv();
     long rc = lz_sys_execve("/proc/self/exe", argv, envp);
@@ -130,7 +130,7 @@ static void restart(char **envp)
 /* glibc 2.32 and later: GLIBC_TUNABLES with the tunable raised (other
  * settings kept), and the marker by which the restarted process knows
  * itself. */
-static void restart_with_tunable(void)
+LZ_COLD static void restart_with_tunable(void)
 {
     char **env = lz_sys_environ();
     long envc = 0;
@@ -174,7 +174,7 @@ static void restart_with_tunable(void)
 
 /* The redirector beside the audit module: above the drop-ins' directory
  * (an install, the wheel) or in its audit/ sibling (a build tree). */
-static int redirector(const char *dropin, size_t dir_len, char *out, size_t size)
+LZ_COLD static int redirector(const char *dropin, size_t dir_len, char *out, size_t size)
 {
     /* An array of arrays, not of pointers: the module has no relocation
      * for ld.so to apply (nor a page to write) in every process. */
@@ -194,7 +194,7 @@ static int redirector(const char *dropin, size_t dir_len, char *out, size_t size
  * without the audit module, with the drop-ins and the redirector preloaded
  * (what lazynccl-run --preload sets): lazy all the same, loads by path
  * redirected through dlopen. Its children inherit that. */
-static void restart_preloaded(void)
+LZ_COLD static void restart_preloaded(void)
 {
     const char *dropins = lz_sys_getenv(LZ_DROPINS_ENV);
     char **env = lz_sys_environ();

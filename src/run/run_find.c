@@ -50,11 +50,14 @@ int run_find_nameable(const char *path)
     return strpbrk(path, ": \t\n") == NULL;
 }
 
-/* The wheel's console script lives in <prefix>/bin, its package in
- * <prefix>/lib/pythonX.Y/{site,dist}-packages/lazynccl. */
+/* The wheel's command lives in <prefix>/bin, its package in
+ * <prefix>/lib/pythonX.Y/{site,dist}-packages/lazynccl (a venv, --user,
+ * --prefix) or <target>/lazynccl (pip install --target). */
 static int wheel_dir(const char *exe_dir, char *out, size_t size)
 {
     char lib[PATH_MAX];
+    if (fmt(out, size, "%s/../lazynccl/dropin", exe_dir) && is_dir(out))
+        return 1;
     fmt(lib, sizeof lib, "%s/../lib", exe_dir);
     DIR *d = opendir(lib);
     if (!d)

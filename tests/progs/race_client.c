@@ -8,7 +8,13 @@
  *   race_client fork-during     fork while another thread is in the first load
  *   race_client retry STAGED FINAL   first call fails (nothing at FINAL),
  *                               then STAGED is renamed to FINAL and
- *                               lazynccl_load() retries */
+ *                               lazynccl_load() retries
+ *   race_client retry-race N GOOD    N threads released together: even ones
+ *                               make a first call, odd ones point the search
+ *                               at a missing file and retry, then at GOOD
+ *                               and retry; at the end the library is loaded
+ *                               ("loaded=yes"), its constructor having run
+ *                               once (the test counts LZ_CTOR_LOG's lines) */
 #include <lazynccl.h>
 #include <nccl.h>
 #include <nvrtc.h>
@@ -99,6 +105,26 @@ static int child_calls(const char *what)
     return WIFEXITED(status) ? WEXITSTATUS(status) : 99;
 }
 
+static const char *good_path;
+
+static void *retry_worker(void *arg)
+{
+    long i = (long)arg;
+    pthread_barrier_wait(&barrier);
+    int v;
+    if (i % 2 == 0) {
+        ncclGetVersion(&v);
+        return NULL;
+    }
+    for (int k = 0; k < 3; k++) {
+        lazynccl_set_search_path("/nonexistent/libnccl.so.2");
+        lazynccl_load();
+        lazynccl_set_search_path(good_path);
+        lazynccl_load();
+    }
+    return NULL;
+}
+
 static void *first_load(void *arg)
 {
     (void)arg;
@@ -118,6 +144,21 @@ int main(int argc, char **argv)
         sscanf(getenv("WANT_VERSION") ? getenv("WANT_VERSION") : "0.0", "%d.%d", &want_major,
                &want_minor);
         return race(atoi(argv[2]), nvrtc_worker);
+    }
+    if (argc >= 4 && strcmp(argv[1], "retry-race") == 0) {
+        good_path = argv[3];
+        int n = atoi(argv[2]);
+        pthread_t *t = calloc((size_t)n, sizeof *t);
+        pthread_barrier_init(&barrier, NULL, (unsigned)n);
+        for (long i = 0; i < n; i++)
+            pthread_create(&t[i], NULL, retry_worker, (void *)i);
+        for (int i = 0; i < n; i++)
+            pthread_join(t[i], NULL);
+        lazynccl_set_search_path(good_path);
+        lazynccl_load();
+        printf("loaded=%s\n", lazynccl_loaded_path() ? "yes" : "no");
+        free(t);
+        return 0;
     }
     if (argc >= 2 && strcmp(argv[1], "fork-before") == 0) {
         int rc = child_calls("before");
