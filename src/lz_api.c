@@ -38,10 +38,26 @@ const char *lz_message(const lz_lib *lib)
     }
 }
 
+/* After a loaded library's first failed call, its own-answer functions go
+ * through their wrappers (lz_thunk.h's LZ_ANSWER), which give our message
+ * where the library's is empty; until then each is one jump into the real
+ * library like every other export. Sequentially consistent with
+ * lz_resolve's check after it installs a real function: one of the two
+ * sees the other, so no slot is left on the bare function after a failure. */
 void lz_failed_call(const lz_lib *lib)
 {
-    if (!__atomic_load_n(&lib->st->failed_calls, __ATOMIC_RELAXED))
-        __atomic_store_n(&lib->st->failed_calls, 1, __ATOMIC_RELAXED);
+    int none = 0;
+    if (__atomic_load_n(&lib->st->failed_calls, __ATOMIC_RELAXED) ||
+        !__atomic_compare_exchange_n(&lib->st->failed_calls, &none, 1, 0, __ATOMIC_SEQ_CST,
+                                     __ATOMIC_SEQ_CST))
+        return;
+    for (size_t i = 0; lib->answers && i < lib->nsyms; i++) {
+        lz_fn answer = lz_fn_at(lib->answers, i);
+        lz_fn real = answer ? __atomic_load_n(&lib->reals[i], __ATOMIC_SEQ_CST) : NULL;
+        if (real)
+            __atomic_compare_exchange_n(&lib->slots[i], &real, answer, 0, __ATOMIC_SEQ_CST,
+                                        __ATOMIC_SEQ_CST);
+    }
 }
 
 const char *lz_fill_message(const lz_lib *lib, const char *real)

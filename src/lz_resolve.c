@@ -102,14 +102,22 @@ lz_fn lz_resolve(const lz_lib *lib, size_t i)
         lz_fn f = lz_fn_at(lib->fails, i);
         lz_fn answer = lib->answers ? lz_fn_at(lib->answers, i) : NULL;
         if (p && answer) {
-            __atomic_store_n(&lib->reals[i], (lz_fn)p, __ATOMIC_RELEASE);
-            f = answer;
+            /* An own-answer function is the real one, one jump, until a
+             * call fails (lz_failed_call switches it to its wrapper). */
+            __atomic_store_n(&lib->reals[i], (lz_fn)p, __ATOMIC_SEQ_CST);
+            f = __atomic_load_n(&lib->st->failed_calls, __ATOMIC_SEQ_CST) ? answer : (lz_fn)p;
         } else if (p)
             f = (lz_fn)p;
         lz_fn expect = lz_fn_at(lib->resolvers, i);
-        if (!__atomic_compare_exchange_n(&lib->slots[i], &expect, f, 0, __ATOMIC_ACQ_REL,
+        if (!__atomic_compare_exchange_n(&lib->slots[i], &expect, f, 0, __ATOMIC_SEQ_CST,
                                          __ATOMIC_ACQUIRE))
-            f = expect;
+            return expect;
+        if (answer && f == (lz_fn)p && __atomic_load_n(&lib->st->failed_calls, __ATOMIC_SEQ_CST)) {
+            expect = f;
+            __atomic_compare_exchange_n(&lib->slots[i], &expect, answer, 0, __ATOMIC_SEQ_CST,
+                                        __ATOMIC_ACQUIRE);
+            f = answer;
+        }
         return f;
     }
 }

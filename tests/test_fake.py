@@ -73,6 +73,21 @@ def missing_function():
 
 
 @case
+def own_answer_after_a_later_failure():
+    """ncclGetLastError, resolved to the real function (one jump) before any
+    call failed, still gives our reason once a missing function fails: the
+    failure switches the own-answer functions to their wrappers."""
+    d = t.workdir("own_answer_later")
+    fake = t.fake_nccl(os.path.join(d, "fake"), omit=["ncclCommCount"], extra=["-DWITH_LAST_ERROR"])
+    out = t.run([client(d), "call", "ncclGetVersion", "ncclCommCount", "ncclGetVersion"],
+                env={"LAZYNCCL_LIBPATH": fake, "LZ_SHOW_NCCL_LAST_ERROR": "1"}, check_rc=0).stdout.splitlines()
+    msg = f"lazynccl: ncclCommCount: not exported by {fake}"
+    t.equal(out[0], "ncclGetVersion: rc=0 value=99999 ncclGetLastError=", "before any failure: the library's own")
+    t.equal(out[2], f"ncclGetVersion: rc=0 value=99999 last_error={msg} ncclGetLastError={msg}",
+            "after the failure: ours")
+
+
+@case
 def required_symbol_missing():
     """A candidate lacking a required export is rejected with that reason."""
     d = t.workdir("required_symbol_missing")

@@ -38,6 +38,10 @@ __attribute__((constructor)) static void fake_reenter(void)
 int ncclGetVersion(int *version) { *version = FAKE_VERSION; return 0; }
 int pncclGetVersion(int *version) { *version = FAKE_VERSION; return 0; }
 #endif
+#ifdef WITH_LAST_ERROR
+/* As the real one with nothing to report: an empty message. */
+const char *ncclGetLastError(void *comm) { (void)comm; return ""; }
+#endif
 #ifndef OMIT_ncclGetErrorString
 const char *ncclGetErrorString(int result) { (void)result; return "fake NCCL error string"; }
 #endif

@@ -38,6 +38,8 @@ static void report(ncclResult_t rc)
     if (e)
         printf(" last_error=%s", e);
 #endif
+    if (getenv("LZ_SHOW_NCCL_LAST_ERROR")) /* the shim's own-answer function */
+        printf(" ncclGetLastError=%s", ncclGetLastError(NULL));
     printf("\n");
 }
 
