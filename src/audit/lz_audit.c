@@ -61,17 +61,25 @@ typedef struct target {
     struct link_map *real;   /* the real copy, once loaded */
 } target;
 
-static target targets[MAX_TARGETS];
+/* The targets and their paths, in that order and together: the parts a
+ * process fills (a dozen entries, their paths) then lie in the page that
+ * ld.so has written anyway (src/audit/meson.build links without RELRO). */
+static struct {
+    target targets[MAX_TARGETS];
+    char pool[4096];
+    char exe[PATH_MAX]; /* object_name's, rarely filled: last */
+} tab;
+#define targets tab.targets
+#define pool tab.pool
 static int ntargets LZ_HOT_DATA;
 /* The drop-in paths, split in place ("a:b" copied with NULs). */
-static char pool[4096];
 /* A by-path request redirected to a drop-in not mapped yet: the box is
  * filled when it is (la_objopen, in the same dlopen). Both strings outlive
  * that dlopen: the caller's argument and the asking object's name. */
 static struct {
     target *t;
     const char *path, *by;
-} pending;
+} pending LZ_HOT_DATA;
 
 static int same(const char *a, const char *b)
 {
@@ -134,11 +142,11 @@ static void configure(void *stack_end)
  * kernel's word, not argv[0]). Read only to say who asked. */
 LZ_COLD static const char *object_name(const struct link_map *map)
 {
-    static char exe[PATH_MAX];
+    char *exe = tab.exe;
     if (map && map->l_name && map->l_name[0])
         return map->l_name;
     if (!exe[0]) {
-        long n = lz_sys_readlink("/proc/self/exe", exe, sizeof exe - 1);
+        long n = lz_sys_readlink("/proc/self/exe", exe, sizeof tab.exe - 1);
         if (n <= 0)
             return "the program";
         exe[n] = '\0';
