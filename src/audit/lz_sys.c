@@ -7,7 +7,7 @@
 #include <elf.h>
 #include <link.h>
 #include <fcntl.h>
-#include <limits.h>
+#include <linux/limits.h> /* PATH_MAX: a freestanding <limits.h> (clang's) has none */
 #include <sys/stat.h>
 #include <string.h>
 #include <sys/syscall.h>

@@ -20,7 +20,7 @@
 #include "../lz_tls.h"
 
 #include <elf.h>
-#include <limits.h>
+#include <linux/limits.h> /* PATH_MAX: a freestanding <limits.h> (clang's) has none */
 #include <link.h>
 #include <string.h>
 

@@ -273,10 +273,12 @@ int run_find_dropins(run_parts *p, const char *only, char *why, size_t whysize)
 #define RUN_LIB_DIR "lib/x86_64-linux-gnu"
 #define RUN_LDSO "/lib64/ld-linux-x86-64.so.2"
 #define RUN_LDSO32 "/lib/ld-linux.so.2"
+#define RUN_HAS_LIB_DIR 1
 #else
 #define RUN_LIB_DIR ""
 #define RUN_LDSO ""
 #define RUN_LDSO32 ""
+#define RUN_HAS_LIB_DIR 0
 #endif
 
 /* 1 when the system's ld.so expands $LIB to dir: the value is compiled into
@@ -339,7 +341,7 @@ void run_find_modules(run_parts *p)
     const char *given = getenv("LAZYNCCL_AUDIT_MODULE");
     char *slash = strrchr(p->module, '/');
     char own[PATH_MAX];
-    if (p->module[0] && !(given && *given) && slash && RUN_LIB_DIR[0] && access(RUN_LDSO32, F_OK) == 0 &&
+    if (RUN_HAS_LIB_DIR && p->module[0] && !(given && *given) && slash && access(RUN_LDSO32, F_OK) == 0 &&
         fmt(own, sizeof own, "%.*s/%s%s", (int)(slash - p->module), p->module, RUN_LIB_DIR, slash) &&
         is_file(own) && ldso_lib_is(RUN_LIB_DIR))
         fmt(p->audit_entry, sizeof p->audit_entry, "%.*s/$LIB%s", (int)(slash - p->module), p->module, slash);
