@@ -59,7 +59,14 @@ def retag(path):
     if not elves:
         raise RetagError("no ELF file in the wheel: nothing to tag")
     need = max(glibc_needed(d) for d in elves)
-    arches = {machine(d) for d in elves}
+    # A 32-bit x86 object beside 64-bit ones is the audit module that
+    # declines in 32-bit processes (src/audit/lib32): it needs nothing, and
+    # the wheel is the 64-bit machine's.
+    narrow = [d for d in elves if d[4] == 1 and int.from_bytes(d[18:20], "little") == 3]
+    for d in narrow:
+        if glibc_needed(d) != (0, 0):
+            raise RetagError("a 32-bit x86 object that needs the C library")
+    arches = {machine(d) for d in elves if not any(d is n for n in narrow)}
     if len(arches) != 1:
         raise RetagError(f"binaries of several machines: {sorted(arches)}")
     tag = f"py3-none-manylinux_{need[0]}_{need[1]}_{arches.pop()}"

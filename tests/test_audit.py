@@ -21,6 +21,7 @@ MODULE = os.path.join(t.BUILD, "src", "audit", "liblazynccl-audit.so")
 _LIB = f"lib/{t.HOST_CPU}-linux-gnu"
 MODULE_ENTRY = (os.path.join(os.path.dirname(os.path.realpath(MODULE)), "$LIB", "liblazynccl-audit.so")
                 if os.path.isdir(os.path.join(os.path.dirname(os.path.realpath(MODULE)), _LIB)) and
+                os.path.isdir(os.path.join(os.path.dirname(os.path.realpath(MODULE)), "lib32")) and
                 os.path.exists("/lib/ld-linux.so.2") else os.path.realpath(MODULE))
 MODULE_HERE = MODULE_ENTRY.replace("$LIB", _LIB)
 DROPINS = os.path.join(t.BUILD, "src", "dropin")

@@ -55,7 +55,8 @@ def audit_entry(pkg):
     """What lazynccl-run puts in LD_AUDIT for the package at pkg: the module
     through $LIB where 32-bit programs can run (src/run/run_find.c)."""
     lib = "lib/x86_64-linux-gnu"
-    if os.path.exists(f"{pkg}/{lib}/liblazynccl-audit.so") and os.path.exists("/lib/ld-linux.so.2"):
+    if (os.path.exists(f"{pkg}/{lib}/liblazynccl-audit.so") and os.path.exists(f"{pkg}/lib32/liblazynccl-audit.so")
+            and os.path.exists("/lib/ld-linux.so.2")):
         return f"{pkg}/$LIB/liblazynccl-audit.so"
     return f"{pkg}/liblazynccl-audit.so"
 

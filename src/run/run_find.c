@@ -340,10 +340,11 @@ void run_find_modules(run_parts *p)
     fmt(p->audit_entry, sizeof p->audit_entry, "%s", p->module);
     const char *given = getenv("LAZYNCCL_AUDIT_MODULE");
     char *slash = strrchr(p->module, '/');
-    char own[PATH_MAX];
+    char own[PATH_MAX], narrow[PATH_MAX];
     if (RUN_HAS_LIB_DIR && p->module[0] && !(given && *given) && slash && access(RUN_LDSO32, F_OK) == 0 &&
         fmt(own, sizeof own, "%.*s/%s%s", (int)(slash - p->module), p->module, RUN_LIB_DIR, slash) &&
-        is_file(own) && ldso_lib_is(RUN_LIB_DIR))
+        fmt(narrow, sizeof narrow, "%.*s/lib32%s", (int)(slash - p->module), p->module, slash) &&
+        is_file(own) && is_file(narrow) && ldso_lib_is(RUN_LIB_DIR))
         fmt(p->audit_entry, sizeof p->audit_entry, "%.*s/$LIB%s", (int)(slash - p->module), p->module, slash);
 }
 
