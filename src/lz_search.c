@@ -68,6 +68,11 @@ static int step_override(lz_walk *w)
     if (lz_secure() && getenv(lib->env_var))
         lz_note(w, "[%s] ignored: secure-execution process (setuid/setcap)", lib->env_var);
     const char *env = lz_getenv(lib->env_var);
+    if (env && !*env) {
+        /* As glibc takes an empty LD_LIBRARY_PATH: unset, not "nothing". */
+        lz_note(w, "[%s] ignored: set but empty, so taken as unset", lib->env_var);
+        env = NULL;
+    }
     const char *asked, *by;
     int was_asked = lz_asked(lib, &asked, &by);
     if (env) {

@@ -365,7 +365,6 @@ def bad_inputs(d):
     wrong = t.fake_nccl(f"{d}/wrong", name="libnccl.so.2", soname="libfoo.so.1")
     long_path = "/" + "a" * 5000
     return {
-        "empty": ("", "[LAZYNCCL_LIBPATH] empty entry: rejected: never read as the current directory"),
         "colon": (":", "[LAZYNCCL_LIBPATH] empty entry: rejected: never read as the current directory"),
         "relative": ("lib/libnccl.so.2",
                      "[LAZYNCCL_LIBPATH] lib/libnccl.so.2: rejected: relative path (only absolute paths are accepted)"),
@@ -387,6 +386,23 @@ def bad_inputs(d):
     }
 
 
+@case
+def override_empty_is_unset():
+    """An empty LAZYNCCL_LIBPATH is taken as unset, as glibc takes an empty
+    LD_LIBRARY_PATH: the other steps are tried, and the log says it was
+    ignored (an empty entry of a non-empty list is still rejected)."""
+    d = t.workdir("override_empty")
+    fake = t.fake_nccl(f"{d}/fake")
+    r = t.run([client(d), "call", "ncclGetVersion"],
+              env={"LAZYNCCL_LIBPATH": "", "LD_LIBRARY_PATH": f"{d}/fake", "LAZYNCCL_DEBUG": "1"})
+    t.equal(r.returncode, 0, r.stderr)
+    t.check(r.stdout.startswith("ncclGetVersion: rc=0 value=99999"), f"the LD_LIBRARY_PATH step served: {r.stdout}")
+    t.contains(r.stderr, "[LAZYNCCL_LIBPATH] ignored: set but empty, so taken as unset", "the log")
+    r = t.run([client(d), "call", "ncclGetVersion"], env={"LAZYNCCL_LIBPATH": ":", "LD_LIBRARY_PATH": f"{d}/fake"})
+    t.contains(r.stdout, "[LAZYNCCL_LIBPATH] empty entry: rejected: never read as the current directory",
+               "':' is a list of empty entries, still authoritative")
+
+
 def bad_input(name):
     d = t.workdir(f"bad_input_{name}")
     value, reason = bad_inputs(d)[name]
@@ -403,7 +419,7 @@ def bad_input(name):
     t.equal(r.stderr, "", "stderr (the library prints nothing unless asked)")
 
 
-for _name in ["empty", "colon", "relative", "missing", "dir_without_library", "text_file",
+for _name in ["colon", "relative", "missing", "dir_without_library", "text_file",
               "truncated_elf", "other_machine", "other_class", "soname_mismatch",
               "symlink_loop", "overlong_path"]:
     t.CASES[f"bad_input_{_name}"] = (lambda n: lambda: bad_input(n))(_name)
