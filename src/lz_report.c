@@ -53,28 +53,37 @@ void lz_log(const lz_lib *lib, const char *fmt, ...)
     va_end(ap);
 }
 
+/* Room kept at the end of a report for its closing lines (the count of
+ * lines left out, "... so nothing else was tried", the places searched). */
+#define REPORT_RESERVE 3072
+
 void lz_note(lz_walk *w, const char *fmt, ...)
 {
     if (w->silent)
         return;
     va_list ap;
     va_start(ap, fmt);
-    if (w->rep.text && w->rep.len + 1 < w->rep.size) {
+    size_t limit = w->rep.closing || w->rep.size < 2 * REPORT_RESERVE ? w->rep.size
+                                                                      : w->rep.size - REPORT_RESERVE;
+    if (w->rep.text && w->rep.len + 1 < limit) {
         va_list copy;
         va_copy(copy, ap);
-        size_t room = w->rep.size - w->rep.len;
-        int n = snprintf(w->rep.text + w->rep.len, room, "  ");
-        if (n > 0 && (size_t)n < room) {
-            int m = vsnprintf(w->rep.text + w->rep.len + n, room - (size_t)n, fmt, copy);
-            size_t used = (size_t)n + (m > 0 ? (size_t)m : 0);
-            if (used + 1 < room) {
-                w->rep.text[w->rep.len + used] = '\n';
-                w->rep.text[w->rep.len + used + 1] = '\0';
-                used++;
-            }
-            w->rep.len += used < room ? used : room - 1;
+        size_t room = limit - w->rep.len;
+        char *at = w->rep.text + w->rep.len;
+        int n = snprintf(at, room, "  ");
+        int m = n > 0 && (size_t)n < room ? vsnprintf(at + n, room - (size_t)n, fmt, copy) : -1;
+        size_t used = (size_t)n + (m > 0 ? (size_t)m : 0);
+        if (m >= 0 && used + 1 < room) { /* the whole line, or none of it */
+            at[used] = '\n';
+            at[used + 1] = '\0';
+            w->rep.len += used + 1;
+        } else {
+            *at = '\0';
+            w->rep.dropped++;
         }
         va_end(copy);
+    } else if (w->rep.text) {
+        w->rep.dropped++;
     }
     lz_vlog(w->lib, fmt, ap);
     va_end(ap);
@@ -129,8 +138,19 @@ void lz_looked(lz_walk *w, const char *step, const char *place)
     w->rep.places_step = step;
 }
 
+void lz_report_close(lz_walk *w)
+{
+    if (w->rep.closing)
+        return;
+    w->rep.closing = 1;
+    if (w->rep.dropped)
+        lz_note(w, "... %zu more line%s left out (a report holds %d bytes)", w->rep.dropped,
+                w->rep.dropped == 1 ? "" : "s", LZ_MESSAGE_MAX);
+}
+
 void lz_report_places(lz_walk *w)
 {
+    lz_report_close(w);
     if (w->rep.places_len)
         lz_note(w, "places searched, in order:\n%s", w->rep.places);
 }

@@ -16,6 +16,9 @@ LZ_HIDDEN void lz_verdict(lz_walk *w, const char *step, const char *path, int ve
 LZ_HIDDEN void lz_looked(lz_walk *w, const char *step, const char *place);
 /* Append the places looked in to the report (when nothing was found). */
 LZ_HIDDEN void lz_report_places(lz_walk *w);
+/* The report's closing lines follow: they may use the room kept for them,
+ * led by how many lines did not fit. */
+LZ_HIDDEN void lz_report_close(lz_walk *w);
 /* Log a line when logging is on (LAZYNCCL_DEBUG or a callback). */
 LZ_HIDDEN void lz_log(const lz_lib *lib, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

@@ -79,13 +79,17 @@ static int step_override(lz_walk *w)
         if (was_asked)
             lz_note(w, "[asked by path] %s (dlopen by %s): not tried, %s names the library",
                     asked, by, lib->env_var);
-        if (!try_list(w, lib->env_var, env))
+        if (!try_list(w, lib->env_var, env)) {
+            lz_report_close(w);
             lz_note(w, "%s is set, so nothing else was tried", lib->env_var);
+        }
         return 1;
     }
     if (w->req.search_list) {
-        if (!try_list(w, "search list", w->req.search_list))
+        if (!try_list(w, "search list", w->req.search_list)) {
+            lz_report_close(w);
             lz_note(w, "a search list was set by the program, so nothing else was tried");
+        }
         return 1;
     }
     return 0;
@@ -206,6 +210,8 @@ void lz_search(lz_walk *w)
                step_linker(w) || step_roots(w, w->lib->roots_after) || step_default(w));
     if (!w->res.found)
         lz_take_fallback(w);
+    if (!w->res.found)
+        lz_report_close(w);
     if (!w->res.found && w->rep.len == start)
         lz_note(w, LZ_NOTE_NOTHING_FOUND);
     if (!w->res.found)

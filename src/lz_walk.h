@@ -91,6 +91,8 @@ typedef struct lz_result {
 typedef struct lz_report {
     char *text;
     size_t size, len;
+    size_t dropped;          /* lines that did not fit (lz_note) */
+    int closing;             /* the closing lines may use the reserve */
     size_t places_len;
     const char *places_step;
     char places[2048];       /* places_len bytes */

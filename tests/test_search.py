@@ -387,6 +387,31 @@ def bad_inputs(d):
 
 
 @case
+def long_report_says_what_it_left_out():
+    """3,000 LAZYNCCL_LIBPATH entries: the failure report keeps whole lines
+    only, then says how many it left out, and still ends with the closing
+    line; lazynccl_last_error holds the same."""
+    d = t.workdir("long_report")
+    entries = [f"/none/{i}" for i in range(3000)]  # short: one variable holds at most 128 KiB
+    r = t.run([client(d), "call", "ncclGetVersion"], env={"LAZYNCCL_LIBPATH": ":".join(entries)})
+    t.equal(r.returncode, 0, r.stderr)
+    report = r.stdout.split(" last_error=")[-1]
+    lines = report.split("\n")
+    closing = [i for i, l in enumerate(lines) if l.strip() == "LAZYNCCL_LIBPATH is set, so nothing else was tried"]
+    t.equal(len(closing), 1, "the closing line, once")
+    lines = lines[:closing[0] + 1]
+    t.check("more lines left out" in lines[-2], lines[-3:])
+    left = [l for l in lines if "more lines left out" in l]
+    t.equal(len(left), 1, "one count line")
+    shown = sum(1 for l in lines if l.strip().startswith("[LAZYNCCL_LIBPATH]"))
+    import re
+    n = int(re.search(r"\.\.\. (\d+) more lines left out", left[0]).group(1))
+    t.equal(shown + n, 3000, f"shown ({shown}) and left out ({n}) are every entry")
+    t.check(all(l.endswith(": rejected: No such file or directory") for l in lines
+                if l.strip().startswith("[LAZYNCCL_LIBPATH]")), "whole lines only")
+
+
+@case
 def override_empty_is_unset():
     """An empty LAZYNCCL_LIBPATH is taken as unset, as glibc takes an empty
     LD_LIBRARY_PATH: the other steps are tried, and the log says it was
