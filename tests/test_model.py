@@ -69,6 +69,18 @@ def model_holds_two_callers_plugin():
 
 
 @case
+def model_closing_a_stale_search_loads_twice():
+    """A retry's failure racing a search's success: with every losing search
+    closing its handle (the runtime before this was fixed), the library is
+    unloaded and its constructor runs again (I3); today's keeps a stale
+    search's handle (model_holds_three_callers_retry holds I3)."""
+    errors, what = verify("close_stale", ["-DCALLERS=3", "-DNO_FORK", "-DNO_PLUGIN", "-DNO_CANCEL",
+                                          "-DCLOSE_STALE"])
+    t.equal(errors > 0, True, "closing stale searches passes: the model lost the bug")
+    t.contains(what, "ctors<=1", "the invariant broken")
+
+
+@case
 def model_old_deadlocks_on_loader_lock():
     """Item 4: the shim's lock held across dlopen deadlocks with a plugin constructor."""
     breaks("old_plugin", ["-DNO_FIXER", "-DNO_FORK", "-DNO_CANCEL"], "invalid end state")

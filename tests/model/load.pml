@@ -354,6 +354,8 @@ byte slot = RESOLVER;      /* one export's slot */
 byte gen = 0;
 byte loads = 0;            /* publications of LOADED */
 byte obj = 0;              /* the library object: 0 none, 1 half-loaded, 2 loaded */
+byte refs = 0;             /* its dlopen references (dlclose drops one; 0 unloads it) */
+byte ctors = 0;            /* runs of its constructor: at most one (I3) */
 bool present = false;      /* is the library installed? (the retry installs it) */
 
 /* The library's lock (st->mu), plain; the dynamic linker's lock, recursive. */
@@ -422,10 +424,12 @@ inline dlopen_lib(found, cancel_on) {
         if
         :: obj == 0 -> obj = 1;
            /* the library's constructor, with the dynamic linker locked */
+           ctors++; assert(ctors <= 1);  /* I3: a loaded library is never unloaded and loaded again */
            reenter();
            obj = 2
         :: obj == 2 -> skip
         fi;
+        refs++;
         found = true
     :: else -> found = false
     fi;
@@ -519,7 +523,24 @@ inline ensure_loaded(result) {
                 :: else -> status = FAILED
                 fi;
                 result = status; unlock_mu(); break
-            :: else -> unlock_mu(); may_wait = true  /* lost, or stale: again */
+            :: else ->
+               /* Lost, or stale: again. A search that opened the library
+                * drops its reference only where the library published is
+                * loaded (the same object: the published one holds another);
+                * a stale search keeps it (lz_load.c's end_turn). With
+                * CLOSE_STALE, as before: every losing search closes. */
+#ifdef CLOSE_STALE
+               if
+               :: found -> refs--; if :: refs == 0 -> obj = 0 :: else -> skip fi
+               :: else -> skip
+               fi;
+#else
+               if
+               :: found && status == LOADED -> refs--; assert(refs > 0)
+               :: else -> skip
+               fi;
+#endif
+               unlock_mu(); may_wait = true
             fi
         fi
     od
