@@ -109,11 +109,16 @@ int lz_tlsfit_configure(void)
     return 1;
 }
 
-/* Restart the process with its environment envp: /proc/self/exe (for a
- * script, its interpreter, with the arguments the kernel gave it), else the
- * file it was started as. */
-LZ_COLD static void restart(char **envp)
+/* Restart the process with its environment envp, saying why (why, then
+ * what: LAZYNCCL_DEBUG's line): /proc/self/exe (for a script, its
+ * interpreter, with the arguments the kernel gave it), else the file it was
+ * started as. */
+LZ_COLD static void restart(char **envp, const char *why, const char *what)
 {
+    char held[24];
+    sbuf hb = {held, 0, sizeof held};
+    put_num(&hb, need);
+    lz_say("the libraries this process starts with hold ", held, " bytes of static TLS, ", why, what);
     char **argv = lz_sys_argv();
     long rc = lz_sys_execve("/proc/self/exe", argv, envp);
     const char *fn = (const char *)lz_sys_getauxval(AT_EXECFN);
@@ -164,12 +169,7 @@ LZ_COLD static void restart_with_tunable(void)
     envp[n++] = tun;
     envp[n++] = mark;
     envp[n] = 0;
-    char num[24];
-    sbuf nb = {num, 0, sizeof num};
-    put_num(&nb, need);
-    lz_say("the libraries this process starts with hold ", num, " bytes of static TLS, more than an "
-           "audited process gets: restarting it with ", tun + sizeof TUNABLES);
-    restart(envp);
+    restart(envp, "more than an audited process gets: restarting it with ", tun + sizeof TUNABLES);
 }
 
 /* The redirector beside the audit module: above the drop-ins' directory
@@ -247,13 +247,8 @@ LZ_COLD static void restart_preloaded(void)
     if (pb.n > sizeof "LD_PRELOAD")
         envp[n++] = preload;
     envp[n] = 0;
-    char num[24];
-    sbuf nb = {num, 0, sizeof num};
-    put_num(&nb, need);
-    lz_say("the libraries this process starts with hold ", num, " bytes of static TLS, which this "
-           "glibc (before " LZ_TLS_SINCE_VERSION ") cannot give an audited process: restarting it "
-           "with the drop-ins and the redirector preloaded instead");
-    restart(envp);
+    restart(envp, "which this glibc (before " LZ_TLS_SINCE_VERSION ") cannot give an audited process: "
+            "restarting it with the drop-ins and the redirector preloaded instead", "");
 }
 
 void lz_tlsfit_object(const lz_mem_obj *o, const char *soname)
