@@ -407,6 +407,12 @@ def glibc231_runs(root):
     t.contains(ours.stderr, "cannot give an audited process", "the module says why it restarts")
     printed = t.run(base + ["/opt/lz/lazynccl/lazynccl-run", "--print-env"], check_rc=0).stdout
     t.contains(printed, "# This C library predates glibc 2.32", "--print-env on 2.31")
+    doctor = t.run(base + [f"LD_PRELOAD={je}", "PYTHONPATH=/opt/lz", "python3", "-m", "lazynccl", "info",
+                           "--doctor", "--json"])
+    found = [f for f in json.loads(doctor.stdout)["doctor"] if f["check"] == "static-tls"]
+    t.equal(len(found), 1, f"doctor's static-tls check on 2.31: {doctor.stdout[-1500:]}{doctor.stderr[-500:]}")
+    t.contains(found[0]["message"], "glibc 2.31 has no glibc.rtld.optional_static_tls", "doctor on 2.31")
+    t.contains(found[0]["message"], "with the drop-ins and the redirector preloaded", "what a job gets there")
     t.contains(printed, "lazynccl-run --preload --print-env", "what a job can do instead")
     for preload, audited in (([], True), ([f"LD_PRELOAD={je}"], False)):
         r = t.run(["timeout", "120"] + base + preload +
