@@ -26,3 +26,7 @@ du -sh "$dst"
 cp "$build/src/audit/liblazynccl-audit.so" "$dst/"
 # The preload redirector (lazynccl-run --preload): beside the audit module.
 cp "$build/src/audit/liblazynccl-redirect.so" "$dst/"
+# The module's copies that lazynccl-run names through $LIB where a 32-bit
+# ld.so is installed (src/audit/meson.build).
+for d in lib lib32; do [ -d "$build/src/audit/$d" ] && cp -r "$build/src/audit/$d" "$dst/"; done
+find "$dst/lib" "$dst/lib32" -name '*.p' -prune -exec rm -rf {} + 2>/dev/null || true
