@@ -243,22 +243,22 @@ static int load_companions(lz_walk *w, const char *step, const char *path, const
         }
         if (w->lib->companions_for && w->lib->companions_for[0] && !w->req.dry_run) {
             size_t used = w->res.companions_len;
-            int n = snprintf(w->res.companions + used, sizeof w->res.companions - used, "%s%s",
-                             used ? "\n" : "", file);
-            if (n > 0 && (size_t)n < sizeof w->res.companions - used)
-                w->res.companions_len += (size_t)n;
+            int wrote = snprintf(w->res.companions + used, sizeof w->res.companions - used, "%s%s",
+                                 used ? "\n" : "", file);
+            if (wrote > 0 && (size_t)wrote < sizeof w->res.companions - used)
+                w->res.companions_len += (size_t)wrote;
             else
                 w->res.companions[used] = '\0';
             lz_log(w->lib, "companion %s: loaded before the first call of %s", file,
                    w->lib->companions_for[0]);
             continue;
         }
-        lz_probe p;
-        if (lz_probe_read(file, &p) == LZ_PROBE_REJECTED) {
-            lz_note(w, "[%s] companion %s: not loaded: %s", step, file, p.reason);
+        lz_probe cp;
+        if (lz_probe_read(file, &cp) == LZ_PROBE_REJECTED) {
+            lz_note(w, "[%s] companion %s: not loaded: %s", step, file, cp.reason);
             continue;
         }
-        lz_probe_free(&p);
+        lz_probe_free(&cp);
         const char *e;
         void *h = lz_dlopen(file, LZ_DLOPEN_FLAGS, &e);
         if (!h) {
