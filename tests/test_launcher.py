@@ -192,6 +192,31 @@ t.case_per(("jemalloc_preloaded", "jemalloc_linked", "tsan"), static_tls_ranks,
 
 
 @case
+def launcher_never_restarts_a_running_process():
+    """A library with a large initial-exec TLS block loaded by dlopen after
+    main: the process is not restarted (it has run): "start" is printed
+    once, and dlopen answers as it does without lazynccl-run."""
+    a.sanitizer_skip()
+    d = t.workdir("launcher_late_tls")
+    lib_src = os.path.join(d, "bigtls.c")
+    with open(lib_src, "w") as f:
+        f.write('__thread char big[4096] __attribute__((tls_model("initial-exec")));\n'
+                'char *big_at(void) { return big; }\n')
+    lib = t.compile_c(os.path.join(d, "libbigtls.so"), [lib_src], ["-O1"], shared=True)
+    prog_src = os.path.join(d, "late.c")
+    with open(prog_src, "w") as f:
+        f.write('#include <dlfcn.h>\n#include <stdio.h>\n'
+                'int main(int c, char **v) { (void)c; printf("start\\n"); fflush(stdout);\n'
+                '  printf("dlopen %s\\n", dlopen(v[1], RTLD_NOW) ? "ok" : "failed"); return 0; }\n')
+    prog = t.compile_c(os.path.join(d, "late"), [prog_src], ["-ldl"])
+    plain = t.run([prog, lib], check_rc=0).stdout
+    wrapped = t.run([RUN, prog, lib], env={"LAZYNCCL_DEBUG": "1"}, check_rc=0)
+    t.equal(wrapped.stdout.count("start\n"), 1, wrapped.stdout)
+    t.equal(wrapped.stdout.splitlines()[-1], plain.splitlines()[-1], "dlopen as without lazynccl-run")
+    t.check("restarting" not in wrapped.stderr, wrapped.stderr)
+
+
+@case
 def launcher_32bit_program_quiet():
     """A 32-bit x86 program under lazynccl-run prints nothing of ours: its
     ld.so expands LD_AUDIT's $LIB to lib32 and finds the module that

@@ -241,12 +241,20 @@ LZ_AUDIT_API unsigned int la_objopen(struct link_map *map, Lmid_t lmid, uintptr_
     return 0;
 }
 
-/* The first consistent state is the start's end: its objects are mapped. */
+/* The first consistent state is the start's end: its objects are mapped.
+ * la_preinit (before main) ends it too, whatever a glibc reports: a process
+ * is never restarted once anything of it has run. */
 LZ_AUDIT_API void la_activity(uintptr_t *cookie, unsigned int flag)
 {
     (void)cookie;
     if (flag == LA_ACT_CONSISTENT)
         lz_tlsfit_done();
+}
+
+LZ_AUDIT_API void la_preinit(uintptr_t *cookie)
+{
+    (void)cookie;
+    lz_tlsfit_done();
 }
 
 LZ_AUDIT_API unsigned int la_objclose(uintptr_t *cookie)
