@@ -22,20 +22,25 @@ static const char *failure_message(const lz_lib *lib)
     return m ? m->text : out_of_memory;
 }
 
+/* The one table of what a library's state says: the failure report, the
+ * missing symbols' messages once loaded, or NULL where there is nothing to
+ * report (loaded without a failure, or not tried). */
+static const char *state_message(const lz_lib *lib, int status)
+{
+    if (status == LZ_FAILED)
+        return failure_message(lib);
+    if (status == LZ_LOADED) {
+        lz_msg *m = __atomic_load_n(&lib->st->sym_msgs, __ATOMIC_ACQUIRE);
+        return m ? m->text : NULL;
+    }
+    return NULL;
+}
+
 const char *lz_message(const lz_lib *lib)
 {
-    lz_state *st = lib->st;
-    switch (lz_status(lib)) {
-    case LZ_FAILED:
-        return failure_message(lib);
-    case LZ_LOADED:
-    {
-        lz_msg *m = __atomic_load_n(&st->sym_msgs, __ATOMIC_ACQUIRE);
-        return m ? m->text : lib->no_error;
-    }
-    default:
-        return lib->not_loaded;
-    }
+    int status = lz_status(lib);
+    const char *m = state_message(lib, status);
+    return m ? m : status == LZ_LOADED ? lib->no_error : lib->not_loaded;
 }
 
 /* After a loaded library's first failed call, its own-answer functions go
@@ -92,14 +97,7 @@ const char *lz_api_loaded_step(const lz_lib *lib)
 
 const char *lz_api_last_error(const lz_lib *lib)
 {
-    int s = lz_status(lib);
-    if (s == LZ_FAILED)
-        return failure_message(lib);
-    if (s == LZ_LOADED) {
-        lz_msg *m = __atomic_load_n(&lib->st->sym_msgs, __ATOMIC_ACQUIRE);
-        return m ? m->text : NULL;
-    }
-    return NULL;
+    return state_message(lib, lz_status(lib));
 }
 
 int lz_api_set_search_path(const lz_lib *lib, const char *list)

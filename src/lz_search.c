@@ -49,15 +49,13 @@ static int try_entry(lz_walk *w, const char *step, const char *entry, size_t len
 
 static int try_list(lz_walk *w, const char *step, const char *list)
 {
-    const char *p = list;
-    for (;;) {
-        const char *end = strchr(p, ':');
-        size_t len = end ? (size_t)(end - p) : strlen(p);
+    for (const char *p = list;; p++) {
+        size_t len = lz_path_next(p, ":");
         if (try_entry(w, step, p, len))
             return 1;
-        if (!end)
+        p += len;
+        if (!*p)
             return 0;
-        p = end + 1;
     }
 }
 
