@@ -302,5 +302,16 @@ def link_dir(d, *files, name=None):
     return d
 
 
+def audit_entry(module_dir):
+    """What lazynccl-run puts in LD_AUDIT for the audit module in
+    module_dir: the module through $LIB where its copies are there and a
+    32-bit ld.so is installed (src/run/run_find.c), else its own path."""
+    lib64 = f"lib/{HOST_CPU}-linux-gnu"
+    if (HOST_CPU == "x86_64" and os.path.isdir(os.path.join(module_dir, lib64))
+            and os.path.isdir(os.path.join(module_dir, "lib32")) and os.path.exists("/lib/ld-linux.so.2")):
+        return os.path.join(module_dir, "$LIB", "liblazynccl-audit.so")
+    return os.path.join(module_dir, "liblazynccl-audit.so")
+
+
 def glibc_version():
     return os.confstr("CS_GNU_LIBC_VERSION").split()[1]

@@ -16,14 +16,9 @@ from lztest import case
 HERE = os.path.join(t.SOURCE, "tests", "audit")
 RUN = os.path.join(t.BUILD, "lazynccl-run")
 MODULE = os.path.join(t.BUILD, "src", "audit", "liblazynccl-audit.so")
-# What lazynccl-run puts in LD_AUDIT where the build made the platform
-# copies (src/audit/meson.build), and the file it leads this process to.
-_LIB = f"lib/{t.HOST_CPU}-linux-gnu"
-MODULE_ENTRY = (os.path.join(os.path.dirname(os.path.realpath(MODULE)), "$LIB", "liblazynccl-audit.so")
-                if os.path.isdir(os.path.join(os.path.dirname(os.path.realpath(MODULE)), _LIB)) and
-                os.path.isdir(os.path.join(os.path.dirname(os.path.realpath(MODULE)), "lib32")) and
-                os.path.exists("/lib/ld-linux.so.2") else os.path.realpath(MODULE))
-MODULE_HERE = MODULE_ENTRY.replace("$LIB", _LIB)
+# What lazynccl-run puts in LD_AUDIT, and the file it leads this process to.
+MODULE_ENTRY = t.audit_entry(os.path.dirname(os.path.realpath(MODULE)))
+MODULE_HERE = MODULE_ENTRY.replace("$LIB", f"lib/{t.HOST_CPU}-linux-gnu")
 DROPINS = os.path.join(t.BUILD, "src", "dropin")
 LIBS = {"nccl": ("libnccl.so.2", "nccl", "nccl_version"),
         "nvrtc": ("libnvrtc.so.13", "nvrtc", "nvrtc_compile"),

@@ -51,16 +51,6 @@ def wheel():
         return glob.glob(f"{d}/dist/lazynccl-*.whl")[0]
 
 
-def audit_entry(pkg):
-    """What lazynccl-run puts in LD_AUDIT for the package at pkg: the module
-    through $LIB where 32-bit programs can run (src/run/run_find.c)."""
-    lib = "lib/x86_64-linux-gnu"
-    if (os.path.exists(f"{pkg}/{lib}/liblazynccl-audit.so") and os.path.exists(f"{pkg}/lib32/liblazynccl-audit.so")
-            and os.path.exists("/lib/ld-linux.so.2")):
-        return f"{pkg}/$LIB/liblazynccl-audit.so"
-    return f"{pkg}/liblazynccl-audit.so"
-
-
 def venv_with_wheel(name):
     whl = wheel()
     d = t.workdir(name)
@@ -242,7 +232,7 @@ def python_target_dir_and_module_aliases():
     r = t.run([SYSTEM_PY, "-m", "lazynccl", "run", "--print-env"], env=env, check_rc=0)
     t.contains(r.stdout, f"{os.path.realpath(target)}/lazynccl/dropin/libnccl.so.2",
                "the package's drop-ins")
-    t.contains(r.stdout, f"export LD_AUDIT='{audit_entry(os.path.realpath(target) + '/lazynccl')}'",
+    t.contains(r.stdout, f"export LD_AUDIT='{t.audit_entry(os.path.realpath(target) + '/lazynccl')}'",
                "the package's audit module")
     native = t.run([f"{target}/bin/lazynccl-run", "--print-env"], check_rc=0).stdout
     t.equal(native, r.stdout, "the native command in --target/bin finds the same package")

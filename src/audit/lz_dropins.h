@@ -12,6 +12,22 @@
 #define LZ_DROPINS_ENV "LAZYNCCL_AUDIT_DROPINS"
 #define LZ_DROPINS_SEP ':'
 
+/* Where lazynccl-run's other pieces lie, relative to the drop-ins'
+ * directory: the directory above it (an install, the wheel), else its
+ * audit/ sibling (a build tree). */
+#define LZ_AUDIT_FILE "liblazynccl-audit.so"
+#define LZ_REDIRECT_FILE "liblazynccl-redirect.so"
+#define LZ_BESIDE_DROPINS {"/../", "/../audit/"}
+/* The module's copies beside it that LD_AUDIT's $LIB leads each process
+ * to where ld.so expands it as Debian's does (src/audit/meson.build):
+ * 64-bit x86 processes, and 32-bit ones (a module that declines). */
+#if defined(__x86_64__)
+#define LZ_AUDIT_LIB64 "lib/x86_64-linux-gnu"
+#else
+#define LZ_AUDIT_LIB64 ""
+#endif
+#define LZ_AUDIT_LIB32 "lib32"
+
 /* One entry of the list. */
 typedef struct lz_dropin_item {
     const char *path; /* the entry, not NUL-terminated */

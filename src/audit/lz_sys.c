@@ -202,14 +202,20 @@ char **lz_sys_environ(void)
     return sp ? (char **)(sp + 1 + sp[0] + 1) : 0;
 }
 
-const char *lz_sys_getenv(const char *name)
+long lz_sys_env_index(const char *name)
 {
     char **env = lz_sys_environ();
     size_t len = strlen(name);
-    for (; env && *env; env++)
-        if (memcmp(*env, name, len) == 0 && (*env)[len] == '=')
-            return *env + len + 1;
-    return 0;
+    for (long i = 0; env && env[i]; i++)
+        if (memcmp(env[i], name, len) == 0 && env[i][len] == '=')
+            return i;
+    return -1;
+}
+
+const char *lz_sys_getenv(const char *name)
+{
+    long i = lz_sys_env_index(name);
+    return i < 0 ? 0 : lz_sys_environ()[i] + strlen(name) + 1;
 }
 
 unsigned long lz_sys_getauxval(unsigned long type)

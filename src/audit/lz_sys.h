@@ -40,6 +40,8 @@ LZ_SYS_API long lz_sys_execve(const char *path, char *const argv[], char *const 
  * set, there is no environment and every auxiliary value is 0. */
 LZ_SYS_API void lz_sys_set_stack_end(void *argc);
 LZ_SYS_API const char *lz_sys_getenv(const char *name);
+/* The index of NAME=... in the environment array, or -1. */
+LZ_SYS_API long lz_sys_env_index(const char *name);
 /* The start's argument and environment arrays (NULL-terminated, the
  * process's own: editing the environment array edits environ). */
 LZ_SYS_API char **lz_sys_argv(void);

@@ -25,8 +25,6 @@
 #include <string.h>
 
 #define TUNABLES "GLIBC_TUNABLES"
-#define MODULE_NAME "liblazynccl-audit.so"
-#define REDIRECTOR_NAME "liblazynccl-redirect.so"
 
 static int counting = 1;        /* the start's objects are being mapped */
 static int restarted LZ_HOT_DATA;           /* this process is the restarted one */
@@ -68,15 +66,6 @@ static int starts(const char *s, const char *prefix)
     return memcmp(s, prefix, n) == 0;
 }
 
-/* The environment entry NAME=..., by index (-1: none). */
-static long entry(char **env, const char *name)
-{
-    size_t len = strlen(name);
-    for (long i = 0; env && env[i]; i++)
-        if (memcmp(env[i], name, len) == 0 && env[i][len] == '=')
-            return i;
-    return -1;
-}
 
 static void drop_entry(char **env, long i)
 {
@@ -93,20 +82,19 @@ static unsigned long long parse_num(const char *s, const char **end)
     return v;
 }
 
-int lz_tlsfit_configure(void)
+void lz_tlsfit_configure(void)
 {
     char **env = lz_sys_environ();
-    long m = entry(env, LZ_TLSFIT_ENV);
+    long m = lz_sys_env_index(LZ_TLSFIT_ENV);
     if (m < 0)
-        return 0;
+        return;
     const char *rest;
     if (parse_num(env[m] + sizeof LZ_TLSFIT_ENV, &rest) != (unsigned long long)lz_sys_getpid() || *rest)
-        return 0; /* another process's: left as it is */
+        return; /* another process's: left as it is */
     restarted = 1;
     counting = 0;
     drop_entry(env, m);
     lz_say("this process was restarted with the static TLS its libraries need");
-    return 1;
 }
 
 /* Restart the process with its environment envp, saying why (why, then
@@ -141,7 +129,7 @@ LZ_COLD static void restart_with_tunable(void)
     long envc = 0;
     while (env[envc])
         envc++;
-    long t = entry(env, TUNABLES);
+    long t = lz_sys_env_index(TUNABLES);
     size_t old = t >= 0 ? strlen(env[t]) : 0;
     char tun[old + 96], mark[sizeof LZ_TLSFIT_ENV + 24];
     sbuf tb = {tun, 0, sizeof tun}, mb = {mark, 0, sizeof mark};
@@ -172,17 +160,17 @@ LZ_COLD static void restart_with_tunable(void)
     restart(envp, "more than an audited process gets: restarting it with ", tun + sizeof TUNABLES);
 }
 
-/* The redirector beside the audit module: above the drop-ins' directory
- * (an install, the wheel) or in its audit/ sibling (a build tree). */
+/* The redirector beside the drop-ins (lz_dropins.h). */
 LZ_COLD static int redirector(const char *dropin, size_t dir_len, char *out, size_t size)
 {
     /* An array of arrays, not of pointers: the module has no relocation
      * for ld.so to apply (nor a page to write) in every process. */
-    static const char rel[][48] = {"/../" REDIRECTOR_NAME, "/../audit/" REDIRECTOR_NAME};
+    static const char rel[][16] = LZ_BESIDE_DROPINS;
     for (unsigned i = 0; i < sizeof rel / sizeof *rel; i++) {
         sbuf b = {out, 0, size};
         put_n(&b, dropin, dir_len);
         put(&b, rel[i]);
+        put(&b, LZ_REDIRECT_FILE);
         struct stat st;
         if (b.n + 1 < size && lz_sys_stat(out, &st) == 0 && S_ISREG(st.st_mode))
             return 1;
@@ -201,7 +189,7 @@ LZ_COLD static void restart_preloaded(void)
     long envc = 0;
     while (env[envc])
         envc++;
-    long a = entry(env, "LD_AUDIT"), p = entry(env, "LD_PRELOAD");
+    long a = lz_sys_env_index("LD_AUDIT"), p = lz_sys_env_index("LD_PRELOAD");
     size_t alen = a >= 0 ? strlen(env[a]) : 0, plen = p >= 0 ? strlen(env[p]) : 0;
     size_t dlen = dropins ? strlen(dropins) : 0;
     char audit[alen + 16], preload[plen + dlen + 2 * PATH_MAX + 32], redir[PATH_MAX];
@@ -212,8 +200,8 @@ LZ_COLD static void restart_preloaded(void)
         const char *end = q;
         while (*end && *end != ':')
             end++;
-        size_t len = (size_t)(end - q), mlen = sizeof MODULE_NAME - 1;
-        int ours = len >= mlen && memcmp(end - mlen, MODULE_NAME, mlen) == 0 &&
+        size_t len = (size_t)(end - q), mlen = sizeof LZ_AUDIT_FILE - 1;
+        int ours = len >= mlen && memcmp(end - mlen, LZ_AUDIT_FILE, mlen) == 0 &&
                    (len == mlen || end[-(long)mlen - 1] == '/');
         if (len && !ours) {
             if (ab.n > empty)

@@ -4,6 +4,7 @@
 #include "info.h"
 #include "lz_pathlist.h"
 #include "lz_tls.h"
+#include "audit/lz_dropins.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -12,13 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-
-/* Debian's $LIB for x86-64 processes (src/run/run_find.c). */
-#if defined(__x86_64__)
-#define LZ_DEBIAN_LIB "lib/x86_64-linux-gnu"
-#else
-#define LZ_DEBIAN_LIB ""
-#endif
 #include <unistd.h>
 
 static doctor_finding *add(doctor_report *r, const char *check, const char *status,
@@ -213,8 +207,8 @@ static int next_file(const char **list, const char *seps, char *path, size_t siz
     while (*list && **list) {
         size_t n = lz_path_next(*list, seps);
         const char *tok = memmem(*list, n, "$LIB", 4);
-        if (tok && *LZ_DEBIAN_LIB)
-            snprintf(path, size, "%.*s%s%.*s", (int)(tok - *list), *list, LZ_DEBIAN_LIB,
+        if (tok && *LZ_AUDIT_LIB64)
+            snprintf(path, size, "%.*s%s%.*s", (int)(tok - *list), *list, LZ_AUDIT_LIB64,
                      (int)(n - (size_t)(tok - *list) - 4), tok + 4);
         else
             snprintf(path, size, "%.*s", (int)n, *list);

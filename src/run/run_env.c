@@ -47,22 +47,46 @@ static char *joined(const char *head, const char *sep, const char *old)
     return v;
 }
 
-static char *dropin_list(const run_parts *p)
+/* items joined by sep, leaving out those already entries of skip_in
+ * (separated by any of skip_seps); malloc'd. */
+static char *join_items(const char *const *items, int k, char sep, const char *skip_in,
+                        const char *skip_seps)
 {
     size_t n = 1;
-    for (int i = 0; i < p->ndropins; i++)
-        n += strlen(p->dropins[i]) + 1;
+    for (int i = 0; i < k; i++)
+        n += strlen(items[i]) + 1;
     char *v = malloc(n);
     if (!v)
         return NULL;
-    v[0] = '\0';
-    for (int i = 0; i < p->ndropins; i++) {
-        size_t at = strlen(v);
-        if (i)
-            v[at++] = LZ_DROPINS_SEP;
-        strcpy(v + at, p->dropins[i]);
+    size_t at = 0;
+    for (int i = 0; i < k; i++) {
+        if (has_entry(skip_in, skip_seps, items[i]))
+            continue;
+        if (at)
+            v[at++] = sep;
+        size_t len = strlen(items[i]);
+        memcpy(v + at, items[i], len);
+        at += len;
     }
+    v[at] = '\0';
     return v;
+}
+
+/* The drop-ins' paths (run_find.h), the redirector first when given. */
+static int items_of(const run_parts *p, const char *redirector, const char **items)
+{
+    int k = 0;
+    if (*redirector)
+        items[k++] = redirector;
+    for (int i = 0; i < p->ndropins; i++)
+        items[k++] = p->dropins[i];
+    return k;
+}
+
+static char *dropin_list(const run_parts *p)
+{
+    const char *items[RUN_MAX_DROPINS + 1];
+    return join_items(items, items_of(p, "", items), LZ_DROPINS_SEP, NULL, "");
 }
 
 /* LD_PRELOAD: the redirector (when given) and the drop-ins ahead of what
@@ -70,26 +94,9 @@ static char *dropin_list(const run_parts *p)
 static char *preload_value(const run_parts *p, const char *redirector)
 {
     const char *old = getenv("LD_PRELOAD");
-    size_t n = strlen(redirector) + 2;
-    for (int i = 0; i < p->ndropins; i++)
-        n += strlen(p->dropins[i]) + 1;
-    char *head = malloc(n);
-    if (!head)
-        return NULL;
-    head[0] = '\0';
     const char *items[RUN_MAX_DROPINS + 1];
-    int k = 0;
-    if (*redirector)
-        items[k++] = redirector;
-    for (int i = 0; i < p->ndropins; i++)
-        items[k++] = p->dropins[i];
-    for (int i = 0; i < k; i++)
-        if (!has_entry(old, " :", items[i])) {
-            if (*head)
-                strcat(head, " ");
-            strcat(head, items[i]);
-        }
-    char *v = joined(head, " ", old);
+    char *head = join_items(items, items_of(p, redirector, items), ' ', old, " :");
+    char *v = head ? joined(head, " ", old) : NULL;
     free(head);
     return v;
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Where lazynccl-run's pieces are (run_find.h). */
 #include "run_find.h"
+#include "../audit/lz_dropins.h"
 
 #include <dirent.h>
 #include <stdarg.h>
@@ -267,15 +268,13 @@ int run_find_dropins(run_parts *p, const char *only, char *why, size_t whysize)
     return 0;
 }
 
-/* Debian's $LIB for x86-64 processes, where its ld.so is, and where the
- * 32-bit one is when 32-bit programs can run here at all. */
+/* Where x86-64's ld.so is, and where the 32-bit one is when 32-bit
+ * programs can run here at all. */
 #if defined(__x86_64__)
-#define RUN_LIB_DIR "lib/x86_64-linux-gnu"
 #define RUN_LDSO "/lib64/ld-linux-x86-64.so.2"
 #define RUN_LDSO32 "/lib/ld-linux.so.2"
 #define RUN_HAS_LIB_DIR 1
 #else
-#define RUN_LIB_DIR ""
 #define RUN_LDSO ""
 #define RUN_LDSO32 ""
 #define RUN_HAS_LIB_DIR 0
@@ -304,20 +303,19 @@ static int ldso_lib_is(const char *dir)
     return found;
 }
 
-/* name beside the drop-ins: in the directory above them (an install, the
- * wheel) or in its audit/ sibling (a build tree). */
+/* name beside the drop-ins (lz_dropins.h), or where env names it. */
 static void beside(const run_parts *p, const char *env, const char *name, char *out, char *tried)
 {
+    static const char *const rel[] = LZ_BESIDE_DROPINS;
     char cand[PATH_MAX];
     const char *given = env ? getenv(env) : NULL;
     out[0] = '\0';
     if (given && *given)
         fmt(cand, sizeof cand, "%s", given);
-    else {
-        fmt(cand, sizeof cand, "%s/../%s", p->dir, name);
-        if (!is_file(cand))
-            fmt(cand, sizeof cand, "%s/../audit/%s", p->dir, name);
-    }
+    else
+        for (unsigned i = 0; i < sizeof rel / sizeof *rel; i++)
+            if (fmt(cand, sizeof cand, "%s%s%s", p->dir, rel[i], name) && is_file(cand))
+                break;
     if (tried)
         memcpy(tried, cand, sizeof cand);
     if (is_file(cand) && !realpath(cand, out))
@@ -326,8 +324,8 @@ static void beside(const run_parts *p, const char *env, const char *name, char *
 
 void run_find_modules(run_parts *p)
 {
-    beside(p, "LAZYNCCL_AUDIT_MODULE", "liblazynccl-audit.so", p->module, p->module_tried);
-    beside(p, NULL, "liblazynccl-redirect.so", p->redirector, NULL);
+    beside(p, "LAZYNCCL_AUDIT_MODULE", LZ_AUDIT_FILE, p->module, p->module_tried);
+    beside(p, NULL, LZ_REDIRECT_FILE, p->redirector, NULL);
     /* ld.so expands $LIB in LD_AUDIT to its own library directory, so a
      * 32-bit process finds the module that declines quietly instead of
      * printing "wrong ELF class". Only where 32-bit programs can run (a
@@ -342,9 +340,9 @@ void run_find_modules(run_parts *p)
     char *slash = strrchr(p->module, '/');
     char own[PATH_MAX], narrow[PATH_MAX];
     if (RUN_HAS_LIB_DIR && p->module[0] && !(given && *given) && slash && access(RUN_LDSO32, F_OK) == 0 &&
-        fmt(own, sizeof own, "%.*s/%s%s", (int)(slash - p->module), p->module, RUN_LIB_DIR, slash) &&
-        fmt(narrow, sizeof narrow, "%.*s/lib32%s", (int)(slash - p->module), p->module, slash) &&
-        is_file(own) && is_file(narrow) && ldso_lib_is(RUN_LIB_DIR))
+        fmt(own, sizeof own, "%.*s/" LZ_AUDIT_LIB64 "%s", (int)(slash - p->module), p->module, slash) &&
+        fmt(narrow, sizeof narrow, "%.*s/" LZ_AUDIT_LIB32 "%s", (int)(slash - p->module), p->module, slash) &&
+        is_file(own) && is_file(narrow) && ldso_lib_is(LZ_AUDIT_LIB64))
         fmt(p->audit_entry, sizeof p->audit_entry, "%.*s/$LIB%s", (int)(slash - p->module), p->module, slash);
 }
 
