@@ -284,6 +284,50 @@ def audit_module_exports_only_its_hooks():
 
 
 @case
+def audit_module_data_one_page():
+    """What ld.so maps for the module is what it maps for an empty module
+    linked the same way: two segments, the writable one ending in the page
+    where its file part ends, so no zero-filled memory is mapped for it and
+    a process writes only the page ld.so writes anyway (its dynamic
+    section); no RELRO to mprotect, as there is no relocation to protect."""
+    if t.HOST_CPU not in ("x86_64", "aarch64"):
+        raise t.Skip("elsewhere the module links the C library (src/audit/meson.build)")
+    out = t.run(["readelf", "-lW", MODULE], check_rc=0).stdout
+    loads = [line.split() for line in out.splitlines() if line.split()[:1] == ["LOAD"]]
+    t.equal(len(loads), 2, f"PT_LOAD segments:\n{out}")
+    t.check("GNU_RELRO" not in out, f"no RELRO:\n{out}")
+    rw = [seg for seg in loads if "W" in "".join(seg[6:-1])]
+    t.equal(len(rw), 1, f"one writable segment:\n{out}")
+    vaddr, filesz, memsz = (int(x, 16) for x in (rw[0][2], rw[0][4], rw[0][5]))
+    page = os.sysconf("SC_PAGE_SIZE")
+    t.equal((vaddr + memsz + page - 1) // page, (vaddr + filesz + page - 1) // page,
+            f"the writable segment's memory ends in its file part's last page:\n{out}")
+    relocs = t.run(["readelf", "-rW", MODULE], check_rc=0).stdout
+    t.contains(relocs, "There are no relocations in this file.", "relocations of the module")
+
+
+@case
+def audit_long_dropin_list_all_served():
+    """A LAZYNCCL_AUDIT_DROPINS longer than the module's page holds (30
+    entries of 200-byte directories before the real ones) loses no entry:
+    the NCCL drop-in, last, still stands in for a load by path."""
+    sanitizer_skip()
+    real = t.real_library("libnccl.so.2")
+    d = t.workdir("audit_long_list")
+    padding = [f"/{'x' * 200}/libpad{i}.so.1" for i in range(30)]
+    printed = t.run([RUN, "--print-env"], check_rc=0).stdout
+    listed = re.search(r"^export LAZYNCCL_AUDIT_DROPINS='([^']*)'$", printed, re.M)
+    t.check(listed, f"lazynccl-run names the drop-ins:\n{printed}")
+    dropins = ":".join(padding + [listed.group(1)])
+    r = run(d, "nccl", real, under_run=False,
+            extra_env={"LD_AUDIT": MODULE, "LAZYNCCL_AUDIT_DROPINS": dropins, "LAZYNCCL_DEBUG": "1"})
+    t.equal(r.returncode, 0, r.stdout + r.stderr)
+    t.contains(r.stderr, f"redirected to the drop-in {DROPINS}/libnccl.so.2", "the last entry served")
+    t.equal(real_after(r.stdout, "preload"), [], "real files mapped after the by-path preload")
+    t.equal(len(real_after(r.stdout, "call")), 1, "one real copy after the call")
+
+
+@case
 def audit_secure_mode_as_today():
     """A setuid program under lazynccl-run: glibc ignores LD_AUDIT and
     LD_PRELOAD paths there, and the program loads and calls the real library

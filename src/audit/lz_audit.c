@@ -46,33 +46,38 @@
 #include <sys/stat.h>
 
 #define LZ_AUDIT_API __attribute__((visibility("default")))
-#define MAX_TARGETS 32
+/* The drop-ins a process names fit the module's one page of data with
+ * their paths (a dozen paths of up to 150 bytes); a longer list gets
+ * memory of its own. */
+#define PAGE_TARGETS 24
+#define PAGE_POOL 2048
 
 typedef struct target {
     const char *soname; /* the drop-in's file name */
     const char *path;
-    size_t stem;        /* length of "libnccl" in "libnccl.so.2": a by-path request is read only
-                         * when its file name starts so */
     dev_t dev;          /* the drop-in file's id, once read: id_state 0 unread, 1 read, -1 absent */
     ino_t ino;
-    int id_state;
     struct link_map *dropin; /* the drop-in, once mapped */
     lz_asked_box *box;
     struct link_map *real;   /* the real copy, once loaded */
+    unsigned short stem; /* length of "libnccl" in "libnccl.so.2": a by-path request is read only
+                          * when its file name starts so */
+    signed char id_state;
 } target;
 
-/* The targets and their paths, in that order and together: the parts a
- * process fills (a dozen entries, their paths) then lie in the page that
- * ld.so has written anyway (src/audit/meson.build links without RELRO). */
+/* Every process writes the page of the module's dynamic section (ld.so
+ * relocates it in place) and nothing else of the module's data: its state
+ * lies in that page (src/audit/meson.build links without RELRO, and the
+ * suite checks that the data ends within it), so an audited process maps
+ * no memory for it and takes no fault of its own. */
 static struct {
-    target targets[MAX_TARGETS];
-    char pool[4096];
-    char exe[PATH_MAX]; /* object_name's, rarely filled: last */
+    target targets[PAGE_TARGETS];
+    char pool[PAGE_POOL];
 } tab;
-#define targets tab.targets
-#define pool tab.pool
+static target *targets LZ_HOT_DATA;
 static int ntargets LZ_HOT_DATA;
-/* The drop-in paths, split in place ("a:b" copied with NULs). */
+/* object_name's copy of the program's file name, made on first need. */
+static const char *exe LZ_HOT_DATA;
 /* A by-path request redirected to a drop-in not mapped yet: the box is
  * filled when it is (la_objopen, in the same dlopen). Both strings outlive
  * that dlopen: the caller's argument and the asking object's name. */
@@ -98,14 +103,27 @@ static const char *base_name(const char *p)
 }
 
 /* LAZYNCCL_AUDIT_DROPINS (lz_dropins.h) into targets, the paths copied
- * into the pool with NULs. */
+ * into a pool with NULs: the environment's own strings may be overwritten
+ * by the program (setproctitle). */
 static void read_targets(const char *list)
 {
-    size_t n = 0;
+    size_t count = 0, chars = 0;
     lz_dropin_item it;
-    while (ntargets < MAX_TARGETS && lz_dropins_next(&list, &it)) {
-        if (it.len + 1 > sizeof pool - n)
-            break;
+    for (const char *l = list; lz_dropins_next(&l, &it);)
+        count++, chars += it.len + 1;
+    targets = tab.targets;
+    char *pool = tab.pool;
+    if (count > PAGE_TARGETS || chars > PAGE_POOL) {
+        char *mem = lz_sys_alloc(count * sizeof *targets + chars);
+        if (!mem) {
+            lz_say("cannot allocate memory for the drop-ins ", list, ": none will stand in");
+            return;
+        }
+        targets = (target *)mem;
+        pool = mem + count * sizeof *targets;
+    }
+    size_t n = 0;
+    while (lz_dropins_next(&list, &it)) {
         char *path = pool + n;
         for (size_t i = 0; i < it.len; i++)
             path[i] = it.path[i];
@@ -114,7 +132,7 @@ static void read_targets(const char *list)
         target *t = &targets[ntargets++];
         t->path = path;
         t->soname = path + (it.name - it.path);
-        t->stem = it.stem;
+        t->stem = (unsigned short)it.stem;
     }
 }
 
@@ -142,14 +160,14 @@ static void configure(void *stack_end)
  * kernel's word, not argv[0]). Read only to say who asked. */
 LZ_COLD static const char *object_name(const struct link_map *map)
 {
-    char *exe = tab.exe;
     if (map && map->l_name && map->l_name[0])
         return map->l_name;
-    if (!exe[0]) {
-        long n = lz_sys_readlink("/proc/self/exe", exe, sizeof tab.exe - 1);
-        if (n <= 0)
-            return "the program";
-        exe[n] = '\0';
+    if (!exe) {
+        char *buf = lz_sys_alloc(PATH_MAX);
+        long n = buf ? lz_sys_readlink("/proc/self/exe", buf, PATH_MAX - 1) : -1;
+        if (n > 0)
+            buf[n] = '\0';
+        exe = n > 0 ? buf : "the program";
     }
     return exe;
 }

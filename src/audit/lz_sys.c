@@ -7,6 +7,7 @@
 #include <elf.h>
 #include <link.h>
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <linux/limits.h> /* PATH_MAX: a freestanding <limits.h> (clang's) has none */
 #include <sys/stat.h>
 #include <string.h>
@@ -107,6 +108,14 @@ int lz_sys_getpid(void)
 LZ_COLD long lz_sys_execve(const char *path, char *const argv[], char *const envp[])
 {
     return SYS(SYS_execve, path, argv, envp);
+}
+
+/* Zeroed private memory, never freed: for the rare state that does not fit
+ * the module's one page of data (lz_audit.c). 0 when refused. */
+LZ_COLD void *lz_sys_alloc(size_t len)
+{
+    long r = sys6(SYS_mmap, 0, (long)len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return r < 0 && r > -4096 ? 0 : (void *)r;
 }
 
 int lz_sys_mincore(void *start, size_t len, unsigned char *vec)
