@@ -199,7 +199,11 @@ static int from_map(const struct link_map *map, lz_mem_obj *o)
         return o->ph != 0;
     }
     const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)map->l_addr;
-    if (!map->l_addr || !mapped(eh, 4096 - (map->l_addr & 4095)) || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0)
+    /* The kernel maps the vDSO and ld.so whole, headers first: no system
+     * call in every process for the two objects it always has. */
+    int known = map->l_addr == lz_sys_getauxval(AT_SYSINFO_EHDR) || map->l_addr == lz_sys_getauxval(AT_BASE);
+    if (!map->l_addr || (!known && !mapped(eh, 4096 - (map->l_addr & 4095))) ||
+        memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0)
         return 0;
     o->ph = (const ElfW(Phdr) *)(map->l_addr + eh->e_phoff);
     o->phnum = eh->e_phnum;

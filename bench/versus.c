@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: MIT
+ * One NCCL client for every way of linking it (bench/versus builds it at
+ * -O2 against the real library, Implib.so's stubs, and lazynccl's shared
+ * and static shims; docs/performance.md, "Beside Implib.so").
+ *   versus start               nothing: start-up of the program as linked
+ *   versus hot N               ns per call: ncclGetVersion, then
+ *                              ncclGetErrorString(ncclSuccess), N calls each
+ *                              after a first call
+ *   versus first               the first ncclGetVersion: ns, page faults
+ *   versus threads N           N threads make their first call at once;
+ *                              prints "ok V" when every thread got version V
+ *   versus absent              one call with the library absent: prints the
+ *                              result code (a stub that aborts never prints)
+ *   versus bare FLAGS PATH     (built without NCCL) dlopen(PATH, FLAGS) +
+ *                              dlsym + call, as the first call: ns, faults;
+ *                              FLAGS "local" or "global" (with RTLD_LAZY)
+ * Every path checks the call's answer: a wrong one exits 1. */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#ifndef BARE
+#include <nccl.h>
+#endif
+
+static long faults(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_minflt + ru.ru_majflt;
+}
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+#ifdef BARE
+int main(int argc, char **argv)
+{
+    if (argc != 4 || strcmp(argv[1], "bare") != 0)
+        return 2;
+    int flags = RTLD_LAZY | (strcmp(argv[2], "global") == 0 ? RTLD_GLOBAL : RTLD_LOCAL);
+    int v = 0;
+    long f0 = faults();
+    double t0 = now();
+    void *h = dlopen(argv[3], flags);
+    int (*get)(int *) = h ? (int (*)(int *))dlsym(h, "ncclGetVersion") : NULL;
+    int rc = get ? get(&v) : -1;
+    double t1 = now();
+    printf("%.0f %ld\n", t1 - t0, faults() - f0);
+    return rc != 0 || v <= 0;
+}
+#else
+static int version_seen;
+
+static void *one_call(void *arg)
+{
+    int v = 0;
+    *(int *)arg = ncclGetVersion(&v) == ncclSuccess ? v : -1;
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "start";
+    int v = 0;
+    if (strcmp(mode, "start") == 0)
+        return 0;
+    if (strcmp(mode, "first") == 0) {
+        long f0 = faults();
+        double t0 = now();
+        ncclResult_t rc = ncclGetVersion(&v);
+        double t1 = now();
+        printf("%.0f %ld\n", t1 - t0, faults() - f0);
+        return rc != ncclSuccess || v <= 0;
+    }
+    if (strcmp(mode, "absent") == 0) {
+        ncclResult_t rc = ncclGetVersion(&v);
+        printf("%d\n", (int)rc);
+        return 0;
+    }
+    if (strcmp(mode, "threads") == 0 && argc > 2) {
+        int n = atoi(argv[2]);
+        pthread_t t[256];
+        int got[256];
+        if (n < 1 || n > 256)
+            return 2;
+        for (int i = 0; i < n; i++)
+            if (pthread_create(&t[i], NULL, one_call, &got[i]) != 0)
+                return 1;
+        for (int i = 0; i < n; i++)
+            pthread_join(t[i], NULL);
+        version_seen = got[0];
+        for (int i = 1; i < n; i++)
+            if (got[i] != version_seen)
+                return 1;
+        printf("ok %d\n", version_seen);
+        return version_seen <= 0;
+    }
+    if (strcmp(mode, "hot") == 0 && argc > 2) {
+        long n = atol(argv[2]);
+        if (ncclGetVersion(&v) != ncclSuccess || v <= 0)
+            return 1;
+        const char *volatile msg = ncclGetErrorString(ncclSuccess);
+        double t0 = now();
+        for (long i = 0; i < n; i++)
+            ncclGetVersion(&v);
+        double t1 = now();
+        for (long i = 0; i < n; i++)
+            msg = ncclGetErrorString(ncclSuccess);
+        double t2 = now();
+        printf("%.3f %.3f\n", (t1 - t0) / n, (t2 - t1) / n);
+        return msg == NULL;
+    }
+    return 2;
+}
+#endif
