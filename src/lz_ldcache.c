@@ -131,8 +131,49 @@ char *lz_ldcache_path(const char *file, const char *soname)
     return found;
 }
 
+/* _dl_cache_libcmp(name, key at off): ld.so's order of the cache, runs of
+ * digits compared as numbers; a key that runs off the file ends there. */
+static int ldc_cmp(const char *buf, size_t len, uint32_t off, const char *name)
+{
+    const char *k = off < len ? buf + off : "", *end = off < len ? buf + len : k + 1;
+#define KEY (k < end ? *k : '\0')
+#define DIGIT(c) ((c) >= '0' && (c) <= '9')
+    while (*name) {
+        if (DIGIT(*name)) {
+            if (!DIGIT(KEY))
+                return 1;
+            unsigned long a = 0, b = 0;
+            while (DIGIT(*name))
+                a = a * 10 + (unsigned long)(*name++ - '0');
+            while (k < end && DIGIT(*k))
+                b = b * 10 + (unsigned long)(*k++ - '0');
+            if (a != b)
+                return a < b ? -1 : 1;
+        } else if (DIGIT(KEY)) {
+            return -1;
+        } else if (*name != KEY) {
+            return (unsigned char)*name - (unsigned char)KEY;
+        } else {
+            name++, k++;
+        }
+    }
+    return -(int)(unsigned char)KEY;
+#undef DIGIT
+#undef KEY
+}
+
+static struct cache_entry ldc_entry(const char *buf, uint32_t i)
+{
+    struct cache_entry e;
+    memcpy(&e, buf + sizeof(struct cache_header) + (size_t)i * sizeof e, sizeof e);
+    return e;
+}
+
 /* The first entry for soname of this machine's C library, as ld.so takes it:
- * its path copied (malloc'd), or NULL. */
+ * its path copied (malloc'd), or NULL. As ld.so does, a binary search (the
+ * cache is sorted, descending in ldc_cmp's order: a scan of every entry cost
+ * 25 us of a first call), back to the first entry of that name, then on
+ * through its entries. */
 static char *ldc_lookup(const char *buf, size_t len, const char *soname)
 {
     struct cache_header h;
@@ -140,10 +181,28 @@ static char *ldc_lookup(const char *buf, size_t len, const char *soname)
     if (memcmp(h.magic, CACHE_MAGIC, sizeof h.magic) != 0 ||
         h.nlibs > (len - sizeof h) / sizeof(struct cache_entry))
         return NULL;
+    uint32_t lo = 0, hi = h.nlibs, at = h.nlibs;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        int c = ldc_cmp(buf, len, ldc_entry(buf, mid).key, soname);
+        if (c == 0) {
+            at = mid;
+            break;
+        }
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (at == h.nlibs)
+        return NULL;
+    while (at > 0 && ldc_cmp(buf, len, ldc_entry(buf, at - 1).key, soname) == 0)
+        at--;
     size_t n = strlen(soname);
-    for (uint32_t i = 0; i < h.nlibs; i++) {
-        struct cache_entry e;
-        memcpy(&e, buf + sizeof h + i * sizeof e, sizeof e);
+    for (; at < h.nlibs; at++) {
+        struct cache_entry e = ldc_entry(buf, at);
+        if (ldc_cmp(buf, len, e.key, soname) != 0)
+            break;
         if ((e.flags & FLAG_TYPE_MASK) != FLAG_ELF_LIBC6)
             continue;
         if (FLAG_OWN_ARCH != -1 && (e.flags & FLAG_ARCH_MASK) != FLAG_OWN_ARCH)

@@ -6,6 +6,7 @@ here. Each step has a case that shows it is used and one that it yields to
 the step before it."""
 import json
 import os
+import re
 import shutil
 import stat
 
@@ -300,6 +301,37 @@ def step_ld_so_cache():
     out = call(client(d), {})
     t.contains(out, "ncclGetVersion: rc=0 value=2", "real NCCL version")
     t.contains(loaded_line(out), "step=ld.so.cache copies=1", "step")
+
+
+@case
+def ld_so_cache_lookup_as_ldconfig():
+    """The runtime's ld.so.cache lookup (a binary search, as ld.so's) gives,
+    for every soname in this machine's cache, the first entry of this
+    machine's kind that `ldconfig -p` lists for it; names not in the cache,
+    and prefixes or extensions of names in it, give nothing."""
+    import platform
+    if t.HOST_CPU != platform.machine().replace("arm64", "aarch64"):
+        raise t.Skip("the cache is this machine's; the runtime under test is built for another")
+    tag = {"x86_64": "libc6,x86-64", "aarch64": "libc6,AArch64"}.get(t.HOST_CPU)
+    if not tag or not os.path.exists("/etc/ld.so.cache"):
+        raise t.Skip("no ld.so.cache of a known kind here")
+    want = {}
+    for line in t.run(["/sbin/ldconfig", "-p"], check_rc=0).stdout.splitlines()[1:]:
+        m = re.match(r"\s+(\S+) \(([^)]*)\) => (\S+)$", line)
+        if m and (m.group(2) == tag or m.group(2).startswith(tag + ",")):
+            want.setdefault(m.group(1), m.group(3))
+    t.check(len(want) > 20, f"ldconfig -p lists sonames: {len(want)}")
+    d = t.workdir("ldcache_lookup")
+    src = os.path.join(t.SOURCE, "src")
+    exe = t.compile_c(os.path.join(d, "ldcache_lookup"),
+                      [os.path.join(t.PROGS, "ldcache_lookup.c"), os.path.join(src, "lz_ldcache.c")],
+                      ["-I" + src, "-D_GNU_SOURCE"])
+    absent = ["libnot-there.so.1", "libc.so", "libc.so.60", "libc.so.6.1", "lib", ""]
+    names = sorted(want) + [n for n in absent if n not in want]
+    out = t.run([exe, "/etc/ld.so.cache"] + names, check_rc=0).stdout.splitlines()
+    got = dict(line.rsplit(" ", 1) if " " in line.strip() else ("", line.strip()) for line in out)
+    for name in names:
+        t.equal(got.get(name), want.get(name, "-"), f"ld.so.cache entry for {name!r}")
 
 
 # --- 7. /usr/local/cuda ------------------------------------------------------
