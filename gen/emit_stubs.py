@@ -53,10 +53,11 @@ def expand_exports(spec, functions):
 
 
 def failure_value(spec, fn):
-    """The spec's [failure] value for the return type; NULL for a pointer
+    """The spec's [failure.functions] value for the function, else its
+    [failure] value for the return type; NULL for a pointer
     (through typedefs: CURL *, gzFile) the spec does not name; None when
     neither."""
-    value = spec.failure.get(fn.ret)
+    value = spec.failure_functions.get(fn.name, spec.failure.get(fn.ret))
     if value is None:
         return "NULL" if fn.ret_pointer else None
     return "lz_message(&LZ_LIB)" if value == "@message" else value
@@ -78,6 +79,24 @@ def check_failures(spec, exports, header):
         lines.append(f'  "{ret}" = ...    # returned by {where[0]}'
                      + (f" and {len(where) - 1} more" if len(where) > 1 else ""))
     raise GenError(spec.path, "\n".join(lines))
+
+
+def check_names(spec, exports, control_prefix=None):
+    """Names the spec gives that the header does not declare, and exported
+    names that would clash with the control API, all in one message."""
+    served = {e.name for e in exports}
+    problems = [f"'required': {n} is not a function the header declares and function_pattern "
+                f"selects" for n in spec.required if n not in served]
+    problems += [f"[failure.functions]: {n} is not a function the header declares and "
+                 f"function_pattern selects" for n in spec.failure_functions if n not in served]
+    if spec.control_api and not spec.hidden:
+        from control_api import exported_names
+        control = set(exported_names(control_prefix or spec.shim + "_"))
+        problems += [f"{e.name} (from {e.fn.file or spec.headers[0]}:{e.fn.line}) has the name of a "
+                     f"control-API function of shim '{spec.shim}': rename the shim or leave it "
+                     f"out of function_pattern" for e in exports if e.name in control]
+    if problems:
+        raise GenError(spec.path, "\n  ".join([f"{len(problems)} name(s) cannot be served:"] + problems))
 
 
 def split_variadic(spec, exports, arch):
@@ -302,6 +321,7 @@ class ShimWriter:
         for name in spec.own_answers:
             if name not in wrapped:
                 raise GenError(f"{spec.path} [own_answers]", f"'{name}' is not a wrapped function")
+        check_names(spec, self.exports, control_prefix)
         check_failures(spec, self.exports, headers[0])
         self.answers = [e for e in self.exports if e.name in spec.own_answers]
         for e in self.answers:

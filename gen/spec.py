@@ -8,6 +8,7 @@ may name shared defaults (defaults = "cuda": stubs/defaults/cuda.toml).
 
 import os
 import re
+import stat
 try:
     import tomllib
 except ImportError:  # Python before 3.11: the same parser, from PyPI (pyproject.toml asks for it)
@@ -65,7 +66,8 @@ class Spec:
     sonames: list = setting(_LIST, required=True)
     feature: str = setting(_STR, required=True)
     description: str = setting(_STR, required=True)
-    failure: dict = field(default_factory=dict)      # [failure]
+    failure: dict = field(default_factory=dict)      # [failure]: return type -> value
+    failure_functions: dict = field(default_factory=dict)  # [failure.functions]: name -> value
     own_answers: dict = field(default_factory=dict)  # [own_answers]
     env: str = setting(_STR, "", c="env_var")        # "": LAZY<ID>_LIBPATH
     wheel_dirs: list = setting(_LIST, [])
@@ -155,10 +157,16 @@ def _regex(text, where, key):
 
 def _read_toml(path):
     try:
+        # stat first: a FIFO named like a spec must be refused, not waited on.
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            raise GenError(path, "cannot read spec: not a regular file")
         with open(path, "rb") as f:
             return tomllib.load(f)
     except OSError as e:
         raise GenError(path, f"cannot read spec: {e.strerror}")
+    except UnicodeDecodeError as e:
+        raise GenError(path, f"not UTF-8 text: byte 0x{e.object[e.start]:02x} at offset {e.start} "
+                             f"(a spec is TOML, which is UTF-8)")
     except tomllib.TOMLDecodeError as e:
         # tomllib's message already carries "(at line N, column M)".
         raise GenError(path, f"malformed TOML: {e}")
@@ -270,6 +278,102 @@ def _validate(spec):
             raise GenError(where, f"'{key}' must be a C identifier")
     if not spec.headers or not spec.sonames:
         raise GenError(where, "'headers' and 'sonames' must not be empty")
+    for name in spec.sonames:
+        if not re.match(r"^[A-Za-z0-9_][A-Za-z0-9_.+-]*$", name):
+            raise GenError(where, f"'sonames': {name!r} is not a file name (letters, digits, "
+                                  f"'_', '.', '+', '-'; no '/': a SONAME names no directory)")
+    for name in spec.required:
+        if not _IDENT.match(name):
+            raise GenError(where, f"'required': {name!r} is not a C identifier")
+
+
+_TOKEN = re.compile(r"\s*(?:(?P<num>(?:0[xX][0-9A-Fa-f]+|[0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?)"
+                    r"[uUlLfF]*)|(?P<id>[A-Za-z_][A-Za-z0-9_]*)|(?P<op>[-+~(){},*]))")
+
+
+def c_constant(text):
+    """1 when text is a C constant expression of the forms a failure value
+    takes: a number, an enumerator or macro, NULL, a signed or cast one
+    ("-1", "(size_t)-1"), or a compound literal of them ("(ncclTeam_t){0, 0,
+    0}"); nothing that could close a statement or open another."""
+    toks, pos = [], 0
+    while pos < len(text):
+        m = _TOKEN.match(text, pos)
+        if not m or m.end() == pos:
+            if text[pos:].strip() == "":
+                break
+            return False
+        toks.append((m.lastgroup, m.group(m.lastgroup)))
+        pos = m.end()
+    i = 0
+
+    def peek(v=None):
+        return i < len(toks) and (v is None or toks[i][1] == v)
+
+    def typename():
+        nonlocal i
+        n = 0
+        while i < len(toks) and (toks[i][0] == "id" or toks[i][1] == "*"):
+            i, n = i + 1, n + 1
+        return n > 0
+
+    def value():
+        nonlocal i
+        if peek("-") or peek("+") or peek("~"):
+            i += 1
+            return value()
+        if peek("("):
+            i += 1
+            if not typename() or not peek(")"):
+                return False
+            i += 1
+            if peek("{"):
+                i += 1
+                if not value():
+                    return False
+                while peek(","):
+                    i += 1
+                    if not value():
+                        return False
+                if not peek("}"):
+                    return False
+                i += 1
+                return True
+            return value()
+        if i < len(toks) and toks[i][0] in ("num", "id"):
+            i += 1
+            return True
+        return False
+
+    return bool(toks) and value() and i == len(toks)
+
+
+def _failure_value(where, key, value):
+    if not isinstance(value, str):
+        raise GenError(where, f"value for '{key}' must be a string")
+    if value != "@message" and not (key == "void" and value == "") and not c_constant(value):
+        raise GenError(where, f"value for '{key}': {value!r} is not a C constant expression (a "
+                              f"number, an enumerator, NULL, a cast or a compound literal of "
+                              f"them, or \"@message\"; \"\" for \"void\")")
+    return value
+
+
+def _failures(path, data):
+    """[failure] (return type -> value) and [failure.functions] (name ->
+    value), every value checked."""
+    table = data.get("failure")
+    if not isinstance(table, dict) or not [k for k in table if k != "functions"]:
+        raise GenError(path, "missing or empty [failure] table")
+    by_type, by_function = {}, {}
+    for key, value in table.items():
+        if key == "functions" and isinstance(value, dict):
+            for name, v in value.items():
+                if not _IDENT.match(name):
+                    raise GenError(f"{path} [failure.functions]", f"'{name}' is not a C identifier")
+                by_function[name] = _failure_value(f"{path} [failure.functions]", name, v)
+        else:
+            by_type[key] = _failure_value(f"{path} [failure]", key, value)
+    return by_type, by_function
 
 
 def _string_table(path, data, name):
@@ -316,9 +420,7 @@ def load_spec(path):
     data = _read_toml(path)
     spec = _settings(path, *_library_table(path, data))
     _validate(spec)
-    if not isinstance(data.get("failure"), dict) or not data["failure"]:
-        raise GenError(path, "missing or empty [failure] table")
-    spec.failure = _string_table(path, data, "failure")
+    spec.failure, spec.failure_functions = _failures(path, data)
     spec.unsupported = _string_table(path, data, "unsupported")
     spec.own_answers = _own_answers(path, data)
     spec.versioned = _versioned(path, data)

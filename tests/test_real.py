@@ -3,6 +3,7 @@
 """End-to-end tests against the real CUDA 13.0 libraries (skip where absent)."""
 import filecmp
 import os
+import sys
 
 import lztest as t
 from lztest import case
@@ -114,3 +115,32 @@ def demo():
 
 if __name__ == "__main__":
     raise SystemExit(t.main())
+
+
+@case
+def bench_versus_runs_as_documented():
+    """bench/versus (docs/performance.md, "Beside Implib.so") runs as
+    documented without an Implib.so checkout: it says why Implib.so's column
+    is left out, prints every row for direct linking and both shims, each
+    mechanism's 32 threads agree in every process, and with the library
+    hidden the program linked to the real one stops before main (127) while
+    both shims return ncclSystemError (2) and exit 0."""
+    t.real_library("libnccl.so.2")
+    if t.SANITIZE not in ("", "none"):
+        raise t.Skip("the bench links the static shim without a sanitizer's runtime; the default build runs it")
+    env = {"LAZYNCCL_IMPLIB_DIR": "", "NCCL_INCLUDE": t.NCCL_INCLUDE}
+    r = t.run([sys.executable, os.path.join(t.SOURCE, "bench", "versus"), t.BUILD, "--quick"],
+              env=env, check_rc=0)
+    out = r.stdout
+    t.contains(out, "Implib.so left out: no Implib.so checkout", "the reason for the missing column")
+    t.contains(out, "| measurement | direct | lazynccl shared | lazynccl static | target |", "the columns")
+    rows = {line.split(" | ")[0].lstrip("| "): line for line in out.splitlines() if line.startswith("| ")}
+    for what in ("hot ncclGetVersion", "first call / a bare dlopen with its flags",
+                 "32 threads' first calls at once", "library absent: ncclGetVersion"):
+        t.check(any(k.startswith(what) for k in rows), f"row {what!r} in:\n{out}")
+    t.contains(rows["32 threads' first calls at once"], "| 20/20 ok | 20/20 ok | 20/20 ok |", "threads")
+    absent = rows["library absent: ncclGetVersion"]
+    if "need root" not in absent:
+        cells = absent.split(" | ")[1:4]
+        t.check(cells[0].startswith("exit 127"), f"direct without the library: {cells[0]}")
+        t.equal(cells[1:], ["exit 0, rc 2", "exit 0, rc 2"], "the shims without the library")

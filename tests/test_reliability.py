@@ -291,6 +291,94 @@ def generator_header_parse_error():
 
 
 
+@case
+def generator_spec_not_utf8():
+    """A spec that is not UTF-8 gets FILE: error naming the byte, not a traceback."""
+    d = t.workdir("gen_not_utf8")
+    spec = f"{d}/latin1.toml"
+    with open(spec, "wb") as f:
+        f.write(GOOD.replace('description = "test"', 'description = "caf\u00e9"').encode("latin-1"))
+    r = t.run([sys.executable, os.path.join(t.SOURCE, "gen", "lazygen.py"), "generate", spec,
+               "--include-dir", d, "--cc", " ".join(t.CC), "--out-c", f"{d}/out.c"])
+    t.equal(r.returncode, 1, f"exit status; stderr: {r.stderr}")
+    t.check("Traceback" not in r.stderr, "a Python traceback:\n" + r.stderr)
+    t.contains(r.stderr, f"lazygen: {spec}: error: not UTF-8 text: byte 0xe9 at offset ", "message")
+
+
+@case
+def generator_spec_fifo():
+    """A FIFO named as the spec is refused at once, not waited on."""
+    d = t.workdir("gen_fifo")
+    fifo = f"{d}/fifo.toml"
+    if not os.path.exists(fifo):
+        os.mkfifo(fifo)
+    r = t.run(["timeout", "20", sys.executable, os.path.join(t.SOURCE, "gen", "lazygen.py"), "generate",
+               fifo, "--include-dir", d, "--cc", " ".join(t.CC), "--out-c", f"{d}/out.c"])
+    t.equal(r.returncode, 1, f"exit status; stderr: {r.stderr}")
+    t.contains(r.stderr, f"lazygen: {fifo}: error: cannot read spec: not a regular file", "message")
+
+
+@case
+def generator_spec_values_checked():
+    """Values the C code would paste are checked: a failure value that is
+    not a C constant expression (it would have compiled and exported
+    `injected`), a SONAME naming a directory; each names the key."""
+    d = t.workdir("gen_values")
+    bad = '"-1; } int injected(void) { return 42"'
+    spec, err = lazygen(d, GOOD.replace('"int" = "-1"', f'"int" = {bad}'), header="int bad_a(int x);\n")
+    t.contains(err, f"lazygen: {spec} [failure]: error: value for 'int': '-1; }} int injected(void) "
+                    f"{{ return 42' is not a C constant expression", "failure value")
+    spec, err = lazygen(d, GOOD.replace('"int" = "-1"', '"int" = "-1"\n[failure.functions]\n'
+                                        f'bad_a = {bad}'), header="int bad_a(int x);\n")
+    t.contains(err, f"lazygen: {spec} [failure.functions]: error: value for 'bad_a':", "per function")
+    spec, err = lazygen(d, GOOD.replace('sonames = ["libbad.so.1"]', 'sonames = ["../lib/libbad.so.1"]'))
+    t.contains(err, f"lazygen: {spec} [library]: error: 'sonames': '../lib/libbad.so.1' is not a file "
+                    f"name", "soname")
+
+
+@case
+def generator_names_checked_in_one_run():
+    """Names the spec gives that the header lacks (required, per-function
+    failure values) and header functions named like the control API are
+    all reported in one run."""
+    d = t.workdir("gen_names")
+    text = GOOD.replace('required = []', 'required = ["bad_missing"]').replace(
+        'function_pattern = "^bad"', 'function_pattern = "^(bad|lazybad_)"').replace(
+        '"int" = "-1"', '"int" = "-1"\n[failure.functions]\nbad_gone = "0"')
+    spec, err = lazygen(d, text, header="int bad_a(int x);\nint lazybad_load(void);\n"
+                                        "int badb(void);\n")
+    t.contains(err, f"lazygen: {spec}: error: 3 name(s) cannot be served:\n"
+                    "  'required': bad_missing is not a function the header declares and "
+                    "function_pattern selects\n"
+                    "  [failure.functions]: bad_gone is not a function the header declares and "
+                    "function_pattern selects\n", "missing names")
+    t.contains(err, "lazybad_load", "the clash is named")
+
+
+@case
+def generator_failure_per_function():
+    """[failure.functions] gives one function its own failure value: with
+    the library absent, bad_version() returns 0 while bad_a() returns the
+    type's -1."""
+    d = t.workdir("gen_per_function")
+    with open(f"{d}/bad.h", "w") as f:
+        f.write("int bad_a(int x);\nint bad_version(void);\n")
+    with open(f"{d}/bad.toml", "w") as f:
+        f.write(GOOD.replace('function_pattern = "^bad"', 'function_pattern = "^bad"\ncontrol_api = false')
+                + "[failure.functions]\nbad_version = \"0\"\n")
+    r = t.run([sys.executable, os.path.join(t.SOURCE, "gen", "lazygen.py"), "generate", f"{d}/bad.toml",
+               "--include-dir", d, "--cc", " ".join(t.CC), "--out-c", f"{d}/out.c"])
+    t.equal(r.returncode, 0, r.stderr)
+    with open(f"{d}/main.c", "w") as f:
+        f.write('#include <stdio.h>\n#include "bad.h"\n'
+                'int main(void) { printf("%d %d\\n", bad_a(5), bad_version()); return 0; }\n')
+    exe = t.compile_c(f"{d}/main", [f"{d}/main.c", f"{d}/out.c"],
+                      [f"-I{d}", f"-I{t.SOURCE}/src", f"-I{t.BUILD}", "-fvisibility=hidden", "-D_GNU_SOURCE",
+                       os.path.join(t.SHIMS, "liblzruntime.a"), "-ldl", "-lpthread"] + t.sanitizer_link_args())
+    out = t.run([exe], env={"LAZYBAD_LIBPATH": f"{d}/nowhere/libbad.so.1"}, check_rc=0).stdout
+    t.equal(out, "-1 0\n", "bad_a's type value and bad_version's own")
+
+
 def fork_stress(what, runs):
     if t.SANITIZE not in ("", "none"):
         raise t.Skip("gcc 12's ASan and TSan allocators are not fork-safe: a child forked while "
