@@ -47,15 +47,14 @@ static inline int lz_dropins_next(const char **list, lz_dropin_item *it)
 {
     const char *p = *list;
     while (p && *p) {
-        const char *end = p;
-        while (*end && *end != LZ_DROPINS_SEP)
-            end++;
+        /* One pass over the entry: every audited process parses the list. */
+        const char *end = p, *name = p;
+        for (; *end && *end != LZ_DROPINS_SEP; end++)
+            if (*end == '/')
+                name = end + 1;
         it->path = p;
         it->len = (size_t)(end - p);
-        it->name = p;
-        for (const char *q = p; q < end; q++)
-            if (*q == '/')
-                it->name = q + 1;
+        it->name = name;
         it->name_len = (size_t)(end - it->name);
         for (it->stem = 0; it->stem < it->name_len && it->name[it->stem] != '.'; it->stem++)
             ;
