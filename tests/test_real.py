@@ -113,10 +113,6 @@ def demo():
     t.contains(out, "sm_90 cubin", "demo output")
 
 
-if __name__ == "__main__":
-    raise SystemExit(t.main())
-
-
 @case
 def bench_versus_runs_as_documented():
     """bench/versus (docs/performance.md, "Beside Implib.so") runs as
@@ -144,3 +140,7 @@ def bench_versus_runs_as_documented():
         cells = absent.split(" | ")[1:4]
         t.check(cells[0].startswith("exit 127"), f"direct without the library: {cells[0]}")
         t.equal(cells[1:], ["exit 0, rc 2", "exit 0, rc 2"], "the shims without the library")
+
+
+if __name__ == "__main__":
+    raise SystemExit(t.main())
