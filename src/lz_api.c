@@ -7,7 +7,6 @@
 #include "lz_find.h"
 #include "lz_load.h"
 #include "lz_lock.h"
-#include "lz_report.h"
 #include "lz_search.h"
 
 #include <stdio.h>

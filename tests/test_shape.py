@@ -239,6 +239,63 @@ def runtime_layers_match_architecture():
     t.equal(said_calls, graph, "docs/architecture.md's 'calls' column vs the includes")
 
 
+_C_WORDS = {"const", "static", "inline", "int", "char", "void", "unsigned", "long", "short", "signed",
+            "double", "float", "volatile", "restrict", "struct", "union", "enum", "typedef", "extern",
+            "return", "if", "else", "for", "while", "do", "sizeof", "define", "defined", "ifndef", "ifdef",
+            "endif", "elif", "undef", "include", "pragma", "once", "error", "size_t", "ssize_t", "bool",
+            "uint8_t", "uint16_t", "uint32_t", "uint64_t", "int32_t", "int64_t", "uintptr_t", "pid_t",
+            "off_t"}
+
+
+def _c_ids(text):
+    """Identifiers of C text, comments, strings and #include lines left out."""
+    text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
+    text = re.sub(r"//[^\n]*", " ", text)
+    text = re.sub(r'"(?:\\.|[^"\\\n])*"', '""', text)
+    text = re.sub(r"^\s*#\s*include[^\n]*", " ", text, flags=re.M)
+    return set(re.findall(r"\b[A-Za-z_]\w*\b", text)) - _C_WORDS
+
+
+@case
+def includes_each_carry_a_name():
+    """Every project header a file of src/ includes declares at least one
+    name that file uses (names the header only passes on from its own
+    includes do not count), so a dead include fails here rather than
+    passing as architecture (issue 48)."""
+    src = os.path.join(t.SOURCE, "src")
+    quoted = lambda text: re.findall(r'^\s*#\s*include\s+"([^"]+)"', text, re.M)
+    declared = {}
+
+    def names_of(h):
+        if h not in declared:
+            text = open(h).read()
+            mine = _c_ids(text)
+            for inc in quoted(text):
+                p = os.path.normpath(os.path.join(os.path.dirname(h), inc))
+                if os.path.isfile(p):
+                    mine -= _c_ids(open(p).read())
+            declared[h] = mine
+        return declared[h]
+
+    dead, checked = [], 0
+    for root, _, names in os.walk(src):
+        for n in sorted(names):
+            if not n.endswith((".c", ".h")):
+                continue
+            f = os.path.join(root, n)
+            text = open(f).read()
+            used = _c_ids(text)
+            for inc in quoted(text):
+                p = os.path.normpath(os.path.join(root, inc))
+                if not os.path.isfile(p) or os.path.splitext(os.path.basename(p))[0] == n[:-2]:
+                    continue  # a generated header, or the file's own
+                checked += 1
+                if not names_of(p) & used:
+                    dead.append(f'{os.path.relpath(f, t.SOURCE)}: #include "{inc}"')
+    t.check(checked > 50, f"includes checked: {checked}")
+    t.equal(dead, [], "includes that carry no name the file uses")
+
+
 @case
 def docs_figures_name_their_runs():
     """Every section of README.md and docs/ that gives figures names the run
