@@ -282,6 +282,9 @@ def _validate(spec):
         if not re.match(r"^[A-Za-z0-9_][A-Za-z0-9_.+-]*$", name):
             raise GenError(where, f"'sonames': {name!r} is not a file name (letters, digits, "
                                   f"'_', '.', '+', '-'; no '/': a SONAME names no directory)")
+    if spec.companions and not spec.companions_for:
+        raise GenError(where, "'companions' needs 'companions_for': the functions before whose "
+                              "first call they are loaded")
     for name in spec.required:
         if not _IDENT.match(name):
             raise GenError(where, f"'required': {name!r} is not a C identifier")

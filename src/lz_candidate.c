@@ -203,30 +203,28 @@ __attribute__((noinline)) static void say_why_unused(lz_walk *w, const char *ste
     lz_verdict(w, step, dir, LZ_REJECTED, NULL, "the directory holds no %s%s", names, also);
 }
 
-/* Load the companions the library opens by bare name (NVRTC's builtins)
+/* Record the companions the library opens by bare name (NVRTC's builtins)
  * from its own directory, where the library would not find them by
- * itself (a wheel, conda, CUDA_HOME, an override); where it would (the
+ * itself (a wheel, conda, CUDA_HOME, an override), for lz_companions_load
+ * before the first call of a companions_for function; where it would (the
  * same file through ld.so.cache or LD_LIBRARY_PATH), leave them to it: it
- * loads them at its first compile, as after a bare dlopen.
- * Returns how many handles were stored in out. */
-static int load_companions(lz_walk *w, const char *step, const char *path, const lz_probe *p,
-                           void **out, int max)
+ * loads them at its first compile, as after a bare dlopen. */
+static void record_companions(lz_walk *w, const char *step, const char *path, const lz_probe *p)
 {
-    int n = 0;
     const char *slash = strrchr(path, '/');
-    if (!slash || !w->lib->companions || !w->lib->companions[0])
-        return 0;
+    if (!slash || !w->lib->companions || !w->lib->companions[0] || w->req.dry_run)
+        return;
     struct {
         char dir[PATH_MAX], name[256], file[PATH_MAX];
     } *b = malloc(sizeof *b);
     if (!b) {
         lz_note(w, "[%s] %s: out of memory: its companions were left to it", step, path);
-        return 0;
+        return;
     }
     char *dir = b->dir, *name = b->name, *file = b->file;
     lz_copy(dir, PATH_MAX, path);
     dir[slash - path < PATH_MAX ? slash - path : PATH_MAX - 1] = '\0';
-    for (const char *const *c = w->lib->companions; *c && n < max; c++) {
+    for (const char *const *c = w->lib->companions; *c; c++) {
         if (!companion_beside(dir, *c, p ? p->elf.soname : NULL, name, sizeof b->name) &&
             !lz_probe_rodata_string(path, *c, name, sizeof b->name))
             continue;
@@ -241,35 +239,17 @@ static int load_companions(lz_walk *w, const char *step, const char *path, const
             lz_log(w->lib, "companion %s: the library finds it by name (left to it)", file);
             continue;
         }
-        if (w->lib->companions_for && w->lib->companions_for[0] && !w->req.dry_run) {
-            size_t used = w->res.companions_len;
-            int wrote = snprintf(w->res.companions + used, sizeof w->res.companions - used, "%s%s",
-                                 used ? "\n" : "", file);
-            if (wrote > 0 && (size_t)wrote < sizeof w->res.companions - used)
-                w->res.companions_len += (size_t)wrote;
-            else
-                w->res.companions[used] = '\0';
-            lz_log(w->lib, "companion %s: loaded before the first call of %s", file,
-                   w->lib->companions_for[0]);
-            continue;
-        }
-        lz_probe cp;
-        if (lz_probe_read(file, &cp) == LZ_PROBE_REJECTED) {
-            lz_note(w, "[%s] companion %s: not loaded: %s", step, file, cp.reason);
-            continue;
-        }
-        lz_probe_free(&cp);
-        const char *e;
-        void *h = lz_dlopen(file, LZ_DLOPEN_FLAGS, &e);
-        if (!h) {
-            lz_note(w, "[%s] companion %s: not loaded: %s", step, file, e);
-            continue;
-        }
-        lz_log(w->lib, "loaded companion %s", file);
-        out[n++] = h;
+        size_t used = w->res.companions_len;
+        int wrote = snprintf(w->res.companions + used, sizeof w->res.companions - used, "%s%s",
+                             used ? "\n" : "", file);
+        if (wrote > 0 && (size_t)wrote < sizeof w->res.companions - used)
+            w->res.companions_len += (size_t)wrote;
+        else
+            w->res.companions[used] = '\0';
+        lz_log(w->lib, "companion %s: loaded before the first call of %s", file,
+               w->lib->companions_for[0]);
     }
     free(b);
-    return n;
 }
 
 /* Choose a probed (or unprobeable) file: the walk ends, and the caller
@@ -294,7 +274,7 @@ static int load(lz_walk *w, const char *step, const char *path, lz_probe *p)
         return 0;
     }
     lz_chosen *c = &w->res.chosen;
-    c->ncompanions = load_companions(w, step, path, p, c->companion_handles, LZ_MAX_COMPANIONS);
+    record_companions(w, step, path, p);
     c->probed = p != NULL;
     c->dev = dev;
     c->ino = ino;
@@ -524,7 +504,7 @@ void lz_companions_load(const lz_lib *lib, const char *name)
         char file[PATH_MAX];
         snprintf(file, sizeof file, "%.*s", (int)n, p);
         p += n + (p[n] == '\n');
-        /* Probed before it is loaded, as an eager companion is. */
+        /* Probed before it is loaded, as every candidate is. */
         lz_probe pr;
         if (lz_probe_read(file, &pr) == LZ_PROBE_REJECTED) {
             lz_log(lib, "companion %s: not loaded: %s", file, pr.reason);

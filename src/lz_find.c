@@ -156,8 +156,6 @@ void lz_find_and_open(const lz_lib *lib, const lz_sym *want, const char *list, l
             out->companions = path + strlen(path) + 1;
             break;
         }
-        while (c.ncompanions > 0)
-            lz_dlclose(c.companion_handles[--c.ncompanions]);
         int kept = add_skip(&skips, &nskips, &c, path ? why : "out of memory");
         free(path);
         if (!kept) {

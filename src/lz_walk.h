@@ -55,8 +55,6 @@ typedef struct lz_request {
  * the file chosen once the walk is over (lz_open_chosen), on a shallow
  * stack and over the heap the walk has freed, as a bare dlopen would run;
  * when that fails, a new round skips the file. */
-/* The eager companions kept open for one chosen file (NVRTC's builtins). */
-#define LZ_MAX_COMPANIONS 4
 /* fallback_score when no candidate was kept as a fallback. */
 #define LZ_NO_FALLBACK (-1L)
 /* The report's line when the search met no file at all. */
@@ -68,8 +66,6 @@ typedef struct lz_chosen {
     const char *step;        /* the step that found it (static text) */
     int probed;              /* dev, ino: the file the probe read (else stat) */
     unsigned long long dev, ino;
-    int ncompanions;         /* eager companions opened for it */
-    void *companion_handles[LZ_MAX_COMPANIONS];
 } lz_chosen;
 
 typedef struct lz_result {

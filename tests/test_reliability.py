@@ -337,6 +337,16 @@ def generator_spec_values_checked():
 
 
 @case
+def generator_companions_need_companions_for():
+    """Companions are loaded before the first call of the functions that
+    need them, never eagerly: a spec naming companions without
+    companions_for is refused."""
+    d = t.workdir("gen_companions")
+    spec, err = lazygen(d, GOOD.replace('required = []', 'required = []\ncompanions = ["libbad-extra.so."]'))
+    t.contains(err, f"lazygen: {spec} [library]: error: 'companions' needs 'companions_for'", "message")
+
+
+@case
 def generator_names_checked_in_one_run():
     """Names the spec gives that the header lacks (required, per-function
     failure values) and header functions named like the control API are
