@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Loading a library once, and the control API around it.
+/* Loading a library once: who searches, who waits, what is published
+ * (the control API that starts a load is lz_api.c's).
  *
  * The protocol (modelled in tests/model/load.pml, docs/reliability.md):
  * a first call that finds the library untried runs the search itself, with
