@@ -4,6 +4,7 @@
  * by a candidate's companion check and by lazynccl-info; it calls nothing
  * above it. */
 #include "lz_linker.h"
+#include "lz_steps.h"
 #include "lz_ldcache.h"
 #include "lz_objects.h"
 #include "lz_pathlist.h"
@@ -71,10 +72,10 @@ static int visit_runpath(void *ctx, const char *dir, const char *why)
     struct linker_walk *lw = ctx;
     if (!dir) {
         if (lw->h->note)
-            lw->h->note(lw->h->ctx, "run path", why);
+            lw->h->note(lw->h->ctx, LZ_STEP_RUN_PATH, why);
         return 0;
     }
-    return linker_dir(lw, "run path", dir);
+    return linker_dir(lw, LZ_STEP_RUN_PATH, dir);
 }
 
 /* Each LD_LIBRARY_PATH directory, as ld.so expands it. */
@@ -85,7 +86,7 @@ static int linker_llp(struct linker_walk *lw, const char *llp)
     } *b = malloc(sizeof *b);
     if (!b) {
         if (lw->h->note)
-            lw->h->note(lw->h->ctx, "LD_LIBRARY_PATH", "out of memory: not searched");
+            lw->h->note(lw->h->ctx, LZ_STEP_LD_LIBRARY_PATH, "out of memory: not searched");
         return 0;
     }
     /* ld.so's $ORIGIN in LD_LIBRARY_PATH: the program's directory, read
@@ -104,9 +105,9 @@ static int linker_llp(struct linker_walk *lw, const char *llp)
         if (!lz_path_entry(p, len, origin, here, lz_secure(), b->dir, sizeof b->dir, b->why,
                            sizeof b->why)) {
             if (lw->h->note)
-                lw->h->note(lw->h->ctx, "LD_LIBRARY_PATH", b->why);
+                lw->h->note(lw->h->ctx, LZ_STEP_LD_LIBRARY_PATH, b->why);
         } else
-            rc = linker_dir(lw, "LD_LIBRARY_PATH", b->dir);
+            rc = linker_dir(lw, LZ_STEP_LD_LIBRARY_PATH, b->dir);
         p += len + (p[len] != '\0');
     }
     free(b);
@@ -135,13 +136,13 @@ int lz_system_lookup(const char *const *sonames, const lz_linker_hooks *hooks)
         if (hooks->looked) {
             char place[128];
             snprintf(place, sizeof place, "/etc/ld.so.cache for %s", *s);
-            hooks->looked(hooks->ctx, "ld.so.cache", place);
+            hooks->looked(hooks->ctx, LZ_STEP_LDCACHE, place);
         }
         char *path = lz_ldcache_path("/etc/ld.so.cache", *s);
-        rc = path && hooks->visit(hooks->ctx, "ld.so.cache", path);
+        rc = path && hooks->visit(hooks->ctx, LZ_STEP_LDCACHE, path);
         free(path);
     }
     for (const char *const *d = system_dirs; *d && !rc; d++)
-        rc = linker_dir(&lw, "system directories", *d);
+        rc = linker_dir(&lw, LZ_STEP_SYSTEM_DIRS, *d);
     return rc;
 }

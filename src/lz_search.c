@@ -2,6 +2,7 @@
  * The search order (docs/search-order.md). Each step proposes candidates in
  * turn; the first one accepted ends the walk. */
 #include "lz_search.h"
+#include "lz_steps.h"
 #include "lz_asked.h"
 #include "lz_candidate.h"
 #include "lz_linker.h"
@@ -84,7 +85,7 @@ static int step_override(lz_walk *w)
         return 1;
     }
     if (w->req.search_list) {
-        if (!try_list(w, "search list", w->req.search_list)) {
+        if (!try_list(w, LZ_STEP_SEARCH_LIST, w->req.search_list)) {
             lz_report_close(w);
             lz_note(w, "a search list was set by the program, so nothing else was tried");
         }
@@ -100,9 +101,9 @@ static int step_asked(lz_walk *w)
     const char *asked, *by;
     if (!lz_asked(w->lib, &asked, &by))
         return 0;
-    lz_looked(w, "asked by path", asked);
+    lz_looked(w, LZ_STEP_ASKED, asked);
     lz_log(w->lib, "the program asked for %s (dlopen by %s)", asked, by);
-    return lz_try_file(w, "asked by path", asked);
+    return lz_try_file(w, LZ_STEP_ASKED, asked);
 }
 
 /* 2. A copy already in the process: every loaded object carrying one of the
@@ -111,7 +112,7 @@ static int step_asked(lz_walk *w)
 static int visit_loaded(void *ctx, const char *path, const char *why)
 {
     (void)why;
-    return path && lz_try_file(ctx, "already loaded", path);
+    return path && lz_try_file(ctx, LZ_STEP_LOADED, path);
 }
 
 static int step_loaded(lz_walk *w)
@@ -122,7 +123,7 @@ static int step_loaded(lz_walk *w)
         if (w->rep.text) {
             char place[128];
             snprintf(place, sizeof place, "objects with SONAME %s", *s);
-            lz_looked(w, "already loaded", place);
+            lz_looked(w, LZ_STEP_LOADED, place);
         }
         rc = lz_objects_with_soname(*s, visit_loaded, w);
     }
@@ -188,7 +189,7 @@ static int step_linker(lz_walk *w)
 static int step_default(lz_walk *w)
 {
     for (const char *const *d = w->lib->default_dirs; d && *d; d++)
-        if (lz_try_dir(w, "default directories", *d, 1))
+        if (lz_try_dir(w, LZ_STEP_DEFAULT_DIRS, *d, 1))
             return 1;
     return 0;
 }

@@ -2,6 +2,7 @@
  * The wheel step of the search order (docs/search-order.md, step 3): the
  * policy of where Python wheels put NVIDIA's libraries, in one place. */
 #include "lz_wheel.h"
+#include "lz_steps.h"
 #include "lz_candidate.h"
 #include "lz_objects.h"
 #include "lz_pathlist.h"
@@ -69,8 +70,8 @@ static int try_real_site(lz_walk *w, const char *real)
         return 0;
     int rc = 0;
     for (const char *const *wd = w->lib->wheel_dirs; *wd && !rc; wd++) {
-        char *sub = lz_join(w, "wheel", real, *wd);
-        rc = sub && lz_try_dir(w, "wheel", sub, 1);
+        char *sub = lz_join(w, LZ_STEP_WHEEL, real, *wd);
+        rc = sub && lz_try_dir(w, LZ_STEP_WHEEL, sub, 1);
         free(sub);
     }
     return rc;
@@ -151,7 +152,7 @@ static int wheel_sys_path(lz_walk *w)
     if (lz_python_path(visit_sys_path, w, &why))
         return 1;
     if (why)
-        lz_looked(w, "wheel", why);
+        lz_looked(w, LZ_STEP_WHEEL, why);
     return 0;
 }
 
@@ -178,7 +179,7 @@ int lz_step_wheel(lz_walk *w)
     if (wheel_pythonpath(w) || (!origin && wheel_sys_path(w)))
         return 1;
     if (w->sites_len == 0)
-        lz_looked(w, "wheel", "no site-packages above this shim or the loaded objects, "
+        lz_looked(w, LZ_STEP_WHEEL, "no site-packages above this shim or the loaded objects, "
                               "no PYTHONPATH entry");
     return 0;
 }

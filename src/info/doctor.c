@@ -2,6 +2,7 @@
  * lazynccl-info --doctor: the environment traps users hit, each said in one
  * line with the fix in the next. */
 #include "info.h"
+#include "lz_steps.h"
 #include "lz_pathlist.h"
 #include "lz_tls.h"
 #include "audit/lz_dropins.h"
@@ -127,11 +128,11 @@ static void check_shadowing(doctor_report *r, info_lib *libs, int nlibs)
     for (int l = 0; l < nlibs; l++)
         for (int i = 0; i < libs[l].ncands; i++) {
             info_candidate *a = &libs[l].cands[i];
-            if (strcmp(a->step, "LD_LIBRARY_PATH") != 0 || !a->version[0])
+            if (strcmp(a->step, LZ_STEP_LD_LIBRARY_PATH) != 0 || !a->version[0])
                 continue;
             for (int j = 0; j < libs[l].ncands; j++) {
                 info_candidate *b = &libs[l].cands[j];
-                if (strcmp(b->step, "wheel") != 0 || !b->version[0] ||
+                if (strcmp(b->step, LZ_STEP_WHEEL) != 0 || !b->version[0] ||
                     strcmp(a->soname, b->soname) != 0 || info_version_cmp(a->version, b->version) >= 0)
                     continue;
                 char fix[512];

@@ -29,25 +29,10 @@ from typing import Optional, Tuple
 __all__ = ["LIBRARIES", "LibraryStatus", "LoadError", "status", "would_load", "load",
            "package_dir"]
 
-from lazynccl._libraries import LIBRARIES  # id: (control API prefix, drop-ins newest first, version function)
-
-# The shims' search steps, named as cuda.pathfinder names its own where they
-# mean the same (its LoadedDL.found_via), and by the step otherwise.
-_FOUND_VIA = {
-    "wheel": "site-packages",
-    "CONDA_PREFIX": "conda",
-    "LD_LIBRARY_PATH": "system-search",
-    "run path": "system-search",
-    "ld.so.cache": "system-search",
-    "system directories": "system-search",
-    "default directories": "system-search",
-    "CUDA_HOME": "CUDA_HOME",
-    "CUDA_PATH": "CUDA_HOME",
-    "NCCL_HOME": "NCCL_HOME",
-    "already loaded": "was-already-loaded-from-elsewhere",
-    "asked by path": "asked-by-path",
-    "search list": "search-list",
-}
+# LIBRARIES, id: (control API prefix, drop-ins newest first, version function); FOUND_VIA,
+# the search steps as cuda.pathfinder names its own where they mean the same (its
+# LoadedDL.found_via): both generated, the steps from the C code's table (src/lz_steps.h).
+from lazynccl._libraries import FOUND_VIA as _FOUND_VIA, LIBRARIES
 
 
 class LoadError(RuntimeError):
