@@ -7,7 +7,6 @@
 #include "lz_find.h"
 #include "lz_load.h"
 #include "lz_lock.h"
-#include "lz_search.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -138,12 +137,8 @@ int lz_inspect_search(const lz_lib *lib, const lz_request *req, lz_result *res, 
     w.rep.size = report_size;
     w.req.dry_run = 1;
     w.req.search_list = list;
-    unsigned char *wanted = req->wanted ? NULL : lz_imported_names(lib);
-    if (wanted)
-        w.req.wanted = wanted;
     if (!lost)
-        lz_search(&w);
-    free(wanted);
+        lz_walk_search(&w);
     free(list);
     *res = w.res;
     return w.res.found;

@@ -16,7 +16,7 @@
 
 /* The versioned names loaded objects import from us (marks over lib->syms),
  * so that the first call, whichever it is, loads a library that serves them. */
-unsigned char *lz_imported_names(const lz_lib *lib)
+static unsigned char *imported_names(const lz_lib *lib)
 {
     /* Only a library with versioned names has any to mark (nvJitLink's;
      * not NCCL's): nothing to allocate or walk for the others. */
@@ -29,6 +29,17 @@ unsigned char *lz_imported_names(const lz_lib *lib)
     if (marks)
         lz_objects_imports(lib, marks);
     return marks;
+}
+
+void lz_walk_search(lz_walk *w)
+{
+    unsigned char *wanted = w->req.wanted ? NULL : imported_names(w->lib);
+    if (wanted)
+        w->req.wanted = wanted;
+    lz_search(w); /* notes LZ_NOTE_NOTHING_FOUND itself */
+    if (wanted)
+        w->req.wanted = NULL;
+    free(wanted);
 }
 
 /* The failure report, for lz_state (it outlives the search). */
@@ -79,11 +90,7 @@ static lz_round *walk_round(const lz_lib *lib, const lz_sym *want, const char *l
         lz_note(w, "%s", unsafe);
         return r;
     }
-    unsigned char *wanted = lz_imported_names(lib);
-    w->req.wanted = wanted;
-    lz_search(w); /* notes LZ_NOTE_NOTHING_FOUND itself */
-    w->req.wanted = NULL;
-    free(wanted);
+    lz_walk_search(w);
     return r;
 }
 

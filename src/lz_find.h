@@ -22,8 +22,11 @@ typedef struct lz_outcome {
  * NULL) is the export whose first call asks. */
 LZ_HIDDEN void lz_find_and_open(const lz_lib *lib, const lz_sym *want, const char *list,
                                 lz_outcome *out);
-/* Marks of the versioned names loaded objects import (lib->nsyms bytes,
- * malloc'd, or NULL): what the library chosen must serve. */
-LZ_HIDDEN unsigned char *lz_imported_names(const lz_lib *lib);
+/* Run the set-up walk w (lz_walk_init, its report and request filled in)
+ * over the search order, with the marks of the versioned names loaded
+ * objects import (what the library chosen must serve) where the request
+ * brings none: the one way every walk is run, a load's rounds and the
+ * inspection API's dry runs alike. */
+LZ_HIDDEN void lz_walk_search(lz_walk *w);
 
 #endif
