@@ -15,8 +15,8 @@
 #include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <time.h>
+
+#include "measure.h"
 
 #ifdef SHIM
 #include <lazynccl.h>
@@ -28,20 +28,6 @@
 #include <nvJitLink.h>
 #endif
 #endif
-
-static long faults(void)
-{
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    return ru.ru_minflt + ru.ru_majflt;
-}
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
 
 #ifdef SHIM
 #if SHIM == 1

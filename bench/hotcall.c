@@ -8,14 +8,8 @@
 #include <nvJitLink.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
+#include "measure.h"
 
 int main(int argc, char **argv)
 {

@@ -8,16 +8,10 @@
 #include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
+
+#include "measure.h"
 
 extern const lz_lib lz_lib_nccl, lz_lib_nvrtc, lz_lib_nvjitlink;
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
 
 int main(int argc, char **argv)
 {
