@@ -89,12 +89,10 @@ def check_names(spec, exports, control_prefix=None):
                 f"selects" for n in spec.required if n not in served]
     problems += [f"[failure.functions]: {n} is not a function the header declares and "
                  f"function_pattern selects" for n in spec.failure_functions if n not in served]
-    if spec.control_api and not spec.hidden:
-        from control_api import exported_names
-        control = set(exported_names(control_prefix or spec.shim + "_"))
-        problems += [f"{e.name} (from {e.fn.file or spec.headers[0]}:{e.fn.line}) has the name of a "
-                     f"control-API function of shim '{spec.shim}': rename the shim or leave it "
-                     f"out of function_pattern" for e in exports if e.name in control]
+    control = set(control_names(spec, control_prefix))
+    problems += [f"{e.name} (from {e.fn.file or spec.headers[0]}:{e.fn.line}) has the name of a "
+                 f"control-API function of shim '{spec.shim}': rename the shim or leave it "
+                 f"out of function_pattern" for e in exports if e.name in control]
     if problems:
         raise GenError(spec.path, "\n  ".join([f"{len(problems)} name(s) cannot be served:"] + problems))
 
@@ -571,15 +569,20 @@ def emit(spec, spec_display, headers, functions, macros, control_prefix=None,
     return writer.write(), writer.exports, writer.notes
 
 
+def control_names(spec, control_prefix=None):
+    """The control API's exported names (<shim>_load, ...), [] where the
+    shim has none."""
+    if spec.hidden or not spec.control_api:
+        return []
+    from control_api import exported_names
+    return exported_names(control_prefix or spec.shim + "_")
+
+
 def export_names(spec, exports, control_prefix=None):
     """What the shim's shared object must export, for the build's check."""
     if spec.hidden:
         return []
-    names = [e.name for e in exports]
-    if spec.control_api:
-        from control_api import exported_names
-        names += exported_names(control_prefix or spec.shim + "_")
-    return names
+    return [e.name for e in exports] + control_names(spec, control_prefix)
 
 
 def emit_header(spec, exports):

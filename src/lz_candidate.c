@@ -212,7 +212,7 @@ __attribute__((noinline)) static void say_why_unused(lz_walk *w, const char *ste
 static void record_companions(lz_walk *w, const char *step, const char *path, const lz_probe *p)
 {
     const char *slash = strrchr(path, '/');
-    if (!slash || !w->lib->companions || !w->lib->companions[0] || w->req.dry_run)
+    if (!slash || !w->lib->companions || !w->lib->companions[0])
         return;
     struct {
         char dir[PATH_MAX], name[256], file[PATH_MAX];

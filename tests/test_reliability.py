@@ -215,6 +215,22 @@ def failure_cached_then_retry():
 
 # --- generator errors ---------------------------------------------------------
 
+def generate(d, spec, include=None):
+    """lazygen generate SPEC into d/out.c (20 s at most: a spec must never be waited on)."""
+    return t.run(["timeout", "20", sys.executable, os.path.join(t.SOURCE, "gen", "lazygen.py"), "generate",
+                  spec, "--include-dir", include or d, "--cc", " ".join(t.CC), "--out-c", f"{d}/out.c"])
+
+
+def generate_fails(d, spec, include=None):
+    """generate(), which must fail as a user's mistake does: status 1, no
+    traceback, nothing written. Its stderr."""
+    r = generate(d, spec, include)
+    t.equal(r.returncode, 1, f"exit status; stderr: {r.stderr}")
+    t.check("Traceback" not in r.stderr, "a Python traceback:\n" + r.stderr)
+    t.check(not os.path.exists(f"{d}/out.c"), "output written despite the error")
+    return r.stderr
+
+
 def lazygen(d, spec_text, header=None, include=None):
     spec = f"{d}/bad.toml"
     with open(spec, "w") as f:
@@ -222,12 +238,7 @@ def lazygen(d, spec_text, header=None, include=None):
     if header is not None:
         with open(f"{d}/bad.h", "w") as f:
             f.write(header)
-    r = t.run([sys.executable, os.path.join(t.SOURCE, "gen", "lazygen.py"), "generate", spec,
-               "--include-dir", include or d, "--cc", " ".join(t.CC), "--out-c", f"{d}/out.c"])
-    t.equal(r.returncode, 1, f"exit status; stderr: {r.stderr}")
-    t.check("Traceback" not in r.stderr, "a Python traceback:\n" + r.stderr)
-    t.check(not os.path.exists(f"{d}/out.c"), "output written despite the error")
-    return spec, r.stderr
+    return spec, generate_fails(d, spec, include)
 
 
 GOOD = """[library]
@@ -298,11 +309,8 @@ def generator_spec_not_utf8():
     spec = f"{d}/latin1.toml"
     with open(spec, "wb") as f:
         f.write(GOOD.replace('description = "test"', 'description = "caf\u00e9"').encode("latin-1"))
-    r = t.run([sys.executable, os.path.join(t.SOURCE, "gen", "lazygen.py"), "generate", spec,
-               "--include-dir", d, "--cc", " ".join(t.CC), "--out-c", f"{d}/out.c"])
-    t.equal(r.returncode, 1, f"exit status; stderr: {r.stderr}")
-    t.check("Traceback" not in r.stderr, "a Python traceback:\n" + r.stderr)
-    t.contains(r.stderr, f"lazygen: {spec}: error: not UTF-8 text: byte 0xe9 at offset ", "message")
+    t.contains(generate_fails(d, spec), f"lazygen: {spec}: error: not UTF-8 text: byte 0xe9 at offset ",
+               "message")
 
 
 @case
@@ -312,10 +320,8 @@ def generator_spec_fifo():
     fifo = f"{d}/fifo.toml"
     if not os.path.exists(fifo):
         os.mkfifo(fifo)
-    r = t.run(["timeout", "20", sys.executable, os.path.join(t.SOURCE, "gen", "lazygen.py"), "generate",
-               fifo, "--include-dir", d, "--cc", " ".join(t.CC), "--out-c", f"{d}/out.c"])
-    t.equal(r.returncode, 1, f"exit status; stderr: {r.stderr}")
-    t.contains(r.stderr, f"lazygen: {fifo}: error: cannot read spec: not a regular file", "message")
+    t.contains(generate_fails(d, fifo), f"lazygen: {fifo}: error: cannot read spec: not a regular file",
+               "message")
 
 
 @case
@@ -376,8 +382,7 @@ def generator_failure_per_function():
     with open(f"{d}/bad.toml", "w") as f:
         f.write(GOOD.replace('function_pattern = "^bad"', 'function_pattern = "^bad"\ncontrol_api = false')
                 + "[failure.functions]\nbad_version = \"0\"\n")
-    r = t.run([sys.executable, os.path.join(t.SOURCE, "gen", "lazygen.py"), "generate", f"{d}/bad.toml",
-               "--include-dir", d, "--cc", " ".join(t.CC), "--out-c", f"{d}/out.c"])
+    r = generate(d, f"{d}/bad.toml")
     t.equal(r.returncode, 0, r.stderr)
     with open(f"{d}/main.c", "w") as f:
         f.write('#include <stdio.h>\n#include "bad.h"\n'
