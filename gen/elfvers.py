@@ -233,3 +233,44 @@ def _read(lib, elf, path):
         if sym.st_info & 0xF in (_STT_FUNC, _STT_GNU_IFUNC):
             out.functions.add(name)
     return out
+
+
+def unversion(path, names):
+    """Give the defined dynamic symbols named in names the index of an
+    unversioned definition (1, VER_NDX_GLOBAL) in the .gnu.version of the
+    shared object at path, in place: how a drop-in matches a real library
+    that exports some names unversioned beside versioned ones (a version
+    script cannot say so: an anonymous node does not mix with named ones).
+    ld.so's lookups read the index only, and neither hash table holds it.
+    Returns the number of entries changed."""
+    lib = _libelf()
+    fd = os.open(path, os.O_RDWR)
+    elf = lib.elf_begin(fd, _ELF_C_READ, None)
+    try:
+        if not elf or lib.elf_kind(elf) != _ELF_K_ELF:
+            raise GenError(path, "cannot set symbol versions: not an ELF file")
+        eh = _Ehdr()
+        secs = _sections(lib, elf)
+        if not lib.gelf_getehdr(elf, ctypes.byref(eh)) or _SHT_DYNSYM not in secs \
+                or _SHT_GNU_VERSYM not in secs:
+            return 0
+        order = "little" if eh.e_ident[5] == 1 else "big"  # EI_DATA: ELFDATA2LSB
+        scn, sh = secs[_SHT_DYNSYM]
+        syms = lib.elf_getdata(scn, None)
+        versym_off = secs[_SHT_GNU_VERSYM][1].sh_offset
+        sym, changed = _Sym(), []
+        for k in range(1, sh.sh_size // max(sh.sh_entsize, 1) if syms else 0):
+            if not lib.gelf_getsym(syms, k, ctypes.byref(sym)) or sym.st_shndx == _SHN_UNDEF:
+                continue
+            s = lib.elf_strptr(elf, sh.sh_link, sym.st_name)
+            if s and s.decode("utf-8", "replace") in names:
+                changed.append(k)
+    finally:
+        if elf:
+            lib.elf_end(elf)
+    try:
+        for k in changed:
+            os.pwrite(fd, (1).to_bytes(2, order), versym_off + 2 * k)
+    finally:
+        os.close(fd)
+    return len(changed)

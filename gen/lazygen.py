@@ -29,6 +29,7 @@ import glob
 import os
 import re
 import shlex
+import shutil
 import sys
 
 sys.dont_write_bytecode = True  # keep the source tree clean when run from it
@@ -272,6 +273,20 @@ def cmd_dropin(a, cc):
     dropin(load_spec(a.spec), a.soname, a.exports, a.library, a.out_map, a.out_symver)
 
 
+def cmd_finish_dropin(a, cc):
+    """The linked drop-in copied to its file name; names the real library
+    exports unversioned made unversioned in it too."""
+    tmp = a.output + ".tmp"
+    shutil.copyfile(a.input, tmp)
+    shutil.copymode(a.input, tmp)
+    if a.library and a.library != "-":
+        real = elfvers.read(a.library)
+        if real.versioned:
+            elfvers.unversion(tmp, {n for n, defs in real.symbols.items()
+                                    if all(node is None for node, _ in defs)})
+    os.replace(tmp, a.output)
+
+
 def _tables(write):
     def run(a, cc):
         write_if_changed(a.out, write([load_spec(p) for p in a.specs]))
@@ -362,6 +377,12 @@ def parser():
     p.add_argument("--library", metavar="PATH|-", help="the real library: its symbol versions")
     p.add_argument("--out-map", required=True)
     p.add_argument("--out-symver", required=True)
+    p = command("finish-dropin", cmd_finish_dropin,
+                "a linked drop-in under its file name, its unversioned names as the real "
+                "library's", spec=False)
+    p.add_argument("input")
+    p.add_argument("output")
+    p.add_argument("--library", metavar="PATH|-", help="the real library: its symbol versions")
     for name, write, help in (("public-header", public_header, "the control API of every shim"),
                               ("registry", registry, "the libraries lazynccl-info knows"),
                               ("python-libraries", python_libraries,

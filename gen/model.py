@@ -150,17 +150,24 @@ def _index():
 
 
 def _declarator(type_spelling, name):
-    """A parameter's declaration from its type's spelling and a name:
-    'int *' -> 'int *a0', 'void (*)(void *)' -> 'void (*a0)(void *)',
-    'int [4]' -> 'int a0[4]'."""
+    """A declaration of name with the type spelled: 'int *' -> 'int *a0',
+    'int [4]' -> 'int a0[4]'. A type with a function in it (a function
+    pointer, a pointer to one, one returning one) is written through GNU C's
+    __typeof__, which takes any type name: its declarator need not be
+    rebuilt by hand, and the compiler still checks it against the header."""
     s = type_spelling
-    if "(*)" in s:
-        return s.replace("(*)", f"(*{name})", 1)
+    if "(" in s:
+        return f"__typeof__({s}) {name}"
     m = re.match(r"^(.*?)\s*(\[[^\]]*\])$", s)
     if m:
         base = m.group(1)
         return f"{base}{'' if base.endswith('*') else ' '}{name}{m.group(2)}"
     return f"{s}{name}" if s.endswith("*") else f"{s} {name}"
+
+
+def type_name(type_spelling):
+    """A return type as text that can stand before a function's name."""
+    return f"__typeof__({type_spelling})" if "(" in type_spelling else type_spelling
 
 
 def _allowed(spec, header_path, cc):
@@ -183,61 +190,95 @@ def _inside(path, places):
     return any(p == x or p.startswith(x.rstrip("/") + "/") for x in places)
 
 
+def _umbrella(paths):
+    """One translation unit including every named header in the order given,
+    as a consumer does: a header meant to follow another is read after it."""
+    return "".join(f'#include "{p}"\n' for p in paths)
+
+
+def _parse(ci, index, named, args):
+    source = os.path.join(os.path.dirname(named[0]), "<lazygen headers>.c")
+    tu = index.parse(source, args=args, unsaved_files=[(source, _umbrella(named))],
+                     options=ci.TranslationUnit.PARSE_SKIP_FUNCTION_BODIES |
+                     ci.TranslationUnit.PARSE_INCOMPLETE)
+    errors = [d for d in tu.diagnostics if d.severity >= ci.Diagnostic.Error]
+    if errors:
+        e = errors[0]
+        f = e.location.file.name if e.location.file else named[0]
+        where = f"{f}:{e.location.line}:{e.location.column}"
+        try:
+            with open(f, encoding="utf-8", errors="replace") as h:
+                text = h.read().splitlines()[e.location.line - 1].strip()
+        except (OSError, IndexError):
+            text = ""
+        raise GenError(where, f"cannot read the header: {e.spelling}" +
+                       (f", in: {text}" if text else "") +
+                       (f" (and {len(errors) - 1} more errors)" if len(errors) > 1 else ""))
+    return tu
+
+
 def parse_functions(cc, spec, include_dirs):
-    """Return (header paths, [Function]) for every matching declaration."""
+    """Return (header paths, [Function]) for every matching declaration.
+    Declarations that cannot be served are all named in one error."""
     ci, index = _index()
-    functions, seen, headers = [], set(), []
     named = [find_header(h, include_dirs) for h in spec.headers] + list(spec.extra_headers)
-    args = clang_args(cc, include_dirs, spec.defines)
-    for path in named:
-        headers.append(path)
-        tu = index.parse(path, args=args,
-                         options=ci.TranslationUnit.PARSE_SKIP_FUNCTION_BODIES |
-                         ci.TranslationUnit.PARSE_INCOMPLETE)
-        errors = [d for d in tu.diagnostics if d.severity >= ci.Diagnostic.Error]
-        if errors:
-            e = errors[0]
-            f = e.location.file.name if e.location.file else path
-            where = f"{f}:{e.location.line}:{e.location.column}"
-            try:
-                with open(f, encoding="utf-8", errors="replace") as h:
-                    text = h.read().splitlines()[e.location.line - 1].strip()
-            except (OSError, IndexError):
-                text = ""
-            raise GenError(where, f"cannot read the header: {e.spelling}" +
-                           (f", in: {text}" if text else "") +
-                           (f" (and {len(errors) - 1} more errors)" if len(errors) > 1 else ""))
-        places = _allowed(spec, path, cc)
-        for c in tu.cursor.get_children():
-            if c.kind != ci.CursorKind.FUNCTION_DECL or c.is_definition() or \
-                    c.storage_class == ci.StorageClass.STATIC:
-                continue
-            name = c.spelling
-            if not c.location.file or not _inside(c.location.file.name, places):
-                continue
-            if not spec.function_pattern.search(name) or name in seen:
-                continue
-            seen.add(name)
-            functions.append(_function(ci, c))
+    tu = _parse(ci, index, named, clang_args(cc, include_dirs, spec.defines))
+    places = [p for path in named for p in _allowed(spec, path, cc)]
+    excluded = set(spec.exclude)
+    functions, seen, refused = [], set(), []
+    for c in tu.cursor.get_children():
+        if c.kind != ci.CursorKind.FUNCTION_DECL or c.is_definition() or \
+                c.storage_class == ci.StorageClass.STATIC:
+            continue
+        name = c.spelling
+        if not c.location.file or not _inside(c.location.file.name, places):
+            continue
+        if not spec.function_pattern.search(name) or name in seen:
+            continue
+        seen.add(name)
+        if name in excluded:
+            continue
+        fn = _function(ci, c)
+        if isinstance(fn, str):
+            refused.append(fn)
+        else:
+            functions.append(fn)
+    refused += [f"'exclude': {n} is not a function the headers declare and function_pattern "
+                f"selects" for n in spec.exclude if n not in seen]
+    if refused:
+        raise GenError(spec.path, "\n  ".join([f"{len(refused)} declaration(s) cannot be served "
+                                               f"(leave them out with 'exclude'):"] + refused))
     if not functions:
         raise GenError(spec.path, f"no function in {', '.join(spec.headers)} matches "
                                   f"function_pattern {spec.function_pattern.pattern!r}")
-    return headers, functions
+    return named, functions
 
 
 def _function(ci, c):
+    """The Function, or why it cannot be served."""
     where = f"{c.location.file.name}:{c.location.line}"
     ret = c.result_type.spelling
-    if c.result_type.get_pointee().kind == ci.TypeKind.FUNCTIONPROTO or "(*)" in ret:
-        raise GenError(where, f"{c.spelling}: returns a function pointer (give it a typedef)")
+    canonical = c.result_type.get_canonical()
+    if c.type.kind == ci.TypeKind.FUNCTIONNOPROTO:
+        # int f(); says nothing of its arguments: the assembly thunk forwards
+        # every argument register untouched, as for a variadic function.
+        return Function(c.spelling, type_name(ret), "", "", c.location.line, True,
+                        c.location.file.name, canonical.kind == ci.TypeKind.POINTER,
+                        canonical.spelling)
+    if c.type.kind != ci.TypeKind.FUNCTIONPROTO:
+        return f"{where}: {c.spelling}: its type ({c.type.spelling}) is not a function prototype"
+    unnamed = [t.spelling for t in [c.result_type] + [a.type for a in c.get_arguments()]
+               if "(unnamed" in t.spelling or "(anonymous" in t.spelling]
+    if unnamed:
+        return (f"{where}: {c.spelling}: uses a type with no name ({unnamed[0]}), which no "
+                f"code outside the header can spell")
     params, args = [], []
     for i, a in enumerate(c.get_arguments()):
         params.append(_declarator(a.type.spelling, f"a{i}"))
         args.append(f"a{i}")
-    variadic = c.type.kind == ci.TypeKind.FUNCTIONPROTO and c.type.is_function_variadic()
+    variadic = c.type.is_function_variadic()
     if variadic:
         params.append("...")
-    canonical = c.result_type.get_canonical()
-    return Function(c.spelling, ret, ", ".join(params) or "void", ", ".join(args),
+    return Function(c.spelling, type_name(ret), ", ".join(params) or "void", ", ".join(args),
                     c.location.line, variadic, c.location.file.name,
                     canonical.kind == ci.TypeKind.POINTER, canonical.spelling)

@@ -72,6 +72,7 @@ class Spec:
     env: str = setting(_STR, "", c="env_var")        # "": LAZY<ID>_LIBPATH
     wheel_dirs: list = setting(_LIST, [])
     required: list = setting(_LIST, [])
+    exclude: list = setting(_LIST, [])  # names left out though the pattern selects them
     defines: list = setting(_LIST, [])
     declarations_from: list = setting(_LIST, [])  # files/dirs declarations may come from
     include_search: list = setting(_LIST, [], copied=False)  # [(kind, value)]
@@ -285,9 +286,10 @@ def _validate(spec):
     if spec.companions and not spec.companions_for:
         raise GenError(where, "'companions' needs 'companions_for': the functions before whose "
                               "first call they are loaded")
-    for name in spec.required:
-        if not _IDENT.match(name):
-            raise GenError(where, f"'required': {name!r} is not a C identifier")
+    for key in ("required", "exclude"):
+        for name in getattr(spec, key):
+            if not _IDENT.match(name):
+                raise GenError(where, f"'{key}': {name!r} is not a C identifier")
 
 
 _TOKEN = re.compile(r"\s*(?:(?P<num>(?:0[xX][0-9A-Fa-f]+|[0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?)"

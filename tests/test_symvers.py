@@ -329,5 +329,47 @@ def describe_library_shows_nodes():
             f"XZ_5.2.2: {kv['node:XZ_5.2.2']}")
 
 
+def dynamic_symbols(path):
+    """{name: version} of every defined dynamic symbol, as nm prints it
+    ("name@@NODE", "name@NODE", or "name" for an unversioned one)."""
+    r = t.run([os.environ.get("LZ_NM", "nm"), "-D", "--defined-only", "--with-symbol-versions",
+               path], check_rc=0)
+    out = {}
+    for line in r.stdout.splitlines():
+        full = line.split()[-1]
+        out[full.split("@")[0]] = full
+    return out
+
+
+SAME_VERSIONS = [("libz.so.1", "/lib/x86_64-linux-gnu", "zlib"),
+                 ("liblzma.so.5", "/lib/x86_64-linux-gnu", "lzma"),
+                 ("libcurl.so.4", "/lib/x86_64-linux-gnu", "curl"), ("libnccl.so.2", CUDA_LIB, "nccl"),
+                 ("libnvrtc.so.13", CUDA_LIB, "nvrtc"), ("libnvJitLink.so.13", CUDA_LIB, "nvjitlink"),
+                 ("libcublas.so.13", CUDA_LIB, "cublas")]
+
+
+def same_versions(item):
+    soname, where, lib = item
+    dropin, real = os.path.join(DROPINS, soname), os.path.join(where, soname)
+    if not os.path.exists(dropin) or not os.path.exists(real):
+        raise t.Skip(f"{dropin if not os.path.exists(dropin) else real} is not here")
+    have, want = dynamic_symbols(dropin), dynamic_symbols(real)
+    differ = [f"{want[n]} -> {have.get(n, '(missing)')}" for n in sorted(want) if have.get(n) != want[n]]
+    t.equal(differ[:10], [], f"{len(differ)} of {len(want)} names differ from {real}")
+    with open(os.path.join(t.SHIMS, f"{lib}_exports.txt")) as f:
+        header = set(f.read().split())
+    extra = [n for n in have if n not in want and n not in header]
+    t.equal(extra, [], "names the drop-in adds besides the header's (a versioned family's other "
+                       "minors, functions a newer library has) and the control API")
+    unversioned = sum("@" not in v for v in want.values())
+    print(f"{soname}: {len(want)} names, {unversioned} unversioned, all as in {real}")
+
+
+t.case_per(SAME_VERSIONS, same_versions, "dropin_versions_equal_real_{0[0]}",
+           "readelf's view of the drop-in {0[0]} equals the real file's in {0[1]}, name by name and "
+           "version by version (unversioned names included); what the drop-in adds is the header's "
+           "and the control API's.")
+
+
 if __name__ == "__main__":
     raise SystemExit(t.main())
