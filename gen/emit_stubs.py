@@ -438,11 +438,12 @@ class ShimWriter:
         rel_table(self.w, f"lz_fails_{i_d}", i_d, [f"lz_f_{e.sym}" for e in exports])
         # Names as offsets into one string, not pointers: the table then needs
         # no relocation and stays the file's pages at start-up (lz_runtime.h).
-        offsets, blob = {}, [""]
+        offsets, blob, end = {}, [""], [1]
 
         def offset(text):
             if text not in offsets:
-                offsets[text] = sum(len(b) + 1 for b in blob)
+                offsets[text] = end[0]
+                end[0] += len(text) + 1
                 blob.append(text)
             return offsets[text]
         rows = {e.sym: (offset(e.name), offset(e.family) if e.family else 0) for e in exports}

@@ -78,5 +78,16 @@ def declarations_refused_in_one_run():
                "the unknown exclude entry")
 
 
+@case
+def bench_genscale_runs_as_documented():
+    """bench/genscale (docs/performance.md) runs as documented: with N=300
+    it prints the times of 300 and 3,000 functions and their ratio."""
+    r = t.run([sys.executable, os.path.join(t.SOURCE, "bench", "genscale"), "300"], check_rc=0)
+    t.contains(r.stdout, "| functions | 300 | 3000 | ratio (10.0: linear) |", "the header row")
+    row = [x.strip() for x in r.stdout.splitlines()[-1].strip("|").split("|")]
+    t.equal(row[0], "lazygen generate", "the row")
+    t.check(row[1].endswith(" s") and row[2].endswith(" s") and float(row[3]) > 0, f"figures: {row}")
+
+
 if __name__ == "__main__":
     raise SystemExit(t.main())
