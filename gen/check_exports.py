@@ -19,7 +19,7 @@ def exported(nm, lib):
     names = set()
     for line in r.stdout.splitlines():
         parts = line.split()
-        if len(parts) >= 3 and parts[1] in "TWi":
+        if len(parts) >= 3 and parts[1] in "TWiDBRGSV":  # functions and variables
             names.add(parts[2].split("@")[0])
     return names
 

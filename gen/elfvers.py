@@ -26,7 +26,7 @@ _SHT_GNU_VERDEF, _SHT_GNU_VERSYM = 0x6FFFFFFD, 0x6FFFFFFF
 _SHN_UNDEF, _SHN_ABS = 0, 0xFFF1
 _DT_SONAME, _DT_NULL = 14, 0
 _VER_FLG_BASE, _VERSYM_HIDDEN = 1, 0x8000
-_STT_FUNC, _STT_GNU_IFUNC = 2, 10
+_STT_OBJECT, _STT_FUNC, _STT_TLS, _STT_GNU_IFUNC = 1, 2, 6, 10
 
 
 class _Ehdr(ctypes.Structure):
@@ -88,6 +88,8 @@ class Versions:
     nodes: list = field(default_factory=list)     # [Node], definition order, base excluded
     symbols: dict = field(default_factory=dict)   # name -> [(node, is_default)]
     functions: set = field(default_factory=set)   # defined names that are functions
+    objects: dict = field(default_factory=dict)   # defined variables: name -> size
+    thread_local: set = field(default_factory=set)  # defined thread-local variables
 
     @property
     def versioned(self):
@@ -230,8 +232,13 @@ def _read(lib, elf, path):
         if node is None or node not in node_names:
             node = None  # unversioned (or the base version: the same to ld.so)
         out.symbols.setdefault(name, []).append((node, not index & _VERSYM_HIDDEN))
-        if sym.st_info & 0xF in (_STT_FUNC, _STT_GNU_IFUNC):
+        kind = sym.st_info & 0xF
+        if kind in (_STT_FUNC, _STT_GNU_IFUNC):
             out.functions.add(name)
+        elif kind == _STT_OBJECT and sym.st_shndx != _SHN_ABS:
+            out.objects[name] = sym.st_size
+        elif kind == _STT_TLS:
+            out.thread_local.add(name)
     return out
 
 

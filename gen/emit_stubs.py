@@ -127,6 +127,10 @@ def _pointee(param):
     return m.group(1).replace("const ", "") if m else None
 
 
+_INTEGER = re.compile(r"^(unsigned |signed )?(char|short|int|long|long long|long int|"
+                      r"unsigned|size_t|u?int(8|16|32|64)_t)$")
+
+
 def _code_snprintf(divisors):
     """snprintf of an integer version code v0 cut by divisors ([10000, 100,
     1]: 22809 is "2.28.9 (22809)")."""
@@ -153,11 +157,19 @@ def version_function(spec, exports):
                    f"    if (!v)\n        return -1;\n"
                    f"    snprintf(out, size, \"%s\", v);\n    return 0;\n}}\n")
         return "".join(out)
+    if fn.params == "void" and _INTEGER.match(fn.ret_canonical or fn.ret):
+        # A number (sqlite3_libversion_number: 3040001), cut by version_code.
+        out.append(f"    long v0 = (long){call}());\n    ")
+        out.append(_code_snprintf(spec.version_code) if spec.version_code else
+                   "snprintf(out, size, \"%ld\", v0);\n")
+        out.append("    return 0;\n}\n")
+        return "".join(out)
     params = [p.strip() for p in fn.params.split(",")]
     types = [_pointee(p) for p in params]
     if not params or None in types or len(params) > 3:
         raise GenError(spec.path, f"version_function {e.name}: takes ({fn.params}); only "
-                                  f"'const char *f(void)', 'char *f(void)' or pointers to integers are understood")
+                                  f"'const char *f(void)', 'char *f(void)', an integer 'f(void)' "
+                                  f"or pointers to integers are understood")
     for k, t in enumerate(types):
         out.append(f"    {t} v{k} = 0;\n")
     args = ", ".join(f"&v{k}" for k in range(len(types)))

@@ -40,6 +40,7 @@ import elfvers  # noqa: E402
 import find_library  # noqa: E402
 from amalgamate import amalgamate  # noqa: E402
 from control_api import declarations  # noqa: E402
+from emit_data import emit_data  # noqa: E402
 from emit_stubs import emit, emit_header, export_names  # noqa: E402
 from model import macro_values, parse_functions, preprocess, system_dirs, target_arch  # noqa: E402
 from spec import GenError, load_spec  # noqa: E402
@@ -247,7 +248,7 @@ def cmd_describe(a, cc):
     spec = load_spec(a.spec)
     sys.stdout.write(describe(spec))
     if a.library:
-        _, functions = parse_functions(cc, spec, a.include_dir)
+        _, functions, _ = parse_functions(cc, spec, a.include_dir)
         sys.stdout.write(coverage(spec, functions, a.library))
 
 
@@ -297,12 +298,13 @@ def _shim_inputs(a, cc):
     """The spec, the header's functions and version macros: what generate
     and amalgamate both start from."""
     spec = load_spec(a.spec)
-    headers, functions = parse_functions(cc, spec, a.include_dir)
+    headers, functions, variables = parse_functions(cc, spec, a.include_dir)
     macros = []
     if spec.version_macros:
         text = preprocess(cc, headers[0], a.include_dir, spec.defines)
         macros = macro_values(text, spec.version_macros)
-    return spec, os.path.join("stubs", os.path.basename(a.spec)), headers, functions, macros
+    return spec, os.path.join("stubs", os.path.basename(a.spec)), headers, functions, variables, \
+        macros
 
 
 def _write_shim(a, notes, c_text, h_text, names):
@@ -317,17 +319,30 @@ def _write_shim(a, notes, c_text, h_text, names):
 
 def cmd_generate(a, cc):
     arch = target_arch(cc)
-    spec, spec_display, headers, functions, macros = _shim_inputs(a, cc)
-    library_functions = elfvers.read(a.library).functions if a.library else ()
-    c_text, exports, notes = emit(spec, spec_display, headers, functions, macros,
-                                  arch=arch, library_functions=library_functions)
+    spec, spec_display, headers, functions, variables, macros = _shim_inputs(a, cc)
+    library = elfvers.read(a.library) if a.library else None
+    c_text, exports, notes = emit(spec, spec_display, headers, functions, macros, arch=arch,
+                                  library_functions=library.functions if library else ())
+    d_text, hook_text, data_names, data_notes = emit_data(spec, spec_display, headers, variables,
+                                                       library, arch)
+    if data_names and not (a.out_data and a.out_hooks):
+        raise GenError(spec.path, f"{len(data_names)} variable(s) to serve "
+                                  f"({', '.join(data_names[:5])}): give --out-data and --out-hooks")
+    if a.out_data:
+        write_if_changed(a.out_data, d_text)
+        write_if_changed(a.out_hooks, hook_text)
     h_text = emit_header(spec, exports) if a.out_h else None
-    _write_shim(a, notes, c_text, h_text, export_names(spec, exports))
+    _write_shim(a, notes + data_notes, c_text, h_text,
+                export_names(spec, exports) + (data_names if a.out_data else []))
 
 
 def cmd_amalgamate(a, cc):
     arch = target_arch(cc)
-    spec, spec_display, headers, functions, macros = _shim_inputs(a, cc)
+    spec, spec_display, headers, functions, variables, macros = _shim_inputs(a, cc)
+    if variables:
+        print(f"lazygen: {spec.path}: note: the amalgamation serves functions only: "
+              f"{len(variables)} variable(s) of the header are left out "
+              f"({', '.join(v.name for v in variables[:5])})", file=sys.stderr)
     prefix = a.prefix + spec.shim + "_"
     if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", prefix):
         raise GenError("--prefix", f"{a.prefix!r} is not a C identifier prefix")
@@ -336,7 +351,7 @@ def cmd_amalgamate(a, cc):
     if a.libelf_spec:
         e_spec = load_spec(a.libelf_spec)
         try:
-            libelf = (e_spec,) + parse_functions(cc, e_spec, [a.libelf_include_dir])
+            libelf = (e_spec,) + parse_functions(cc, e_spec, [a.libelf_include_dir])[:2]
         except GenError as e:  # no libelf headers: the probe loads, then checks
             print(f"lazygen: note: amalgamating without libelf ({e})", file=sys.stderr)
     c_text, h_text, exports, notes = amalgamate(spec, spec_display, headers, functions,
@@ -399,6 +414,8 @@ def parser():
         p.add_argument("--out-list", help="write the names the shim must export, one a line")
         if name == "generate":
             p.add_argument("--out-h", help="declarations of the shim's symbols (hidden shims)")
+            p.add_argument("--out-data", help="the C file defining the library's variables")
+            p.add_argument("--out-hooks", help="the C file defining its function-pointer variables")
             p.add_argument("--library", metavar="PATH",
                            help="also serve the functions of this real library no header "
                                 "declares")

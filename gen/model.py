@@ -31,6 +31,18 @@ class Function:
     opaque: bool = False       # exported by the real library, declared by no header: forwarded
                                # untouched by an assembly thunk, its type unknown
 
+@dataclass
+class Variable:
+    """An exported variable the header declares (served by <id>_data.c)."""
+    name: str
+    type: str          # as C text, e.g. "char *"
+    line: int
+    file: str
+    function_pointer: bool  # a pointer to a function: served by a trampoline
+    size: int = -1     # sizeof, -1 when the header leaves it incomplete (char v[])
+    array_of: str = ""  # an incomplete array's element type
+
+
 def find_header(name, include_dirs):
     for d in include_dirs:
         p = os.path.join(d, name)
@@ -218,15 +230,23 @@ def _parse(ci, index, named, args):
 
 
 def parse_functions(cc, spec, include_dirs):
-    """Return (header paths, [Function]) for every matching declaration.
-    Declarations that cannot be served are all named in one error."""
+    """Return (header paths, [Function], [Variable]) for every matching
+    declaration. Declarations that cannot be served are all named in one
+    error."""
     ci, index = _index()
     named = [find_header(h, include_dirs) for h in spec.headers] + list(spec.extra_headers)
     tu = _parse(ci, index, named, clang_args(cc, include_dirs, spec.defines))
     places = [p for path in named for p in _allowed(spec, path, cc)]
     excluded = set(spec.exclude)
-    functions, seen, refused = [], set(), []
+    functions, variables, seen, refused = [], [], set(), []
     for c in tu.cursor.get_children():
+        if c.kind == ci.CursorKind.VAR_DECL and c.storage_class == ci.StorageClass.EXTERN:
+            v = _variable(ci, c, places, spec, excluded, seen)
+            if isinstance(v, str):
+                refused.append(v)
+            elif v:
+                variables.append(v)
+            continue
         if c.kind != ci.CursorKind.FUNCTION_DECL or c.is_definition() or \
                 c.storage_class == ci.StorageClass.STATIC:
             continue
@@ -251,7 +271,34 @@ def parse_functions(cc, spec, include_dirs):
     if not functions:
         raise GenError(spec.path, f"no function in {', '.join(spec.headers)} matches "
                                   f"function_pattern {spec.function_pattern.pattern!r}")
-    return named, functions
+    return named, functions, variables
+
+
+def _variable(ci, c, places, spec, excluded, seen):
+    """The Variable, None when the spec leaves it out, or why it cannot be
+    served."""
+    name = c.spelling
+    if not c.location.file or not _inside(c.location.file.name, places) or \
+            not spec.function_pattern.search(name) or name in seen:
+        return None
+    seen.add(name)
+    if name in excluded:
+        return None
+    where = f"{c.location.file.name}:{c.location.line}"
+    t = c.type.get_canonical()
+    if "(unnamed" in c.type.spelling or "(anonymous" in c.type.spelling:
+        return f"{where}: {name}: a variable of a type with no name ({c.type.spelling})"
+    if getattr(c, "tls_kind", None) is not None and c.tls_kind.name != "NONE":
+        return f"{where}: {name}: a thread-local variable: each thread's copy is the library's own"
+    fp = t.kind == ci.TypeKind.POINTER and t.get_pointee().kind in (
+        ci.TypeKind.FUNCTIONPROTO, ci.TypeKind.FUNCTIONNOPROTO)
+    if t.kind == ci.TypeKind.INCOMPLETEARRAY:
+        return Variable(name, c.type.spelling, c.location.line, c.location.file.name, False,
+                        -1, t.element_type.spelling)
+    size = c.type.get_size()
+    if size < 0:
+        return f"{where}: {name}: a variable of an incomplete type ({c.type.spelling})"
+    return Variable(name, c.type.spelling, c.location.line, c.location.file.name, fp, size)
 
 
 def _function(ci, c):

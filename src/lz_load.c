@@ -179,6 +179,11 @@ static int ensure_loaded(const lz_lib *lib, const lz_sym *want)
         }
         /* out.path is the library's now (st->path), never freed */
         lz_log(lib, "loaded %s (found by: %s)", out.path, out.step);
+        /* Outside the lock: the hook (lz_data.c) calls dlsym, which takes
+         * the dynamic linker's lock (lz_ld.h). */
+        void (*hook)(const lz_lib *, void *) = __atomic_load_n(&lib->st->on_load, __ATOMIC_ACQUIRE);
+        if (hook)
+            hook(lib, out.handle);
         return LZ_LOADED;
     }
 }

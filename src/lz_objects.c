@@ -24,6 +24,7 @@ typedef struct dynview {
     size_t strsz;
     const ElfW(Sym) *symtab;
     size_t nsyms;              /* symbols that may be undefined: [0, nsyms) */
+    const uint32_t *gnu_hash;  /* its DT_GNU_HASH when nsyms stops at the hashed symbols */
     const ElfW(Dyn) *dyn;
     int self;                  /* the object holding this code */
 } dynview;
@@ -74,8 +75,10 @@ static int view(const struct dl_phdr_info *info, dynview *v)
      * undefined symbols all come before symoffset (they are never hashed). */
     if (symtab && hash && mapped(info, hash, 8))
         v->nsyms = ((const uint32_t *)hash)[1];
-    else if (symtab && gnu_hash && mapped(info, gnu_hash, 8))
+    else if (symtab && gnu_hash && mapped(info, gnu_hash, 16)) {
         v->nsyms = ((const uint32_t *)gnu_hash)[1];
+        v->gnu_hash = (const uint32_t *)gnu_hash;
+    }
     if (v->nsyms && mapped(info, symtab, v->nsyms * sizeof(ElfW(Sym))))
         v->symtab = (const ElfW(Sym) *)symtab;
     else
@@ -493,7 +496,7 @@ int lz_objects_sites(size_t (*site_of)(const char *path), int (*self)(void *ctx,
 
 /* This object's SONAME (NULL: none), found once per process: it never
  * changes, and each lookup is a pass over every loaded object. */
-static const char *self_soname(void)
+const char *lz_objects_self_soname(void)
 {
     static char *cached;
     static const char none[] = "";
@@ -520,7 +523,7 @@ static const char *self_soname(void)
 int lz_objects_runpaths(const char *const *sonames, int runpath, lz_object_visit_fn visit,
                         void *ctx)
 {
-    struct runpaths q = {.sonames = sonames, .self_soname = self_soname(), .runpath = runpath};
+    struct runpaths q = {.sonames = sonames, .self_soname = lz_objects_self_soname(), .runpath = runpath};
     lz_dl_iterate_phdr(runpath_cb, &q);
     free(q.cwd);
     return visit_all(&q.out, visit, ctx);
@@ -585,4 +588,161 @@ void lz_objects_imports(const lz_lib *lib, unsigned char *marks)
         lz_dl_iterate_phdr(imports_cb, &q);
     }
     free(q.index);
+}
+
+/* --- imported variables ---------------------------------------------------- */
+
+struct import_any {
+    const char *soname;
+    const char *const *names; /* sorted */
+    size_t n;
+    const char *who;
+};
+
+static int needs_soname(const dynview *v, const char *soname)
+{
+    for (const ElfW(Dyn) *d = v->dyn; d->d_tag != DT_NULL; d++) {
+        const char *n;
+        if (d->d_tag == DT_NEEDED && (n = str(v, d->d_un.d_val)) && strcmp(n, soname) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* Whether the object defines name, looked up in its DT_GNU_HASH as the
+ * dynamic linker does (every read checked to lie in its segments). */
+static int gnu_defines(const dynview *v, const char *name)
+{
+    const uint32_t *h = v->gnu_hash;
+    uint32_t nbuckets = h[0], symoffset = h[1], bloom_size = h[2];
+    uintptr_t buckets = (uintptr_t)(h + 4) + (uintptr_t)bloom_size * sizeof(ElfW(Addr));
+    if (!nbuckets || !mapped(v->info, buckets, (size_t)nbuckets * 4))
+        return 0;
+    uint32_t hash = 5381;
+    for (const unsigned char *c = (const unsigned char *)name; *c; c++)
+        hash = hash * 33 + *c;
+    uint32_t i = ((const uint32_t *)buckets)[hash % nbuckets];
+    if (i < symoffset)
+        return 0;
+    const uint32_t *chain = (const uint32_t *)buckets + nbuckets - symoffset;
+    for (;; i++) {
+        const ElfW(Sym) *s = &v->symtab[i];
+        if (!mapped(v->info, (uintptr_t)&chain[i], 4) ||
+            !mapped(v->info, (uintptr_t)s, sizeof *s))
+            return 0;
+        const char *n;
+        if ((chain[i] | 1) == (hash | 1) && s->st_shndx != SHN_UNDEF && s->st_name &&
+            (n = str(v, s->st_name)) && strcmp(n, name) == 0)
+            return 1;
+        if (chain[i] & 1)
+            return 0;
+    }
+}
+
+static int import_any_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    struct import_any *q = data;
+    dynview v;
+    if (!view(info, &v) || v.self || !needs_soname(&v, q->soname))
+        return 0;
+    const char *who = info->dlpi_name && info->dlpi_name[0] ? info->dlpi_name : "the program";
+    /* A variable a program uses is undefined in it, or defined by the copy
+     * relocation that moved it there (defined, so hashed: found through the
+     * hash table where the count above stops at the undefined symbols). */
+    if (v.symtab && v.gnu_hash)
+        for (size_t k = 0; k < q->n; k++)
+            if (gnu_defines(&v, q->names[k])) {
+                q->who = who;
+                return 1;
+            }
+    for (size_t i = 1; i < v.nsyms; i++) {
+        const ElfW(Sym) *s = &v.symtab[i];
+        const char *name;
+        if (!s->st_name || !(name = str(&v, s->st_name)))
+            continue;
+        size_t lo = 0, hi = q->n;
+        while (lo < hi) {
+            size_t mid = (lo + hi) / 2;
+            int c = strcmp(name, q->names[mid]);
+            if (c == 0) {
+                q->who = who;
+                return 1;
+            }
+            if (c < 0)
+                hi = mid;
+            else
+                lo = mid + 1;
+        }
+    }
+    return 0;
+}
+
+const char *lz_objects_import_any(const char *soname, const char *const *names, size_t n)
+{
+    struct import_any q = {.soname = soname, .names = names, .n = n};
+    lz_dl_iterate_phdr(import_any_cb, &q);
+    return q.who;
+}
+
+struct self_defines {
+    const char *name;
+    int found;
+};
+
+static int self_defines_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    struct self_defines *q = data;
+    dynview v;
+    if (!view(info, &v) || !v.self)
+        return 0;
+    if (v.symtab && v.gnu_hash)
+        q->found = gnu_defines(&v, q->name);
+    for (size_t i = 1; !q->found && i < v.nsyms; i++) {
+        const char *n;
+        q->found = v.symtab[i].st_shndx != SHN_UNDEF && v.symtab[i].st_name &&
+                   (n = str(&v, v.symtab[i].st_name)) && strcmp(n, q->name) == 0;
+    }
+    return 1;
+}
+
+int lz_objects_self_exports(const char *name)
+{
+    struct self_defines q = {.name = name};
+    lz_dl_iterate_phdr(self_defines_cb, &q);
+    return q.found;
+}
+
+/* --- read-only after relocation ---------------------------------------------- */
+
+struct relro {
+    uintptr_t addr;
+    size_t size;
+    uintptr_t lo, hi;
+};
+
+static int relro_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    struct relro *q = data;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+        if (ph->p_type == PT_GNU_RELRO && q->addr >= lo && q->addr - lo < ph->p_memsz) {
+            q->lo = lo;
+            q->hi = lo + ph->p_memsz;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+int lz_objects_relro(const void *addr, size_t size, uintptr_t *lo, uintptr_t *hi)
+{
+    struct relro q = {.addr = (uintptr_t)addr, .size = size};
+    lz_dl_iterate_phdr(relro_cb, &q);
+    *lo = q.lo;
+    *hi = q.hi;
+    return q.hi != 0;
 }

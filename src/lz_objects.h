@@ -8,6 +8,8 @@
 
 #include "lz_runtime.h"
 
+#include <stdint.h>
+
 /* One directory (or file) proposed by the objects, with where it came from. */
 typedef int (*lz_object_visit_fn)(void *ctx, const char *path, const char *why);
 
@@ -52,5 +54,23 @@ LZ_HIDDEN int lz_objects_runpaths(const char *const *sonames, int runpath,
  * loaded object other than a shim of lib imports (an undefined symbol of its
  * dynamic symbol table): the names the loaded library will have to serve. */
 LZ_HIDDEN void lz_objects_imports(const lz_lib *lib, unsigned char *marks);
+
+/* The SONAME of the object holding this code (NULL: none), found once. */
+LZ_HIDDEN const char *lz_objects_self_soname(void);
+
+/* The first loaded object other than this code's that needs soname
+ * (DT_NEEDED) and imports one of names (n, sorted by strcmp): its name as
+ * the dynamic linker has it ("the program" for the executable), NULL for
+ * none. */
+LZ_HIDDEN const char *lz_objects_import_any(const char *soname, const char *const *names, size_t n);
+
+/* 1 when the object holding this code exports name (its dynamic symbol
+ * table defines it): only then do other objects bind to its definition. */
+LZ_HIDDEN int lz_objects_self_exports(const char *name);
+
+/* 1 when addr lies in an object's PT_GNU_RELRO (made read-only once
+ * relocated), with its bounds in [*lo, *hi): where a copy relocation puts a
+ * program's copy of a library's const variable. */
+LZ_HIDDEN int lz_objects_relro(const void *addr, size_t size, uintptr_t *lo, uintptr_t *hi);
 
 #endif

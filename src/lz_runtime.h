@@ -87,6 +87,9 @@ typedef struct lz_loader {
  * held only for short sections that call nothing outside the runtime: never
  * across dlopen, dlsym, a constructor or a log callback (docs/reliability.md,
  * "The load protocol"). */
+struct lz_lib;
+struct lz_data;
+
 typedef struct lz_state {
     /* The small fields first, in one page: a first call writes a fresh
      * page for each one it touches (docs/performance.md, "First calls"). */
@@ -124,6 +127,12 @@ typedef struct lz_state {
      * module redirected that load to this drop-in, and who asked: written by
      * the module (lz_note.h), in a drop-in only (NULL elsewhere). */
     struct lz_asked_box *asked;
+    /* The exported variables (atomic), registered by the generated
+     * constructor where the library has any (lz_data.h), and what the
+     * thread that loaded the library runs once it is published: their
+     * filling (a hook, so that loading need not know of variables). */
+    const struct lz_data *data[2];  /* [0]: other variables; [1]: function pointers */
+    void (*on_load)(const struct lz_lib *lib, void *handle);
 } lz_state;
 
 #define LZ_STATE_INIT { .mu = PTHREAD_MUTEX_INITIALIZER }

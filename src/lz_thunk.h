@@ -58,23 +58,22 @@
 /* The first call of a variadic function: every argument register (and %al,
  * the count of vector registers used) is saved, the function is resolved,
  * the registers are restored and the call goes on as if made directly. */
-#define LZ_RESOLVER_VARIADIC(sym, idx) \
-    extern __attribute__((visibility("hidden"))) void lz_r_##sym(void); \
-    __asm__(".pushsection .text\n\t.p2align 4\n\t.globl lz_r_" #sym "\n\t.hidden lz_r_" #sym \
-            "\n\t.type lz_r_" #sym ",@function\nlz_r_" #sym ":\n\t" \
+#define LZ_ASM_FORWARD(label, helper, idx) \
+    __asm__(".pushsection .text\n\t.p2align 4\n\t.globl " label "\n\t.hidden " label \
+            "\n\t.type " label ",@function\n" label ":\n\t" \
             "push %rbp\n\tmov %rsp, %rbp\n\tsub $192, %rsp\n\t" \
             "mov %rdi, 0(%rsp)\n\tmov %rsi, 8(%rsp)\n\tmov %rdx, 16(%rsp)\n\t" \
             "mov %rcx, 24(%rsp)\n\tmov %r8, 32(%rsp)\n\tmov %r9, 40(%rsp)\n\tmov %rax, 48(%rsp)\n\t" \
             "movaps %xmm0, 64(%rsp)\n\tmovaps %xmm1, 80(%rsp)\n\tmovaps %xmm2, 96(%rsp)\n\t" \
             "movaps %xmm3, 112(%rsp)\n\tmovaps %xmm4, 128(%rsp)\n\tmovaps %xmm5, 144(%rsp)\n\t" \
             "movaps %xmm6, 160(%rsp)\n\tmovaps %xmm7, 176(%rsp)\n\t" \
-            "mov $" LZ_XSTR(idx) ", %edi\n\tcall " LZ_XSTR(LZ_VRESOLVE) "\n\tmov %rax, %r11\n\t" \
+            "mov $" LZ_XSTR(idx) ", %edi\n\tcall " helper "\n\tmov %rax, %r11\n\t" \
             "mov 0(%rsp), %rdi\n\tmov 8(%rsp), %rsi\n\tmov 16(%rsp), %rdx\n\t" \
             "mov 24(%rsp), %rcx\n\tmov 32(%rsp), %r8\n\tmov 40(%rsp), %r9\n\tmov 48(%rsp), %rax\n\t" \
             "movaps 64(%rsp), %xmm0\n\tmovaps 80(%rsp), %xmm1\n\tmovaps 96(%rsp), %xmm2\n\t" \
             "movaps 112(%rsp), %xmm3\n\tmovaps 128(%rsp), %xmm4\n\tmovaps 144(%rsp), %xmm5\n\t" \
             "movaps 160(%rsp), %xmm6\n\tmovaps 176(%rsp), %xmm7\n\t" \
-            "leave\n\tjmp *%r11\n\t.size lz_r_" #sym ",.-lz_r_" #sym "\n\t.popsection");
+            "leave\n\tjmp *%r11\n\t.size " label ",.-" label "\n\t.popsection");
 #elif defined(__aarch64__)
 /* AArch64: the address of the slot (adrp + add), a load-acquire of it and a
  * branch: four instructions, a PLT entry's length. The acquire pairs with
@@ -91,27 +90,30 @@
 /* The first call of a variadic function: x0-x7, x8 (the indirect result
  * register) and q0-q7 saved around the runtime's resolution, then a branch
  * to the function with everything as the caller left it. */
-#define LZ_RESOLVER_VARIADIC(sym, idx) \
-    extern __attribute__((visibility("hidden"))) void lz_r_##sym(void); \
-    __asm__(".pushsection .text\n\t.p2align 4\n\t.globl lz_r_" #sym "\n\t.hidden lz_r_" #sym \
-            "\n\t.type lz_r_" #sym ",%function\nlz_r_" #sym ":\n\t" \
+#define LZ_ASM_FORWARD(label, helper, idx) \
+    __asm__(".pushsection .text\n\t.p2align 4\n\t.globl " label "\n\t.hidden " label \
+            "\n\t.type " label ",%function\n" label ":\n\t" \
             "stp x29, x30, [sp, #-224]!\n\tmov x29, sp\n\t" \
             "stp x0, x1, [sp, #16]\n\tstp x2, x3, [sp, #32]\n\tstp x4, x5, [sp, #48]\n\t" \
             "stp x6, x7, [sp, #64]\n\tstr x8, [sp, #80]\n\t" \
             "stp q0, q1, [sp, #96]\n\tstp q2, q3, [sp, #128]\n\tstp q4, q5, [sp, #160]\n\t" \
             "stp q6, q7, [sp, #192]\n\t" \
-            "mov x0, #" LZ_XSTR(idx) "\n\tbl " LZ_XSTR(LZ_VRESOLVE) "\n\tmov x16, x0\n\t" \
+            "mov x0, #" LZ_XSTR(idx) "\n\tbl " helper "\n\tmov x16, x0\n\t" \
             "ldp x0, x1, [sp, #16]\n\tldp x2, x3, [sp, #32]\n\tldp x4, x5, [sp, #48]\n\t" \
             "ldp x6, x7, [sp, #64]\n\tldr x8, [sp, #80]\n\t" \
             "ldp q0, q1, [sp, #96]\n\tldp q2, q3, [sp, #128]\n\tldp q4, q5, [sp, #160]\n\t" \
             "ldp q6, q7, [sp, #192]\n\t" \
-            "ldp x29, x30, [sp], #224\n\tbr x16\n\t.size lz_r_" #sym ",.-lz_r_" #sym \
+            "ldp x29, x30, [sp], #224\n\tbr x16\n\t.size " label ",.-" label \
             "\n\t.popsection");
 #endif
 
 #ifdef LZ_ASM_THUNK
 /* Both architectures: a variadic function's thunk is the usual one, and its
- * assembly resolver (LZ_RESOLVER_VARIADIC) asks this helper for the function. */
+ * assembly resolver asks this helper (LZ_VRESOLVE) for the function, with
+ * every argument register saved around the call (LZ_ASM_FORWARD). */
+#define LZ_RESOLVER_VARIADIC(sym, idx) \
+    extern __attribute__((visibility("hidden"))) void lz_r_##sym(void); \
+    LZ_ASM_FORWARD("lz_r_" #sym, LZ_XSTR(LZ_VRESOLVE), idx)
 #define LZ_THUNK_VARIADIC(ret, name, str, idx, params) \
     LZ_CHECK(ret, name, params) LZ_ASM_THUNK(str, idx, LZ_PUBLIC_VIS(str))
 #define LZ_THUNK_VARIADIC_HIDDEN(ret, name, str, idx, params) \

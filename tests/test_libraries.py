@@ -2,8 +2,10 @@
 # SPDX-License-Identifier: MIT
 """The generator serves the whole library (issue 47): every C declaration
 served or refused in one run, headers parsed together in the order given,
-an exclude list."""
+an exclude list; exported variables served by the shared and static shims
+and the drop-in."""
 import os
+import re
 import sys
 
 import lztest as t
@@ -11,6 +13,7 @@ from lztest import case
 
 GEN = os.path.join(t.SOURCE, "gen", "lazygen.py")
 DECL = os.path.join(t.SOURCE, "tests", "fixtures", "declarations")
+VARS = os.path.join(t.SOURCE, "tests", "fixtures", "variables")
 
 
 def lazygen(*args):
@@ -76,6 +79,124 @@ def declarations_refused_in_one_run():
     t.contains(r.stderr, f"\n  {d}/r.h:2: r_b: uses a type with no name", "the second")
     t.contains(r.stderr, "\n  'exclude': r_gone is not a function the headers declare",
                "the unknown exclude entry")
+
+
+class Vars:
+    """tests/fixtures/variables built every way: the real libvars.so.1, its
+    shared shim, its static shim (an archive: one member per generated
+    file) and its drop-in."""
+
+    def __init__(self, name):
+        d = self.d = t.workdir(name)
+        for sub in ("real", "dropin"):
+            os.makedirs(f"{d}/{sub}")
+        self.real = t.compile_c(f"{d}/real/libvars.so.1", [f"{VARS}/vars.c", f"-I{VARS}"],
+                                ["-Wl,-soname,libvars.so.1"], shared=True)
+        r = lazygen("generate", f"{VARS}/vars.toml", "--include-dir", VARS, "--library", self.real,
+                    "--out-c", f"{d}/stubs.c", "--out-data", f"{d}/data.c",
+                    "--out-hooks", f"{d}/hooks.c", "--out-list", f"{d}/exports.txt")
+        t.equal(r.returncode, 0, f"generation: {r.stderr}")
+        runtime = os.path.join(t.SHIMS, "liblzruntime.a")
+        cflags = [f"-I{VARS}", f"-I{t.SOURCE}/src", f"-I{t.BUILD}", "-fvisibility=hidden", "-fPIC",
+                  "-D_GNU_SOURCE", "-Wall", "-Wextra", "-Werror"]
+        sources = [f"{d}/{f}.c" for f in ("stubs", "data", "hooks")]
+        t.compile_c(f"{d}/liblazyvars.so", sources + [runtime, "-ldl", "-lpthread"],
+                    cflags + ["-Wl,-soname,liblazyvars.so.0"] + t.sanitizer_link_args(), shared=True)
+        os.symlink("liblazyvars.so", f"{d}/liblazyvars.so.0")
+        for f in ("stubs", "data", "hooks"):
+            t.compile_c(f"{d}/{f}.o", ["-c", f"{d}/{f}.c"], cflags)
+        t.run(["ar", "rcs", f"{d}/liblazyvars.a"] + [f"{d}/{f}.o" for f in ("stubs", "data", "hooks")],
+              check_rc=0)
+        t.compile_c(f"{d}/dropin/libvars.so.1", sources + [runtime, "-ldl", "-lpthread"],
+                    cflags + ['-DLZ_DROPIN_SONAME="libvars.so.1"', "-Wl,-soname,libvars.so.1"]
+                    + t.sanitizer_link_args(), shared=True)
+        self.runtime = runtime
+
+    def program(self, prog, how, export=True):
+        """prog_<prog>.c linked to the real library, the shared shim or the
+        static one (with the variables exported, as docs/generator.md says,
+        unless export is false)."""
+        d, src = self.d, f"{VARS}/prog_{prog}.c"
+        link = {"real": [f"{d}/real/libvars.so.1", f"-Wl,-rpath,{d}/real"],
+                "shared": [f"-L{d}", "-llazyvars", f"-Wl,-rpath,{d}"],
+                "static": [f"{d}/liblazyvars.a", self.runtime, "-ldl", "-lpthread"]
+                + (["-Wl,--export-dynamic-symbol=vars_*"] if export else [])}[how]
+        out = f"{d}/{prog}_{how}{'' if export else '_unexported'}"
+        return t.compile_c(out, [src, f"-I{VARS}"] + link + t.sanitizer_link_args())
+
+    def run(self, prog, how, dropin=False, absent=False, export=True):
+        e = {"LAZYVARS_LIBPATH": f"{self.d}/nowhere/libvars.so.1" if absent else self.real,
+             "LAZYNCCL_DEBUG": "1"}
+        if dropin:
+            e["LD_LIBRARY_PATH"] = f"{self.d}/dropin"
+        r = t.run([self.program(prog, how, export), self.real], env=e)
+        t.equal(r.returncode, 0, f"{prog} ({how}{', drop-in' if dropin else ''}): {r.stderr}")
+        return r
+
+
+def variables_served(how, dropin=False):
+    v = Vars(f"vars_{how}{'_dropin' if dropin else ''}")
+    want = {p: t.run([v.program(p, "real"), v.real], check_rc=0).stdout for p in ("data", "hook", "funcs")}
+    t.contains(want["data"], "version vars 1.2.3 table 10 40 counter 41\n", "the real library")
+    got = {p: v.run(p, how, dropin=dropin) for p in ("data", "hook", "funcs")}
+    t.equal(got["data"].stdout, want["data"], "a program using variables: the real library's values "
+                                              "from main's first line, its writes seen by the library")
+    t.contains(got["data"].stderr, "loading vars before main: its variables are used", "why it loads")
+    lazy = {p: want[p].replace("mapped at main 1", "mapped at main 0") for p in ("hook", "funcs")}
+    t.equal(got["hook"].stdout, lazy["hook"].replace("hook(5) 15 mapped 0", "hook(5) 15 mapped 1"),
+            "a program using a function-pointer variable: lazy, its first call through it loads")
+    t.equal(got["funcs"].stdout, lazy["funcs"], "a program using no variable: lazy")
+    for p in ("hook", "funcs"):
+        t.check("before main" not in got[p].stderr, f"{p}: loaded before main:\n{got[p].stderr}")
+    return v
+
+
+@case
+def variables_shared_shim():
+    """A program linked to the shared shim that reads the library's variables
+    (an incomplete array, an int, a table) sees the real library's values
+    at main's first line, and the library sees what it writes; one that
+    calls through a function-pointer variable, or uses no variable, maps
+    nothing before its first call. With the library absent the variables
+    stay zero, calls return their failure values and the trampoline 0."""
+    v = variables_served("shared")
+    r = v.run("data", "shared", absent=True)
+    t.equal(r.stdout, "mapped at main 0\nversion  table 0 0 counter 0\n"
+                      "library sees counter -1 dir (null)\nafter bump -1 100\n", "library absent")
+    r = v.run("hook", "shared", absent=True)
+    t.contains(r.stdout, "hook(5) 0 mapped 0\nhook is the library's 0\nown hook(5) 6\n",
+               "a trampoline without its library")
+
+
+@case
+def variables_static_shim():
+    """The same programs linked to the static shim: the variables' member is
+    linked, and loads the library before main, only into the program that
+    uses a variable; the function pointers' member loads nothing. A program
+    that does not export the variables it uses gets the library's values,
+    but the library keeps its own copy: the debug log says so and names the
+    link option."""
+    v = variables_served("static")
+    syms = t.run([os.environ.get("LZ_NM", "nm"), v.program("funcs", "static")], check_rc=0).stdout
+    t.check(" vars_counter" not in syms and " vars_hook" not in syms,
+            "the variables' members are not linked into a program that uses none")
+    r = v.run("data", "static", export=False)
+    t.contains(r.stdout, "library sees counter 41 dir (unset)", "not exported: the library's own copy")
+    t.contains(r.stderr, "lazyvars: vars_counter is not exported by the program, so the library "
+                         "keeps its own copy and does not see the program's writes: link with "
+                         "-Wl,--export-dynamic-symbol=vars_counter", "the log says why and what to do")
+
+
+@case
+def variables_dropin():
+    """Programs linked to the real libvars.so.1, run on the drop-in: the
+    same answers as on the real library; only the one using variables loads
+    before main. The drop-in also defines vars_extra, a variable no header
+    declares, with the real size."""
+    v = variables_served("real", dropin=True)
+    out = t.run(["readelf", "-W", "--dyn-syms", f"{v.d}/dropin/libvars.so.1"], check_rc=0).stdout
+    t.check(re.search(r" 24 OBJECT +GLOBAL +DEFAULT +\d+ vars_extra$", out, re.M),
+            f"vars_extra, 24 bytes:\n{out}")
 
 
 @case
