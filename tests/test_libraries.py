@@ -199,6 +199,59 @@ def variables_dropin():
             f"vars_extra, 24 bytes:\n{out}")
 
 
+def need_sqlite():
+    if not os.path.exists(t.shim("sqlite")) or not os.path.exists("/usr/bin/sqlite3"):
+        raise t.Skip("liblazysqlite or the sqlite3 program is missing (libsqlite3-dev, sqlite3)")
+
+
+@case
+def sqlite_program_as_with_the_library():
+    """A program linked to the SQLite shim (tests/specs/sqlite.toml) reads
+    sqlite3_version and sqlite3_temp_directory before any call and writes
+    the latter, then queries: its output is the one linked to -lsqlite3
+    (the library sees the directory written), and the log says SQLite was
+    loaded before main because the program uses its variables. Without
+    SQLite, sqlite3_libversion_number returns its own failure value, 0."""
+    need_sqlite()
+    d = t.workdir("sqlite_program")
+    src = os.path.join(t.PROGS, "sqlite_client.c")
+    shim = t.compile_c(f"{d}/client_shim", [src] + t.link_shim_args("sqlite"))
+    direct = t.compile_c(f"{d}/client_direct", [src, "-lsqlite3"] + t.sanitizer_link_args())
+    want = t.run([direct, d], check_rc=0).stdout
+    t.contains(want, f"{d}\n43|3\nexec rc 0", "the library reads the directory written")
+    r = t.run([shim, d], env={"LAZYNCCL_DEBUG": "1"}, check_rc=0)
+    t.equal(r.stdout, want, "through the shim")
+    t.contains(r.stderr, "lazysqlite: loading SQLite before main: its variables are used (the "
+                         "program)", "why SQLite was loaded before main")
+    r = t.run([shim, d], env={"LAZYSQLITE_LIBPATH": f"{d}/nowhere/libsqlite3.so.0"})
+    t.equal((r.returncode, r.stdout), (1, "sqlite3_version \ntemp_directory NULL\nlibversion "
+             "matches 0\nlibversion_number 0\nopen failed: no memory\n"), "SQLite absent")
+
+
+@case
+def sqlite_cli_on_the_dropin():
+    """Debian's own sqlite3 program, linked to the real libsqlite3.so.0, runs
+    on the drop-in: the same output, SQLite loaded at its first call (the
+    program uses none of its variables), found behind the drop-in. The
+    drop-in defines every variable the real file exports, with its size."""
+    need_sqlite()
+    sql = "select sqlite_version(), 6*7; select hex(zeroblob(3)), typeof(1.5), upper('lazy');"
+    want = t.run(["/usr/bin/sqlite3", ":memory:", sql], check_rc=0).stdout
+    r = t.run(["/usr/bin/sqlite3", ":memory:", sql], check_rc=0,
+              env={"LD_LIBRARY_PATH": os.path.join(t.SHIMS, "dropin"), "LAZYNCCL_DEBUG": "1"})
+    t.equal(r.stdout, want, "sqlite3 on the drop-in")
+    t.check("before main" not in r.stderr, f"loaded before main:\n{r.stderr}")
+    t.contains(r.stderr, "libsqlite3.so.0: rejected: this shim itself (a drop-in)", "the drop-in stepped over")
+
+    def objects(path):
+        out = t.run(["readelf", "-W", "--dyn-syms", path], check_rc=0).stdout
+        return {f[7].split("@")[0]: f[2] for f in (line.split() for line in out.splitlines())
+                if len(f) >= 8 and f[3] == "OBJECT" and f[6] not in ("UND", "ABS")}
+    real = "/lib/x86_64-linux-gnu/libsqlite3.so.0"
+    t.equal(objects(os.path.join(t.SHIMS, "dropin", "libsqlite3.so.0")), objects(real),
+            f"the variables of the drop-in and of {real}, with their sizes")
+
+
 @case
 def bench_genscale_runs_as_documented():
     """bench/genscale (docs/performance.md) runs as documented: with N=300
