@@ -306,13 +306,14 @@ def _function(ci, c):
     where = f"{c.location.file.name}:{c.location.line}"
     ret = c.result_type.spelling
     canonical = c.result_type.get_canonical()
-    if c.type.kind == ci.TypeKind.FUNCTIONNOPROTO:
+    ftype = c.type.get_canonical()  # through a function typedef (OSSL_provider_init_fn)
+    if ftype.kind == ci.TypeKind.FUNCTIONNOPROTO:
         # int f(); says nothing of its arguments: the assembly thunk forwards
         # every argument register untouched, as for a variadic function.
         return Function(c.spelling, type_name(ret), "", "", c.location.line, True,
                         c.location.file.name, canonical.kind == ci.TypeKind.POINTER,
                         canonical.spelling)
-    if c.type.kind != ci.TypeKind.FUNCTIONPROTO:
+    if ftype.kind != ci.TypeKind.FUNCTIONPROTO:
         return f"{where}: {c.spelling}: its type ({c.type.spelling}) is not a function prototype"
     unnamed = [t.spelling for t in [c.result_type] + [a.type for a in c.get_arguments()]
                if "(unnamed" in t.spelling or "(anonymous" in t.spelling]
@@ -323,7 +324,7 @@ def _function(ci, c):
     for i, a in enumerate(c.get_arguments()):
         params.append(_declarator(a.type.spelling, f"a{i}"))
         args.append(f"a{i}")
-    variadic = c.type.is_function_variadic()
+    variadic = ftype.is_function_variadic()
     if variadic:
         params.append("...")
     return Function(c.spelling, type_name(ret), ", ".join(params) or "void", ", ".join(args),

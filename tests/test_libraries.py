@@ -252,6 +252,50 @@ def sqlite_cli_on_the_dropin():
             f"the variables of the drop-in and of {real}, with their sizes")
 
 
+def need_crypto():
+    if not os.path.exists(t.shim("crypto")) or not os.path.exists("/usr/bin/openssl"):
+        raise t.Skip("liblazycrypto or the openssl program is missing (libssl-dev, openssl)")
+
+
+@case
+def crypto_program_as_with_the_library():
+    """A program linked to the libcrypto shim (tests/specs/crypto.toml) gets
+    what -lcrypto gives, through a function returning a function pointer
+    and one taking pointers to function pointers; without libcrypto, the
+    failure values (NULL, 0) and exit 1."""
+    need_crypto()
+    d = t.workdir("crypto_program")
+    src, quiet = os.path.join(t.PROGS, "crypto_client.c"), "-Wno-deprecated-declarations"
+    shim = t.compile_c(f"{d}/client_shim", [src, quiet] + t.link_shim_args("crypto"))
+    direct = t.compile_c(f"{d}/client_direct", [src, quiet, "-lcrypto"] + t.sanitizer_link_args())
+    want = t.run([direct], check_rc=0).stdout
+    t.contains(want, "the method's write is ours 1\ndefault keygen set 1\n", "-lcrypto")
+    t.equal(t.run([shim], check_rc=0).stdout, want, "through the shim")
+    r = t.run([shim], env={"LAZYCRYPTO_LIBPATH": f"{d}/nowhere/libcrypto.so.3"})
+    t.equal((r.returncode, r.stdout), (1, "version (null)\nEVP_Digest failed\n"), "libcrypto absent")
+
+
+@case
+def crypto_openssl_on_the_dropin():
+    """Debian's openssl program (linked to libssl.so.3 and libcrypto.so.3)
+    runs on the libcrypto drop-in: digests, a password-based encryption with
+    a fixed salt, a key generation and its version give the output they give
+    on the real library, found behind the drop-in."""
+    need_crypto()
+    d = t.workdir("crypto_cli")
+    with open(f"{d}/in.txt", "w") as f:
+        f.write("lazy loading\n")
+    env = {"LD_LIBRARY_PATH": os.path.join(t.SHIMS, "dropin"), "LAZYNCCL_DEBUG": "1"}
+    for cmd in (["version", "-v"], ["dgst", "-sha256", "-sha512", f"{d}/in.txt"],
+                ["enc", "-aes-256-cbc", "-pbkdf2", "-k", "secret", "-S", "0011223344556677",
+                 "-in", f"{d}/in.txt", "-a"],
+                ["genpkey", "-algorithm", "ed25519", "-out", f"{d}/key.pem"]):
+        want = t.run(["/usr/bin/openssl"] + cmd, check_rc=0).stdout
+        r = t.run(["/usr/bin/openssl"] + cmd, env=env, check_rc=0)
+        t.equal(r.stdout, want, f"openssl {' '.join(cmd)} on the drop-in")
+        t.contains(r.stderr, "lazycrypto: loaded /", f"openssl {cmd[0]}: the real libcrypto loaded")
+
+
 @case
 def bench_genscale_runs_as_documented():
     """bench/genscale (docs/performance.md) runs as documented: with N=300
