@@ -126,10 +126,17 @@ def emit_data(spec, spec_display, headers, variables, library=None, arch="x86_64
         none = f"/* A hidden shim serves no variable. */\ntypedef int lz_none_{spec.id};\n"
         return none, none, [], []
     objects = library.objects if library else {}
-    missing = [f"{v.file}:{v.line}: {v.name}: the header gives no size ({v.type}) and "
-               + (f"the real library {library.path} does not export it" if library
-                  else "no real library was found at build time")
-               for v in variables if v.size < 0 and v.name not in objects]
+    notes = []
+    if library:
+        # A variable of another library the header declares too (curses.h's
+        # LINES, which libtinfo defines, not libncursesw): not this one's.
+        other = [v.name for v in variables if v.name not in objects]
+        if other:
+            notes.append(f"{spec.path}: note: {len(other)} variable(s) the headers declare are "
+                         f"not exported by {library.path} and are not served: {', '.join(other)}")
+        variables = [v for v in variables if v.name in objects]
+    missing = [f"{v.file}:{v.line}: {v.name}: the header gives no size ({v.type}) and no real "
+               f"library was found at build time" for v in variables if v.size < 0 and not library]
     if missing:
         raise GenError(spec.path, "\n  ".join([f"{len(missing)} variable(s) cannot be served "
                                                f"(leave them out with 'exclude'):"] + missing))
@@ -137,11 +144,10 @@ def emit_data(spec, spec_display, headers, variables, library=None, arch="x86_64
     declared = {v.name for v in variables}
     # The library's other variables: a drop-in stands for the whole file.
     opaque = sorted((n, size) for n, size in objects.items()
-                    if n not in declared and size > 0 and not n.startswith("_"))
+                    if n not in declared and size > 0)
     trampolines = arch in ("x86_64", "aarch64")
     hooks = [v for v in variables if trampolines and v.function_pointer]
     others = [v for v in variables if v not in hooks]
-    notes = []
     if library and library.thread_local:
         notes.append(f"{spec.path}: note: thread-local variables of the library are not served "
                      f"(each thread's copy is the library's own): "

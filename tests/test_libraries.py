@@ -297,6 +297,35 @@ def crypto_openssl_on_the_dropin():
 
 
 @case
+def ncurses_variables_both_ways():
+    """A curses program (tests/progs/curses_client.c) reads ESCDELAY before
+    any call and writes it, then ncurses reads it back; ncurses writes
+    COLORS and COLOR_PAIRS, the program reads them: linked to the ncurses
+    shim, and linked to -lncursesw and run on the drop-in, the output is the
+    real library's, and the log says ncurses loaded before main for the
+    variables. Debian's gdb (linked to libncursesw) runs on the drop-in."""
+    if not os.path.exists(t.shim("ncurses")):
+        raise t.Skip("liblazyncurses was not built (no curses.h: libncurses-dev)")
+    d = t.workdir("ncurses_variables")
+    src = os.path.join(t.PROGS, "curses_client.c")
+    direct = t.compile_c(f"{d}/client_direct", [src, "-lncursesw"] + t.sanitizer_link_args())
+    shim = t.compile_c(f"{d}/client_shim", [src] + t.link_shim_args("ncurses"))
+    want = t.run([direct], input="", check_rc=0).stdout
+    t.equal(want, "ESCDELAY at start 1000\nthe library reads 25\n"
+                  "COLORS 256 COLOR_PAIRS 65536 has_colors 1\n", "linked to -lncursesw")
+    dropin = {"LD_LIBRARY_PATH": os.path.join(t.SHIMS, "dropin"), "LAZYNCCL_DEBUG": "1"}
+    for what, cmd, env in (("the shim", [shim], {"LAZYNCCL_DEBUG": "1"}),
+                           ("the drop-in", [direct], dropin)):
+        r = t.run(cmd, env=env, input="", check_rc=0)
+        t.equal(r.stdout, want, what)
+        t.contains(r.stderr, "lazyncurses: loading ncurses before main: its variables are used "
+                             "(the program)", f"{what}: why ncurses loaded before main")
+    if os.path.exists("/usr/bin/gdb"):
+        r = t.run(["/usr/bin/gdb", "-nx", "-batch", "-ex", "print 6*7"], env=dropin, check_rc=0)
+        t.equal(r.stdout, "$1 = 42\n", "gdb on the drop-in")
+
+
+@case
 def bench_genscale_runs_as_documented():
     """bench/genscale (docs/performance.md) runs as documented: with N=300
     it prints the times of 300 and 3,000 functions and their ratio."""

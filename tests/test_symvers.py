@@ -345,7 +345,8 @@ SAME_VERSIONS = [("libz.so.1", "/lib/x86_64-linux-gnu", "zlib"),
                  ("liblzma.so.5", "/lib/x86_64-linux-gnu", "lzma"),
                  ("libcurl.so.4", "/lib/x86_64-linux-gnu", "curl"),
                  ("libcrypto.so.3", "/lib/x86_64-linux-gnu", "crypto"),
-                 ("libsqlite3.so.0", "/lib/x86_64-linux-gnu", "sqlite"), ("libnccl.so.2", CUDA_LIB, "nccl"),
+                 ("libsqlite3.so.0", "/lib/x86_64-linux-gnu", "sqlite"),
+                 ("libncursesw.so.6", "/lib/x86_64-linux-gnu", "ncurses"), ("libnccl.so.2", CUDA_LIB, "nccl"),
                  ("libnvrtc.so.13", CUDA_LIB, "nvrtc"), ("libnvJitLink.so.13", CUDA_LIB, "nvjitlink"),
                  ("libcublas.so.13", CUDA_LIB, "cublas")]
 
