@@ -234,7 +234,9 @@ def parse_functions(cc, spec, include_dirs):
     declaration. Declarations that cannot be served are all named in one
     error."""
     ci, index = _index()
-    named = [find_header(h, include_dirs) for h in spec.headers] + list(spec.extra_headers)
+    # Where the caller says, then where the compiler looks (lazygen by hand).
+    search = list(include_dirs) + [d for d in system_dirs(cc) if d not in include_dirs]
+    named = [find_header(h, search) for h in spec.headers] + list(spec.extra_headers)
     tu = _parse(ci, index, named, clang_args(cc, include_dirs, spec.defines))
     places = [p for path in named for p in _allowed(spec, path, cc)]
     excluded = set(spec.exclude)

@@ -196,14 +196,16 @@ def _roots(items, where, key):
     return roots
 
 
-def _include_search(items, where):
+def _include_search(items, where, here):
+    """[(kind, value)]; a relative dir:PATH is the spec's own directory's
+    (a spec outside the tree keeps its header beside it)."""
     out = []
     for item in items:
         kind, _, value = item.partition(":")
         if kind not in ("option", "env", "dir") or not value:
             raise GenError(where, f"'include_search': {item!r} is not option:NAME, env:VAR "
                                   f"or dir:PATH")
-        out.append((kind, value))
+        out.append((kind, os.path.join(here, value) if kind == "dir" else value))
     return out
 
 
@@ -247,7 +249,8 @@ def _settings(path, lib, defaults_file):
     spec.env = spec.env or f"LAZY{spec.id.upper()}_LIBPATH"
     spec.message_prefix = spec.message_prefix or spec.shim
     spec.source_files = [defaults_file] if defaults_file else []
-    spec.include_search = _include_search(lib.get("include_search", []), where)
+    spec.include_search = _include_search(lib.get("include_search", []), where,
+                                          os.path.dirname(os.path.abspath(path)))
     spec.roots_before = _roots(lib.get("search_roots_before", []), where, "search_roots_before")
     spec.roots_after = _roots(lib.get("search_roots_after", []), where, "search_roots_after")
     spec.version_code = [int(v) for v in lib.get("version_code", [])]

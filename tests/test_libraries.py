@@ -6,7 +6,9 @@ an exclude list; exported variables served by the shared and static shims
 and the drop-in."""
 import os
 import re
+import shutil
 import sys
+import tempfile
 
 import lztest as t
 from lztest import case
@@ -323,6 +325,56 @@ def ncurses_variables_both_ways():
     if os.path.exists("/usr/bin/gdb"):
         r = t.run(["/usr/bin/gdb", "-nx", "-batch", "-ex", "print 6*7"], env=dropin, check_rc=0)
         t.equal(r.stdout, "$1 = 42\n", "gdb on the drop-in")
+
+
+@case
+def lazygen_by_hand_finds_system_headers():
+    """lazygen generate with no --include-dir finds zlib.h where the
+    compiler looks, as docs/generator.md says."""
+    if not os.path.exists("/usr/include/zlib.h"):
+        raise t.Skip("no zlib.h (zlib1g-dev)")
+    d = t.workdir("lazygen_by_hand")
+    r = lazygen("generate", os.path.join(t.SOURCE, "tests", "specs", "zlib.toml"),
+                "--out-c", f"{d}/z.c")
+    t.equal(r.returncode, 0, f"generation: {r.stderr}")
+    t.contains(open(f"{d}/z.c").read(), " * Header:  /usr/include/zlib.h\n", "the header found")
+
+
+@case
+def extra_spec_outside_the_tree():
+    """A spec kept outside the source tree, with its header beside it
+    (include_search = ["dir:."]), named by -Dextra_specs: Meson builds its
+    shim and its control header lazyvars_control.h; a program that
+    includes that header and uses the library's variables runs as on the
+    real library and reports the loaded path through the control API."""
+    # Outside the source tree (the suite's work directories are inside it).
+    d = tempfile.mkdtemp(prefix="lz-extra-spec-")
+    os.makedirs(f"{d}/spec")
+    os.makedirs(f"{d}/real")
+    for f in ("vars.h", "mapped.h", "prog_data.c"):
+        with open(f"{VARS}/{f}") as src, open(f"{d}/spec/{f}", "w") as dst:
+            dst.write(src.read())
+    with open(f"{VARS}/vars.toml") as src, open(f"{d}/spec/vars.toml", "w") as dst:
+        dst.write(src.read().replace('headers = ["vars.h"]',
+                                     'headers = ["vars.h"]\ninclude_search = ["dir:."]'))
+    real = t.compile_c(f"{d}/real/libvars.so.1", [f"{VARS}/vars.c", f"-I{VARS}"],
+                       ["-Wl,-soname,libvars.so.1"], shared=True)
+    build = f"{d}/build"
+    r = t.run(["meson", "setup", build, t.SOURCE, f"-Dextra_specs={d}/spec/vars.toml",
+               f"-Dlibrary_dirs={d}/real", "-Dtests=false", "-Dbench=false", "-Ddemo=false"])
+    t.equal(r.returncode, 0, f"meson setup: {r.stdout[-3000:]}{r.stderr[-2000:]}")
+    r = t.run(["meson", "compile", "-C", build, "lazyvars:shared_library", "lazyvars_control.h"])
+    t.equal(r.returncode, 0, f"meson compile: {r.stdout[-3000:]}")
+    with open(f"{d}/main.c", "w") as f:
+        f.write('#include <stdio.h>\n#include <lazyvars_control.h>\n#include "vars.h"\n'
+                'int main(void) {\n    printf("%d %s\\n", vars_counter, lazyvars_loaded_step());\n'
+                '    return 0;\n}\n')
+    exe = t.compile_c(f"{d}/main", [f"{d}/main.c", f"-I{d}/spec", f"-I{build}/src", f"-L{build}/src",
+                                    "-llazyvars", f"-Wl,-rpath,{build}/src",
+                                    "-Werror=implicit-function-declaration"])
+    out = t.run([exe], env={"LAZYVARS_LIBPATH": real}, check_rc=0).stdout
+    t.equal(out, "41 LAZYVARS_LIBPATH\n", "the library's value and the control API's answer")
+    shutil.rmtree(d, ignore_errors=True)
 
 
 @case
