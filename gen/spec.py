@@ -83,6 +83,9 @@ class Spec:
     strict_env: str = setting(_STR, "LAZYNCCL_STRICT_VERSIONS", c="strict_env")
     message_prefix: str = setting(_STR, "", c="prefix")  # "": the shim's name
     probe: bool = setting(_BOOL, True, c="probe")  # probe candidates with libelf before dlopen
+    # The first failed call prints why on stderr, once: for a library whose
+    # programs have no other error channel (off where the API has its own).
+    say_unavailable: bool = setting(_BOOL, False, c="say_unavailable")
     visibility: str = setting(_STR, "default")   # "hidden": a shim for the runtime's own use
     control_api: bool = setting(_BOOL, True)      # <shim>_load() and the rest
     note_priority: str = setting(_STR, "recommended")  # .note.dlopen priority

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char out_of_memory[] = "could not be loaded (out of memory for its report)";
 
@@ -47,6 +48,25 @@ const char *lz_message(const lz_lib *lib)
  * library like every other export. Sequentially consistent with
  * lz_resolve's check after it installs a real function: one of the two
  * sees the other, so no slot is left on the bare function after a failure. */
+/* The spec's say_unavailable: the report's head (its first line, which
+ * names the shim, and its first candidate) as one line on stderr, in one
+ * write (no stdio: the caller may hold its locks). */
+static void say(const lz_lib *lib)
+{
+    const char *m = lz_message(lib);
+    size_t n = strcspn(m, "\n");
+    const char *next = m[n] ? m + n + 1 : "";
+    next += strspn(next, " ");
+    size_t n2 = strcspn(next, "\n");
+    int more = next[n2] && next[n2 + 1];
+    char line[1024];
+    int k = snprintf(line, sizeof line, "%.*s%s%.*s%s%s%s\n", (int)n, m, n2 ? " " : "", (int)n2,
+                     next, more ? " (the whole report: " : "", more ? lib->debug_env : "",
+                     more ? "=1)" : "");
+    if (k > 0 && write(2, line, (size_t)k < sizeof line ? (size_t)k : sizeof line - 1) < 0)
+        return; /* nowhere to say it */
+}
+
 void lz_failed_call(const lz_lib *lib)
 {
     int none = 0;
@@ -54,6 +74,8 @@ void lz_failed_call(const lz_lib *lib)
         !__atomic_compare_exchange_n(&lib->st->failed_calls, &none, 1, 0, __ATOMIC_SEQ_CST,
                                      __ATOMIC_SEQ_CST))
         return;
+    if (lib->say_unavailable && lz_status(lib) == LZ_FAILED)
+        say(lib);
     for (size_t i = 0; lib->answers && i < lib->nsyms; i++) {
         lz_fn answer = lz_fn_at(lib->answers, i);
         lz_fn real = answer ? __atomic_load_n(&lib->reals[i], __ATOMIC_SEQ_CST) : NULL;

@@ -183,6 +183,7 @@ typedef struct lz_lib {
     /* Writes the loaded library's version as text: 0, or -1 (NULL: none). */
     int (*version)(char *out, size_t size);
     int probe;                      /* probe candidates with libelf first */
+    int say_unavailable;            /* the first failed call says why on stderr */
     /* Search only the override, loaded copies, ld.so.cache and the system
      * directories (spec: search = "system"): for a library loaded unprobed. */
     int system_only;

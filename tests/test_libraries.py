@@ -282,7 +282,8 @@ def crypto_openssl_on_the_dropin():
     """Debian's openssl program (linked to libssl.so.3 and libcrypto.so.3)
     runs on the libcrypto drop-in: digests, a password-based encryption with
     a fixed salt, a key generation and its version give the output they give
-    on the real library, found behind the drop-in."""
+    on the real library, found behind the drop-in. Without libcrypto it
+    prints the shim's one line (say_unavailable) and exits 1."""
     need_crypto()
     d = t.workdir("crypto_cli")
     with open(f"{d}/in.txt", "w") as f:
@@ -296,6 +297,15 @@ def crypto_openssl_on_the_dropin():
         r = t.run(["/usr/bin/openssl"] + cmd, env=env, check_rc=0)
         t.equal(r.stdout, want, f"openssl {' '.join(cmd)} on the drop-in")
         t.contains(r.stderr, "lazycrypto: loaded /", f"openssl {cmd[0]}: the real libcrypto loaded")
+    # say_unavailable: openssl has no channel of its own for a missing
+    # libcrypto; the shim's one line is all it prints.
+    r = t.run(["/usr/bin/openssl", "dgst", "-sha256", f"{d}/in.txt"],
+              env={"LD_LIBRARY_PATH": env["LD_LIBRARY_PATH"],
+                   "LAZYCRYPTO_LIBPATH": f"{d}/nowhere/libcrypto.so.3"})
+    t.equal((r.returncode, r.stdout, r.stderr),
+            (1, "", f"lazycrypto: OpenSSL libcrypto could not be loaded; candidates tried: "
+                    f"[LAZYCRYPTO_LIBPATH] {d}/nowhere/libcrypto.so.3: rejected: No such file or "
+                    f"directory (the whole report: LAZYNCCL_DEBUG=1)\n"), "libcrypto absent")
 
 
 @case
