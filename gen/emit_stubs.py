@@ -90,7 +90,7 @@ def check_names(spec, exports, control_prefix=None):
     problems += [f"[failure.functions]: {n} is not a function the header declares and "
                  f"function_pattern selects" for n in spec.failure_functions if n not in served]
     control = set(control_names(spec, control_prefix))
-    problems += [f"{e.name} (from {e.fn.file or spec.headers[0]}:{e.fn.line}) has the name of a "
+    problems += [f"{e.name} (from {e.fn.file or spec.path}:{e.fn.line}) has the name of a "
                  f"control-API function of shim '{spec.shim}': rename the shim or leave it "
                  f"out of function_pattern" for e in exports if e.name in control]
     if problems:
@@ -332,7 +332,7 @@ class ShimWriter:
             if name not in wrapped:
                 raise GenError(f"{spec.path} [own_answers]", f"'{name}' is not a wrapped function")
         check_names(spec, self.exports, control_prefix)
-        check_failures(spec, self.exports, headers[0])
+        check_failures(spec, self.exports, headers[0] if headers else spec.path)
         self.answers = [e for e in self.exports if e.name in spec.own_answers]
         for e in self.answers:
             if e.fn.ret != "const char *" or e.fn.variadic:
@@ -425,8 +425,10 @@ class ShimWriter:
     def write_failures(self):
         self.w("\n/* What a function does when the library or its symbol cannot be had. */\n")
         for e in self.exports:
-            if e.fn.opaque:
-                self.w(f"LZ_FAIL_OPAQUE({e.sym})\n")
+            if e.fn.opaque and self.spec.opaque_failure:
+                self.w(f"LZ_FAIL_OPAQUE({e.sym}, {self.spec.opaque_failure})\n")
+            elif e.fn.opaque:
+                self.w(f"LZ_STOP_OPAQUE({e.sym}, {_c_string(e.name)})\n")
             elif e.fn.ret == "void":
                 self.w(f"LZ_FAIL_VOID({e.sym}, ({e.fn.params}))\n")
             elif e.name in self.spec.own_answers:

@@ -38,6 +38,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 import dropin_versions  # noqa: E402
 import elfvers  # noqa: E402
 import find_library  # noqa: E402
+import symlist  # noqa: E402
 from amalgamate import amalgamate  # noqa: E402
 from control_api import declarations  # noqa: E402
 from emit_data import emit_data  # noqa: E402
@@ -74,7 +75,9 @@ def list_specs(places):
 
 def describe(spec):
     """What meson.build needs, as key<TAB>value lines (Meson splits them)."""
-    rows = [("id", spec.id), ("shim", spec.shim), ("header", spec.headers[0]),
+    rows = [("id", spec.id), ("shim", spec.shim),
+            ("header", spec.headers[0] if spec.headers else ""),
+            ("symbols", spec.symbols),
             ("description", spec.description), ("sonames", " ".join(spec.sonames)),
             ("public", "no" if spec.hidden else "yes"),
             ("install", "yes" if spec.install else "no"),
@@ -121,6 +124,8 @@ def find_include(spec, option_dir, cc):
     then where the compiler that builds the shim looks (its -E -v list:
     Debian's multiarch directory, a cross compiler's sysroot). Returns
     (directory, whether the compiler searches it itself)."""
+    if not spec.headers:  # a symbol list alone: its own directory stands in
+        return os.path.dirname(os.path.abspath(spec.path)), False
     header, tried = spec.headers[0], []
     for kind, value in spec.include_search:
         if kind == "option":
@@ -159,7 +164,7 @@ def find_libraries(spec, cc, include_dir, library_dirs):
             searched = dirs
             searched_passed = passed
     warnings = []
-    if missing and spec.symbol_versions is None:  # the key says it, else a warning
+    if missing and spec.symbol_versions is None and not spec.symbols:  # else a warning
         over = "".join(f"; passed over {p}" for p in searched_passed)
         warnings.append(
             f"{spec.path}: warning: {', '.join(missing)} not found at build time, so "
@@ -173,7 +178,7 @@ def find_libraries(spec, cc, include_dir, library_dirs):
 def dropin(spec, soname, exports_txt, library, out_map, out_symver):
     with open(exports_txt, encoding="utf-8") as f:
         names = f.read().split()
-    versions = elfvers.read(library) if library and library != "-" else None
+    versions = symlist.load_versions(library) if library and library != "-" else None
     script, header = dropin_versions.write(names, soname, spec.symbol_versions, versions)
     write_if_changed(out_map, script)
     write_if_changed(out_symver, header)
@@ -302,6 +307,14 @@ def cmd_dropin(a, cc):
     dropin(load_spec(a.spec), a.soname, a.exports, a.library, a.out_map, a.out_symver)
 
 
+def cmd_symbols(a, cc):
+    """The library's exports into a symbol list (gen/symlist.py)."""
+    v = elfvers.read(a.library)
+    write_if_changed(a.out, symlist.write(v, os.path.abspath(a.library)))
+    print(f"{a.out}: {len(v.functions)} functions, {len(v.objects)} variables, "
+          f"{len(v.nodes)} version nodes of {v.soname or a.library}")
+
+
 def cmd_finish_dropin(a, cc):
     """The linked drop-in copied to its file name; names the real library
     exports unversioned made unversioned in it too."""
@@ -309,7 +322,7 @@ def cmd_finish_dropin(a, cc):
     shutil.copyfile(a.input, tmp)
     shutil.copymode(a.input, tmp)
     if a.library and a.library != "-":
-        real = elfvers.read(a.library)
+        real = symlist.load_versions(a.library)
         if real.versioned:
             elfvers.unversion(tmp, {n for n, defs in real.symbols.items()
                                     if all(node is None for node, _ in defs)})
@@ -348,7 +361,9 @@ def _write_shim(a, notes, c_text, h_text, names):
 def cmd_generate(a, cc):
     arch = target_arch(cc)
     spec, spec_display, headers, functions, variables, macros = _shim_inputs(a, cc)
-    library = elfvers.read(a.library) if a.library else None
+    # The spec's symbol list, else the real library found at build time.
+    library = symlist.read(spec.symbols) if spec.symbols else \
+        elfvers.read(a.library) if a.library else None
     c_text, exports, notes = emit(spec, spec_display, headers, functions, macros, arch=arch,
                                   library_functions=library.functions if library else ())
     d_text, hook_text, data_names, data_notes = emit_data(spec, spec_display, headers, variables,
@@ -421,6 +436,10 @@ def parser():
     p.add_argument("--library", metavar="PATH|-", help="the real library: its symbol versions")
     p.add_argument("--out-map", required=True)
     p.add_argument("--out-symver", required=True)
+    p = command("symbols", cmd_symbols, "a real library's exports into a symbol list "
+                "(a spec's 'symbols': its drop-in then builds without it)", spec=False)
+    p.add_argument("library", metavar="LIBRARY")
+    p.add_argument("--out", required=True, metavar="FILE.symbols")
     p = command("control-header", cmd_control_header, "<shim>_control.h: one shim's control API")
     p.add_argument("--out", required=True)
     p = command("finish-dropin", cmd_finish_dropin,

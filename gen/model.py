@@ -233,6 +233,8 @@ def parse_functions(cc, spec, include_dirs):
     """Return (header paths, [Function], [Variable]) for every matching
     declaration. Declarations that cannot be served are all named in one
     error."""
+    if not spec.headers:  # a symbol list alone (spec.symbols): nothing declared
+        return [], [], []
     ci, index = _index()
     # Where the caller says, then where the compiler looks (lazygen by hand).
     search = list(include_dirs) + [d for d in system_dirs(cc) if d not in include_dirs]

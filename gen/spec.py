@@ -100,6 +100,12 @@ class Spec:
     symbol_versions: object = setting((bool, str), None)
     version_macros: list = setting(_LIST, [])
     extra_headers: list = setting(_LIST, [], copied=False)  # paths, beside the spec
+    # A symbol list (lazygen symbols): the library's exports where neither
+    # its header nor the library is at hand; served without types.
+    symbols: str = setting(_STR, "")
+    # What an export served without a type returns when the library cannot
+    # be loaded ("": the process stops with the report, as Implib.so's do).
+    opaque_failure: str = setting(_STR, "")
     companions: list = setting(_LIST, [])
     companions_for: list = setting(_LIST, [])
     search: str = setting(_STR, "full")  # "system": override, loaded, ld.so.cache, system dirs
@@ -234,6 +240,8 @@ def _library_table(path, data):
             if key not in _KEYS:
                 raise GenError(f"{defaults_file} [library]", f"unknown key '{key}'")
         lib = _merge(lib, dlib)
+    if lib.get("headers") == [] and "function_pattern" not in lib:
+        lib["function_pattern"] = "^$"  # no header, no declaration to select
     for key, (_, required) in _KEYS.items():
         if required and key not in lib:
             raise GenError(where, f"missing key '{key}'")
@@ -264,6 +272,11 @@ def _settings(path, lib, defaults_file):
         if not os.path.isfile(full):
             raise GenError(where, f"extra header {name!r} not found beside the spec ({full})")
         spec.extra_headers.append(full)
+    if spec.symbols:
+        spec.symbols = os.path.join(here, spec.symbols)
+        if not os.path.isfile(spec.symbols):
+            raise GenError(where, f"'symbols': {spec.symbols} not found (lazygen symbols LIBRARY "
+                                  f"--out FILE writes one)")
     return spec
 
 
@@ -283,8 +296,12 @@ def _validate(spec):
     for key in ("id", "shim", "env", "debug_env", "strict_env"):
         if not _IDENT.match(getattr(spec, key)):
             raise GenError(where, f"'{key}' must be a C identifier")
-    if not spec.headers or not spec.sonames:
-        raise GenError(where, "'headers' and 'sonames' must not be empty")
+    if not spec.sonames or not (spec.headers or spec.symbols):
+        raise GenError(where, "'sonames' must not be empty, nor 'headers' unless 'symbols' "
+                              "names the library's symbol list")
+    if spec.opaque_failure and not c_constant(spec.opaque_failure):
+        raise GenError(where, f"'opaque_failure': {spec.opaque_failure!r} is not a C constant "
+                              f"expression")
     for name in spec.sonames:
         if not re.match(r"^[A-Za-z0-9_][A-Za-z0-9_.+-]*$", name):
             raise GenError(where, f"'sonames': {name!r} is not a file name (letters, digits, "
@@ -373,6 +390,8 @@ def _failures(path, data):
     """[failure] (return type -> value) and [failure.functions] (name ->
     value), every value checked."""
     table = data.get("failure")
+    if table is None and data.get("library", {}).get("headers") == []:
+        return {}, {}  # nothing declared: no type to fail with (opaque_failure says it)
     if not isinstance(table, dict) or not [k for k in table if k != "functions"]:
         raise GenError(path, "missing or empty [failure] table")
     by_type, by_function = {}, {}

@@ -67,6 +67,19 @@ static void say(const lz_lib *lib)
         return; /* nowhere to say it */
 }
 
+void lz_stop(const lz_lib *lib, const char *name)
+{
+    const char *m = lz_message(lib);
+    char head[256];
+    int k = snprintf(head, sizeof head, "%s: %s was called, and no failure value is known for it "
+                     "(no header declares it; the spec's opaque_failure is unset): stopping\n",
+                     lib->prefix, name);
+    if (k > 0 && write(2, head, (size_t)k < sizeof head ? (size_t)k : sizeof head - 1) >= 0 &&
+        write(2, m, strlen(m)) >= 0)
+        (void)!write(2, "\n", 1);
+    _exit(127);
+}
+
 void lz_failed_call(const lz_lib *lib)
 {
     int none = 0;

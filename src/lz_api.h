@@ -13,6 +13,12 @@ LZ_HIDDEN const char *lz_message(const lz_lib *lib);
 
 /* Called by a failure function before it returns the failure value. */
 LZ_HIDDEN void lz_failed_call(const lz_lib *lib);
+/* The one place the runtime ends a process: a function no header declares
+ * was called and the library cannot be loaded; nothing can be returned
+ * that is known not to mean success (a spec's opaque_failure avoids it).
+ * Writes the report to stderr and exits with status 127, as the dynamic
+ * linker does for a missing library. */
+LZ_HIDDEN __attribute__((noreturn)) void lz_stop(const lz_lib *lib, const char *name);
 /* An own answer once the library is loaded: what the real function said,
  * or, when that is empty and a function of this shim has failed, why. */
 LZ_HIDDEN const char *lz_fill_message(const lz_lib *lib, const char *real);

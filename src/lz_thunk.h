@@ -163,11 +163,14 @@
     __attribute__((used)) static ret lz_f_##sym params { lz_failed_call(&LZ_LIB); return __VA_ARGS__; }
 #define LZ_FAIL_VOID(sym, params) \
     __attribute__((used)) static void lz_f_##sym params { lz_failed_call(&LZ_LIB); }
-/* Of a function whose type is unknown: 0 in the return register, the
- * failure recorded (only another real library calls these, once its own
- * library is loaded, so it does not happen in practice). */
-#define LZ_FAIL_OPAQUE(sym) \
-    __attribute__((used)) static long lz_f_##sym(void) { lz_failed_call(&LZ_LIB); return 0; }
+/* Of a function whose type is unknown (no header declares it): the spec's
+ * opaque_failure in the return register, the failure recorded; where the
+ * spec names none, no value can be known not to mean success, so the
+ * process stops with the report (lz_stop), as Implib.so's stubs do. */
+#define LZ_FAIL_OPAQUE(sym, value) \
+    __attribute__((used)) static long lz_f_##sym(void) { lz_failed_call(&LZ_LIB); return (long)(value); }
+#define LZ_STOP_OPAQUE(sym, str) \
+    __attribute__((used)) static long lz_f_##sym(void) { lz_stop(&LZ_LIB, str); }
 #define LZ_OWN_FAIL(ret, sym, params, value) \
     __attribute__((used)) static ret lz_f_##sym params { return value; }
 

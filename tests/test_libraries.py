@@ -387,6 +387,82 @@ def extra_spec_outside_the_tree():
     shutil.rmtree(d, ignore_errors=True)
 
 
+SYMBOLS_SPEC = """[library]
+id = "vars"
+display = "vars"
+shim = "lazyvars"
+headers = []
+symbols = "vars.symbols"
+sonames = ["libvars.so.1"]
+feature = "vars"
+description = "a library served from its symbol list"
+"""
+
+
+@case
+def symbol_list_dropin_without_header_or_library():
+    """lazygen symbols records a versioned libvars.so.1 (functions,
+    variables and their sizes, VARS_1.0); a spec naming only that list,
+    outside the tree with neither vars.h nor the library beside it, builds a
+    drop-in whose names and versions are the real file's; programs linked
+    to the real library run on it as on the library (the one using variables
+    loads before main, the other at its first call). With the library
+    absent, a function served without a type stops the process with the
+    report (exit 127); with opaque_failure = "-1" it returns -1."""
+    d = tempfile.mkdtemp(prefix="lz-symbols-")
+    for sub in ("real", "spec"):
+        os.makedirs(f"{d}/{sub}")
+    with open(f"{d}/vars.map", "w") as f:
+        f.write("VARS_1.0 {\n  global: vars_*;\n  local: *;\n};\n")
+    real = t.compile_c(f"{d}/real/libvars.so.1", [f"{VARS}/vars.c", f"-I{VARS}"],
+                       ["-Wl,-soname,libvars.so.1", f"-Wl,--version-script,{d}/vars.map"], shared=True)
+    r = lazygen("symbols", real, "--out", f"{d}/spec/vars.symbols")
+    t.equal(r.returncode, 0, r.stderr)
+    t.contains(r.stdout, "4 functions, 6 variables, 1 version nodes of libvars.so.1", "what was recorded")
+    with open(f"{d}/spec/vars.toml", "w") as f:
+        f.write(SYMBOLS_SPEC)
+    build = f"{d}/build"
+    r = t.run(["meson", "setup", build, t.SOURCE, f"-Dextra_specs={d}/spec/vars.toml",
+               "-Dtests=false", "-Dbench=false", "-Ddemo=false"])
+    t.equal(r.returncode, 0, f"meson setup: {r.stdout[-3000:]}")
+    r = t.run(["meson", "compile", "-C", build, "libvars_so_1"])
+    t.equal(r.returncode, 0, f"meson compile: {r.stdout[-3000:]}")
+    dropin = f"{build}/src/dropin"
+    versions = {p: t.run([os.environ.get("LZ_NM", "nm"), "-D", "--defined-only",
+                          "--with-symbol-versions", p], check_rc=0).stdout.split()[2::3]
+                for p in (real, f"{dropin}/libvars.so.1")}
+    t.equal([n for n in versions[f"{dropin}/libvars.so.1"] if not n.startswith("lazyvars_")],
+            versions[real], "the drop-in's names and versions")
+    env = {"LD_LIBRARY_PATH": dropin, "LAZYVARS_LIBPATH": real, "LAZYNCCL_DEBUG": "1"}
+    for prog, loaded_at_main in (("data", 1), ("funcs", 0)):
+        exe = t.compile_c(f"{d}/{prog}", [f"{VARS}/prog_{prog}.c", f"-I{VARS}", real,
+                                         f"-Wl,-rpath,{d}/real"])
+        want = t.run([exe, real], check_rc=0).stdout
+        r = t.run([exe, real], env=env, check_rc=0)
+        t.equal(r.stdout, want.replace("mapped at main 1", f"mapped at main {loaded_at_main}"),
+                f"prog_{prog} on the drop-in")
+    r = t.run([f"{d}/funcs", real], env={**env, "LAZYVARS_LIBPATH": f"{d}/nowhere/libvars.so.1"})
+    t.equal(r.returncode, 127, f"a function without a failure value, library absent: {r.stderr}")
+    t.contains(r.stderr, "lazyvars: vars_bump was called, and no failure value is known for it "
+                         "(no header declares it; the spec's opaque_failure is unset): stopping\n"
+                         "lazyvars: vars could not be loaded", "the report")
+    # opaque_failure, generated and built by hand.
+    with open(f"{d}/spec/vars.toml", "w") as f:
+        f.write(SYMBOLS_SPEC + 'opaque_failure = "-1"\n')
+    r = lazygen("generate", f"{d}/spec/vars.toml", "--out-c", f"{d}/s.c", "--out-data", f"{d}/v.c",
+                "--out-hooks", f"{d}/h.c")
+    t.equal(r.returncode, 0, r.stderr)
+    t.compile_c(f"{d}/libvars.so.1", [f"{d}/s.c", f"{d}/v.c", f"{d}/h.c",
+                                      os.path.join(t.SHIMS, "liblzruntime.a"), "-ldl", "-lpthread",
+                                      f"-I{t.SOURCE}/src", f"-I{t.BUILD}", "-fvisibility=hidden",
+                                      "-D_GNU_SOURCE", "-Wl,-soname,libvars.so.1"]
+                + t.sanitizer_link_args(), shared=True)
+    r = t.run([f"{d}/funcs", real], env={"LD_LIBRARY_PATH": d,
+                                          "LAZYVARS_LIBPATH": f"{d}/nowhere/libvars.so.1"})
+    t.equal((r.returncode, r.stdout), (0, "mapped at main 0\nbump -1\n"), "opaque_failure")
+    shutil.rmtree(d, ignore_errors=True)
+
+
 @case
 def bench_genscale_runs_as_documented():
     """bench/genscale (docs/performance.md) runs as documented: with N=300
