@@ -15,6 +15,7 @@ are not definitions and are not read.
 import ctypes
 import ctypes.util
 import os
+import re
 from dataclasses import dataclass, field
 
 from spec import GenError
@@ -27,6 +28,7 @@ _SHN_UNDEF, _SHN_ABS = 0, 0xFFF1
 _DT_SONAME, _DT_NULL = 14, 0
 _VER_FLG_BASE, _VERSYM_HIDDEN = 1, 0x8000
 _STT_OBJECT, _STT_FUNC, _STT_TLS, _STT_GNU_IFUNC = 1, 2, 6, 10
+_STB_WEAK, _STB_GNU_UNIQUE = 2, 10
 
 
 class _Ehdr(ctypes.Structure):
@@ -90,6 +92,14 @@ class Versions:
     functions: set = field(default_factory=set)   # defined names that are functions
     objects: dict = field(default_factory=dict)   # defined variables: name -> size
     thread_local: set = field(default_factory=set)  # defined thread-local variables
+    # Definitions that are not the library's own: weak or unique ones (C++'s
+    # vague linkage, typeinfo and template instances every object using them
+    # defines; a library's weak API, NCCL's ncclX beside pncclX) and the C++
+    # runtime a library linked statically (cuFile exports std::runtime_error's
+    # constructor). Never served unless a header declares them: a drop-in
+    # defining them would capture every other object's references (each
+    # std::runtime_error built in the process would load cuFile).
+    vague: set = field(default_factory=set)
 
     @property
     def versioned(self):
@@ -104,6 +114,16 @@ class Versions:
                 if default and node in count:
                     count[node] += 1
         return max(self.nodes, key=lambda n: count[n.name]).name if self.nodes else None
+
+
+# The C++ runtime's names (namespace std, operator new and delete, the ABI's
+# __cxa_ and unwinder entry points), mangled or not.
+_CXX_RUNTIME = re.compile(r"^(_Z(GTt|TH|TW)?N?K?(St|Sa|Sb|Ss|Si|So|Sd)|_ZT[ISV]N?K?St|_ZTVN10__cxxabiv|"
+                          r"_Z(nw|na|dl|da)[a-zA-Z]|__cxa_|__gxx_|_Unwind_|__cxxabiv)")
+
+
+def cxx_runtime(name):
+    return bool(_CXX_RUNTIME.match(name))
 
 
 _lib = None
@@ -232,6 +252,8 @@ def _read(lib, elf, path):
         if node is None or node not in node_names:
             node = None  # unversioned (or the base version: the same to ld.so)
         out.symbols.setdefault(name, []).append((node, not index & _VERSYM_HIDDEN))
+        if sym.st_info >> 4 in (_STB_WEAK, _STB_GNU_UNIQUE) or cxx_runtime(name):
+            out.vague.add(name)
         kind = sym.st_info & 0xF
         if kind in (_STT_FUNC, _STT_GNU_IFUNC):
             out.functions.add(name)

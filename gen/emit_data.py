@@ -65,7 +65,7 @@ class DataWriter:
             self.w(f"/* None. */\ntypedef int lz_none_{self.id};\n")
             return
         self.w(_pinned_defines(self.spec))
-        for h in self.spec.headers:
+        for h in self.spec.headers if self.headers else []:  # none found: a symbol list
             self.w(f"#include <{h}>\n")
         for path in self.spec.extra_headers:
             self.w(f'#include "{os.path.basename(path)}"\n')
@@ -143,8 +143,9 @@ def emit_data(spec, spec_display, headers, variables, library=None, arch="x86_64
     variables = [v if v.size >= 0 else _sized(v, objects[v.name]) for v in variables]
     declared = {v.name for v in variables}
     # The library's other variables: a drop-in stands for the whole file.
+    vague = library.vague if library else set()
     opaque = sorted((n, size) for n, size in objects.items()
-                    if n not in declared and size > 0)
+                    if n not in declared and size > 0 and n not in vague)
     trampolines = arch in ("x86_64", "aarch64")
     hooks = [v for v in variables if trampolines and v.function_pointer]
     others = [v for v in variables if v not in hooks]

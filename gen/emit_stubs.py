@@ -303,7 +303,8 @@ def add_opaque(spec, exports, names, arch):
     have = {e.name for e in exports}
     # Every function, not only the spec's pattern: cuBLASLt's
     # cublasLt_for_cublas_* are what libcublas calls. Not the ELF file's own
-    # _init and _fini.
+    # _init and _fini, nor weak ones (the caller leaves out C++'s vague
+    # linkage: elfvers.Versions.vague).
     extra = [n for n in sorted(names) if n not in have and n not in ("_init", "_fini")]
     if arch not in ("x86_64", "aarch64"):
         return exports, ([f"{spec.path}: note: {len(extra)} undeclared functions of the library "
@@ -368,7 +369,7 @@ class ShimWriter:
     def write_includes(self):
         if not self.inline_extras:
             self.w(_pinned_defines(self.spec))
-        for h in self.spec.headers:
+        for h in self.spec.headers if self.headers else []:  # none found: a symbol list
             self.w(f"#include <{h}>\n")
         for path in self.spec.extra_headers:
             if self.inline_extras:  # the amalgamation carries them: vendors have no stubs/
@@ -425,8 +426,9 @@ class ShimWriter:
     def write_failures(self):
         self.w("\n/* What a function does when the library or its symbol cannot be had. */\n")
         for e in self.exports:
-            if e.fn.opaque and self.spec.opaque_failure:
-                self.w(f"LZ_FAIL_OPAQUE({e.sym}, {self.spec.opaque_failure})\n")
+            opaque_value = self.spec.failure_functions.get(e.name, self.spec.opaque_failure)
+            if e.fn.opaque and opaque_value:
+                self.w(f"LZ_FAIL_OPAQUE({e.sym}, {opaque_value})\n")
             elif e.fn.opaque:
                 self.w(f"LZ_STOP_OPAQUE({e.sym}, {_c_string(e.name)})\n")
             elif e.fn.ret == "void":

@@ -238,7 +238,12 @@ def parse_functions(cc, spec, include_dirs):
     ci, index = _index()
     # Where the caller says, then where the compiler looks (lazygen by hand).
     search = list(include_dirs) + [d for d in system_dirs(cc) if d not in include_dirs]
-    named = [find_header(h, search) for h in spec.headers] + list(spec.extra_headers)
+    try:
+        named = [find_header(h, search) for h in spec.headers] + list(spec.extra_headers)
+    except GenError:
+        if spec.symbols:  # no header here: the symbol list serves, untyped
+            return [], [], []
+        raise
     tu = _parse(ci, index, named, clang_args(cc, include_dirs, spec.defines))
     places = [p for path in named for p in _allowed(spec, path, cc)]
     excluded = set(spec.exclude)

@@ -390,9 +390,9 @@ def _failures(path, data):
     """[failure] (return type -> value) and [failure.functions] (name ->
     value), every value checked."""
     table = data.get("failure")
-    if table is None and data.get("library", {}).get("headers") == []:
-        return {}, {}  # nothing declared: no type to fail with (opaque_failure says it)
-    if not isinstance(table, dict) or not [k for k in table if k != "functions"]:
+    if data.get("library", {}).get("headers") == []:
+        table = table or {}  # nothing declared: no type to fail with (opaque_failure says it)
+    elif not isinstance(table, dict) or not [k for k in table if k != "functions"]:
         raise GenError(path, "missing or empty [failure] table")
     by_type, by_function = {}, {}
     for key, value in table.items():

@@ -13,6 +13,7 @@ the file's order; read back it is the same Versions:
     function NAME VERSION...          (VERSION: @@NODE default, @NODE hidden, - none)
     object NAME SIZE VERSION...
     thread-local NAME
+    vague NAME                        (a weak or unique definition: gen/elfvers.py)
 
 Lines starting with # are comments."""
 
@@ -39,6 +40,7 @@ def write(v, source):
         elif name in v.objects:
             out.append(f"object {name} {v.objects[name]} {_versions(defs)}\n")
     out += [f"thread-local {name}\n" for name in sorted(v.thread_local)]
+    out += [f"vague {name}\n" for name in sorted(v.vague)]
     return "".join(out)
 
 
@@ -86,6 +88,8 @@ def read(path):
                 v.symbols[rest[0]] = _defs(rest[2:], where)
             elif kind == "thread-local" and len(rest) == 1:
                 v.thread_local.add(rest[0])
+            elif kind == "vague" and len(rest) == 1:
+                v.vague.add(rest[0])
             else:
                 raise GenError(where, f"cannot read {line.strip()!r}: see gen/symlist.py for "
                                       f"the format")
@@ -93,6 +97,7 @@ def read(path):
             raise GenError(where, f"cannot read {line.strip()!r}: a number was expected")
     if not v.soname:
         raise GenError(path, "the symbol list names no soname")
+    v.vague |= {n for n in v.symbols if elfvers.cxx_runtime(n)}  # a list written before the rule
     return v
 
 

@@ -360,7 +360,8 @@ def doctor_audit(run_args=()):
 @case
 def audit_doctor_says_what_is_redirected():
     """lazynccl-info --doctor under lazynccl-run names the sonames whose loads
-    by path go to which drop-ins through which module; without the module it
+    by path go to which drop-ins (their one directory) through which module;
+    without the module it
     warns that a by-path preload maps the real library anyway."""
     sanitizer_skip()
     found = doctor_audit()
@@ -369,6 +370,9 @@ def audit_doctor_says_what_is_redirected():
         t.contains(found[0]["message"], soname, "the sonames")
     t.contains(found[0]["message"], f"through the audit module {MODULE_HERE}", "module")
     t.contains(found[0]["message"], "by name or by path", "the rule")
+    # Their directory once, not each path: sixteen drop-ins fit the line.
+    t.contains(found[0]["message"], f"get the drop-ins (in {os.path.join(t.SHIMS, 'dropin')}) "
+                                    f"until", "the drop-ins' directory")
     off = doctor_audit(["--no-audit"])
     t.equal([f["status"] for f in off], ["warning"], f"{off}")
     t.contains(off[0]["message"], "without the audit module", "the warning")

@@ -192,10 +192,43 @@ static int is_audit_module(const char *path)
 }
 
 /* Appends ", item" (or "item") to a bounded list. */
+/* An item that does not fit ends the list with ", ..." (once): a list cut
+ * says so. */
 static void list_add(char *list, size_t size, size_t *len, const char *item)
 {
+    if (*len >= size)
+        return; /* cut already */
     int m = snprintf(list + *len, size - *len, "%s%s", *len ? ", " : "", item);
-    *len += m > 0 && (size_t)m < size - *len ? (size_t)m : 0;
+    if (m > 0 && (size_t)m < size - *len) {
+        *len += (size_t)m;
+        return;
+    }
+    list[*len] = '\0';
+    if (*len + 6 < size)
+        memcpy(list + *len, ", ...", 6);
+    *len = size;
+}
+
+/* The directory every path of a ", "-separated list is in, into dir: 1 when
+ * there is one (a list cut by list_add has none). */
+static int one_dir(const char *list, char *dir, size_t size)
+{
+    size_t dlen = 0;
+    for (const char *p = list; *p;) {
+        size_t n = strcspn(p, ",");
+        const char *slash = memrchr(p, '/', n);
+        if (!slash || (dlen && ((size_t)(slash - p) != dlen || memcmp(p, dir, dlen) != 0)) ||
+            (size_t)(slash - p) >= size || (n == 3 && memcmp(p, "...", 3) == 0))
+            return 0;
+        if (!dlen) {
+            dlen = (size_t)(slash - p);
+            memcpy(dir, p, dlen);
+            dir[dlen] = '\0';
+        }
+        p += n;
+        p += strspn(p, ", ");
+    }
+    return dlen > 0;
 }
 
 /* The next non-empty entry of a list of files separated by any of seps
@@ -276,13 +309,16 @@ static void check_audit(doctor_report *r, info_lib *libs, int nlibs)
         else
             list_add(others, sizeof others, &ol, path);
     }
+    char dir[PATH_MAX];
+    int same = one_dir(dropins, dir, sizeof dir);
     if (module[0] && dropins[0])
         add(r, "audit", "ok", NULL,
-            "requests for %s, by name or by path, get the drop-ins (%s) until the real library is "
-            "loaded, then that copy, through the audit module %s%s%s; in a process, "
+            "requests for %s, by name or by path, get the drop-ins (%s%s) until the real library "
+            "is loaded, then that copy, through the audit module %s%s%s; in a process, "
             "lazynccl.status() (or <shim>_loaded_path()) names the real file that serves, and "
             "LAZYNCCL_DEBUG=1 logs each redirect, who asked and for which path",
-            sonames, dropins, module, others[0] ? "; other audit modules kept: " : "", others);
+            sonames, same ? "in " : "", same ? dir : dropins, module,
+            others[0] ? "; other audit modules kept: " : "", others);
     else if (module[0])
         add(r, "audit", "warning", "run the program with lazynccl-run (it sets both variables)",
             "the audit module %s is in LD_AUDIT but LAZYNCCL_AUDIT_DROPINS names no drop-in: "

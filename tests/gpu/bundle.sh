@@ -15,8 +15,12 @@ du -sh "$dst"
 # Drop-ins and lazynccl-run (issue 14, docs/consumers.md): the script finds
 # them through LAZYNCCL_DROPIN_DIR.
 mkdir -p "$dst/dropin"
+# Not the suite's own (tests/specs: zlib, libcrypto, ...), which no job on
+# the GPU machine should have redirected.
+suite=$(cat "$top"/tests/specs/*.toml | sed -n 's/^sonames = \[\(.*\)\]/\1/p' | tr -d '",' | tr '\n' ' ')
 for f in "$build"/src/dropin/lib*.so.[0-9]*; do
     case $f in *.map|*.p) continue ;; esac
+    case " $suite " in *" $(basename "$f") "*) continue ;; esac
     [ -f "$f" ] && cp "$f" "$dst/dropin/"
 done
 strip --strip-debug "$dst"/dropin/*
