@@ -41,6 +41,8 @@ class Variable:
     function_pointer: bool  # a pointer to a function: served by a trampoline
     size: int = -1     # sizeof, -1 when the header leaves it incomplete (char v[])
     array_of: str = ""  # an incomplete array's element type
+    ret: str = ""      # a function pointer's: what the function returns, as C text
+    ret_pointer: bool = False  # ... a pointer, through typedefs too
 
 
 def find_header(name, include_dirs):
@@ -307,7 +309,10 @@ def _variable(ci, c, places, spec, excluded, seen):
     size = c.type.get_size()
     if size < 0:
         return f"{where}: {name}: a variable of an incomplete type ({c.type.spelling})"
-    return Variable(name, c.type.spelling, c.location.line, c.location.file.name, fp, size)
+    res = t.get_pointee().get_result() if fp else None
+    return Variable(name, c.type.spelling, c.location.line, c.location.file.name, fp, size,
+                    ret=type_name(res.spelling) if res else "",
+                    ret_pointer=bool(res) and res.get_canonical().kind == ci.TypeKind.POINTER)
 
 
 def _function(ci, c):

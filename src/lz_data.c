@@ -93,14 +93,6 @@ void lz_data_fill(const lz_lib *lib, void *handle)
     fill(data_of(lib, 1), handle);
 }
 
-/* What a call through a function-pointer variable of a library that cannot
- * be had reaches: 0 in the return register, as an undeclared function's
- * failure (its type is the program's, unknown here). */
-static long absent(void)
-{
-    return 0;
-}
-
 lz_fn lz_data_call(const lz_lib *lib, size_t i)
 {
     const lz_datum *d = &data_of(lib, 1)->items[i];
@@ -114,6 +106,7 @@ lz_fn lz_data_call(const lz_lib *lib, size_t i)
         if (value && value != d->tramp)
             return (lz_fn)value;
     }
-    lz_failed_call(lib);
-    return (lz_fn)absent;
+    if (!d->fail)
+        lz_stop(lib, d->name);
+    return d->fail;
 }

@@ -30,6 +30,10 @@ typedef struct lz_datum {
     void *addr;          /* &name as this code binds it: the copy programs use */
     size_t size;
     const void *tramp;   /* a function-pointer variable's trampoline; NULL for other data */
+    /* What a call through it reaches without the library: its failure value
+     * (the spec's, by the function's return type); NULL: the process stops
+     * with the report (lz_stop), no value being known not to mean success. */
+    lz_fn fail;
 } lz_datum;
 
 /* One generated file's variables: the function pointers (each with its
@@ -59,7 +63,7 @@ LZ_HIDDEN void lz_data_fill(const lz_lib *lib, void *handle);
 
 /* The function to go on to from trampoline i of the function pointers'
  * table (the assembly trampoline's helper): the library's, once loaded;
- * else a failure that returns 0. */
+ * else its failure (lz_datum.fail), or the process stops with the report. */
 LZ_HIDDEN lz_fn lz_data_call(const lz_lib *lib, size_t i);
 
 #endif

@@ -4,11 +4,11 @@
  * by a candidate's companion check and by lazynccl-info; it calls nothing
  * above it. */
 #include "lz_linker.h"
+#include "lz_env.h"
 #include "lz_steps.h"
 #include "lz_ldcache.h"
 #include "lz_objects.h"
 #include "lz_pathlist.h"
-#include "lz_report.h"
 
 #include <limits.h>
 #include <stdio.h>

@@ -6,9 +6,9 @@
  * Every address taken from a dynamic section is checked to lie inside one of
  * the object's loaded segments before it is read. */
 #include "lz_ld.h"
+#include "lz_env.h"
 #include "lz_objects.h"
 #include "lz_pathlist.h"
-#include "lz_report.h"
 
 #include <link.h>
 #include <stdint.h>

@@ -3,22 +3,12 @@
  * (LAZYNCCL_DEBUG=1) prints to stderr, a callback set through
  * <shim>_set_log_callback receives lines. */
 #include "lz_report.h"
+#include "lz_env.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/auxv.h>
-
-int lz_secure(void)
-{
-    return getauxval(AT_SECURE) != 0;
-}
-
-const char *lz_getenv(const char *name)
-{
-    return lz_secure() ? NULL : getenv(name);
-}
 
 static int to_stderr(const lz_lib *lib)
 {

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT
- * Reports, logging and the environment (lz_report.c). */
+ * Reports and logging (lz_report.c). */
 #ifndef LZ_REPORT_H
 #define LZ_REPORT_H
 
@@ -25,10 +25,5 @@ LZ_HIDDEN void lz_log(const lz_lib *lib, const char *fmt, ...)
 
 /* 1 when the library's log is on (a callback, or the debug variable). */
 LZ_HIDDEN int lz_logging(const lz_lib *lib);
-/* 1 in a secure-execution process (setuid, setcap): environment ignored. */
-LZ_HIDDEN int lz_secure(void);
-/* getenv, except in secure execution, where it is always NULL. */
-LZ_HIDDEN const char *lz_getenv(const char *name);
-
 
 #endif

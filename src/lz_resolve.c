@@ -4,6 +4,7 @@
 #include "lz_resolve.h"
 #include "lz_candidate.h"
 #include "lz_load.h"
+#include "lz_env.h"
 #include "lz_report.h"
 #include "lz_ld.h"
 

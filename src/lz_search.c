@@ -6,6 +6,7 @@
 #include "lz_asked.h"
 #include "lz_candidate.h"
 #include "lz_linker.h"
+#include "lz_env.h"
 #include "lz_report.h"
 #include "lz_pathlist.h"
 #include "lz_objects.h"

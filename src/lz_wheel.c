@@ -7,6 +7,7 @@
 #include "lz_objects.h"
 #include "lz_pathlist.h"
 #include "lz_python.h"
+#include "lz_env.h"
 #include "lz_report.h"
 
 #include <limits.h>

@@ -4,6 +4,7 @@
 #define LZ_INFO_H
 
 #include "lz_api.h"
+#include "lz_env.h"
 #include "lz_report.h"
 #include "lz_probe.h"
 #include "lz_linker.h"
