@@ -5,6 +5,7 @@
  * callbacks here only copy strings out; the visits happen after it returns.
  * Every address taken from a dynamic section is checked to lie inside one of
  * the object's loaded segments before it is read. */
+#include "lz_dynmem.h"
 #include "lz_ld.h"
 #include "lz_env.h"
 #include "lz_objects.h"
@@ -19,87 +20,26 @@
 #include <unistd.h>
 
 typedef struct dynview {
+    lz_dynmem m;               /* its dynamic section (lz_dynmem.h) */
     const struct dl_phdr_info *info;
-    const char *strtab;
-    size_t strsz;
-    const ElfW(Sym) *symtab;
-    size_t nsyms;              /* symbols that may be undefined: [0, nsyms) */
-    const uint32_t *gnu_hash;  /* its DT_GNU_HASH when nsyms stops at the hashed symbols */
-    const ElfW(Dyn) *dyn;
     int self;                  /* the object holding this code */
 } dynview;
 
 static int mapped(const struct dl_phdr_info *info, uintptr_t addr, size_t len)
 {
-    for (int i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
-        if (ph->p_type == PT_LOAD && addr >= lo && len <= ph->p_memsz &&
-            addr - lo <= ph->p_memsz - len)
-            return 1;
-    }
-    return 0;
-}
-
-/* glibc relocates these entries in place on the architectures built here;
- * other loaders leave them relative to the base. */
-static uintptr_t dyn_addr(const struct dl_phdr_info *info, ElfW(Addr) v)
-{
-    return v < info->dlpi_addr ? info->dlpi_addr + v : v;
+    return lz_dynmem_mapped(info->dlpi_addr, info->dlpi_phdr, info->dlpi_phnum, addr, len);
 }
 
 static int view(const struct dl_phdr_info *info, dynview *v)
 {
-    memset(v, 0, sizeof *v);
     v->info = info;
-    for (int i = 0; i < info->dlpi_phnum; i++)
-        if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
-            v->dyn = (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
-    if (!v->dyn)
-        return 0;
-    uintptr_t strtab = 0, symtab = 0, hash = 0, gnu_hash = 0;
-    for (const ElfW(Dyn) *d = v->dyn; d->d_tag != DT_NULL; d++) {
-        switch (d->d_tag) {
-        case DT_STRTAB: strtab = dyn_addr(info, d->d_un.d_ptr); break;
-        case DT_STRSZ: v->strsz = d->d_un.d_val; break;
-        case DT_SYMTAB: symtab = dyn_addr(info, d->d_un.d_ptr); break;
-        case DT_HASH: hash = dyn_addr(info, d->d_un.d_ptr); break;
-        case DT_GNU_HASH: gnu_hash = dyn_addr(info, d->d_un.d_ptr); break;
-        default: break;
-        }
-    }
-    if (!strtab || !v->strsz || !mapped(info, strtab, v->strsz))
-        return 0;
-    v->strtab = (const char *)strtab;
-    /* The symbol count: DT_HASH's nchain; with only DT_GNU_HASH, the
-     * undefined symbols all come before symoffset (they are never hashed). */
-    if (symtab && hash && mapped(info, hash, 8))
-        v->nsyms = ((const uint32_t *)hash)[1];
-    else if (symtab && gnu_hash && mapped(info, gnu_hash, 16)) {
-        v->nsyms = ((const uint32_t *)gnu_hash)[1];
-        v->gnu_hash = (const uint32_t *)gnu_hash;
-    }
-    if (v->nsyms && mapped(info, symtab, v->nsyms * sizeof(ElfW(Sym))))
-        v->symtab = (const ElfW(Sym) *)symtab;
-    else
-        v->nsyms = 0;
     v->self = mapped(info, (uintptr_t)&view, 1);
-    return 1;
+    return lz_dynmem_view(&v->m, info->dlpi_addr, info->dlpi_phdr, info->dlpi_phnum);
 }
 
 static const char *str(const dynview *v, size_t off)
 {
-    if (off >= v->strsz)
-        return NULL;
-    return memchr(v->strtab + off, '\0', v->strsz - off) ? v->strtab + off : NULL;
-}
-
-static const char *soname_of(const dynview *v)
-{
-    for (const ElfW(Dyn) *d = v->dyn; d->d_tag != DT_NULL; d++)
-        if (d->d_tag == DT_SONAME)
-            return str(v, d->d_un.d_val);
-    return NULL;
+    return lz_dynmem_str(&v->m, off);
 }
 
 /* The program's file as the kernel names it (/proc/self/exe), kept once
@@ -244,7 +184,7 @@ static int soname_cb(struct dl_phdr_info *info, size_t size, void *data)
     struct by_soname *q = data;
     dynview v;
     const char *so;
-    if (!view(info, &v) || !(so = soname_of(&v)) || strcmp(so, q->soname) != 0)
+    if (!view(info, &v) || !(so = lz_dynmem_soname(&v.m)) || strcmp(so, q->soname) != 0)
         return 0;
     push_object(&q->out, info);
     return 0;
@@ -272,7 +212,7 @@ static int needs(const dynview *v, const struct runpaths *q)
 {
     if (v->self)
         return 1;
-    for (const ElfW(Dyn) *d = v->dyn; d->d_tag != DT_NULL; d++) {
+    for (const ElfW(Dyn) *d = v->m.dyn; d < v->m.dyn + v->m.ndyn && d->d_tag != DT_NULL; d++) {
         const char *n;
         if (d->d_tag != DT_NEEDED || !(n = str(v, d->d_un.d_val)))
             continue;
@@ -347,7 +287,7 @@ static int runpath_cb(struct dl_phdr_info *info, size_t size, void *data)
         return 0;
     /* As ld.so: an object's DT_RPATH counts only when it has no DT_RUNPATH. */
     int has_runpath = 0, has_rpath = 0;
-    for (const ElfW(Dyn) *d = v.dyn; d->d_tag != DT_NULL; d++) {
+    for (const ElfW(Dyn) *d = v.m.dyn; d < v.m.dyn + v.m.ndyn && d->d_tag != DT_NULL; d++) {
         has_runpath |= d->d_tag == DT_RUNPATH;
         has_rpath |= d->d_tag == DT_RPATH;
     }
@@ -358,7 +298,7 @@ static int runpath_cb(struct dl_phdr_info *info, size_t size, void *data)
     struct entry_bufs *b = path ? malloc(sizeof *b) : NULL;
     if (b)
         why = runpath_describe(tag, path, &origin);
-    for (const ElfW(Dyn) *d = v.dyn; why && d->d_tag != DT_NULL; d++) {
+    for (const ElfW(Dyn) *d = v.m.dyn; why && d < v.m.dyn + v.m.ndyn && d->d_tag != DT_NULL; d++) {
         const char *rp;
         if (d->d_tag != tag || !(rp = str(&v, d->d_un.d_val)))
             continue;
@@ -384,7 +324,7 @@ static int self_soname_cb(struct dl_phdr_info *info, size_t size, void *data)
     (void)size;
     dynview v;
     if (view(info, &v) && v.self) {
-        const char *so = soname_of(&v);
+        const char *so = lz_dynmem_soname(&v.m);
         if (so)
             lz_copy(data, 256, so);
         return 1;
@@ -552,8 +492,8 @@ static int imports_cb(struct dl_phdr_info *info, size_t size, void *data)
     dynview v;
     if (!view(info, &v) || v.self)
         return 0;
-    for (size_t i = 1; i < v.nsyms; i++) {
-        const ElfW(Sym) *s = &v.symtab[i];
+    for (size_t i = 1; i < v.m.nsyms; i++) {
+        const ElfW(Sym) *s = &v.m.symtab[i];
         const char *name;
         if (s->st_shndx != SHN_UNDEF || !s->st_name || !(name = str(&v, s->st_name)))
             continue;
@@ -599,65 +539,25 @@ struct import_any {
     const char *who;
 };
 
-static int needs_soname(const dynview *v, const char *soname)
-{
-    for (const ElfW(Dyn) *d = v->dyn; d->d_tag != DT_NULL; d++) {
-        const char *n;
-        if (d->d_tag == DT_NEEDED && (n = str(v, d->d_un.d_val)) && strcmp(n, soname) == 0)
-            return 1;
-    }
-    return 0;
-}
-
-/* Whether the object defines name, looked up in its DT_GNU_HASH as the
- * dynamic linker does (every read checked to lie in its segments). */
-static int gnu_defines(const dynview *v, const char *name)
-{
-    const uint32_t *h = v->gnu_hash;
-    uint32_t nbuckets = h[0], symoffset = h[1], bloom_size = h[2];
-    uintptr_t buckets = (uintptr_t)(h + 4) + (uintptr_t)bloom_size * sizeof(ElfW(Addr));
-    if (!nbuckets || !mapped(v->info, buckets, (size_t)nbuckets * 4))
-        return 0;
-    uint32_t hash = 5381;
-    for (const unsigned char *c = (const unsigned char *)name; *c; c++)
-        hash = hash * 33 + *c;
-    uint32_t i = ((const uint32_t *)buckets)[hash % nbuckets];
-    if (i < symoffset)
-        return 0;
-    const uint32_t *chain = (const uint32_t *)buckets + nbuckets - symoffset;
-    for (;; i++) {
-        const ElfW(Sym) *s = &v->symtab[i];
-        if (!mapped(v->info, (uintptr_t)&chain[i], 4) ||
-            !mapped(v->info, (uintptr_t)s, sizeof *s))
-            return 0;
-        const char *n;
-        if ((chain[i] | 1) == (hash | 1) && s->st_shndx != SHN_UNDEF && s->st_name &&
-            (n = str(v, s->st_name)) && strcmp(n, name) == 0)
-            return 1;
-        if (chain[i] & 1)
-            return 0;
-    }
-}
-
 static int import_any_cb(struct dl_phdr_info *info, size_t size, void *data)
 {
     (void)size;
     struct import_any *q = data;
     dynview v;
-    if (!view(info, &v) || v.self || !needs_soname(&v, q->soname))
+    if (!view(info, &v) || v.self || !lz_dynmem_needs(&v.m, q->soname))
         return 0;
     const char *who = info->dlpi_name && info->dlpi_name[0] ? info->dlpi_name : "the program";
     /* A variable a program uses is undefined in it, or defined by the copy
      * relocation that moved it there (defined, so hashed: found through the
      * hash table where the count above stops at the undefined symbols). */
-    if (v.symtab && v.gnu_hash)
+    if (v.m.symtab && v.m.gnu_hash)
         for (size_t k = 0; k < q->n; k++)
-            if (gnu_defines(&v, q->names[k])) {
+            if (lz_dynmem_lookup(&v.m, q->names[k])) {
                 q->who = who;
                 return 1;
             }
-    for (size_t i = 1; i < v.nsyms; i++) {
-        const ElfW(Sym) *s = &v.symtab[i];
+    for (size_t i = 1; i < v.m.nsyms; i++) {
+        const ElfW(Sym) *s = &v.m.symtab[i];
         const char *name;
         if (!s->st_name || !(name = str(&v, s->st_name)))
             continue;
@@ -697,12 +597,12 @@ static int self_defines_cb(struct dl_phdr_info *info, size_t size, void *data)
     dynview v;
     if (!view(info, &v) || !v.self)
         return 0;
-    if (v.symtab && v.gnu_hash)
-        q->found = gnu_defines(&v, q->name);
-    for (size_t i = 1; !q->found && i < v.nsyms; i++) {
+    if (v.m.symtab && v.m.gnu_hash)
+        q->found = lz_dynmem_lookup(&v.m, q->name) != NULL;
+    for (size_t i = 1; !q->found && i < v.m.nsyms; i++) {
         const char *n;
-        q->found = v.symtab[i].st_shndx != SHN_UNDEF && v.symtab[i].st_name &&
-                   (n = str(&v, v.symtab[i].st_name)) && strcmp(n, q->name) == 0;
+        q->found = v.m.symtab[i].st_shndx != SHN_UNDEF && v.m.symtab[i].st_name &&
+                   (n = str(&v, v.m.symtab[i].st_name)) && strcmp(n, q->name) == 0;
     }
     return 1;
 }

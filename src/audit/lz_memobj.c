@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* A loaded object read in memory (lz_memobj.h). */
 #include "lz_memobj.h"
+#include "../lz_dynmem.h"
 
 #include <elf.h>
 #include <string.h>
@@ -93,66 +94,17 @@ lz_asked_box *lz_mem_dropin_box(const lz_mem_obj *o, const char *soname)
     return each_note(o, dropin_box, &q) ? q.box : 0;
 }
 
-/* The dynamic section's tables. ld.so has made their addresses absolute
- * where the section is writable (most targets) and left them relative
- * elsewhere: a value below the load address is relative. */
-typedef struct dyn_mem {
-    const char *strtab, *soname;
-    const ElfW(Sym) *symtab;
-    const uint32_t *gnu_hash;
-} dyn_mem;
-
-static void read_dyn(const lz_mem_obj *o, dyn_mem *m)
-{
-    ElfW(Addr) at[3] = {0, 0, 0}, soname = 0;
-    int has_soname = 0;
-    for (size_t i = 0; o->dyn && o->dyn[i].d_tag != DT_NULL && i < 256; i++) {
-        const ElfW(Dyn) *d = &o->dyn[i];
-        switch (d->d_tag) {
-        case DT_STRTAB: at[0] = d->d_un.d_ptr; break;
-        case DT_SYMTAB: at[1] = d->d_un.d_ptr; break;
-        case DT_GNU_HASH: at[2] = d->d_un.d_ptr; break;
-        case DT_SONAME: soname = d->d_un.d_val, has_soname = 1; break;
-        }
-    }
-    for (int i = 0; i < 3; i++)
-        if (at[i] && at[i] < o->base)
-            at[i] += o->base;
-    m->strtab = (const char *)at[0];
-    m->symtab = (const ElfW(Sym) *)at[1];
-    m->gnu_hash = (const uint32_t *)at[2];
-    m->soname = has_soname && m->strtab ? m->strtab + soname : 0;
-}
-
 const char *lz_mem_soname(const lz_mem_obj *o)
 {
-    dyn_mem m;
-    read_dyn(o, &m);
-    return m.soname;
+    lz_dynmem v;
+    return lz_dynmem_view(&v, o->base, o->ph, o->phnum) ? lz_dynmem_soname(&v) : 0;
 }
 
 void *lz_mem_defined(const lz_mem_obj *o, const char *name)
 {
-    dyn_mem m;
-    read_dyn(o, &m);
-    const uint32_t *h = m.gnu_hash;
-    if (!h || !m.symtab || !m.strtab || h[0] == 0)
+    lz_dynmem v;
+    const ElfW(Sym) *s;
+    if (!lz_dynmem_view(&v, o->base, o->ph, o->phnum) || !(s = lz_dynmem_lookup(&v, name)))
         return 0;
-    uint32_t hash = 5381;
-    for (const unsigned char *c = (const unsigned char *)name; *c; c++)
-        hash = hash * 33 + *c;
-    uint32_t nbuckets = h[0], symoffset = h[1], bloom_size = h[2];
-    const uint32_t *buckets = (const uint32_t *)((const ElfW(Addr) *)(h + 4) + bloom_size);
-    const uint32_t *chain = buckets + nbuckets;
-    size_t len = strlen(name) + 1;
-    for (uint32_t i = buckets[hash % nbuckets]; i >= symoffset; i++) {
-        uint32_t ch = chain[i - symoffset];
-        const ElfW(Sym) *sym = &m.symtab[i];
-        if ((ch | 1) == (hash | 1) && sym->st_shndx != SHN_UNDEF &&
-            memcmp(m.strtab + sym->st_name, name, len) == 0)
-            return (void *)(o->base + sym->st_value);
-        if (ch & 1)
-            break;
-    }
-    return 0;
+    return (void *)(o->base + s->st_value);
 }

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT
  * A loaded object read in memory (lz_memobj.c): its lazynccl notes
- * (lz_note.h), its SONAME and the symbols it defines. Shared by the audit
- * module (from la_objopen's link maps) and the preload redirector (from
- * dl_iterate_phdr); it calls no library function but memcmp and strlen. */
+ * (lz_note.h), and, through the runtime's own bounds-checked reader of
+ * dynamic sections (lz_dynmem.h), its SONAME and the symbols it defines.
+ * Shared by the audit module (from la_objopen's link maps) and the preload
+ * redirector (from dl_iterate_phdr); it calls no library function but
+ * memcmp and strlen. */
 #ifndef LZ_MEMOBJ_H
 #define LZ_MEMOBJ_H
 
