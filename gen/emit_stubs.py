@@ -57,7 +57,7 @@ def failure_value(spec, fn):
     [failure] value for the return type; NULL for a pointer
     (through typedefs: CURL *, gzFile) the spec does not name; None when
     neither."""
-    value = spec.failure_functions.get(fn.name, spec.failure.get(fn.ret))
+    value = spec.failure_functions.get(fn.name, spec.failure.get(fn.ret_spelled or fn.ret))
     if value is None:
         return "NULL" if fn.ret_pointer else None
     return "lz_message(&LZ_LIB)" if value == "@message" else value
@@ -70,7 +70,8 @@ def check_failures(spec, exports, header):
         if e.fn.opaque:
             continue
         if e.fn.ret != "void" and e.name not in spec.own_answers and failure_value(spec, e.fn) is None:
-            missing.setdefault(e.fn.ret, []).append(f"{e.fn.file or header}:{e.fn.line}: {e.fn.name}")
+            missing.setdefault(e.fn.ret_spelled or e.fn.ret, []).append(
+                f"{e.fn.file or header}:{e.fn.line}: {e.fn.name}")
     if not missing:
         return
     lines = [f"{len(missing)} return type(s) have no failure value (a pointer's is NULL); "
@@ -321,8 +322,9 @@ class ShimWriter:
     can share one translation unit (the amalgamation)."""
 
     def __init__(self, spec, spec_display, headers, functions, macros, control_prefix=None,
-                 inline_extras=False, arch="x86_64", library_functions=()):
+                 inline_extras=False, arch="x86_64", library_functions=(), enums=None):
         self.spec, self.spec_display, self.headers = spec, spec_display, headers
+        self.enums = enums or {}
         self.functions, self.macros, self.inline_extras = functions, macros, inline_extras
         self.control_prefix = control_prefix
         exports, self.notes = split_variadic(spec, expand_exports(spec, functions), arch)
@@ -369,8 +371,10 @@ class ShimWriter:
     def write_includes(self):
         if not self.inline_extras:
             self.w(_pinned_defines(self.spec))
-        for h in self.spec.headers if self.headers else []:  # none found: a symbol list
-            self.w(f"#include <{h}>\n")
+        if self.spec.language == "c++":
+            self.write_cxx_declarations()
+        for h in self.spec.headers if self.headers and self.spec.language == "c" else []:
+            self.w(f"#include <{h}>\n")  # none found: a symbol list serves
         for path in self.spec.extra_headers:
             if self.inline_extras:  # the amalgamation carries them: vendors have no stubs/
                 with open(path, encoding="utf-8") as f:
@@ -381,6 +385,18 @@ class ShimWriter:
         self.w("/* Thunks of deprecated functions are still exported; forwarding is not use. */\n")
         self.w('#pragma GCC diagnostic ignored "-Wdeprecated-declarations"\n')
         self.w('#pragma GCC diagnostic ignored "-Wunused-parameter"\n\n')
+
+    def write_cxx_declarations(self):
+        """A C++ header cannot be included in C: its extern "C" functions
+        declared in their C form (model.lower_type), and the enumerators
+        the failure values name."""
+        self.w("/* The C form of the C++ headers' extern \"C\" functions. */\n#include <stddef.h>\n")
+        used = " ".join(list(self.spec.failure.values()) + list(self.spec.failure_functions.values()))
+        for name, value in sorted(self.enums.items()):
+            if re.search(rf"\b{re.escape(name)}\b", used):
+                self.w(f"#define {name} {value}\n")
+        for fn in self.functions:
+            self.w(f"extern {fn.ret}{'' if fn.ret.endswith('*') else ' '}{fn.name}({fn.params});\n")
 
     def write_names(self):
         i_d = self.id
@@ -577,12 +593,12 @@ class ShimWriter:
 
 
 def emit(spec, spec_display, headers, functions, macros, control_prefix=None,
-         inline_extras=False, arch="x86_64", library_functions=()):
+         inline_extras=False, arch="x86_64", library_functions=(), enums=None):
     """The shim's C text, its exports and the generator's notes (ShimWriter).
     library_functions: the real library's function names, for those no
-    header declares."""
+    header declares; enums: a C++ header's enumerators (model.enumerators)."""
     writer = ShimWriter(spec, spec_display, headers, functions, macros, control_prefix,
-                        inline_extras, arch, library_functions)
+                        inline_extras, arch, library_functions, enums)
     return writer.write(), writer.exports, writer.notes
 
 

@@ -43,7 +43,8 @@ from amalgamate import amalgamate  # noqa: E402
 from control_api import declarations  # noqa: E402
 from emit_data import emit_data  # noqa: E402
 from emit_stubs import emit, emit_header, export_names  # noqa: E402
-from model import macro_values, parse_functions, preprocess, system_dirs, target_arch  # noqa: E402
+from model import (enumerators, macro_values, parse_functions, preprocess, system_dirs,  # noqa: E402
+                   target_arch)
 from spec import GenError, load_spec  # noqa: E402
 
 
@@ -366,9 +367,10 @@ def cmd_generate(a, cc):
     # The spec's symbol list, else the real library found at build time.
     library = symlist.read(spec.symbols) if spec.symbols else \
         elfvers.read(a.library) if a.library else None
+    enums = enumerators(cc, spec, a.include_dir) if spec.language == "c++" and headers else None
     c_text, exports, notes = emit(spec, spec_display, headers, functions, macros, arch=arch,
                                   library_functions=library.functions - library.vague
-                                  if library else ())
+                                  if library else (), enums=enums)
     d_text, hook_text, data_names, data_notes = emit_data(spec, spec_display, headers, variables,
                                                        library, arch)
     if data_names and not (a.out_data and a.out_hooks):

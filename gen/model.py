@@ -30,6 +30,8 @@ class Function:
     ret_canonical: str = ""    # the return type with typedefs resolved
     opaque: bool = False       # exported by the real library, declared by no header: forwarded
                                # untouched by an assembly thunk, its type unknown
+    ret_spelled: str = ""      # a C++ header's return type as written (ret is its C form):
+                               # what [failure] names
 
 @dataclass
 class Variable:
@@ -112,13 +114,14 @@ def macro_values(macro_text, names):
 _system_dirs = {}
 
 
-def system_dirs(cc):
+def system_dirs(cc, language="c"):
     """The compiler's own include directories, in its order ("#include <...>
     search starts here"), less its private ones (stddef.h and friends, which
-    libclang brings itself)."""
-    key = tuple(cc)
+    libclang brings itself); for C++, the C++ library's first."""
+    key = (tuple(cc), language)
     if key not in _system_dirs:
-        r = subprocess.run(cc + ["-E", "-v", "-x", "c", "/dev/null"], capture_output=True, text=True)
+        r = subprocess.run(cc + ["-E", "-v", "-x", language, "/dev/null"], capture_output=True,
+                           text=True)
         dirs, on = [], False
         for line in r.stderr.splitlines():
             if line.startswith("#include <...>"):
@@ -137,15 +140,15 @@ def _target(cc):
     return _cc(cc, ["-dumpmachine"], "the C compiler's target").strip()
 
 
-def clang_args(cc, include_dirs, defines):
+def clang_args(cc, include_dirs, defines, language="c"):
     """What libclang is told: the target, the compiler's system directories,
     the include directories and the spec's defines, with the generated
     file's pinned ones (_FILE_OFFSET_BITS and _TIME_BITS undefined)."""
-    args = ["-x", "c", "-std=gnu11", f"--target={_target(cc)}", "-nostdlibinc",
-            "-U_FILE_OFFSET_BITS", "-U_TIME_BITS"]
+    args = (["-x", "c++", "-std=gnu++17"] if language == "c++" else ["-x", "c", "-std=gnu11"]) + \
+        [f"--target={_target(cc)}", "-nostdlibinc", "-U_FILE_OFFSET_BITS", "-U_TIME_BITS"]
     args += [f"-D{x}" for x in defines]
     args += [f"-I{x}" for x in include_dirs]
-    for d in system_dirs(cc):
+    for d in system_dirs(cc, language):
         args += ["-isystem", d]
     return args
 
@@ -210,8 +213,18 @@ def _umbrella(paths):
     return "".join(f'#include "{p}"\n' for p in paths)
 
 
-def _parse(ci, index, named, args):
-    source = os.path.join(os.path.dirname(named[0]), "<lazygen headers>.c")
+def _declarations(ci, cursor, cxx):
+    """The translation unit's top-level declarations; in C++, those inside
+    extern "C" blocks too, and none of a namespace's (C++ linkage)."""
+    for c in cursor.get_children():
+        if cxx and c.kind in (ci.CursorKind.LINKAGE_SPEC, ci.CursorKind.UNEXPOSED_DECL):
+            yield from _declarations(ci, c, cxx)
+        elif not (cxx and c.kind == ci.CursorKind.FUNCTION_DECL and c.mangled_name != c.spelling):
+            yield c  # a C++-linkage function's symbol is mangled: not the C API
+
+
+def _parse(ci, index, named, args, cxx=False):
+    source = os.path.join(os.path.dirname(named[0]), f"<lazygen headers>.{'cpp' if cxx else 'c'}")
     tu = index.parse(source, args=args, unsaved_files=[(source, _umbrella(named))],
                      options=ci.TranslationUnit.PARSE_SKIP_FUNCTION_BODIES |
                      ci.TranslationUnit.PARSE_INCOMPLETE)
@@ -246,12 +259,14 @@ def parse_functions(cc, spec, include_dirs):
         if spec.symbols:  # no header here: the symbol list serves, untyped
             return [], [], []
         raise
-    tu = _parse(ci, index, named, clang_args(cc, include_dirs, spec.defines))
+    cxx = spec.language == "c++"
+    tu = _parse(ci, index, named, clang_args(cc, include_dirs, spec.defines, spec.language), cxx)
     places = [p for path in named for p in _allowed(spec, path, cc)]
     excluded = set(spec.exclude)
     functions, variables, seen, refused = [], [], set(), []
-    for c in tu.cursor.get_children():
-        if c.kind == ci.CursorKind.VAR_DECL and c.storage_class == ci.StorageClass.EXTERN:
+    for c in _declarations(ci, tu.cursor, cxx):
+        if c.kind == ci.CursorKind.VAR_DECL and c.storage_class == ci.StorageClass.EXTERN and \
+                not cxx:
             v = _variable(ci, c, places, spec, excluded, seen)
             if isinstance(v, str):
                 refused.append(v)
@@ -269,7 +284,7 @@ def parse_functions(cc, spec, include_dirs):
         seen.add(name)
         if name in excluded:
             continue
-        fn = _function(ci, c)
+        fn = _cxx_function(ci, c) if cxx else _function(ci, c)
         if isinstance(fn, str):
             refused.append(fn)
         else:
@@ -344,3 +359,76 @@ def _function(ci, c):
     return Function(c.spelling, type_name(ret), ", ".join(params) or "void", ", ".join(args),
                     c.location.line, variadic, c.location.file.name,
                     canonical.kind == ci.TypeKind.POINTER, canonical.spelling)
+
+
+def lower_type(ci, t):
+    """A C++ header's type as C text with the same calling convention on
+    the targets built here: a builtin as itself, an enum as its integer
+    type, a pointer to a builtin as that pointer, any other pointer (to a
+    class, a function) as void *; None for what C cannot pass alike (a
+    class or a reference by value)."""
+    c = t.get_canonical()
+    k = c.kind
+    if k == ci.TypeKind.VOID:
+        return "void"
+    if k == ci.TypeKind.BOOL:
+        return "_Bool"
+    if k == ci.TypeKind.ENUM:
+        return c.get_declaration().enum_type.get_canonical().spelling
+    if k in (ci.TypeKind.POINTER, ci.TypeKind.INCOMPLETEARRAY, ci.TypeKind.CONSTANTARRAY):
+        p = c.get_pointee() if k == ci.TypeKind.POINTER else c.element_type
+        const = "const " if p.is_const_qualified() else ""
+        inner = lower_type(ci, p) if p.get_canonical().kind not in (
+            ci.TypeKind.RECORD, ci.TypeKind.FUNCTIONPROTO, ci.TypeKind.FUNCTIONNOPROTO,
+            ci.TypeKind.POINTER, ci.TypeKind.ENUM) else None
+        return f"{const}{inner or 'void'} *"
+    if c.spelling.replace("const ", "") in _C_BUILTINS:
+        return c.spelling.replace("const ", "")
+    return None
+
+
+_C_BUILTINS = {"char", "signed char", "unsigned char", "short", "unsigned short", "int",
+               "unsigned int", "long", "unsigned long", "long long", "unsigned long long",
+               "float", "double", "long double", "wchar_t"}
+
+
+def _cxx_function(ci, c):
+    """An extern "C" function of a C++ header, typed in C (lower_type), or
+    why it cannot be."""
+    where = f"{c.location.file.name}:{c.location.line}"
+    ftype = c.type.get_canonical()
+    if ftype.kind != ci.TypeKind.FUNCTIONPROTO:
+        return f"{where}: {c.spelling}: its type ({c.type.spelling}) is not a function prototype"
+    ret = lower_type(ci, c.result_type)
+    params, args = [], []
+    for i, a in enumerate(c.get_arguments()):
+        low = lower_type(ci, a.type)
+        if low is None:
+            return (f"{where}: {c.spelling}: parameter {i + 1} ({a.type.spelling}) has no C form "
+                    f"passed alike (a class or reference by value)")
+        params.append(_declarator(low, f"a{i}"))
+        args.append(f"a{i}")
+    if ret is None:
+        return f"{where}: {c.spelling}: returns {c.result_type.spelling}, which has no C form"
+    variadic = ftype.is_function_variadic()
+    if variadic:
+        params.append("...")
+    return Function(c.spelling, ret, ", ".join(params) or "void", ", ".join(args),
+                    c.location.line, variadic, c.location.file.name, ret.endswith("*"), ret,
+                    ret_spelled=c.result_type.spelling)
+
+
+def enumerators(cc, spec, include_dirs):
+    """{name: value} of every enumerator the headers declare (a C++
+    header's failure values are written as enumerators the generated C,
+    which cannot include it, gets as macros)."""
+    ci, index = _index()
+    search = list(include_dirs) + [d for d in system_dirs(cc) if d not in include_dirs]
+    named = [find_header(h, search) for h in spec.headers]
+    tu = _parse(ci, index, named, clang_args(cc, include_dirs, spec.defines, spec.language),
+                spec.language == "c++")
+    out = {}
+    for c in tu.cursor.walk_preorder():
+        if c.kind == ci.CursorKind.ENUM_CONSTANT_DECL:
+            out.setdefault(c.spelling, c.enum_value)
+    return out

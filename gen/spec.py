@@ -74,6 +74,9 @@ class Spec:
     required: list = setting(_LIST, [])
     exclude: list = setting(_LIST, [])  # names left out though the pattern selects them
     defines: list = setting(_LIST, [])
+    # "c++": the headers are C++; their extern "C" functions are served,
+    # typed in C (gen/model.py, lower_type).
+    language: str = setting(_STR, "c")
     declarations_from: list = setting(_LIST, [])  # files/dirs declarations may come from
     include_search: list = setting(_LIST, [], copied=False)  # [(kind, value)]
     roots_before: list = setting(_LIST, [], key="search_roots_before", copied=False)  # [Root]
@@ -288,6 +291,7 @@ def _validate(spec):
         raise GenError(where, f"'symbol_versions': {spec.symbol_versions!r} is not a version "
                               f"node name")
     for key, allowed in (("search", ("full", "system")), ("visibility", ("default", "hidden")),
+                         ("language", ("c", "c++")),
                          ("note_priority", ("required", "recommended", "suggested"))):
         value = getattr(spec, key)
         if value not in allowed:

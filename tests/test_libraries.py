@@ -16,6 +16,7 @@ from lztest import case
 GEN = os.path.join(t.SOURCE, "gen", "lazygen.py")
 DECL = os.path.join(t.SOURCE, "tests", "fixtures", "declarations")
 VARS = os.path.join(t.SOURCE, "tests", "fixtures", "variables")
+CXX = os.path.join(t.SOURCE, "tests", "fixtures", "cxx")
 
 
 def lazygen(*args):
@@ -81,6 +82,37 @@ def declarations_refused_in_one_run():
     t.contains(r.stderr, f"\n  {d}/r.h:2: r_b: uses a type with no name", "the second")
     t.contains(r.stderr, "\n  'exclude': r_gone is not a function the headers declare",
                "the unknown exclude entry")
+
+
+@case
+def cxx_header_read_as_cxx():
+    """cxxlib.h is C++ (<cstddef>, a namespace, alignas, inline functions)
+    around an extern "C" block, as cuSPARSELt's header is: with language =
+    "c++" the generator reads it as C++ and serves its five extern "C"
+    functions typed in C (an enum as its integer type, pointers to classes as
+    void *), not its C++-linkage ones nor its static inline one; a C program
+    gets through the shim what it gets linked to the library, and without
+    the library the spec's failure values, an enumerator's among them."""
+    if not shutil.which("g++"):
+        raise t.Skip("no C++ compiler (g++) to build the real library and read <cstddef>")
+    d = t.workdir("cxx_header")
+    os.makedirs(f"{d}/real")
+    r = t.run(["g++", "-shared", "-fPIC", "-o", f"{d}/real/libcxxlib.so.1", f"{CXX}/cxxlib.cpp",
+               f"-I{CXX}", "-Wl,-soname,libcxxlib.so.1"], check_rc=0)
+    direct = t.compile_c(f"{d}/direct", [f"{CXX}/prog.c", f"{d}/real/libcxxlib.so.1",
+                                         f"-Wl,-rpath,{d}/real"] + t.sanitizer_link_args())
+    want = t.run([direct], check_rc=0).stdout
+    t.equal(want, "init 0 scale 0 3.5 6.0 8.5 name ok apply 37\n", "the real library")
+    exe = shim_program(d, f"{CXX}/cxxlib.toml", CXX, f"{CXX}/prog.c")
+    t.equal(t.run([exe], env={"LAZYCXXLIB_LIBPATH": f"{d}/real/libcxxlib.so.1"}, check_rc=0).stdout,
+            want, "through the shim")
+    syms = t.run([os.environ.get("LZ_NM", "nm"), "--defined-only", exe], check_rc=0).stdout.split()
+    t.equal(sorted(n for n in syms if n.startswith("cxxlib") or "in_namespace" in n),
+            ["cxxlib_apply", "cxxlib_init", "cxxlib_name", "cxxlib_reset", "cxxlib_scale"],
+            "the extern \"C\" functions alone")
+    r = t.run([exe], env={"LAZYCXXLIB_LIBPATH": f"{d}/nowhere/libcxxlib.so.1"})
+    t.equal((r.returncode, r.stdout), (0, "init 7 scale 7 0.0 0.0 0.0 name (null) apply -1\n"),
+            "library absent: CXXLIB_NOT_INITIALIZED (7), NULL, -1")
 
 
 class Vars:
