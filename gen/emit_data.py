@@ -174,6 +174,11 @@ def emit_data(spec, spec_display, headers, variables, library=None, arch="x86_64
         notes.append(f"{spec.path}: note: thread-local variables of the library are not served "
                      f"(each thread's copy is the library's own): "
                      f"{', '.join(sorted(library.thread_local))}")
+    start = [v.name for v in others] + [n for n, _ in opaque]
+    if start:  # said at generation time: these cannot wait for a call
+        notes.append(f"{spec.path}: note: {len(start)} variable(s) are read without a call, so "
+                     f"a process that uses one loads {spec.display} before main: "
+                     f"{', '.join(start[:12])}{' ...' if len(start) > 12 else ''}")
     data = DataWriter(spec, spec_display, headers, others, opaque, False)
     hook = DataWriter(spec, spec_display, headers, hooks, [], True)
     return data.write(), hook.write(), data.names() + hook.names(), notes

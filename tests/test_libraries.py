@@ -272,6 +272,35 @@ def sqlite_program_as_with_the_library():
 
 
 @case
+def sqlite_version_function_returns_a_number():
+    """SQLite's version function returns a number (sqlite3_libversion_number):
+    lazynccl-info --load cuts it with version_code into the version the
+    sqlite3 program prints, the number beside it."""
+    need_sqlite()
+    r = t.run([os.path.join(t.BUILD, "lazynccl-info"), "--load", "sqlite"], check_rc=0)
+    version = t.run(["/usr/bin/sqlite3", "--version"], check_rc=0).stdout.split()[0]
+    major, minor, patch = (int(x) for x in version.split("."))
+    t.contains(r.stdout, f"version {version} ({major * 1000000 + minor * 1000 + patch})",
+               "the loaded version")
+
+
+@case
+def generation_names_the_variables_that_load_before_main():
+    """Generation says which variables cannot wait for a call (all of
+    SQLite's but none a function pointer), naming them."""
+    if not os.path.exists("/usr/include/sqlite3.h"):
+        raise t.Skip("no sqlite3.h (libsqlite3-dev)")
+    d = t.workdir("gen_variables_note")
+    r = lazygen("generate", os.path.join(t.SOURCE, "tests", "specs", "sqlite.toml"),
+                "--library", "/lib/x86_64-linux-gnu/libsqlite3.so.0", "--out-c", f"{d}/s.c",
+                "--out-data", f"{d}/d.c", "--out-hooks", f"{d}/h.c")
+    t.equal(r.returncode, 0, r.stderr)
+    t.check(re.search(r"note: \d+ variable\(s\) are read without a call, so a process that uses "
+                      r"one loads SQLite before main: sqlite3_version, sqlite3_temp_directory, "
+                      r"sqlite3_data_directory, ", r.stderr), f"the note:\n{r.stderr}")
+
+
+@case
 def sqlite_cli_on_the_dropin():
     """Debian's own sqlite3 program, linked to the real libsqlite3.so.0, runs
     on the drop-in: the same output, SQLite loaded at its first call (the
