@@ -18,9 +18,6 @@ LZ_HIDDEN char *lz_join(lz_walk *w, const char *step, const char *dir, const cha
  * reason in why. */
 LZ_HIDDEN void *lz_open_chosen(const lz_lib *lib, const char *path, const lz_chosen *c,
                                char *why, size_t size);
-/* Before the first call of name: load the companions the chosen library
- * left for it, when name is one of lib->companions_for. */
-LZ_HIDDEN void lz_companions_load(const lz_lib *lib, const char *name);
 /* Take the fallback kept by the walk, if any (after the last step). */
 LZ_HIDDEN void lz_take_fallback(lz_walk *w);
 

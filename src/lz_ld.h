@@ -15,7 +15,12 @@
 
 #include "lz_runtime.h"
 
+#include <dlfcn.h>
 #include <sys/types.h>
+
+/* How the runtime loads a library and its companions: bound lazily, as a
+ * program's dlopen would, and kept out of the global scope. */
+#define LZ_DLOPEN_FLAGS (RTLD_LAZY | RTLD_LOCAL)
 
 /* dlopen/dlclose/dlsym inside a window. lz_dlopen refuses (NULL, *why set)
  * in a child forked while a window was open. */

@@ -2,7 +2,7 @@
  * Resolving one export on its first call, with the versioned-name policy
  * (docs/search-order.md, "Versioned names"). */
 #include "lz_resolve.h"
-#include "lz_candidate.h"
+#include "lz_companions.h"
 #include "lz_load.h"
 #include "lz_env.h"
 #include "lz_report.h"
