@@ -158,9 +158,13 @@ def emit_data(spec, spec_display, headers, variables, library=None, arch="x86_64
         variables = [v for v in variables if v.name in objects]
     missing = [f"{v.file}:{v.line}: {v.name}: the header gives no size ({v.type}) and no real "
                f"library was found at build time" for v in variables if v.size < 0 and not library]
-    if missing:
+    if missing and not spec.optional:
         raise GenError(spec.path, "\n  ".join([f"{len(missing)} variable(s) cannot be served "
                                                f"(leave them out with 'exclude'):"] + missing))
+    if missing:  # an optional spec builds what it can where its library is not (a cross build)
+        notes.append("\n  ".join([f"{spec.path}: note: {len(missing)} variable(s) left out:"] +
+                                 missing))
+        variables = [v for v in variables if v.size >= 0]
     variables = [v if v.size >= 0 else _sized(v, objects[v.name]) for v in variables]
     declared = {v.name for v in variables}
     # The library's other variables: a drop-in stands for the whole file.

@@ -30,6 +30,7 @@ import os
 import re
 import shlex
 import shutil
+import subprocess
 import sys
 
 sys.dont_write_bytecode = True  # keep the source tree clean when run from it
@@ -120,6 +121,19 @@ def describe_versions(v):
     return "".join(f"{k}\t{v}\n" for k, v in rows)
 
 
+def _unusable(cc, spec, header):
+    """Why a header the compiler finds in its own directories cannot be
+    compiled for its target, or "": a cross compiler also searches
+    /usr/include, where a multiarch header's other half (openssl's
+    opensslconf.h in /usr/include/x86_64-linux-gnu) is the build machine's."""
+    language = "c++" if spec.language == "c++" else "c"
+    r = subprocess.run(cc + ["-E", "-x", language, "-o", "/dev/null", "-"] +
+                       [f"-D{x}" for x in spec.defines], input=f"#include <{header}>\n",
+                       capture_output=True, text=True)
+    errors = [line for line in r.stderr.splitlines() if "error" in line]
+    return "" if r.returncode == 0 else (errors[0].strip() if errors else "the preprocessor failed")
+
+
 def find_include(spec, option_dir, cc):
     """The first directory holding the spec's header: its include_search,
     then where the compiler that builds the shim looks (its -E -v list:
@@ -144,7 +158,10 @@ def find_include(spec, option_dir, cc):
     for d in system_dirs(cc):
         tried.append(f"{d} (the compiler's)")
         if os.path.isfile(os.path.join(d, header)):
-            return d, True
+            why = _unusable(cc, spec, header)
+            if not why:
+                return d, True
+            tried[-1] += f": {header} is there but not for this target ({why})"
     if spec.symbols:  # served from its symbol list, untyped (docs/generator.md)
         return os.path.dirname(os.path.abspath(spec.path)), True
     raise GenError(spec.path, f"{header} not found; searched: " + "; ".join(tried))
