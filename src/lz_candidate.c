@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: MIT
  * Judging one candidate: probe it, score it against what the first call
- * asked for, and choose it when it is the one; the first call opens it
- * once the walk is over (lz_open_chosen), and checks it then. */
-#include "lz_ld.h"
+ * asked for, and choose it when it is the one; the search opens it once
+ * the walk is over (lz_find.c's open_chosen), and checks it then. */
 #include "lz_objects.h"
 #include "lz_pathlist.h"
 #include "lz_probe.h"
@@ -24,22 +23,6 @@
 #include <fcntl.h>
 #include <errno.h>
 #include <sys/stat.h>
-
-/* The first required symbol the handle lacks, or NULL. */
-static const char *missing_required(const lz_lib *lib, void *handle)
-{
-    for (const char *const *r = lib->required; *r; r++)
-        if (!lz_dlsym(handle, *r))
-            return *r;
-    return NULL;
-}
-
-/* 1 when a loaded handle is a shim (a drop-in), not the real library. */
-static int is_shim(const lz_lib *lib, void *handle)
-{
-    char marker[128];
-    return lz_dlsym(handle, lz_shim_marker(lib, marker, sizeof marker)) != NULL;
-}
 
 /* The walk ends at the chosen candidate, except an exhaustive one. A real
  * load is only recorded here: the caller opens the file after the walk. */
@@ -138,7 +121,7 @@ __attribute__((noinline)) static void say_why_unused(lz_walk *w, const char *ste
 }
 
 /* Choose a probed (or unprobeable) file: the walk ends, and the caller
- * opens it (lz_open_chosen). 0 when it cannot be taken: the walk goes on. */
+ * opens it (lz_find.c's open_chosen). 0 when it cannot be taken: the walk goes on. */
 static int load(lz_walk *w, const char *step, const char *path, lz_probe *p)
 {
     if (w->req.dry_run)
@@ -164,63 +147,6 @@ static int load(lz_walk *w, const char *step, const char *path, lz_probe *p)
     c->dev = dev;
     c->ino = ino;
     return accept(w, step, path, p);
-}
-
-void *lz_open_chosen(const lz_lib *lib, const char *path, const lz_chosen *c, char *why,
-                     size_t size)
-{
-    int probed = c->probed;
-    const char *e;
-    lz_asked_box *box = lib->st->asked;
-    if (box) /* a drop-in: its own load, whoever ld.so sees asking (lz_note.h) */
-        __atomic_store_n(&box->loading_tid, (int)syscall(SYS_gettid), __ATOMIC_RELAXED);
-    void *handle = lz_dlopen(path, LZ_DLOPEN_FLAGS, &e);
-    /* A probed file is no shim (the probe saw its exports), so dlopen hands
-     * back a shim only where ld.so knows a drop-in by this path: checked in
-     * drop-ins alone, the only objects the audit module maps for a path. */
-    int shim = handle && (!probed || box) && is_shim(lib, handle);
-    if (shim && probed) {
-        /* The audit module answered a program's request for this very path
-         * with the drop-in, and ld.so now knows the drop-in by that name
-         * too: the same file named another way ("dir/./file") reaches the
-         * file itself. */
-        char other[PATH_MAX];
-        const char *slash = strrchr(path, '/');
-        lz_dlclose(handle);
-        handle = NULL;
-        e = "the path names the drop-in";
-        if (slash && snprintf(other, sizeof other, "%.*s/.%s", (int)(slash - path), path, slash) <
-                         (int)sizeof other)
-            handle = lz_dlopen(other, LZ_DLOPEN_FLAGS, &e);
-        shim = handle && is_shim(lib, handle);
-    }
-    if (box)
-        __atomic_store_n(&box->loading_tid, 0, __ATOMIC_RELAXED);
-    if (!handle) {
-        snprintf(why, size, "%s", e);
-        return NULL;
-    }
-    struct stat sb;
-    const char *missing;
-    if (shim)
-        snprintf(why, size, "a lazynccl shim (drop-in), not the real library");
-    /* Checked again once loaded: the object is the file that was judged
-     * (not one swapped in since), and dlsym finds what the probe saw (a
-     * symbol exported only under a non-default version is not found by
-     * dlsym). By the path, not the link map's l_name: reading that while
-     * another thread's dlopen of the same object writes it is a race that
-     * only the dynamic linker's internal lock orders (TSan cannot see it). */
-    else if (stat(path, &sb) != 0 || (unsigned long long)sb.st_dev != c->dev ||
-             (unsigned long long)sb.st_ino != c->ino)
-        snprintf(why, size, "the file changed between the probe and dlopen");
-    else if ((missing = missing_required(lib, handle)))
-        snprintf(why, size, probed ? "dlsym does not find %s (exported only under a "
-                                          "non-default symbol version?)"
-                                        : "does not export %s", missing);
-    else
-        return handle;
-    lz_dlclose(handle);
-    return NULL;
 }
 
 /* How well a probed file serves one name: 2 exactly; 1 only through an

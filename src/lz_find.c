@@ -1,18 +1,98 @@
 /* SPDX-License-Identifier: MIT */
 /* Finding a library and opening it, in rounds: a walk of the search order
- * (lz_search.c) chooses a file, the walk is freed, the file is opened
- * (lz_open_chosen); a file whose dlopen fails is skipped by the next
- * round, which reports it with the reason. */
+ * (lz_search.c) chooses a file, the walk is freed, the file is opened and
+ * checked here (open_chosen); a file whose dlopen fails is skipped by the
+ * next round, which reports it with the reason. */
 #include "lz_find.h"
-#include "lz_candidate.h"
 #include "lz_ld.h"
+#include "lz_note.h"
 #include "lz_objects.h"
+#include "lz_probe.h"
 #include "lz_report.h"
 #include "lz_search.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* The first required symbol the handle lacks, or NULL. */
+static const char *missing_required(const lz_lib *lib, void *handle)
+{
+    for (const char *const *r = lib->required; *r; r++)
+        if (!lz_dlsym(handle, *r))
+            return *r;
+    return NULL;
+}
+
+/* 1 when a loaded handle is a shim (a drop-in), not the real library. */
+static int is_shim(const lz_lib *lib, void *handle)
+{
+    char marker[128];
+    return lz_dlsym(handle, lz_shim_marker(lib, marker, sizeof marker)) != NULL;
+}
+
+/* Open the file a walk chose (path, as c says) and check it is the one
+ * judged (c's dev/ino, probed or only stat'ed): the handle, or NULL with the
+ * reason in why. */
+static void *open_chosen(const lz_lib *lib, const char *path, const lz_chosen *c, char *why,
+                     size_t size)
+{
+    int probed = c->probed;
+    const char *e;
+    lz_asked_box *box = lib->st->asked;
+    if (box) /* a drop-in: its own load, whoever ld.so sees asking (lz_note.h) */
+        __atomic_store_n(&box->loading_tid, (int)syscall(SYS_gettid), __ATOMIC_RELAXED);
+    void *handle = lz_dlopen(path, LZ_DLOPEN_FLAGS, &e);
+    /* A probed file is no shim (the probe saw its exports), so dlopen hands
+     * back a shim only where ld.so knows a drop-in by this path: checked in
+     * drop-ins alone, the only objects the audit module maps for a path. */
+    int shim = handle && (!probed || box) && is_shim(lib, handle);
+    if (shim && probed) {
+        /* The audit module answered a program's request for this very path
+         * with the drop-in, and ld.so now knows the drop-in by that name
+         * too: the same file named another way ("dir/./file") reaches the
+         * file itself. */
+        char other[PATH_MAX];
+        const char *slash = strrchr(path, '/');
+        lz_dlclose(handle);
+        handle = NULL;
+        e = "the path names the drop-in";
+        if (slash && snprintf(other, sizeof other, "%.*s/.%s", (int)(slash - path), path, slash) <
+                         (int)sizeof other)
+            handle = lz_dlopen(other, LZ_DLOPEN_FLAGS, &e);
+        shim = handle && is_shim(lib, handle);
+    }
+    if (box)
+        __atomic_store_n(&box->loading_tid, 0, __ATOMIC_RELAXED);
+    if (!handle) {
+        snprintf(why, size, "%s", e);
+        return NULL;
+    }
+    struct stat sb;
+    const char *missing;
+    if (shim)
+        snprintf(why, size, "a lazynccl shim (drop-in), not the real library");
+    /* Checked again once loaded: the object is the file that was judged
+     * (not one swapped in since), and dlsym finds what the probe saw (a
+     * symbol exported only under a non-default version is not found by
+     * dlsym). By the path, not the link map's l_name: reading that while
+     * another thread's dlopen of the same object writes it is a race that
+     * only the dynamic linker's internal lock orders (TSan cannot see it). */
+    else if (stat(path, &sb) != 0 || (unsigned long long)sb.st_dev != c->dev ||
+             (unsigned long long)sb.st_ino != c->ino)
+        snprintf(why, size, "the file changed between the probe and dlopen");
+    else if ((missing = missing_required(lib, handle)))
+        snprintf(why, size, probed ? "dlsym does not find %s (exported only under a "
+                                          "non-default symbol version?)"
+                                        : "does not export %s", missing);
+    else
+        return handle;
+    lz_dlclose(handle);
+    return NULL;
+}
 
 /* The versioned names loaded objects import from us (marks over lib->syms),
  * so that the first call, whichever it is, loads a library that serves them. */
@@ -154,7 +234,7 @@ void lz_find_and_open(const lz_lib *lib, const lz_sym *want, const char *list, l
         char *path = paths_of(&r->w.res);
         free(r);
         char why[512];
-        void *h = path ? lz_open_chosen(lib, path, &c, why, sizeof why) : NULL;
+        void *h = path ? open_chosen(lib, path, &c, why, sizeof why) : NULL;
         if (h) {
             lz_log(lib, "[%s] %s: chosen", c.step, path);
             out->handle = h;
