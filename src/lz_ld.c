@@ -119,14 +119,12 @@ static void leave(void)
     pthread_mutex_unlock(&gate_mu);
 }
 
-int lz_ld_wait(const lz_lib *lib)
+int lz_ld_wait(int (*pending)(const void *ctx), const void *ctx)
 {
-    const lz_state *st = lib->st;
     int cs;
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cs);
     pthread_mutex_lock(&gate_mu);
-    while (gate_open == 0 && __atomic_load_n(&st->status, __ATOMIC_ACQUIRE) == LZ_UNTRIED &&
-           __atomic_load_n(&st->loaders, __ATOMIC_ACQUIRE) > 0)
+    while (gate_open == 0 && pending(ctx))
         pthread_cond_wait(&gate_cv, &gate_mu);
     int ended = gate_open == 0;
     pthread_mutex_unlock(&gate_mu);

@@ -35,10 +35,12 @@ LZ_HIDDEN void *lz_dlvsym(void *handle, const char *name, const char *version);
 struct dl_phdr_info;
 LZ_HIDDEN int lz_dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void *data);
 
-/* Wait while lib is untried, searched for by another thread, and no window
- * is open: 1 when that search ended (look again), 0 when a window is open
- * (the caller must search itself rather than wait). */
-LZ_HIDDEN int lz_ld_wait(const lz_lib *lib);
+/* Wait while pending(ctx) (the load protocol's question, lz_load.c: is
+ * another thread's search of the library still running?) and no window is
+ * open: 1 when it stopped pending (look again), 0 when a window is open (the
+ * caller must search itself rather than wait). pending is asked with this
+ * module's lock held, and must only read. */
+LZ_HIDDEN int lz_ld_wait(int (*pending)(const void *ctx), const void *ctx);
 /* Wake the waiters: a search ended (called after publishing). */
 LZ_HIDDEN void lz_ld_wake(void);
 

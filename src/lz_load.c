@@ -58,6 +58,15 @@ typedef struct lz_turn {
 /* take_turn's answers besides a status to return. */
 enum { LZ_LOOK_AGAIN = -1, LZ_SEARCH = -2 };
 
+/* The load protocol's reason to wait (lz_ld_wait asks it): the library is
+ * untried and another thread's search of it is running. */
+static int searched_elsewhere(const void *ctx)
+{
+    const lz_state *st = ((const lz_lib *)ctx)->st;
+    return __atomic_load_n(&st->status, __ATOMIC_ACQUIRE) == LZ_UNTRIED &&
+           __atomic_load_n(&st->loaders, __ATOMIC_ACQUIRE) > 0;
+}
+
 /* Whether this thread searches: a status to return (loaded, failed, or
  * reentered from inside its own search), LZ_LOOK_AGAIN (another thread
  * published or was waited for), or LZ_SEARCH with t filled in and this
@@ -90,7 +99,7 @@ static int take_turn(const lz_lib *lib, int *may_wait, lz_turn *t)
      * linker: then search too (dlopen will hand both of us the same
      * object). */
     if (wait)
-        *may_wait = lz_ld_wait(lib);
+        *may_wait = lz_ld_wait(searched_elsewhere, lib);
     return s;
 }
 
