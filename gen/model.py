@@ -244,12 +244,12 @@ def _parse(ci, index, named, args, cxx=False):
     return tu
 
 
-def parse_functions(cc, spec, include_dirs):
-    """Return (header paths, [Function], [Variable]) for every matching
-    declaration. Declarations that cannot be served are all named in one
-    error."""
+def _translation_unit(cc, spec, include_dirs):
+    """(header paths, the parsed translation unit), or None where no header
+    is named or found and a symbol list serves. Parsed once per spec and
+    arguments: the C++ enumerators (enumerators()) read the same unit."""
     if not spec.headers:  # a symbol list alone (spec.symbols): nothing declared
-        return [], [], []
+        return None
     ci, index = _index()
     # Where the caller says, then where the compiler looks (lazygen by hand).
     search = list(include_dirs) + [d for d in system_dirs(cc) if d not in include_dirs]
@@ -257,38 +257,49 @@ def parse_functions(cc, spec, include_dirs):
         named = [find_header(h, search) for h in spec.headers] + list(spec.extra_headers)
     except GenError:
         if spec.symbols:  # no header here: the symbol list serves, untyped
-            return [], [], []
+            return None
         raise
+    args = clang_args(cc, include_dirs, spec.defines, spec.language)
+    key = (tuple(named), tuple(args))
+    if key not in _units:
+        _units[key] = _parse(ci, index, named, args, spec.language == "c++")
+    return named, _units[key]
+
+
+_units = {}
+
+
+def parse_functions(cc, spec, include_dirs):
+    """Return (header paths, [Function], [Variable]) for every matching
+    declaration. Declarations that cannot be served are all named in one
+    error."""
+    unit = _translation_unit(cc, spec, include_dirs)
+    if unit is None:
+        return [], [], []
+    ci, _ = _index()
+    named, tu = unit
     cxx = spec.language == "c++"
-    tu = _parse(ci, index, named, clang_args(cc, include_dirs, spec.defines, spec.language), cxx)
     places = [p for path in named for p in _allowed(spec, path, cc)]
     excluded = set(spec.exclude)
     functions, variables, seen, refused = [], [], set(), []
     for c in _declarations(ci, tu.cursor, cxx):
-        if c.kind == ci.CursorKind.VAR_DECL and c.storage_class == ci.StorageClass.EXTERN and \
-                not cxx:
-            v = _variable(ci, c, places, spec, excluded, seen)
-            if isinstance(v, str):
-                refused.append(v)
-            elif v:
-                variables.append(v)
-            continue
-        if c.kind != ci.CursorKind.FUNCTION_DECL or c.is_definition() or \
-                c.storage_class == ci.StorageClass.STATIC:
-            continue
+        variable = c.kind == ci.CursorKind.VAR_DECL and \
+            c.storage_class == ci.StorageClass.EXTERN and not cxx
+        function = c.kind == ci.CursorKind.FUNCTION_DECL and not c.is_definition() and \
+            c.storage_class != ci.StorageClass.STATIC
         name = c.spelling
-        if not c.location.file or not _inside(c.location.file.name, places):
-            continue
-        if not spec.function_pattern.search(name) or name in seen:
+        if not (variable or function) or not c.location.file or \
+                not _inside(c.location.file.name, places) or \
+                not spec.function_pattern.search(name) or name in seen:
             continue
         seen.add(name)
         if name in excluded:
             continue
-        fn = _cxx_function(ci, c) if cxx else _function(ci, c)
-        if isinstance(fn, str):
-            refused.append(fn)
+        got = _variable(ci, c) if variable else _cxx_function(ci, c) if cxx else _function(ci, c)
+        if isinstance(got, str):
+            refused.append(got)
         else:
-            functions.append(fn)
+            (variables if variable else functions).append(got)
     refused += [f"'exclude': {n} is not a function the headers declare and function_pattern "
                 f"selects" for n in spec.exclude if n not in seen]
     if refused:
@@ -300,16 +311,9 @@ def parse_functions(cc, spec, include_dirs):
     return named, functions, variables
 
 
-def _variable(ci, c, places, spec, excluded, seen):
-    """The Variable, None when the spec leaves it out, or why it cannot be
-    served."""
+def _variable(ci, c):
+    """The Variable, or why it cannot be served."""
     name = c.spelling
-    if not c.location.file or not _inside(c.location.file.name, places) or \
-            not spec.function_pattern.search(name) or name in seen:
-        return None
-    seen.add(name)
-    if name in excluded:
-        return None
     where = f"{c.location.file.name}:{c.location.line}"
     t = c.type.get_canonical()
     if "(unnamed" in c.type.spelling or "(anonymous" in c.type.spelling:
@@ -422,13 +426,12 @@ def enumerators(cc, spec, include_dirs):
     """{name: value} of every enumerator the headers declare (a C++
     header's failure values are written as enumerators the generated C,
     which cannot include it, gets as macros)."""
-    ci, index = _index()
-    search = list(include_dirs) + [d for d in system_dirs(cc) if d not in include_dirs]
-    named = [find_header(h, search) for h in spec.headers]
-    tu = _parse(ci, index, named, clang_args(cc, include_dirs, spec.defines, spec.language),
-                spec.language == "c++")
+    unit = _translation_unit(cc, spec, include_dirs)
+    if unit is None:
+        return {}
+    ci, _ = _index()
     out = {}
-    for c in tu.cursor.walk_preorder():
+    for c in unit[1].cursor.walk_preorder():
         if c.kind == ci.CursorKind.ENUM_CONSTANT_DECL:
             out.setdefault(c.spelling, c.enum_value)
     return out
