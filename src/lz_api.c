@@ -42,12 +42,6 @@ const char *lz_message(const lz_lib *lib)
     return m ? m : status == LZ_LOADED ? lib->no_error : lib->not_loaded;
 }
 
-/* After a loaded library's first failed call, its own-answer functions go
- * through their wrappers (lz_thunk.h's LZ_ANSWER), which give our message
- * where the library's is empty; until then each is one jump into the real
- * library like every other export. Sequentially consistent with
- * lz_resolve's check after it installs a real function: one of the two
- * sees the other, so no slot is left on the bare function after a failure. */
 /* The spec's say_unavailable: the report's head (its first line, which
  * names the shim, and its first candidate) as one line on stderr, in one
  * write (no stdio: the caller may hold its locks). */
@@ -80,6 +74,12 @@ void lz_stop(const lz_lib *lib, const char *name)
     _exit(127);
 }
 
+/* After a loaded library's first failed call, its own-answer functions go
+ * through their wrappers (lz_thunk.h's LZ_ANSWER), which give our message
+ * where the library's is empty; until then each is one jump into the real
+ * library like every other export. Sequentially consistent with
+ * lz_resolve's check after it installs a real function: one of the two
+ * sees the other, so no slot is left on the bare function after a failure. */
 void lz_failed_call(const lz_lib *lib)
 {
     int none = 0;

@@ -30,7 +30,8 @@ void lz_data_start(const lz_lib *lib, const lz_data *data)
          * library binds to the program's definitions only where the program
          * exports them (a program exports nothing it is not told to). */
         who = "the program links this code because it uses one";
-        for (size_t i = 0; i < data->nstart; i++)
+        /* Each check is a pass over the loaded objects: made only to be said. */
+        for (size_t i = 0; lz_logging(lib) && i < data->nstart; i++)
             if (!lz_objects_self_exports(data->loaded_at_start[i]))
                 lz_log(lib, "%s is not exported by the program, so the library keeps its own "
                        "copy and does not see the program's writes: link with "
@@ -55,8 +56,7 @@ static int untouched(const unsigned char *p, size_t size)
  * read-only since relocation: writable for the copy, read-only again. */
 static void copy(const lz_datum *d, const void *real)
 {
-    uintptr_t lo, hi;
-    if (!lz_objects_relro(d->addr, d->size, &lo, &hi)) {
+    if (!lz_objects_relro(d->addr)) {
         memcpy(d->addr, real, d->size);
         return;
     }

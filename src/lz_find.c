@@ -38,7 +38,7 @@ static int is_shim(const lz_lib *lib, void *handle)
  * judged (c's dev/ino, probed or only stat'ed): the handle, or NULL with the
  * reason in why. */
 static void *open_chosen(const lz_lib *lib, const char *path, const lz_chosen *c, char *why,
-                     size_t size)
+                         size_t size)
 {
     int probed = c->probed;
     const char *e;

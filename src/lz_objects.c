@@ -618,8 +618,7 @@ int lz_objects_self_exports(const char *name)
 
 struct relro {
     uintptr_t addr;
-    size_t size;
-    uintptr_t lo, hi;
+    int found;
 };
 
 static int relro_cb(struct dl_phdr_info *info, size_t size, void *data)
@@ -629,20 +628,15 @@ static int relro_cb(struct dl_phdr_info *info, size_t size, void *data)
     for (int i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
         uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
-        if (ph->p_type == PT_GNU_RELRO && q->addr >= lo && q->addr - lo < ph->p_memsz) {
-            q->lo = lo;
-            q->hi = lo + ph->p_memsz;
-            return 1;
-        }
+        if (ph->p_type == PT_GNU_RELRO && q->addr >= lo && q->addr - lo < ph->p_memsz)
+            return q->found = 1;
     }
     return 0;
 }
 
-int lz_objects_relro(const void *addr, size_t size, uintptr_t *lo, uintptr_t *hi)
+int lz_objects_relro(const void *addr)
 {
-    struct relro q = {.addr = (uintptr_t)addr, .size = size};
+    struct relro q = {.addr = (uintptr_t)addr};
     lz_dl_iterate_phdr(relro_cb, &q);
-    *lo = q.lo;
-    *hi = q.hi;
-    return q.hi != 0;
+    return q.found;
 }

@@ -8,8 +8,6 @@
 
 #include "lz_runtime.h"
 
-#include <stdint.h>
-
 /* One directory (or file) proposed by the objects, with where it came from. */
 typedef int (*lz_object_visit_fn)(void *ctx, const char *path, const char *why);
 
@@ -69,8 +67,8 @@ LZ_HIDDEN const char *lz_objects_import_any(const char *soname, const char *cons
 LZ_HIDDEN int lz_objects_self_exports(const char *name);
 
 /* 1 when addr lies in an object's PT_GNU_RELRO (made read-only once
- * relocated), with its bounds in [*lo, *hi): where a copy relocation puts a
- * program's copy of a library's const variable. */
-LZ_HIDDEN int lz_objects_relro(const void *addr, size_t size, uintptr_t *lo, uintptr_t *hi);
+ * relocated): where a copy relocation puts a program's copy of a library's
+ * const variable. */
+LZ_HIDDEN int lz_objects_relro(const void *addr);
 
 #endif
