@@ -18,6 +18,10 @@ RUN = os.path.join(t.BUILD, "lazynccl-run")
 MODULE = os.path.join(t.BUILD, "src", "audit", "liblazynccl-audit.so")
 # What lazynccl-run puts in LD_AUDIT, and the file it leads this process to.
 MODULE_ENTRY = t.audit_entry(os.path.dirname(os.path.realpath(MODULE)))
+def audit_entry_quiet():
+    return t.audit_entry(os.path.dirname(os.path.realpath(MODULE)), quiet32=True)
+
+
 MODULE_HERE = MODULE_ENTRY.replace("$LIB", f"lib/{t.HOST_CPU}-linux-gnu")
 DROPINS = os.path.join(t.BUILD, "src", "dropin")
 LIBS = {"nccl": ("libnccl.so.2", "nccl", "nccl_version"),

@@ -90,6 +90,12 @@ def launcher_nested_twenty_levels():
     t.check(int(maps) > 0, f"the module is mapped: {one}")
     printed = t.run([RUN, "sh", "-c", f"{RUN} --print-env"], env=env, check_rc=0).stdout
     t.equal(printed, t.run([RUN, "--print-env"], env=env, check_rc=0).stdout, "--print-env under itself")
+    # A parent with --quiet-32bit names the module through $LIB (where it
+    # can): a launcher without the option under it adds nothing.
+    quiet = t.run([RUN, "--quiet-32bit", "sh", "-c", show], env=env, check_rc=0).stdout
+    mixed = t.run([RUN, "--quiet-32bit"] + [RUN] * 3 + ["sh", "-c", show], env=env, check_rc=0).stdout
+    t.equal(mixed, quiet, "plain launchers under a --quiet-32bit one")
+    t.equal(quiet.split("|")[0], f"{a.audit_entry_quiet()}:{user}", "LD_AUDIT under --quiet-32bit")
 
 
 HOSTILE = "a'b\"c $(touch {d}/pwned) `touch {d}/pwned2` \\n\\\\ ${{HOME}}\nline2\t'' end"
@@ -218,11 +224,12 @@ def launcher_never_restarts_a_running_process():
 
 @case
 def launcher_32bit_program_quiet():
-    """A 32-bit x86 program under lazynccl-run prints nothing of ours: its
-    ld.so expands LD_AUDIT's $LIB to lib32 and finds the module that
-    declines (src/audit/lib32), not the 64-bit one ("wrong ELF class").
-    The same program under the module named directly shows what that would
-    print."""
+    """A 32-bit x86 program under lazynccl-run --quiet-32bit prints nothing
+    of ours: its ld.so expands LD_AUDIT's $LIB to lib32 and finds the
+    module that declines (src/audit/lib32), not the 64-bit one ("wrong ELF
+    class"). Without the option the module is named directly (no token:
+    no read of /proc/self/exe in every process): the program still runs,
+    and ld.so's one line is all that is printed."""
     a.sanitizer_skip()
     if t.HOST_CPU != "x86_64":
         raise t.Skip("32-bit x86 programs run on x86-64 hosts only")
@@ -237,10 +244,18 @@ def launcher_32bit_program_quiet():
         subprocess.run([exe], capture_output=True, check=False)
     except OSError as e:  # ENOEXEC: IA32 emulation off (ia32_emulation=false)
         raise t.Skip(f"this kernel cannot run 32-bit programs: {e.strerror}")
-    r = t.run([RUN, exe])
-    t.equal((r.returncode, r.stdout, r.stderr), (0, "hello 32\n", ""), "under lazynccl-run")
-    r = t.run([RUN, "sh", "-c", exe])
+    r = t.run([RUN, "--quiet-32bit", exe])
+    t.equal((r.returncode, r.stdout, r.stderr), (0, "hello 32\n", ""), "under lazynccl-run --quiet-32bit")
+    r = t.run([RUN, "--quiet-32bit", "sh", "-c", exe])
     t.equal((r.returncode, r.stdout, r.stderr), (0, "hello 32\n", ""), "started by a wrapped shell")
+    env = t.run([RUN, "--quiet-32bit", "--print-env"], check_rc=0).stdout
+    t.contains(env, "/$LIB/liblazynccl-audit.so", "--quiet-32bit names the module through $LIB")
+    r = t.run([RUN, exe])
+    t.equal((r.returncode, r.stdout), (0, "hello 32\n"), "the default: the program runs")
+    lines = r.stderr.splitlines()
+    t.equal(len(lines), 1, "the default: one line, ld.so's: " + r.stderr)
+    t.contains(lines[0], "wrong ELF class", "ld.so's line")
+    t.check("$LIB" not in t.run([RUN, "--print-env"], check_rc=0).stdout, "the default names no token")
     bare = t.run([exe], env={"LD_AUDIT": os.path.realpath(a.MODULE)})
     t.contains(bare.stderr, "wrong ELF class", "the 64-bit module named directly")
 

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* A loaded object read in memory (lz_memobj.h). */
 #include "lz_memobj.h"
-#include "../lz_dynmem.h"
 
 #include <elf.h>
 #include <string.h>
@@ -12,6 +11,7 @@ void lz_mem_from_phdr(lz_mem_obj *o, const struct dl_phdr_info *info)
     o->ph = info->dlpi_phdr;
     o->phnum = info->dlpi_phnum;
     o->dyn = 0;
+    o->viewed = 0;
     for (size_t i = 0; i < o->phnum; i++)
         if (o->ph[i].p_type == PT_DYNAMIC)
             o->dyn = (const ElfW(Dyn) *)(o->base + o->ph[i].p_vaddr);
@@ -94,17 +94,22 @@ lz_asked_box *lz_mem_dropin_box(const lz_mem_obj *o, const char *soname)
     return each_note(o, dropin_box, &q) ? q.box : 0;
 }
 
-const char *lz_mem_soname(const lz_mem_obj *o)
+static const lz_dynmem *view(lz_mem_obj *o)
 {
-    lz_dynmem v;
-    return lz_dynmem_view(&v, o->base, o->ph, o->phnum) ? lz_dynmem_soname(&v) : 0;
+    if (!o->viewed)
+        o->viewed = lz_dynmem_view(&o->view, o->base, o->ph, o->phnum) ? 1 : -1;
+    return o->viewed > 0 ? &o->view : 0;
 }
 
-void *lz_mem_defined(const lz_mem_obj *o, const char *name)
+const char *lz_mem_soname(lz_mem_obj *o)
 {
-    lz_dynmem v;
-    const ElfW(Sym) *s;
-    if (!lz_dynmem_view(&v, o->base, o->ph, o->phnum) || !(s = lz_dynmem_lookup(&v, name)))
-        return 0;
-    return (void *)(o->base + s->st_value);
+    const lz_dynmem *v = view(o);
+    return v ? lz_dynmem_soname(v) : 0;
+}
+
+void *lz_mem_defined(lz_mem_obj *o, const char *name)
+{
+    const lz_dynmem *v = view(o);
+    const ElfW(Sym) *s = v ? lz_dynmem_lookup(v, name) : 0;
+    return s ? (void *)(o->base + s->st_value) : 0;
 }

@@ -8,6 +8,7 @@
 #ifndef LZ_MEMOBJ_H
 #define LZ_MEMOBJ_H
 
+#include "../lz_dynmem.h"
 #include "../lz_note.h"
 
 #include <link.h>
@@ -21,6 +22,11 @@ typedef struct lz_mem_obj {
     const ElfW(Phdr) *ph;     /* program headers, mapped */
     size_t phnum;
     const ElfW(Dyn) *dyn;     /* dynamic section, or NULL */
+    /* Its dynamic section read once, on the first question that needs it
+     * (every audited process asks two of ld.so and of libc.so.6):
+     * viewed 0 not yet, 1 read, -1 unreadable. Zero it with the rest. */
+    signed char viewed;
+    lz_dynmem view;
 } lz_mem_obj;
 
 /* From dl_iterate_phdr's view of an object. */
@@ -32,8 +38,8 @@ LZ_MEM_API int lz_mem_runtime_loads(const lz_mem_obj *o, const char *soname);
 /* The box of the drop-in standing for soname, when the object is one. */
 LZ_MEM_API lz_asked_box *lz_mem_dropin_box(const lz_mem_obj *o, const char *soname);
 /* Its SONAME, or NULL. */
-LZ_MEM_API const char *lz_mem_soname(const lz_mem_obj *o);
+LZ_MEM_API const char *lz_mem_soname(lz_mem_obj *o);
 /* The address of a symbol it defines (through its GNU hash table), or NULL. */
-LZ_MEM_API void *lz_mem_defined(const lz_mem_obj *o, const char *name);
+LZ_MEM_API void *lz_mem_defined(lz_mem_obj *o, const char *name);
 
 #endif

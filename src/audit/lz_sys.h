@@ -40,6 +40,8 @@ LZ_SYS_API long lz_sys_execve(const char *path, char *const argv[], char *const 
  * DT_NEEDED on ld.so would make every process search for it). Until it is
  * set, there is no environment and every auxiliary value is 0. */
 LZ_SYS_API void lz_sys_set_stack_end(void *argc);
+/* The first c or the terminating NUL of s, read a word at a time. */
+LZ_SYS_API const char *lz_sys_find(const char *s, char c);
 LZ_SYS_API const char *lz_sys_getenv(const char *name);
 /* The index of NAME=... in the environment array, or -1. */
 LZ_SYS_API long lz_sys_env_index(const char *name);

@@ -239,7 +239,7 @@ LZ_COLD static void restart_preloaded(void)
             "restarting it with the drop-ins and the redirector preloaded instead", "");
 }
 
-void lz_tlsfit_object(const lz_mem_obj *o, const char *soname)
+void lz_tlsfit_object(lz_mem_obj *o, const char *soname)
 {
     if (!counting)
         return;

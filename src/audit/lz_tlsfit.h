@@ -22,7 +22,7 @@ LZ_SYS_API void lz_tlsfit_configure(void);
 /* Each object of the base namespace mapped while the process starts (the
  * program itself excepted: its TLS has a place anyway); soname may be NULL.
  * Restarts the process (execve) where their TLS cannot fit. */
-LZ_SYS_API void lz_tlsfit_object(const lz_mem_obj *o, const char *soname);
+LZ_SYS_API void lz_tlsfit_object(lz_mem_obj *o, const char *soname);
 /* The start's objects are all mapped: nothing more is counted. */
 LZ_SYS_API void lz_tlsfit_done(void);
 

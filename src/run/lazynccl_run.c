@@ -28,8 +28,8 @@
 static void usage(FILE *out)
 {
     fprintf(out,
-        "usage: lazynccl-run [--only LIST] [--preload|--no-audit] [--] CMD [ARGS...]\n"
-        "       lazynccl-run [--only LIST] [--preload|--no-audit] --print-env[=SHELL]\n"
+        "usage: lazynccl-run [--only LIST] [--preload|--no-audit] [--quiet-32bit] [--] CMD [ARGS...]\n"
+        "       lazynccl-run [--only LIST] [--preload|--no-audit] [--quiet-32bit] --print-env[=SHELL]\n"
         "Run CMD (and every process it starts) with lazy drop-ins of the NVIDIA libraries.\n"
         "  --only LIST    comma-separated families (the newest major of each drop-in\n"
         "                 here): %s,\n"
@@ -39,6 +39,10 @@ static void usage(FILE *out)
         "                 dlopen) instead of installing the audit module\n"
         "  --no-audit     preload the drop-ins alone: a load of the real library by\n"
         "                 path (PyTorch's preload) then maps the real library\n"
+        "  --quiet-32bit  name the audit module so that 32-bit x86 programs in the job\n"
+        "                 find one that declines, instead of ld.so printing \"wrong ELF\n"
+        "                 class\" for each; costs every process of the job a read of\n"
+        "                 /proc/self/exe (docs/consumers.md)\n"
         "  --print-env[=SHELL]\n"
         "                 print the variables lazynccl-run sets, as assignments for\n"
         "                 SHELL (sh, bash, zsh, ksh, dash: the default; or fish), and\n"
@@ -103,6 +107,7 @@ int main(int argc, char **argv)
     const char *only = NULL;
     int printing = 0, shell = 0;
     enum run_mode mode = RUN_AUDIT;
+    int quiet32 = 0;
     int i = 1;
     for (; i < argc; i++) {
         const char *a = argv[i];
@@ -123,6 +128,8 @@ int main(int argc, char **argv)
             mode = RUN_PRELOAD;
         } else if (strcmp(a, "--no-audit") == 0) {
             mode = RUN_NO_AUDIT;
+        } else if (strcmp(a, "--quiet-32bit") == 0) {
+            quiet32 = 1;
         } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             usage(stdout);
             return 0;
@@ -146,6 +153,7 @@ int main(int argc, char **argv)
         return fail("out of memory");
     if (run_find_dir(p, why, sizeof why) < 0 || run_find_dropins(p, only, why, sizeof why) < 0)
         return fail(why);
+    p->quiet32 = quiet32;
     run_find_modules(p);
     run_env e;
     if (run_env_build(p, mode, &e) < 0)

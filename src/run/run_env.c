@@ -120,8 +120,10 @@ int run_env_build(const run_parts *p, enum run_mode mode, run_env *e)
     int rc = 0;
     if (mode == RUN_AUDIT) {
         const char *old = getenv("LD_AUDIT");
-        rc |= set(e, "LD_AUDIT", has_entry(old, ":", p->audit_entry) ? strdup(old)
-                                                                   : joined(p->audit_entry, ":", old));
+        /* Under a wrapped parent, its entry stays whichever form it took. */
+        int held = has_entry(old, ":", p->module) ||
+                   (p->audit_lib_entry[0] && has_entry(old, ":", p->audit_lib_entry));
+        rc |= set(e, "LD_AUDIT", held ? strdup(old) : joined(p->audit_entry, ":", old));
         rc |= set(e, LZ_DROPINS_ENV, dropin_list(p));
         const char *vg = getenv("VALGRIND_OPTS");
         rc |= set(e, "VALGRIND_OPTS", has_entry(vg, " \t\n", VALGRIND_FREERES) ? strdup(vg)

@@ -328,14 +328,18 @@ void run_find_modules(run_parts *p)
     beside(p, NULL, LZ_REDIRECT_FILE, p->redirector, NULL);
     /* ld.so expands $LIB in LD_AUDIT to its own library directory, so a
      * 32-bit process finds the module that declines quietly instead of
-     * printing "wrong ELF class". Only where 32-bit programs can run (a
-     * 32-bit ld.so is installed): any token in LD_AUDIT makes ld.so read
-     * /proc/self/exe in every process (for $ORIGIN), 20 us each
-     * (docs/performance.md, "Process trees"). And only where this system's
-     * ld.so is seen to expand it as the copies beside the module are laid
-     * out (Debian's lib/x86_64-linux-gnu); elsewhere, and for a module the
-     * user named, the module's own path. */
+     * ld.so printing "wrong ELF class". But any token in LD_AUDIT makes
+     * ld.so read /proc/self/exe in every process (for $ORIGIN): 4 % of a
+     * /bin/true (docs/performance.md, "Process trees"), in every process
+     * of the job, for a kind of program a CUDA job hardly runs. So the
+     * module is named directly unless --quiet-32bit asks for the token;
+     * the token form is known either way, so that a nested launcher
+     * recognises its parent's entry. Only where 32-bit programs can run (a
+     * 32-bit ld.so is installed), where this system's ld.so is seen to
+     * expand it as the copies beside the module are laid out (Debian's
+     * lib/x86_64-linux-gnu), and not for a module the user named. */
     fmt(p->audit_entry, sizeof p->audit_entry, "%s", p->module);
+    p->audit_lib_entry[0] = '\0';
     const char *given = getenv("LAZYNCCL_AUDIT_MODULE");
     char *slash = strrchr(p->module, '/');
     char own[PATH_MAX], narrow[PATH_MAX];
@@ -343,6 +347,9 @@ void run_find_modules(run_parts *p)
         fmt(own, sizeof own, "%.*s/" LZ_AUDIT_LIB64 "%s", (int)(slash - p->module), p->module, slash) &&
         fmt(narrow, sizeof narrow, "%.*s/" LZ_AUDIT_LIB32 "%s", (int)(slash - p->module), p->module, slash) &&
         is_file(own) && is_file(narrow) && ldso_lib_is(LZ_AUDIT_LIB64))
-        fmt(p->audit_entry, sizeof p->audit_entry, "%.*s/$LIB%s", (int)(slash - p->module), p->module, slash);
+        fmt(p->audit_lib_entry, sizeof p->audit_lib_entry, "%.*s/$LIB%s", (int)(slash - p->module), p->module,
+            slash);
+    if (p->quiet32 && p->audit_lib_entry[0])
+        fmt(p->audit_entry, sizeof p->audit_entry, "%s", p->audit_lib_entry);
 }
 

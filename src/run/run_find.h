@@ -15,9 +15,13 @@ typedef struct run_parts {
     char dir[PATH_MAX];      /* the drop-ins' directory, resolved */
     char module[PATH_MAX];   /* the audit module, or "" */
     char module_tried[PATH_MAX]; /* where it was looked for last */
-    char audit_entry[PATH_MAX]; /* what LD_AUDIT names: the module through
-                                 * $LIB where its copies are laid out as
-                                 * this ld.so expands it (src/audit/meson.build), else it */
+    int quiet32;             /* --quiet-32bit: name the module through $LIB */
+    char audit_entry[PATH_MAX]; /* what LD_AUDIT names: the module, or with
+                                 * quiet32 its $LIB form where there is one */
+    char audit_lib_entry[PATH_MAX]; /* the module through $LIB, where its copies
+                                     * are laid out as this ld.so expands it
+                                     * (src/audit/meson.build) and a 32-bit
+                                     * ld.so is installed; else "" */
     char redirector[PATH_MAX]; /* the redirector, or "" */
     char dropins[RUN_MAX_DROPINS][PATH_MAX];
     int ndropins;
@@ -33,7 +37,8 @@ int run_find_dir(run_parts *p, char *why, size_t whysize);
  * or -1 with the reason. */
 int run_find_dropins(run_parts *p, const char *only, char *why, size_t whysize);
 /* The audit module and the redirector beside the drop-ins (p->module,
- * p->redirector; "" when absent or not nameable in LD_AUDIT/LD_PRELOAD). */
+ * p->redirector; "" when absent or not nameable in LD_AUDIT/LD_PRELOAD),
+ * and what LD_AUDIT names (p->audit_entry, after p->quiet32). */
 void run_find_modules(run_parts *p);
 /* 1 when LD_AUDIT and LD_PRELOAD can name path: none of their separators
  * in it. */
