@@ -34,3 +34,5 @@ cp "$build/src/audit/liblazynccl-redirect.so" "$dst/"
 # ld.so is installed (src/audit/meson.build).
 for d in lib lib32; do [ -d "$build/src/audit/$d" ] && cp -r "$build/src/audit/$d" "$dst/"; done
 find "$dst/lib" "$dst/lib32" -name '*.p' -prune -exec rm -rf {} + 2>/dev/null || true
+# bench/tree's paired spawns (bench/spawnpair.c), found beside lazynccl-run.
+if [ -x "$build/bench/spawnpair" ]; then mkdir -p "$dst/bench" && cp "$build/bench/spawnpair" "$dst/bench/"; fi
