@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT
  * What callers see of a library's state: the messages failing functions
  * report, the control API (<shim>_load, _last_error, ...) and the
- * inspection API tools use. The loading itself is lz_load.c's. */
+ * inspection API tools use. The loading itself is lz_once.c's. */
 #include "lz_api.h"
 #include "lz_asked.h"
-#include "lz_find.h"
-#include "lz_load.h"
+#include "lz_open.h"
+#include "lz_once.h"
 #include "lz_lock.h"
 
 #include <stdio.h>

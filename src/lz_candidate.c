@@ -1,14 +1,13 @@
 /* SPDX-License-Identifier: MIT
  * Judging one candidate: probe it, score it against what the first call
  * asked for, and choose it when it is the one; the search opens it once
- * the walk is over (lz_find.c's open_chosen), and checks it then. */
+ * the walk is over (lz_open.c's open_chosen), and checks it then. */
 #include "lz_objects.h"
-#include "lz_pathlist.h"
+#include "lz_path.h"
 #include "lz_probe.h"
 #include "lz_candidate.h"
 #include "lz_companions.h"
 #include "lz_report.h"
-#include "lz_linker.h"
 #include "lz_note.h"
 
 #include <dirent.h>
@@ -30,7 +29,8 @@ static int accept(lz_walk *w, const char *step, const char *path, const lz_probe
 {
     w->res.found = 1;
     w->res.chosen.step = step;
-    lz_copy(w->res.path, sizeof w->res.path, path);
+    if (path != w->res.path) /* a candidate written there is the result as it is */
+        lz_copy(w->res.path, sizeof w->res.path, path);
     if (w->req.dry_run)
         lz_verdict(w, step, path, LZ_CHOSEN, p, NULL);
     return !w->req.exhaustive;
@@ -64,21 +64,30 @@ char *lz_join(lz_walk *w, const char *step, const char *dir, const char *name)
     return NULL;
 }
 
+char *lz_candidate_buffer(lz_walk *w)
+{
+    return w->res.found ? NULL : w->res.path;
+}
+
 static void say_why_unused(lz_walk *w, const char *step, const char *dir, int quiet);
 
 /* Try every soname in a directory. quiet: a directory of the default order
- * that holds none is not worth a line in the report. */
+ * that holds none is not worth a line in the report. Each candidate is
+ * joined where the walk's result lies (lz_candidate_buffer), so the one
+ * accepted is not copied again; dir must not lie there. */
 int lz_try_dir(lz_walk *w, const char *step, const char *dir, int quiet)
 {
     int any = 0, rc = 0;
     lz_looked(w, step, dir);
     for (const char *const *s = w->lib->sonames; *s && !rc; s++) {
-        char *path = lz_join(w, step, dir, *s);
-        if (path && lz_linker_exists(path)) {
+        char *buf = lz_candidate_buffer(w);
+        char *path = buf && lz_path_join(buf, PATH_MAX, dir, *s) ? buf : lz_join(w, step, dir, *s);
+        if (path && lz_probe_exists(path)) {
             any = 1;
             rc = lz_try_file(w, step, path);
         }
-        free(path);
+        if (path != buf)
+            free(path);
     }
     if (!any)
         say_why_unused(w, step, dir, quiet);
@@ -109,7 +118,7 @@ __attribute__((noinline)) static void say_why_unused(lz_walk *w, const char *ste
     /* A soname the spec knows it cannot serve (CUDA 11 NVRTC, say) is worth naming. */
     for (const lz_unsupported *u = w->lib->unsupported; u && u->soname; u++) {
         char *path = lz_join(w, step, dir, u->soname);
-        int held = path && lz_linker_exists(path);
+        int held = path && lz_probe_exists(path);
         free(path);
         if (held) {
             snprintf(also, sizeof also, " (it holds %s: %s, not supported by this shim)",
@@ -121,7 +130,7 @@ __attribute__((noinline)) static void say_why_unused(lz_walk *w, const char *ste
 }
 
 /* Choose a probed (or unprobeable) file: the walk ends, and the caller
- * opens it (lz_find.c's open_chosen). 0 when it cannot be taken: the walk goes on. */
+ * opens it (lz_open.c's open_chosen). 0 when it cannot be taken: the walk goes on. */
 static int load(lz_walk *w, const char *step, const char *path, lz_probe *p)
 {
     if (w->req.dry_run)

@@ -3,9 +3,9 @@
  * builtins), recorded when the library is chosen and loaded from beside it
  * before the first call that needs them. */
 #include "lz_companions.h"
-#include "lz_ld.h"
-#include "lz_linker.h"
-#include "lz_pathlist.h"
+#include "lz_dl.h"
+#include "lz_ldso.h"
+#include "lz_path.h"
 #include "lz_probe.h"
 #include "lz_report.h"
 
@@ -76,8 +76,8 @@ static int found_by_name(const char *name, const struct stat *file)
 {
     struct same_file want = {file->st_dev, file->st_ino, 0};
     const char *const names[] = {name, NULL};
-    lz_linker_hooks h = {.visit = visit_same, .ctx = &want};
-    lz_linker_lookup(names, &h);
+    lz_ldso_hooks h = {.visit = visit_same, .ctx = &want};
+    lz_ldso_lookup(names, &h);
     return want.same;
 }
 

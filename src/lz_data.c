@@ -3,8 +3,8 @@
 #include "lz_data.h"
 
 #include "lz_api.h"
-#include "lz_ld.h"
-#include "lz_load.h"
+#include "lz_dl.h"
+#include "lz_once.h"
 #include "lz_objects.h"
 #include "lz_report.h"
 

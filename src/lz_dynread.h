@@ -45,7 +45,7 @@ LZ_DYN_API void lz_dyn_free(lz_dyn *d);
 LZ_DYN_API int lz_dyn_soname(int fd, char *out, size_t size);
 
 /* This process's e_machine, as compiled (not dladdr: it takes the dynamic
- * linker's lock, which a search must never wait for outside lz_ld.c). */
+ * linker's lock, which a search must never wait for outside lz_dl.c). */
 LZ_DYN_API unsigned lz_dyn_own_machine(void);
 
 /* "2.38" < "2.41": compare dotted version numbers (-1, 0, 1). */

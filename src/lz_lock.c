@@ -2,21 +2,21 @@
 /* Each library's lock, and keeping it usable across fork(): the libraries
  * this runtime copy has touched and the fork handlers that reset them. */
 #include "lz_lock.h"
-#include "lz_ld.h"
+#include "lz_dl.h"
 
 #include <sched.h>
 #include <unistd.h>
 
 /* Fork safety: the libraries this runtime has touched, and fork handlers.
  * fork() waits (bounded) for our calls into the dynamic linker to end
- * (lz_ld.c) but never for a lock of ours: none is held across anything that
+ * (lz_dl.c) but never for a lock of ours: none is held across anything that
  * could wait. The child, which has only the forking thread, gives every
  * library fresh synchronisation and forgets the searches of threads it does
  * not have: a library loaded before the fork stays loaded; one that was
  * being searched for is searched for again on the child's first call.
  * glibc skips, in a child, the handlers registered while fork() was already
  * under way (another runtime copy's prepare handler was waiting): every slow
- * path first checks that the state is this process's (lz_ld_adopt) and
+ * path first checks that the state is this process's (lz_dl_adopt) and
  * resets it itself when it is not. */
 #define LZ_MAX_LIBS 16
 static const lz_lib *lz_libs[LZ_MAX_LIBS];
@@ -30,20 +30,20 @@ static int lz_atfork_state LZ_STARTUP_DATA;
 
 static void fork_prepare(void)
 {
-    lz_ld_prefork();
+    lz_dl_prefork();
     pthread_mutex_lock(&lz_registry);
 }
 
 static void fork_parent(void)
 {
     pthread_mutex_unlock(&lz_registry);
-    lz_ld_parent();
+    lz_dl_parent();
 }
 
 static void fork_child(void)
 {
     static const pthread_mutex_t fresh_mu = PTHREAD_MUTEX_INITIALIZER;
-    lz_ld_child();
+    lz_dl_child();
     for (int i = 0; i < lz_nlibs; i++) {
         lz_state *st = lz_libs[i]->st;
         st->mu = fresh_mu;
@@ -51,7 +51,7 @@ static void fork_child(void)
         st->active = NULL;
     }
     lz_registry = fresh_mu;
-    lz_ld_owned(fork_child, getpid());
+    lz_dl_owned(fork_child, getpid());
 }
 
 static void install_atfork(void)
@@ -69,7 +69,7 @@ static void install_atfork(void)
         }
         if (__atomic_compare_exchange_n(&lz_atfork_state, &s, -me, 0, __ATOMIC_ACQ_REL,
                                         __ATOMIC_ACQUIRE)) {
-            lz_ld_owned(fork_child, me);
+            lz_dl_owned(fork_child, me);
             pthread_atfork(fork_prepare, fork_parent, fork_child);
             __atomic_store_n(&lz_atfork_state, 1, __ATOMIC_RELEASE);
             return;
@@ -79,7 +79,7 @@ static void install_atfork(void)
 
 /* The handlers are installed when the object holding this runtime is
  * loaded, not at its first call: a child must always be able to tell that
- * it is one (lz_ld_adopt), even for a copy it never called in the parent,
+ * it is one (lz_dl_adopt), even for a copy it never called in the parent,
  * so that it never dlopens over a dynamic linker another thread had
  * half-way through a change at fork(). Cost: one pthread_atfork. */
 __attribute__((constructor)) static void lz_fork_init(void)
@@ -109,7 +109,7 @@ int lz_lock(const lz_lib *lib)
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
     /* Handlers registered while another thread was forking are not run in
      * that child: the state may still be the parent's. */
-    lz_ld_adopt();
+    lz_dl_adopt();
     lz_register(lib);
     pthread_mutex_lock(&lib->st->mu);
     return old;

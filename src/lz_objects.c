@@ -6,10 +6,10 @@
  * Every address taken from a dynamic section is checked to lie inside one of
  * the object's loaded segments before it is read. */
 #include "lz_dynmem.h"
-#include "lz_ld.h"
+#include "lz_dl.h"
 #include "lz_env.h"
 #include "lz_objects.h"
-#include "lz_pathlist.h"
+#include "lz_path.h"
 
 #include <link.h>
 #include <stdint.h>
@@ -226,7 +226,7 @@ static int needs(const dynview *v, const struct runpaths *q)
 }
 
 /* The buffers for expanding one object's run-path entries as ld.so would
- * (lz_pathlist.c): on the heap, not the stack of a first call (the dlopen
+ * (lz_path.c): on the heap, not the stack of a first call (the dlopen
  * after the walk runs over the stack pages it wrote). */
 struct entry_bufs {
     char dir[PATH_MAX], reason[768];

@@ -264,3 +264,9 @@ int lz_probe_rodata_string(const char *path, const char *marker, char *out, size
 #endif
     return found;
 }
+
+int lz_probe_exists(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0;
+}

@@ -30,6 +30,8 @@ LZ_HIDDEN int lz_probe_file(const lz_lib *lib, const char *path, lz_probe *p);
 /* Read any ELF shared object (a net plugin, say) into p without judging it
  * against a library's spec: LZ_PROBE_OK when it could be read. */
 LZ_HIDDEN int lz_probe_read(const char *path, lz_probe *p);
+/* 1 when path names something stat() sees, as ld.so's open would. */
+LZ_HIDDEN int lz_probe_exists(const char *path);
 /* The printable name of an ELF machine number ("x86-64"). */
 LZ_HIDDEN const char *lz_machine_name(unsigned machine);
 /* Copy the NUL-terminated string starting with marker found in the file's

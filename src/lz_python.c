@@ -4,7 +4,7 @@
  * site-packages; what cuda.pathfinder searches, read through the
  * interpreter's C API found in the global scope (nothing is loaded). */
 #include "lz_python.h"
-#include "lz_ld.h"
+#include "lz_dl.h"
 
 #include <dlfcn.h>
 #include <stddef.h>

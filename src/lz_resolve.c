@@ -3,10 +3,10 @@
  * (docs/search-order.md, "Versioned names"). */
 #include "lz_resolve.h"
 #include "lz_companions.h"
-#include "lz_load.h"
+#include "lz_once.h"
 #include "lz_env.h"
 #include "lz_report.h"
-#include "lz_ld.h"
+#include "lz_dl.h"
 
 #include <dlfcn.h>
 #include <stdio.h>

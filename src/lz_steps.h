@@ -1,22 +1,24 @@
-/* SPDX-License-Identifier: MIT */
-/* The search steps' names: what lazynccl_loaded_step() returns, what the
- * report and the log print, and (in the comment after each, read by
- * gen/lazygen.py python-libraries into the Python package's _libraries.py)
- * what cuda.pathfinder's LoadedDL.found_via calls the same place. Steps
- * named by a variable (LAZYNCCL_LIBPATH, CONDA_PREFIX, CUDA_HOME, ...) take
- * the variable's name from the spec. One line per step: the generator reads
- * them so. */
+/* SPDX-License-Identifier: MIT
+ * The search order's steps (lz_steps.c; the wheel's is lz_wheel.h), in
+ * the order lz_order.c takes them. Each answers 1 when the walk must stop:
+ * a candidate was accepted, or the step is authoritative. */
 #ifndef LZ_STEPS_H
 #define LZ_STEPS_H
 
-#define LZ_STEP_SEARCH_LIST "search list"              /* found_via: search-list */
-#define LZ_STEP_ASKED "asked by path"                  /* found_via: asked-by-path */
-#define LZ_STEP_LOADED "already loaded"                /* found_via: was-already-loaded-from-elsewhere */
-#define LZ_STEP_WHEEL "wheel"                          /* found_via: site-packages */
-#define LZ_STEP_LD_LIBRARY_PATH "LD_LIBRARY_PATH"      /* found_via: system-search */
-#define LZ_STEP_RUN_PATH "run path"                    /* found_via: system-search */
-#define LZ_STEP_LDCACHE "ld.so.cache"                  /* found_via: system-search */
-#define LZ_STEP_SYSTEM_DIRS "system directories"       /* found_via: system-search */
-#define LZ_STEP_DEFAULT_DIRS "default directories"     /* found_via: system-search */
+#include "lz_walk.h"
+
+/* 1. LAZYNCCL_LIBPATH (or the library's own variable), else a search list
+ * the program set: authoritative when set. */
+LZ_HIDDEN int lz_step_override(lz_walk *w);
+/* 1b. The file the program asked for by path (lazynccl-run's audit module). */
+LZ_HIDDEN int lz_step_asked(lz_walk *w);
+/* 2. A copy already in the process. */
+LZ_HIDDEN int lz_step_loaded(lz_walk *w);
+/* 4. and 6. Directories below the prefixes the spec's roots name. */
+LZ_HIDDEN int lz_step_roots(lz_walk *w, const lz_root *roots);
+/* 5. The dynamic linker's own search. */
+LZ_HIDDEN int lz_step_linker(lz_walk *w);
+/* 7. The spec's default directories. */
+LZ_HIDDEN int lz_step_default(lz_walk *w);
 
 #endif

@@ -52,7 +52,7 @@ typedef struct lz_request {
 /* What it found. The first candidate that fully serves ends the walk; one
  * that serves only by a versioned-name fallback is kept, and taken when the
  * walk finds none better. A walk opens nothing itself: the caller dlopens
- * the file chosen once the walk is over (lz_find.c's open_chosen), on a shallow
+ * the file chosen once the walk is over (lz_open.c's open_chosen), on a shallow
  * stack and over the heap the walk has freed, as a bare dlopen would run;
  * when that fails, a new round skips the file. */
 /* fallback_score when no candidate was kept as a fallback. */
@@ -60,7 +60,7 @@ typedef struct lz_request {
 /* The report's line when the search met no file at all. */
 #define LZ_NOTE_NOTHING_FOUND "(no candidate was found)"
 
-/* The file a walk chose, as lz_find.c's open_chosen needs it: the caller copies it
+/* The file a walk chose, as lz_open.c's open_chosen needs it: the caller copies it
  * out of the walk, which is freed before the dlopen. */
 typedef struct lz_chosen {
     const char *step;        /* the step that found it (static text) */

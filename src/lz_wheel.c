@@ -2,10 +2,10 @@
  * The wheel step of the search order (docs/search-order.md, step 3): the
  * policy of where Python wheels put NVIDIA's libraries, in one place. */
 #include "lz_wheel.h"
-#include "lz_steps.h"
+#include "lz_stepnames.h"
 #include "lz_candidate.h"
 #include "lz_objects.h"
-#include "lz_pathlist.h"
+#include "lz_path.h"
 #include "lz_python.h"
 #include "lz_env.h"
 #include "lz_report.h"
@@ -41,7 +41,7 @@ static size_t site_of(const char *path)
     return 0;
 }
 
-/* Python wheels, as cuda.pathfinder finds them (step 3 of lz_search): nvidia/<lib>/lib (the
+/* Python wheels, as cuda.pathfinder finds them (step 3 of lz_order): nvidia/<lib>/lib (the
  * spec's wheel directories) below, in order, the site-packages (or
  * dist-packages) directory holding this shim (vendored in
  * site-packages/<pkg>/ or <pkg>/_libs/), each such directory holding a

@@ -298,17 +298,17 @@ def includes_each_carry_a_name():
 
 @case
 def step_names_from_one_table():
-    """The search steps' names are written once, in src/lz_steps.h: no C
+    """The search steps' names are written once, in src/lz_stepnames.h: no C
     file of src/ and no file of the Python package spells one as a string
     (an environment variable of the same name read by getenv aside), and
     the generator reads every one with its found_via (issue 48)."""
-    with open(os.path.join(t.SOURCE, "src", "lz_steps.h")) as f:
+    with open(os.path.join(t.SOURCE, "src", "lz_stepnames.h")) as f:
         steps = re.findall(r'#define LZ_STEP_\w+ "([^"]+)"\s*/\* found_via: \S+ \*/', f.read())
-    t.check(len(steps) >= 9, f"steps in lz_steps.h: {steps}")
+    t.check(len(steps) >= 9, f"steps in lz_stepnames.h: {steps}")
     spelled = []
     for root, _, names in os.walk(os.path.join(t.SOURCE, "src")):
         for n in names:
-            if not n.endswith((".c", ".py")) or n == "lz_steps.h":
+            if not n.endswith((".c", ".py")) or n == "lz_stepnames.h":
                 continue
             for i, line in enumerate(open(os.path.join(root, n)), 1):
                 if "getenv" in line or "environ" in line:
@@ -319,7 +319,7 @@ def step_names_from_one_table():
                     if (n.endswith(".c") and f'"{step}"' in line) or (n.endswith(".py") and re.search(
                             rf"""["']{q}["']\s*:|[=!]=\s*["']{q}["']|["']{q}["']\s*[=!]=""", line)):
                         spelled.append(f"{os.path.relpath(os.path.join(root, n), t.SOURCE)}:{i}: {step!r}")
-    t.equal(spelled, [], "step names spelled outside src/lz_steps.h")
+    t.equal(spelled, [], "step names spelled outside src/lz_stepnames.h")
     out = os.path.join(t.workdir("step_names"), "_libraries.py")
     specs = sorted(os.path.join(t.SOURCE, "stubs", f) for f in os.listdir(os.path.join(t.SOURCE, "stubs"))
                    if f.endswith(".toml"))

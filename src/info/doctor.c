@@ -2,8 +2,8 @@
  * lazynccl-info --doctor: the environment traps users hit, each said in one
  * line with the fix in the next. */
 #include "info.h"
-#include "lz_steps.h"
-#include "lz_pathlist.h"
+#include "lz_stepnames.h"
+#include "lz_path.h"
 #include "lz_tls.h"
 #include "audit/lz_dropins.h"
 

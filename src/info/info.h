@@ -7,7 +7,7 @@
 #include "lz_env.h"
 #include "lz_report.h"
 #include "lz_probe.h"
-#include "lz_linker.h"
+#include "lz_ldso.h"
 
 #include <stdio.h>
 

@@ -2,7 +2,7 @@
  * libFuzzer target: the override list parser (LAZYNCCL_LIBPATH and
  * <shim>_set_search_path), through a dry-run walk of the real search code.
  * Any string must be walked to a verdict without a crash or a load. */
-#include "lz_search.h"
+#include "lz_order.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -27,7 +27,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char report[4096];
     lz_walk w = {.lib = &fuzz_lib, .req = {.dry_run = 1, .search_list = list},
                  .rep = {.text = report, .size = sizeof report}};
-    lz_search(&w);
+    lz_order(&w);
     if (w.rep.len >= sizeof report)
         __builtin_trap();
     free(list);

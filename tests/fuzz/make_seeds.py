@@ -28,7 +28,7 @@ def main(out):
                               "/proc/self/fd/0:/dev/null:/", f"{work}:{work}/good/"]):
         with open(f"{lists}/seed{i}", "w") as f:
             f.write(text)
-    # fuzz_pathlist: flags byte, then list, origin, cwd on lines.
+    # fuzz_path: flags byte, then list, origin, cwd on lines.
     os.makedirs(f"{out}/pathlist", exist_ok=True)
     for i, (flags, lst, origin, cwd) in enumerate([
             (0, "/usr/lib:$ORIGIN/../lib:rel::${ORIGIN}", "/opt/app/bin", "/home/u"),

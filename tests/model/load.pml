@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT
  *
- * A model of the load protocol of src/lz_load.c (with lz_lock.c), src/lz_resolve.c and
- * src/lz_ld.c (one library), checked by spin in the test suite
+ * A model of the load protocol of src/lz_once.c (with lz_lock.c), src/lz_resolve.c and
+ * src/lz_dl.c (one library), checked by spin in the test suite
  * (tests/test_model.py; docs/reliability.md, "The load protocol").
  *
  * -DCALLERS=n sets the number of first-calling threads (1 by default);
@@ -141,7 +141,7 @@ active proctype child()
     do
     :: i < N ->
        if
-       :: c_ran[i] ->             /* fork_child + lz_ld_child */
+       :: c_ran[i] ->             /* fork_child + lz_dl_child */
           c_loaders[i] = 0; refuse[i] = (c_gate[i] > 0 || c_ld > 0); reset[i] = true
        :: else -> skip
        fi;
@@ -152,7 +152,7 @@ active proctype child()
     do
     :: i < N ->
 #ifndef OLD
-       /* lz_ld_adopt: the state is the parent's, reset it here */
+       /* lz_dl_adopt: the state is the parent's, reset it here */
        if
        :: !reset[i] && registered[i] ->
           c_loaders[i] = 0; refuse[i] = (c_gate[i] > 0 || c_ld > 0); reset[i] = true
@@ -162,7 +162,7 @@ active proctype child()
        if
        :: c_status[i] == LOADED -> skip
        :: else ->
-          c_loaders[i] == 0;      /* lz_ld_wait: for a search to end */
+          c_loaders[i] == 0;      /* lz_dl_wait: for a search to end */
           if
           :: refuse[i] -> skip    /* fails, saying it was forked mid-dlopen */
           :: else -> assert(c_ld == 0); c_status[i] = LOADED   /* its own dlopen */
@@ -366,7 +366,7 @@ byte ld_depth = 0;
 /* Searches running, and who runs them (st->loaders, st->active). */
 byte loaders = 0;
 bool searching[NPROC];
-/* Our threads inside the dynamic linker (lz_ld.c's gate_open), and fork. */
+/* Our threads inside the dynamic linker (lz_dl.c's gate_open), and fork. */
 byte gate_open = 0;
 bool fork_pending = false;
 bool forked = false;
@@ -391,7 +391,7 @@ byte loader = 0;
 #define loading_self (loading && loader == _pid + 1)
 #endif
 
-/* A window of lz_ld.c around a call into the dynamic linker. */
+/* A window of lz_dl.c around a call into the dynamic linker. */
 #ifdef OLD
 inline enter() { skip }
 inline leave() { skip }
@@ -507,7 +507,7 @@ inline ensure_loaded(result) {
         :: status != UNTRIED -> unlock_mu()
         :: status == UNTRIED && loaders > 0 && may_wait ->
             unlock_mu();
-            /* lz_ld_wait */
+            /* lz_dl_wait */
             (status != UNTRIED || loaders == 0 || gate_open > 0);
             may_wait = (gate_open == 0)
         :: status == UNTRIED && !(loaders > 0 && may_wait) ->
@@ -527,7 +527,7 @@ inline ensure_loaded(result) {
                /* Lost, or stale: again. A search that opened the library
                 * drops its reference only where the library published is
                 * loaded (the same object: the published one holds another);
-                * a stale search keeps it (lz_load.c's end_turn). With
+                * a stale search keeps it (lz_once.c's end_turn). With
                 * CLOSE_STALE, as before: every losing search closes. */
 #ifdef CLOSE_STALE
                if
@@ -643,7 +643,7 @@ active proctype forker()
        /* it starts again: dlopen over whatever the parent left */
        assert(c_obj != 1)
 #else
-       /* lz_ld_child: refuse if a window was open or ld.so mid-change */
+       /* lz_dl_child: refuse if a window was open or ld.so mid-change */
        if
        :: c_mid_ld -> skip                 /* fails with a message, no dlopen */
        :: else -> assert(c_obj != 1)

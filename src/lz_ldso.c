@@ -1,20 +1,20 @@
 /* SPDX-License-Identifier: MIT
  * The dynamic linker's search, followed so that the file it would load is
- * known and probed first (lz_linker.h). Used by the search order (step 5),
+ * known and probed first (lz_ldso.h). Used by the search order (step 5),
  * by a candidate's companion check and by lazynccl-info; it calls nothing
  * above it. */
-#include "lz_linker.h"
+#include "lz_ldso.h"
 #include "lz_env.h"
-#include "lz_steps.h"
+#include "lz_stepnames.h"
 #include "lz_ldcache.h"
 #include "lz_objects.h"
-#include "lz_pathlist.h"
+#include "lz_path.h"
+#include "lz_probe.h"
 
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 static const char *const system_dirs[] = {
@@ -29,21 +29,6 @@ static const char *const system_dirs[] = {
  * memory). Exact, not PATH_MAX: the strings a first call keeps share a few
  * heap pages, where a buffer each would be a fresh page each (11 us on a
  * virtual machine; docs/performance.md). */
-char *lz_path_dup(const char *dir, const char *name)
-{
-    size_t n = strlen(dir) + 1 + strlen(name) + 1;
-    char *out = n <= PATH_MAX ? malloc(n) : NULL;
-    if (out)
-        lz_path_join(out, n, dir, name);
-    return out;
-}
-
-int lz_linker_exists(const char *path)
-{
-    struct stat sb;
-    return stat(path, &sb) == 0;
-}
-
 /* The dynamic linker's search (5), followed so that the file it would load
  * is probed first. As ld.so does: the DT_RPATH of the objects that need the
  * library (or the shim); each LD_LIBRARY_PATH directory, tried for every
@@ -51,7 +36,7 @@ int lz_linker_exists(const char *path)
  * soname after another in preference order; then the system directories. */
 struct linker_walk {
     const char *const *sonames;
-    const lz_linker_hooks *h;
+    const lz_ldso_hooks *h;
 };
 
 static int linker_dir(struct linker_walk *lw, const char *step, const char *dir)
@@ -61,7 +46,7 @@ static int linker_dir(struct linker_walk *lw, const char *step, const char *dir)
     int rc = 0;
     for (const char *const *s = lw->sonames; *s && !rc; s++) {
         char *path = lz_path_dup(dir, *s);
-        rc = path && lz_linker_exists(path) && lw->h->visit(lw->h->ctx, step, path);
+        rc = path && lz_probe_exists(path) && lw->h->visit(lw->h->ctx, step, path);
         free(path);
     }
     return rc;
@@ -114,7 +99,7 @@ static int linker_llp(struct linker_walk *lw, const char *llp)
     return rc;
 }
 
-int lz_linker_lookup(const char *const *sonames, const lz_linker_hooks *hooks)
+int lz_ldso_lookup(const char *const *sonames, const lz_ldso_hooks *hooks)
 {
     struct linker_walk lw = {sonames, hooks};
     /* ld.so: DT_RPATH before LD_LIBRARY_PATH, DT_RUNPATH after. */
@@ -125,10 +110,10 @@ int lz_linker_lookup(const char *const *sonames, const lz_linker_hooks *hooks)
         return 1;
     if (lz_objects_runpaths(sonames, 1, visit_runpath, &lw))
         return 1;
-    return lz_system_lookup(sonames, hooks);
+    return lz_ldso_system_lookup(sonames, hooks);
 }
 
-int lz_system_lookup(const char *const *sonames, const lz_linker_hooks *hooks)
+int lz_ldso_system_lookup(const char *const *sonames, const lz_ldso_hooks *hooks)
 {
     struct linker_walk lw = {sonames, hooks};
     int rc = 0;

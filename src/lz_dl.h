@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Calls into the dynamic linker that the runtime makes while loading, and
- * who may wait for whom (lz_ld.c).
+ * who may wait for whom (lz_dl.c).
  *
  * Two hazards live here. A thread that waits for another thread's search
  * must not wait while any thread of ours is inside the dynamic linker: the
@@ -10,8 +10,8 @@
  * asserts (or hands out a half-relocated object) on the child's next dlopen.
  * So every dlopen/dlclose/dlsym a search makes goes through these wrappers,
  * which count the threads inside ("windows"). */
-#ifndef LZ_LD_H
-#define LZ_LD_H
+#ifndef LZ_DL_H
+#define LZ_DL_H
 
 #include "lz_runtime.h"
 
@@ -35,26 +35,26 @@ LZ_HIDDEN void *lz_dlvsym(void *handle, const char *name, const char *version);
 struct dl_phdr_info;
 LZ_HIDDEN int lz_dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void *data);
 
-/* Wait while pending(ctx) (the load protocol's question, lz_load.c: is
+/* Wait while pending(ctx) (the load protocol's question, lz_once.c: is
  * another thread's search of the library still running?) and no window is
  * open: 1 when it stopped pending (look again), 0 when a window is open (the
  * caller must search itself rather than wait). pending is asked with this
  * module's lock held, and must only read. */
-LZ_HIDDEN int lz_ld_wait(int (*pending)(const void *ctx), const void *ctx);
+LZ_HIDDEN int lz_dl_wait(int (*pending)(const void *ctx), const void *ctx);
 /* Wake the waiters: a search ended (called after publishing). */
-LZ_HIDDEN void lz_ld_wake(void);
+LZ_HIDDEN void lz_dl_wake(void);
 
 /* Why this process may not call dlopen for us, or NULL: a child forked while
  * a window was open, or while the dynamic linker was adding or removing
  * objects for any thread (r_debug). */
-LZ_HIDDEN const char *lz_ld_unsafe(void);
+LZ_HIDDEN const char *lz_dl_unsafe(void);
 
 /* fork() handlers, called by lz_lock.c's: wait (bounded) until no window is
  * open and keep new ones from opening until the fork is over; in the child,
  * remember whether one was open. */
-LZ_HIDDEN void lz_ld_prefork(void);
-LZ_HIDDEN void lz_ld_parent(void);
-LZ_HIDDEN void lz_ld_child(void);
+LZ_HIDDEN void lz_dl_prefork(void);
+LZ_HIDDEN void lz_dl_parent(void);
+LZ_HIDDEN void lz_dl_child(void);
 
 /* A child whose fork handlers did not run for this copy of the runtime
  * (glibc runs only the handlers registered before fork()'s prepare phase
@@ -63,15 +63,15 @@ LZ_HIDDEN void lz_ld_child(void);
  * path before a lock of this copy is taken: when the process is not the one
  * the state belongs to, one thread runs reset (the child handlers) and the
  * others wait for that thread, which exists in this process. */
-LZ_HIDDEN void lz_ld_adopt(void);
+LZ_HIDDEN void lz_dl_adopt(void);
 /* Called when the fork handlers are installed (reset: the child handler) and
  * by the child handler itself: the state now belongs to this process (me,
  * its pid: the caller has it). */
-LZ_HIDDEN void lz_ld_owned(void (*reset)(void), pid_t me);
+LZ_HIDDEN void lz_dl_owned(void (*reset)(void), pid_t me);
 
 /* Mark the calling thread as running a search (1) or not (0): its calls
- * into the dynamic linker then skip lz_ld_adopt, done when it began. */
-LZ_HIDDEN void lz_ld_searching(int on);
+ * into the dynamic linker then skip lz_dl_adopt, done when it began. */
+LZ_HIDDEN void lz_dl_searching(int on);
 
 /* How long fork() waits for a window to close, in milliseconds. */
 #define LZ_FORK_WAIT_MS 2000

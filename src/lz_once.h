@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT
- * Once-only loading of a library (lz_load.c). */
-#ifndef LZ_LOAD_H
-#define LZ_LOAD_H
+ * Once-only loading of a library (lz_once.c). */
+#ifndef LZ_ONCE_H
+#define LZ_ONCE_H
 
 #include "lz_walk.h"
 

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* Reading one entry of a search-path list as ld.so does (lz_pathlist.h). */
-#include "lz_pathlist.h"
+/* Reading one entry of a search-path list as ld.so does (lz_path.h). */
+#include "lz_path.h"
 
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 int lz_copy(char *out, size_t size, const char *s)
@@ -120,4 +121,13 @@ int lz_path_entry(const char *entry, size_t len, const char *origin, const char 
     while (o > 1 && out[o - 1] == '/')
         out[--o] = '\0';
     return 1;
+}
+
+char *lz_path_dup(const char *dir, const char *name)
+{
+    size_t n = strlen(dir) + 1 + strlen(name) + 1;
+    char *out = n <= PATH_MAX ? malloc(n) : NULL;
+    if (out)
+        lz_path_join(out, n, dir, name);
+    return out;
 }

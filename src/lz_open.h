@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT
  * Finding a library and opening it: rounds of the search order, each
- * followed by the dlopen of its choice (lz_find.c). No lock, no state:
- * lz_load.c decides who searches and publishes what this returns. */
-#ifndef LZ_FIND_H
-#define LZ_FIND_H
+ * followed by the dlopen of its choice (lz_open.c). No lock, no state:
+ * lz_once.c decides who searches and publishes what this returns. */
+#ifndef LZ_OPEN_H
+#define LZ_OPEN_H
 
 #include "lz_walk.h"
 

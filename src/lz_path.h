@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* One entry of a search-path list (LD_LIBRARY_PATH, DT_RPATH, DT_RUNPATH)
- * read as the dynamic linker reads it (lz_pathlist.c). Pure: no file is
- * touched, so the fuzzer drives it directly. */
-#ifndef LZ_PATHLIST_H
-#define LZ_PATHLIST_H
+ * read as the dynamic linker reads it, and the runtime's other path
+ * strings: copies and joins (lz_path.c). Pure: no file is touched, so the
+ * fuzzer drives it directly. */
+#ifndef LZ_PATH_H
+#define LZ_PATH_H
 
 #include "lz_runtime.h"
 
@@ -22,6 +23,8 @@ LZ_HIDDEN int lz_path_entry(const char *entry, size_t len, const char *origin, c
 LZ_HIDDEN int lz_copy(char *out, size_t size, const char *s);
 /* dir + "/" + name into out: 1 when it fit, else 0 and out is "". */
 LZ_HIDDEN int lz_path_join(char *out, size_t size, const char *dir, const char *name);
+/* dir/name, malloc'd exactly (NULL: longer than PATH_MAX, or out of memory). */
+LZ_HIDDEN char *lz_path_dup(const char *dir, const char *name);
 
 /* The length of the next entry of list up to one of seps (":" for run
  * paths, ":;" for LD_LIBRARY_PATH, as ld.so splits them). */

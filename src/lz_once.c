@@ -13,9 +13,9 @@
  * failure) starts a new generation: a search of an older one publishes
  * nothing and starts again, keeping what it loaded (a library the runtime
  * has loaded is never unloaded). */
-#include "lz_load.h"
-#include "lz_find.h"
-#include "lz_ld.h"
+#include "lz_once.h"
+#include "lz_open.h"
+#include "lz_dl.h"
 #include "lz_lock.h"
 #include "lz_report.h"
 
@@ -58,7 +58,7 @@ typedef struct lz_turn {
 /* take_turn's answers besides a status to return. */
 enum { LZ_LOOK_AGAIN = -1, LZ_SEARCH = -2 };
 
-/* The load protocol's reason to wait (lz_ld_wait asks it): the library is
+/* The load protocol's reason to wait (lz_dl_wait asks it): the library is
  * untried and another thread's search of it is running. */
 static int searched_elsewhere(const void *ctx)
 {
@@ -99,7 +99,7 @@ static int take_turn(const lz_lib *lib, int *may_wait, lz_turn *t)
      * linker: then search too (dlopen will hand both of us the same
      * object). */
     if (wait)
-        *may_wait = lz_ld_wait(searched_elsewhere, lib);
+        *may_wait = lz_dl_wait(searched_elsewhere, lib);
     return s;
 }
 
@@ -145,7 +145,7 @@ static int end_turn(const lz_lib *lib, lz_turn *t, lz_outcome *out, int *drop)
         publish(st, out);
     *drop = !published && out->handle && status_of(lib) == LZ_LOADED && st->handle == out->handle;
     lz_unlock(lib, cs);
-    lz_ld_wake();
+    lz_dl_wake();
     return published;
 }
 
@@ -161,10 +161,10 @@ static int ensure_loaded(const lz_lib *lib, const lz_sym *want)
             return s;
 
         lz_outcome out = {0};
-        lz_ld_searching(1);
+        lz_dl_searching(1);
         if (!t.list_lost)
             lz_find_and_open(lib, want, t.list, &out);
-        lz_ld_searching(0);
+        lz_dl_searching(0);
         free(t.list);
 
         int drop;
@@ -189,7 +189,7 @@ static int ensure_loaded(const lz_lib *lib, const lz_sym *want)
         /* out.path is the library's now (st->path), never freed */
         lz_log(lib, "loaded %s (found by: %s)", out.path, out.step);
         /* Outside the lock: the hook (lz_data.c) calls dlsym, which takes
-         * the dynamic linker's lock (lz_ld.h). */
+         * the dynamic linker's lock (lz_dl.h). */
         void (*hook)(const lz_lib *, void *) = __atomic_load_n(&lib->st->on_load, __ATOMIC_ACQUIRE);
         if (hook)
             hook(lib, out.handle);

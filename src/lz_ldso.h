@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT
- * What the dynamic linker would choose for a soname (lz_linker.c): the run
+ * What the dynamic linker would choose for a soname (lz_ldso.c): the run
  * paths of the objects that need it, LD_LIBRARY_PATH, ld.so.cache and the
  * system directories, in ld.so's order. */
-#ifndef LZ_LINKER_H
-#define LZ_LINKER_H
+#ifndef LZ_LDSO_H
+#define LZ_LDSO_H
 
 #include "lz_runtime.h"
 
@@ -12,21 +12,16 @@ typedef int (*lz_visit_fn)(void *ctx, const char *step, const char *path);
 /* What the walk could not follow (a run-path entry with an unknown token),
  * and each place it looked in (a directory, ld.so.cache): either may be NULL. */
 typedef void (*lz_note_fn)(void *ctx, const char *step, const char *text);
-typedef struct lz_linker_hooks {
+typedef struct lz_ldso_hooks {
     lz_visit_fn visit;
     lz_note_fn note, looked;
     void *ctx;
-} lz_linker_hooks;
+} lz_ldso_hooks;
 
 /* Follow the dynamic linker's whole search for sonames (in preference
  * order): 1 when a visit returned 1. */
-LZ_HIDDEN int lz_linker_lookup(const char *const *sonames, const lz_linker_hooks *hooks);
+LZ_HIDDEN int lz_ldso_lookup(const char *const *sonames, const lz_ldso_hooks *hooks);
 /* Only its last two steps: ld.so.cache, then the system directories. */
-LZ_HIDDEN int lz_system_lookup(const char *const *sonames, const lz_linker_hooks *hooks);
-
-/* dir/name, malloc'd exactly (NULL: longer than PATH_MAX, or out of memory). */
-LZ_HIDDEN char *lz_path_dup(const char *dir, const char *name);
-/* 1 when path names something stat() sees, as ld.so's open would. */
-LZ_HIDDEN int lz_linker_exists(const char *path);
+LZ_HIDDEN int lz_ldso_system_lookup(const char *const *sonames, const lz_ldso_hooks *hooks);
 
 #endif

@@ -1,15 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /* Finding a library and opening it, in rounds: a walk of the search order
- * (lz_search.c) chooses a file, the walk is freed, the file is opened and
+ * (lz_order.c) chooses a file, the walk is freed, the file is opened and
  * checked here (open_chosen); a file whose dlopen fails is skipped by the
  * next round, which reports it with the reason. */
-#include "lz_find.h"
-#include "lz_ld.h"
+#include "lz_open.h"
+#include "lz_dl.h"
 #include "lz_note.h"
 #include "lz_objects.h"
 #include "lz_probe.h"
 #include "lz_report.h"
-#include "lz_search.h"
+#include "lz_order.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -116,7 +116,7 @@ void lz_walk_search(lz_walk *w)
     unsigned char *wanted = w->req.wanted ? NULL : imported_names(w->lib);
     if (wanted)
         w->req.wanted = wanted;
-    lz_search(w); /* notes LZ_NOTE_NOTHING_FOUND itself */
+    lz_order(w); /* notes LZ_NOTE_NOTHING_FOUND itself */
     if (wanted)
         w->req.wanted = NULL;
     free(wanted);
@@ -165,7 +165,7 @@ static lz_round *walk_round(const lz_lib *lib, const lz_sym *want, const char *l
                          lib->prefix, lib->display);
         w->rep.len = (size_t)n;
     }
-    const char *unsafe = lz_ld_unsafe();
+    const char *unsafe = lz_dl_unsafe();
     if (unsafe) {
         lz_note(w, "%s", unsafe);
         return r;

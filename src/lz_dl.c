@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Windows around the runtime's calls into the dynamic linker (lz_ld.h). */
-#include "lz_ld.h"
+/* Windows around the runtime's calls into the dynamic linker (lz_dl.h). */
+#include "lz_dl.h"
 
 #include <dlfcn.h>
 #include <elf.h>
@@ -25,18 +25,18 @@ static struct timespec fork_deadline;
 static int forked_mid_ld;
 
 /* The process this copy's state belongs to: claimed by the thread that
- * resets it in a child, ready once that reset is done (lz_ld_adopt). */
+ * resets it in a child, ready once that reset is done (lz_dl_adopt). */
 static pid_t owner_claim LZ_STARTUP_DATA, owner_ready LZ_STARTUP_DATA;
 static void (*owner_reset)(void) LZ_STARTUP_DATA;
 
-void lz_ld_owned(void (*reset)(void), pid_t me)
+void lz_dl_owned(void (*reset)(void), pid_t me)
 {
     __atomic_store_n(&owner_reset, reset, __ATOMIC_RELAXED);
     __atomic_store_n(&owner_claim, me, __ATOMIC_RELAXED);
     __atomic_store_n(&owner_ready, me, __ATOMIC_RELEASE);
 }
 
-void lz_ld_adopt(void)
+void lz_dl_adopt(void)
 {
     pid_t me = getpid();
     if (__atomic_load_n(&owner_ready, __ATOMIC_ACQUIRE) == me)
@@ -46,7 +46,7 @@ void lz_ld_adopt(void)
         return; /* handlers not installed yet: no state to inherit */
     if (claim != me && __atomic_compare_exchange_n(&owner_claim, &claim, me, 0,
                                                    __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
-        __atomic_load_n(&owner_reset, __ATOMIC_RELAXED)(); /* ends with lz_ld_owned */
+        __atomic_load_n(&owner_reset, __ATOMIC_RELAXED)(); /* ends with lz_dl_owned */
         return;
     }
     /* Another thread of this process claimed it: wait for it (it exists). */
@@ -93,7 +93,7 @@ static const struct r_debug *live_r_debug(void)
  * virtual machine). */
 static __thread int searching;
 
-void lz_ld_searching(int on)
+void lz_dl_searching(int on)
 {
     searching = on;
 }
@@ -101,7 +101,7 @@ void lz_ld_searching(int on)
 static void enter(void)
 {
     if (!searching)
-        lz_ld_adopt(); /* a resolution after the load takes no lock before this */
+        lz_dl_adopt(); /* a resolution after the load takes no lock before this */
     pthread_mutex_lock(&gate_mu);
     while (fork_pending)
         if (pthread_cond_timedwait(&gate_cv, &gate_mu, &fork_deadline) == ETIMEDOUT)
@@ -119,7 +119,7 @@ static void leave(void)
     pthread_mutex_unlock(&gate_mu);
 }
 
-int lz_ld_wait(int (*pending)(const void *ctx), const void *ctx)
+int lz_dl_wait(int (*pending)(const void *ctx), const void *ctx)
 {
     int cs;
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cs);
@@ -132,14 +132,14 @@ int lz_ld_wait(int (*pending)(const void *ctx), const void *ctx)
     return ended;
 }
 
-void lz_ld_wake(void)
+void lz_dl_wake(void)
 {
     pthread_mutex_lock(&gate_mu);
     pthread_cond_broadcast(&gate_cv);
     pthread_mutex_unlock(&gate_mu);
 }
 
-const char *lz_ld_unsafe(void)
+const char *lz_dl_unsafe(void)
 {
     if (__atomic_load_n(&forked_mid_ld, __ATOMIC_RELAXED))
         return "not loaded in this process: it was forked while another thread was inside "
@@ -151,7 +151,7 @@ const char *lz_ld_unsafe(void)
 
 void *lz_dlopen(const char *path, int flags, const char **why)
 {
-    const char *unsafe = lz_ld_unsafe();
+    const char *unsafe = lz_dl_unsafe();
     if (unsafe) {
         *why = unsafe;
         return NULL;
@@ -166,7 +166,7 @@ void *lz_dlopen(const char *path, int flags, const char **why)
 
 void lz_dlclose(void *handle)
 {
-    if (!handle || lz_ld_unsafe())
+    if (!handle || lz_dl_unsafe())
         return; /* a reference kept is harmless; an inconsistent linker is not */
     enter();
     dlclose(handle);
@@ -197,12 +197,12 @@ int lz_dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void *d
     return rc;
 }
 
-void lz_ld_prefork(void)
+void lz_dl_prefork(void)
 {
     live_r_debug(); /* found before the child needs it */
     /* Bounded: an allocator that takes its locks before the fork handlers
      * run (ASan's, TSan's) can stop a thread inside dlopen until the fork is
-     * over. Past the deadline the child is told (lz_ld_child). */
+     * over. Past the deadline the child is told (lz_dl_child). */
     struct timespec until;
     clock_gettime(CLOCK_REALTIME, &until);
     until.tv_sec += LZ_FORK_WAIT_MS / 1000;
@@ -220,7 +220,7 @@ void lz_ld_prefork(void)
     pthread_mutex_unlock(&gate_mu);
 }
 
-void lz_ld_parent(void)
+void lz_dl_parent(void)
 {
     pthread_mutex_lock(&gate_mu);
     fork_pending = 0;
@@ -228,7 +228,7 @@ void lz_ld_parent(void)
     pthread_mutex_unlock(&gate_mu);
 }
 
-void lz_ld_child(void)
+void lz_dl_child(void)
 {
     static const pthread_mutex_t fresh_mu = PTHREAD_MUTEX_INITIALIZER;
     static const pthread_cond_t fresh_cv = PTHREAD_COND_INITIALIZER;

@@ -1,16 +1,16 @@
 /* SPDX-License-Identifier: MIT
- * The search order (docs/search-order.md). Each step proposes candidates in
- * turn; the first one accepted ends the walk. */
-#include "lz_search.h"
+ * The search order's steps but the wheel's (lz_wheel.c), side by side
+ * (docs/search-order.md): each proposes its candidates to the judge
+ * (lz_candidate.c) in turn, and answers 1 when the walk must stop. */
 #include "lz_steps.h"
+#include "lz_stepnames.h"
 #include "lz_asked.h"
 #include "lz_candidate.h"
-#include "lz_linker.h"
+#include "lz_ldso.h"
 #include "lz_env.h"
 #include "lz_report.h"
-#include "lz_pathlist.h"
+#include "lz_path.h"
 #include "lz_objects.h"
-#include "lz_wheel.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -31,21 +31,30 @@ static int try_entry(lz_walk *w, const char *step, const char *entry, size_t len
         lz_verdict(w, step, shown, LZ_REJECTED, NULL, "path longer than PATH_MAX (%d)", PATH_MAX);
         return 0;
     }
-    char *path = strndup(entry, len);
+    /* The entry is copied once, where the walk's result lies: a file
+     * accepted there is the result (lz_candidate_buffer). A directory is
+     * copied aside, and its candidates are joined there in turn. */
+    char *buf = lz_candidate_buffer(w), *own = NULL;
+    char *path = buf ? buf : (own = malloc(len + 1));
     if (!path) {
         lz_note(w, "[%s] out of memory: an entry was not tried", step);
         return 0;
     }
+    memcpy(path, entry, len);
+    path[len] = '\0';
     struct stat sb;
     int rc = 0;
-    if (path[0] != '/')
-        lz_verdict(w, step, path, LZ_REJECTED, NULL,
-                   "relative path (only absolute paths are accepted)");
-    else if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
-        rc = lz_try_dir(w, step, path, 0);
-    else
+    if (path[0] != '/') {
+        lz_verdict(w, step, path, LZ_REJECTED, NULL, "relative path (only absolute paths are accepted)");
+    } else if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        if (path == buf && !(own = strndup(buf, len)))
+            lz_note(w, "[%s] out of memory: an entry was not tried", step);
+        else
+            rc = lz_try_dir(w, step, own, 0);
+    } else {
         rc = lz_try_file(w, step, path);
-    free(path);
+    }
+    free(own);
     return rc;
 }
 
@@ -62,7 +71,7 @@ static int try_list(lz_walk *w, const char *step, const char *list)
 }
 
 /* 1. The override: authoritative when set. 1 when the walk must stop. */
-static int step_override(lz_walk *w)
+int lz_step_override(lz_walk *w)
 {
     const lz_lib *lib = w->lib;
     if (lz_secure() && getenv(lib->env_var))
@@ -97,7 +106,7 @@ static int step_override(lz_walk *w)
 
 /* 1b. The file the program asked for by path, which lazynccl-run's audit
  * module redirected to this drop-in: what the program would have loaded. */
-static int step_asked(lz_walk *w)
+int lz_step_asked(lz_walk *w)
 {
     const char *asked, *by;
     if (!lz_asked(w->lib, &asked, &by))
@@ -116,7 +125,7 @@ static int visit_loaded(void *ctx, const char *path, const char *why)
     return path && lz_try_file(ctx, LZ_STEP_LOADED, path);
 }
 
-static int step_loaded(lz_walk *w)
+int lz_step_loaded(lz_walk *w)
 {
     w->reusing = 1;
     int rc = 0;
@@ -155,7 +164,7 @@ static int step_env_dirs(lz_walk *w, const char *var, const char *const *subdirs
     return rc;
 }
 
-static int step_roots(lz_walk *w, const lz_root *roots)
+int lz_step_roots(lz_walk *w, const lz_root *roots)
 {
     for (const lz_root *r = roots; r && r->var; r++)
         if (step_env_dirs(w, r->var, r->subdirs))
@@ -178,42 +187,19 @@ static void looked_candidate(void *ctx, const char *step, const char *place)
     lz_looked(ctx, step, place);
 }
 
-static int step_linker(lz_walk *w)
+int lz_step_linker(lz_walk *w)
 {
-    lz_linker_hooks h = {visit_candidate, note_candidate, w->rep.text ? looked_candidate : NULL, w};
+    lz_ldso_hooks h = {visit_candidate, note_candidate, w->rep.text ? looked_candidate : NULL, w};
     if (w->lib->system_only)
-        return lz_system_lookup(w->lib->sonames, &h);
-    return lz_linker_lookup(w->lib->sonames, &h);
+        return lz_ldso_system_lookup(w->lib->sonames, &h);
+    return lz_ldso_lookup(w->lib->sonames, &h);
 }
 
 /* 7. The spec's default directories (the CUDA Toolkit's, for CUDA's libraries). */
-static int step_default(lz_walk *w)
+int lz_step_default(lz_walk *w)
 {
     for (const char *const *d = w->lib->default_dirs; d && *d; d++)
         if (lz_try_dir(w, LZ_STEP_DEFAULT_DIRS, *d, 1))
             return 1;
     return 0;
-}
-
-void lz_search(lz_walk *w)
-{
-    size_t start = w->rep.len;
-    w->res.fallback_score = LZ_NO_FALLBACK;
-    if (step_override(w))
-        ;
-    else if (w->lib->system_only)
-        /* The runtime's own helper (libelf): only from places the caller
-         * cannot plant a file in (docs/search-order.md). */
-        (void)(step_loaded(w) || step_linker(w));
-    else
-        (void)(step_asked(w) || step_loaded(w) || lz_step_wheel(w) || step_roots(w, w->lib->roots_before) ||
-               step_linker(w) || step_roots(w, w->lib->roots_after) || step_default(w));
-    if (!w->res.found)
-        lz_take_fallback(w);
-    if (!w->res.found)
-        lz_report_close(w);
-    if (!w->res.found && w->rep.len == start)
-        lz_note(w, LZ_NOTE_NOTHING_FOUND);
-    if (!w->res.found)
-        lz_report_places(w);
 }
