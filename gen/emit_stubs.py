@@ -192,7 +192,13 @@ def version_function(spec, exports):
 
 
 def _c_string(text):
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    """text as a C string literal, which is also a JSON string: the escapes
+    both read alike (backslash, quote, newline, tab); the generated JSON
+    (the wheel's feature table) goes through here too."""
+    out = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t")
+    if any(ord(c) < 0x20 for c in out):
+        raise GenError("(generated string)", f"a control character in {text!r}: not written as C or JSON")
+    return '"' + out + '"'
 
 
 def _c_setting(value):
@@ -220,9 +226,9 @@ def _string_array(name, items):
 
 
 def dlopen_note_json(spec):
-    sonames = ",".join(_json_string(s) for s in spec.sonames)
-    return (f'[{{"feature":{_json_string(spec.feature)},'
-            f'"description":{_json_string(spec.description)},'
+    sonames = ",".join(_c_string(s) for s in spec.sonames)
+    return (f'[{{"feature":{_c_string(spec.feature)},'
+            f'"description":{_c_string(spec.description)},'
             f'"priority":"{spec.note_priority}",'
             f'"soname":[{sonames}]}}]')
 
@@ -267,10 +273,6 @@ def runtime_note_asm(spec):
             '    "\\t.asciz \\"" LZ_DROPIN_SONAME "\\"\\n"\n'
             '    "6:\\t.p2align 2\\n\\t.popsection");\n'
             "#endif\n")
-
-
-def _json_string(s):
-    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def _unsupported_array(name, table):
