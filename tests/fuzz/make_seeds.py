@@ -29,13 +29,13 @@ def main(out):
         with open(f"{lists}/seed{i}", "w") as f:
             f.write(text)
     # fuzz_path: flags byte, then list, origin, cwd on lines.
-    os.makedirs(f"{out}/pathlist", exist_ok=True)
+    os.makedirs(f"{out}/path", exist_ok=True)
     for i, (flags, lst, origin, cwd) in enumerate([
             (0, "/usr/lib:$ORIGIN/../lib:rel::${ORIGIN}", "/opt/app/bin", "/home/u"),
             (1, "$ORIGIN:/lib/:./x", "/o", "/c"), (2, "a;b:c;;/d//", "", "/"),
             (0, "$LIB/x:$ORIGINX:$ORIGIN_:${ORIGIN}/" + "y" * 300, "/" + "o" * 4000, "/c"),
             (3, "", "", "")]):
-        with open(f"{out}/pathlist/seed{i}", "wb") as f:
+        with open(f"{out}/path/seed{i}", "wb") as f:
             f.write(bytes([flags]) + f"{lst}\n{origin}\n{cwd}".encode())
     # fuzz_json: text, paths with bytes that are not UTF-8, controls, quotes.
     os.makedirs(f"{out}/json", exist_ok=True)
