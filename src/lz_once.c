@@ -163,7 +163,7 @@ static int ensure_loaded(const lz_lib *lib, const lz_sym *want)
         lz_outcome out = {0};
         lz_dl_searching(1);
         if (!t.list_lost)
-            lz_find_and_open(lib, want, t.list, &out);
+            lz_search_and_open(lib, want, t.list, &out);
         lz_dl_searching(0);
         free(t.list);
 

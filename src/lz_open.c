@@ -207,7 +207,7 @@ static int add_skip(lz_skip **skips, int *nskips, const lz_chosen *c, const char
  * its calls: NCCL's dlopen is a few milliseconds, and on a virtual machine
  * every fresh page of stack or heap it would otherwise touch below the
  * walk costs about 11 us (docs/performance.md, "First calls"). */
-void lz_find_and_open(const lz_lib *lib, const lz_sym *want, const char *list, lz_outcome *out)
+void lz_search_and_open(const lz_lib *lib, const lz_sym *want, const char *list, lz_outcome *out)
 {
     lz_skip *skips = NULL;
     int nskips = 0;

@@ -20,7 +20,7 @@ typedef struct lz_outcome {
 /* Search for lib and open what the search chose; out is zeroed by the
  * caller. list is the program's search list (a copy) or NULL. want (or
  * NULL) is the export whose first call asks. */
-LZ_HIDDEN void lz_find_and_open(const lz_lib *lib, const lz_sym *want, const char *list,
+LZ_HIDDEN void lz_search_and_open(const lz_lib *lib, const lz_sym *want, const char *list,
                                 lz_outcome *out);
 /* Run the set-up walk w (lz_walk_init, its report and request filled in)
  * over the search order, with the marks of the versioned names loaded
