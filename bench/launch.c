@@ -5,6 +5,8 @@
  * Prints the median of each and the median of the pairs' differences;
  * never passes or fails.
  *   launch LAZYNCCL_RUN [ROUNDS] [CMD]      (CMD: /bin/true) */
+#include "measure.h"
+
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,36 +16,19 @@
 
 extern char **environ;
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
 
 /* Milliseconds from spawn to the child's exit. */
 static double spawn_ms(char **argv)
 {
     pid_t pid;
     int status;
-    double t0 = now();
+    double t0 = now() / 1e6;
     if (posix_spawn(&pid, argv[0], NULL, NULL, argv, environ) != 0)
         return -1;
     waitpid(pid, &status, 0);
-    return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? now() - t0 : -1;
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? now() / 1e6 - t0 : -1;
 }
 
-static int cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 int main(int argc, char **argv)
 {

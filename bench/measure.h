@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT
  * The clock and the page-fault count the bench programs time a call with
- * (bench/firstcall.c, hotcall.c, probe.c, versus.c). */
+ * (bench/firstcall.c, hotcall.c, probe.c, versus.c), and the median the
+ * spawning ones report (launch.c, spawnpair.c). */
 #ifndef LZ_BENCH_MEASURE_H
 #define LZ_BENCH_MEASURE_H
 
+#include <stdlib.h>
 #include <sys/resource.h>
 #include <time.h>
 
@@ -22,6 +24,19 @@ static inline long faults(void)
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     return ru.ru_minflt + ru.ru_majflt;
+}
+
+static inline int measure_cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The median of v[0..n), which it sorts. */
+static inline double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, measure_cmp);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 #endif

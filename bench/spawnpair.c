@@ -8,6 +8,8 @@
  *   spawnpair ROUNDS CMD [ARGS...] -- LABEL=VARS LABEL=VARS...
  * VARS: NAME=VALUE assignments separated by '|' (nothing: a bare
  * environment); every variant gets PATH=/usr/bin:/bin and nothing else. */
+#include "measure.h"
+
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,35 +20,18 @@
 #define MAX_VARIANTS 16
 #define MAX_VARS 16
 
-static double now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
 
-static int cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 /* Microseconds from spawn to exit; -1 when the command failed. */
 static double spawn_us(char **argv, char **envp)
 {
     pid_t pid;
     int status;
-    double t0 = now_us();
+    double t0 = now() / 1e3;
     if (posix_spawn(&pid, argv[0], NULL, NULL, argv, envp) != 0)
         return -1;
     waitpid(pid, &status, 0);
-    return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? now_us() - t0 : -1;
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? now() / 1e3 - t0 : -1;
 }
 
 int main(int argc, char **argv)
