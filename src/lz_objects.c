@@ -383,8 +383,15 @@ static int sites_cb(struct dl_phdr_info *info, size_t size, void *data)
     char *name = name_of(info);
     int program = name && !name[0];
     if (self) {
-        q->self = program ? object_path(info) : name ? strdup(name) : NULL;
+        /* This code in the program (a static shim): its file only where
+         * the name it was run by passes through a site directory, as for
+         * any program (program_in_site): no /proc access otherwise, in
+         * every first call of every such program. */
+        int oom = 0;
+        q->self = program ? program_in_site(q, info, &oom) : name ? strdup(name) : NULL;
         q->self_canonical = program;
+        if (q->out)
+            q->out->oom |= oom;
     }
     if (!q->out) {
         free(name);

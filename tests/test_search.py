@@ -209,14 +209,20 @@ def first_call_reads_nothing_under_proc():
     /proc: the wheel step takes the
     loaded objects from the dynamic linker, not from /proc/self/maps. With
     $ORIGIN in the program's run path, the one access is /proc/self/exe,
-    as ld.so's own expansion of it (the kernel's name for the program)."""
+    as ld.so's own expansion of it (the kernel's name for the program).
+    Linked to the static shim, whose runtime is in the program, none
+    either: the program's own site is looked for only where the name it
+    was run by passes through a site directory."""
     d = t.workdir("first_call_proc")
     fake = t.fake_nccl(f"{d}/lib", version=15)
     srcs = [os.path.join(t.PROGS, "nccl_client.c"), os.path.join(t.PROGS, "proc_count.c")]
     plain = t.compile_c(f"{d}/plain", srcs, t.link_shim_args("nccl") + ["-ldl"])
     os.makedirs(f"{d}/bin")
     origin = t.compile_c(f"{d}/bin/origin", srcs, t.link_shim_args("nccl") + ["-ldl", "-Wl,-rpath,$ORIGIN/../lib"])
-    for exe, want in ((plain, 0), (origin, 1)):
+    includes = [a for a in t.link_shim_args() if a.startswith("-I")]
+    static = t.compile_c(f"{d}/static", srcs, includes + [os.path.join(t.SHIMS, "liblazynccl.a"), "-ldl",
+                                                          "-lpthread"] + t.sanitizer_link_args())
+    for exe, want in ((plain, 0), (origin, 1), (static, 0)):
         # found by the linker's step (every step before it runs): through
         # the program's run path, or LD_LIBRARY_PATH for the plain one
         env = {} if exe == origin else {"LD_LIBRARY_PATH": f"{d}/lib"}
