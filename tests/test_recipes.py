@@ -277,5 +277,26 @@ def pkg_config_relocatable_and_static():
     t.equal(os.path.realpath(shared.strip()), os.path.realpath(f"{moved}/{libdir}"), "libdir moved")
 
 
+@case
+def pkg_config_uninstalled_both_shims():
+    """README's uninstalled form, PKG_CONFIG_PATH=build/meson-uninstalled:
+    lazynccl-static names the build tree's archive and headers (it named an
+    archive under lib/ that no build tree has, and no header directory), so
+    its program links and runs with nothing else set; lazynccl links the
+    build tree's shared shim."""
+    want = real_version()
+    d = t.workdir("pkg_config_uninstalled")
+    env = {"PKG_CONFIG_PATH": os.path.join(t.BUILD, "meson-uninstalled")}
+    src = [os.path.join(RECIPES, "cmake_consumer", "main.c")]
+    for pc, shared in (("lazynccl-static", False), ("lazynccl", True)):
+        flags = t.run(["pkg-config", "--cflags", "--libs", pc], env=env, check_rc=0).stdout.split()
+        exe = t.compile_c(f"{d}/{pc}", src, flags + ([f"-Wl,-rpath,{t.SHIMS}"] if shared else [])
+                          + t.sanitizer_link_args())
+        needed = t.run(["objdump", "-p", exe], check_rc=0).stdout
+        t.equal("liblazynccl" in needed, shared, f"{pc}: the shared shim needed")
+        t.equal(t.run([exe], check_rc=0).stdout.strip(), f"before=0 rc=0 version={want} after=1",
+                f"{pc}: runs")
+
+
 if __name__ == "__main__":
     raise SystemExit(t.main())
