@@ -62,20 +62,12 @@ def real_version():
     return int(t.run([sys.executable, "-c", code], check_rc=0).stdout)
 
 
-def stage(recipe, d, ext_path):
-    """The recipe's files, the amalgamation generated into vendor/ with the
-    documented command, and the extension's source (tests/vendor/lazyext.c)."""
+def stage(recipe, d):
+    """The recipe completed as docs/vendoring.md says (tests/vendor/stage.py):
+    its files, the amalgamation in vendor/, the extension's source."""
     proj = f"{d}/proj"
-    shutil.copytree(os.path.join(RECIPES, recipe), proj)
-    os.makedirs(f"{proj}/vendor", exist_ok=True)
-    t.run([sys.executable, os.path.join(t.SOURCE, "gen", "lazygen.py"), "amalgamate",
-           os.path.join(t.SOURCE, "stubs", "nccl.toml"), "--include-dir", t.NCCL_INCLUDE,
-           "--prefix", "mypkg_", "--libelf-spec",
-           os.path.join(t.SOURCE, "stubs", "libelf.toml"),
-           "--out-c", f"{proj}/vendor/lazynccl_amalg.c", "--out-h", f"{proj}/vendor/lazynccl_amalg.h"],
+    t.run([sys.executable, os.path.join(VENDOR, "stage.py"), recipe, proj, "--include-dir", t.NCCL_INCLUDE],
           check_rc=0)
-    os.makedirs(os.path.dirname(f"{proj}/{ext_path}"), exist_ok=True)
-    shutil.copy(os.path.join(VENDOR, "lazyext.c"), f"{proj}/{ext_path}")
     return proj
 
 
@@ -130,7 +122,7 @@ def recipe_setuptools_sdist_then_wheel():
     need("build", "python3-build")
     want = real_version()
     d = t.workdir("recipe_setuptools")
-    proj = stage("setuptools", d, "src/mypkg_st/_nccl.c")
+    proj = stage("setuptools", d)
     wheel = build(proj)
     sdist = glob.glob(f"{proj}/dist/*.tar.gz")[0]
     with tarfile.open(sdist) as tf:
@@ -150,7 +142,7 @@ def recipe_cmake_wheel():
         raise t.Skip("cmake is not installed")
     want = real_version()
     d = t.workdir("recipe_cmake")
-    proj = stage("cmake", d, "src/mypkg_cm/_nccl.c")
+    proj = stage("cmake", d)
     wheel = build(proj)
     check_lazy(in_fresh_venv(d, wheel, "mypkg_cm"), want)
     ext, _ = wheel_extension(wheel, d)
@@ -166,7 +158,7 @@ def recipe_meson_python_subproject():
     need("mesonpy", "python3-mesonpy")
     want = real_version()
     d = t.workdir("recipe_mesonpy")
-    proj = stage("mesonpy", d, "src/_nccl.c")
+    proj = stage("mesonpy", d)
     shutil.rmtree(f"{proj}/vendor")   # the subproject generates it
     t.stage_source_tree(f"{proj}/subprojects/lazynccl")
     wheel = build(proj, "--wheel")

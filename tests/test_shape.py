@@ -361,5 +361,26 @@ def spdx_every_source_file():
         t.check(fh.read().startswith("MIT License"), "LICENSE is the MIT licence")
 
 
+
+@case
+def readme_commands_install_what_ci_installs():
+    """A new user's two commands (README's "The two commands") install every
+    package CI installs before running the suite (.ci/run): a package only
+    CI has leaves a fresh machine's suite short of it."""
+    def packages(text):
+        out = set()
+        for m in re.finditer(r"apt-get install\s+(-.*?)(?:&&|>/dev/null|$)", text, flags=re.S):
+            out |= {w for w in m.group(1).replace("\\\n", " ").split()
+                    if re.fullmatch(r"[a-z0-9][a-z0-9.+-]+", w)}
+        return out
+    with open(os.path.join(t.SOURCE, ".ci", "run")) as f:
+        ci = packages(f.read())
+    with open(os.path.join(t.SOURCE, "README.md")) as f:
+        readme = f.read()
+    block = readme[readme.index("## The two commands"):]
+    block = block[:block.index("```", block.index("```") + 3)]
+    t.check(len(ci) > 20, f"packages read from .ci/run: {sorted(ci)}")
+    t.equal(sorted(ci - packages(block)), [], "installed by CI but not by README's two commands")
+
 if __name__ == "__main__":
     raise SystemExit(t.main())

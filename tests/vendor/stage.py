@@ -1,0 +1,52 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Complete a vendoring recipe into a project you can build (docs/vendoring.md):
+the recipe's files, the amalgamation generated into vendor/ with the
+documented command, and the extension's source (tests/vendor/lazyext.c,
+which stands for your own code) where the recipe's build looks for it.
+The suite stages every recipe through here (tests/test_recipes.py).
+Usage: /usr/bin/python3 tests/vendor/stage.py RECIPE DEST [--include-dir DIR]
+RECIPE: setuptools, cmake or mesonpy. Run with the Python that has
+libclang's bindings (Debian's /usr/bin/python3 with python3-clang-14)."""
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOP = os.path.dirname(os.path.dirname(HERE))
+# Where each recipe's build takes the extension's source from.
+EXTENSION = {"setuptools": "src/mypkg_st/_nccl.c", "cmake": "src/mypkg_cm/_nccl.c", "mesonpy": "src/_nccl.c"}
+
+
+def stage(recipe, dest, include_dir):
+    if recipe not in EXTENSION:
+        raise SystemExit(f"stage.py: unknown recipe {recipe!r} (known: {', '.join(EXTENSION)})")
+    if os.path.exists(dest):
+        raise SystemExit(f"stage.py: {dest} exists: give a new directory")
+    shutil.copytree(os.path.join(HERE, "recipes", recipe), dest)
+    os.makedirs(os.path.join(dest, "vendor"))
+    subprocess.run([sys.executable, os.path.join(TOP, "gen", "lazygen.py"), "amalgamate",
+                    os.path.join(TOP, "stubs", "nccl.toml"), "--include-dir", include_dir,
+                    "--prefix", "mypkg_", "--libelf-spec", os.path.join(TOP, "stubs", "libelf.toml"),
+                    "--out-c", os.path.join(dest, "vendor", "lazynccl_amalg.c"),
+                    "--out-h", os.path.join(dest, "vendor", "lazynccl_amalg.h")], check=True)
+    ext = os.path.join(dest, EXTENSION[recipe])
+    os.makedirs(os.path.dirname(ext), exist_ok=True)
+    shutil.copy(os.path.join(HERE, "lazyext.c"), ext)
+    return dest
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("recipe")
+    ap.add_argument("dest")
+    ap.add_argument("--include-dir", default=os.environ.get("NCCL_INCLUDE", "/usr/local/cuda/include"),
+                    help="the directory holding nccl.h (default: $NCCL_INCLUDE, else /usr/local/cuda/include)")
+    a = ap.parse_args()
+    print(stage(a.recipe, a.dest, a.include_dir))
+
+
+if __name__ == "__main__":
+    main()
