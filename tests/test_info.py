@@ -212,15 +212,23 @@ def default_covers_what_is_served():
     """No argument: the libraries this installation installs (not the
     test-only shims built beside them, such as the driver API's, whose
     libcuda.so.1 this machine lacks), each marked served in JSON, and exit 0
-    when those load; 'all' adds the test-only ones."""
+    when those that are found load (one found nowhere, an optional library
+    this machine lacks, is shown and not counted; named, it is); 'all' adds
+    the test-only ones."""
     r = info("--json")
     doc = json.loads(r.stdout)
     ids = sorted(l["id"] for l in doc["libraries"])
     t.equal(ids, served_ids(), "the served libraries")
     t.check(all(l["served"] for l in doc["libraries"]), "each marked served")
     t.equal(doc["not_served"], [], "nothing asked for that is not served")
-    t.equal(r.returncode, 0 if all(l["would_load"] for l in doc["libraries"]) else 1,
-            "the exit status counts what is served")
+    # A served library found nowhere (no candidate at all) does not count;
+    # one found but unusable does; one named counts either way.
+    found = [l for l in doc["libraries"] if l["candidates"] or l["candidates_not_shown"]]
+    t.equal(r.returncode, 0 if all(l["would_load"] for l in found) else 1,
+            "the exit status counts what is served and found")
+    absent = [l["id"] for l in doc["libraries"] if l not in found]
+    for lib in absent[:2]:
+        t.equal(info(lib).returncode, 1, f"{lib}, found nowhere, named")
     everything = json.loads(info("--json", "all").stdout)["libraries"]
     extra = [l for l in everything if not l["served"]]
     t.check(len(everything) > len(ids) or not extra, "all: the test-only shims too")
