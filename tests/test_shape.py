@@ -382,5 +382,34 @@ def readme_commands_install_what_ci_installs():
     t.check(len(ci) > 20, f"packages read from .ci/run: {sorted(ci)}")
     t.equal(sorted(ci - packages(block)), [], "installed by CI but not by README's two commands")
 
+
+@case
+def environment_table_names_every_variable():
+    """Every variable of ours the code reads (a "LAZY..." string in src/ or
+    gen/), each installed shim's override (LAZY<SHIM>_LIBPATH) and the
+    others a user may set (NO_COLOR, PYTHONPATH, LAZYNCCL_DROPIN_DIR) are in
+    README.md's environment table."""
+    names = set()
+    for top in ("src", "gen"):
+        for root, _, files in os.walk(os.path.join(t.SOURCE, top)):
+            for n in files:
+                if n.endswith((".c", ".h", ".py")):
+                    with open(os.path.join(root, n), errors="replace") as f:
+                        names |= set(re.findall(r'"(LAZY[A-Z0-9_]+)', f.read()))
+    lazygen = [sys.executable, os.path.join(t.SOURCE, "gen", "lazygen.py")]
+    specs = t.run(lazygen + ["list-specs", os.path.join(t.SOURCE, "stubs")], check_rc=0).stdout.split()
+    for spec in specs:
+        desc = dict(line.split("\t", 1) for line in
+                    t.run(lazygen + ["describe", spec], check_rc=0).stdout.splitlines() if "\t" in line)
+        if desc.get("install") == "yes":
+            names.add(desc["shim"].upper() + "_LIBPATH")
+    names |= {"NO_COLOR", "PYTHONPATH"}
+    with open(os.path.join(t.SOURCE, "README.md")) as f:
+        readme = f.read()
+    table = readme[readme.index("## Environment"):]
+    table = table[:table.index("\n## ")]
+    t.check(len(names) > 15, f"variables found: {sorted(names)}")
+    t.equal(sorted(n for n in names if f"`{n}" not in table), [], "not in README's environment table")
+
 if __name__ == "__main__":
     raise SystemExit(t.main())
