@@ -411,5 +411,52 @@ def environment_table_names_every_variable():
     t.check(len(names) > 15, f"variables found: {sorted(names)}")
     t.equal(sorted(n for n in names if f"`{n}" not in table), [], "not in README's environment table")
 
+
+@case
+def readme_modes_run_as_written():
+    """The "Pick your mode" rows that need nothing but the build (the
+    launcher, the drop-in, LAZYNCCL_LIBPATH, lazynccl-info) run as written,
+    from the checkout, and say what the row promises; the build directory is
+    the suite's own."""
+    if t.SANITIZE not in ("", "none"):
+        raise t.Skip("the README's commands name the plain build")
+    with open(os.path.join(t.SOURCE, "README.md")) as f:
+        readme = f.read()
+    table = readme[readme.index("## Pick your mode"):]
+    table = table[:table.index("\n## ")]
+    cmds = {}
+    for row in table.splitlines():
+        cells = row.split(" | ")
+        code = re.match(r"`([^`]+)`", cells[1]) if len(cells) > 2 else None
+        if code and re.match(r"(build/lazynccl-(run|info)|LD_LIBRARY_PATH=|LAZYNCCL_LIBPATH=)", code.group(1)):
+            cmds[code.group(1).split()[0]] = code.group(1)
+    t.equal(len(cmds), 4, f"the rows found: {list(cmds)}")
+    nccl = "/usr/local/cuda/lib64/libnccl.so.2"
+    if not os.path.exists(nccl):
+        raise t.Skip(f"no {nccl} on this machine")
+    build = os.path.relpath(t.BUILD, t.SOURCE)
+    outs = {}
+    for key, cmd in cmds.items():
+        r = t.run(["bash", "-c", cmd.replace("build/", build + "/")], cwd=t.SOURCE, env={})
+        t.equal(r.returncode, 0, f"{cmd}: {r.stderr[-2000:]}")
+        outs[key] = r.stdout
+    t.contains(outs["build/lazynccl-run"], "/dropin/libnccl.so.2", "a load by path got the drop-in")
+    t.check(outs["LD_LIBRARY_PATH=$PWD/build/src/dropin"].strip().isdigit(), "the drop-in answered a version")
+    t.contains(outs["LAZYNCCL_LIBPATH=/usr/local/cuda/lib64/libnccl.so.2"],
+               f"{nccl} (found by: LAZYNCCL_LIBPATH)", "the library named")
+    t.contains(outs["build/lazynccl-info"], "NCCL", "lazynccl-info")
+
+
+@case
+def docs_figures_match_their_sources():
+    """Every figure between markers in README.md and docs/ (export counts,
+    the libraries served, bench/versus's table) is what its source says
+    now: the build's export lists, the specs, the newest recorded run
+    (docs/figures.py --check; --write rewrites them)."""
+    r = t.run([sys.executable, os.path.join(t.SOURCE, "docs", "figures.py"), "--build", t.BUILD, "--check"])
+    t.equal((r.returncode, r.stdout), (0, ""), "figures that differ from their sources")
+    with open(os.path.join(t.SOURCE, "README.md")) as f:
+        t.check(f.read().count("<!-- figure: ") >= 3, "README's figures are marked")
+
 if __name__ == "__main__":
     raise SystemExit(t.main())

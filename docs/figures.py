@@ -1,0 +1,162 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Figures written into README.md and docs/*.md from their sources, never
+typed: counts read from the build (exports of each shim, the libraries an
+installation serves) and tables read from runs recorded in docs/data.
+
+In the text, a figure lies between two markers that name it:
+
+    <!-- figure: exports.cublas -->766<!-- /figure -->
+
+(a block figure, a table, has its markers on lines of their own). Usage:
+
+    python3 docs/figures.py [--build DIR] --check   # exit 1, naming each figure that differs
+    python3 docs/figures.py [--build DIR] --write   # rewrite every figure from its source
+
+`tests/test_shape.py` (docs_figures_match_their_sources) runs --check, so a
+text and its data cannot part. A figure of unknown name is an error."""
+import argparse
+import glob
+import os
+import re
+import subprocess
+import sys
+
+TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MARKER = re.compile(r"<!-- figure: ([\w.-]+) -->(.*?)<!-- /figure -->", re.S)
+
+
+class Sources:
+    """Each figure's value, computed on first use."""
+
+    def __init__(self, build):
+        self.build = build
+        self._specs = None
+
+    def specs(self):
+        """{id: describe's keys} of every spec in stubs/ (the installation's)."""
+        if self._specs is None:
+            lazygen = [sys.executable, os.path.join(TOP, "gen", "lazygen.py")]
+            paths = subprocess.run(lazygen + ["list-specs", os.path.join(TOP, "stubs")], check=True,
+                                   capture_output=True, text=True).stdout.split()
+            self._specs = {}
+            for p in paths:
+                out = subprocess.run(lazygen + ["describe", p], check=True, capture_output=True,
+                                     text=True).stdout
+                keys = dict(line.split("\t", 1) for line in out.splitlines() if "\t" in line)
+                self._specs[keys["id"]] = keys
+        return self._specs
+
+    def served(self):
+        return sorted((s for s in self.specs().values() if s.get("install") == "yes"),
+                      key=lambda s: s["display"].lower())
+
+    def exports(self, lib):
+        path = os.path.join(self.build, "src", f"{lib}_exports.txt")
+        if not os.path.exists(path):
+            raise KeyError(f"{path} (build the project first)")
+        with open(path) as f:
+            return str(sum(1 for line in f if line.strip()))
+
+    @staticmethod
+    def newest(pattern):
+        runs = sorted(glob.glob(os.path.join(TOP, "docs", "data", pattern)))  # named by stop: the last is the newest
+        if not runs:
+            raise KeyError(f"no docs/data/{pattern}")
+        return runs[-1]
+
+    def versus(self):
+        """bench/versus's table and its header line, from its newest run."""
+        path = self.newest("versus-issue50-*.txt")
+        with open(path) as f:
+            lines = f.read().splitlines()
+        table = [line for line in lines if line.startswith("|")]
+        head = next((line for line in lines if line.startswith("commit ")), "")
+        return ("\n" + "\n".join(table) + "\n\n(`bench/versus`, " + head + "; docs/data/"
+                + os.path.basename(path) + ")\n")
+
+    def tree(self):
+        """lazynccl-run's ratio to plain for a tree of /bin/true, in the
+        last run of the newest recorded bench/tree, and that file."""
+        path = self.newest("tree-issue46-stop*.txt")
+        with open(path) as f:
+            text = f.read()
+        section = text[text.rindex("x /bin/true"):]
+        m = re.search(r"^  lazynccl-run +[\d.]+ ms +([\d.]+x)$", section, re.M)
+        if not m:
+            raise KeyError(f"{path}: no lazynccl-run line")
+        return m.group(1), "docs/data/" + os.path.basename(path)
+
+    def ci(self):
+        """The newest fresh-clone CI's totals and wall time, and that file."""
+        path = self.newest("ci-stop*.txt")
+        with open(path) as f:
+            text = f.read()
+        total = re.findall(r"^(\d+ passed, \d+ failed, \d+ skipped)$", text, re.M)
+        took = re.search(r"^# wall time: (\d+) min", text, re.M)
+        if not total or not took:
+            raise KeyError(f"{path}: no totals or no '# wall time: N min' line")
+        return f"{took.group(1)} minutes on this machine's 2 cores, {total[-1]}: docs/data/{os.path.basename(path)}"
+
+    def value(self, name):
+        kind, _, arg = name.partition(".")
+        if kind == "exports":
+            return self.exports(arg)
+        if name == "served.count":
+            return str(len(self.served()))
+        if name == "served.names":
+            return ", ".join(s["display"] for s in self.served())
+        if name == "versus.table":
+            return self.versus()
+        if name == "tree.ratio":
+            return self.tree()[0]
+        if name == "tree.file":
+            return self.tree()[1]
+        if name == "ci.summary":
+            return self.ci()
+        raise KeyError(f"unknown figure {name!r}")
+
+
+def texts():
+    return [os.path.join(TOP, "README.md")] + sorted(glob.glob(os.path.join(TOP, "docs", "*.md")))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--build", default=os.path.join(TOP, "build"))
+    mode = ap.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--check", action="store_true")
+    mode.add_argument("--write", action="store_true")
+    a = ap.parse_args()
+    src = Sources(os.path.abspath(a.build))
+    problems, seen = [], 0
+    for path in texts():
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+
+        def fill(m):
+            nonlocal seen
+            seen += 1
+            try:
+                want = src.value(m.group(1))
+            except KeyError as e:
+                problems.append(f"{os.path.relpath(path, TOP)}: {m.group(1)}: {e.args[0]}")
+                return m.group(0)
+            if m.group(2) != want:
+                problems.append(f"{os.path.relpath(path, TOP)}: {m.group(1)}: the text says "
+                                f"{m.group(2).strip()[:60]!r}, its source {want.strip()[:60]!r}")
+            return f"<!-- figure: {m.group(1)} -->{want}<!-- /figure -->"
+        new = MARKER.sub(fill, text)
+        if a.write and new != text:
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(new)
+    for p in problems:
+        print(p)
+    if a.check:
+        return 1 if problems else 0
+    return 1 if any("unknown figure" in p or "build the project" in p or "no docs/data" in p
+                    for p in problems) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
