@@ -98,6 +98,44 @@ class Sources:
             raise KeyError(f"{path}: no totals or no '# wall time: N min' line")
         return f"{took.group(1)} minutes on this machine's 2 cores, {total[-1]}: docs/data/{os.path.basename(path)}"
 
+    # bench/run's table: a figure names a row by its label and a column
+    # (1 value, 2 ratio).
+    BENCH_ROWS = {
+        "startup.linked": ("start-up (b) -lnccl -lnvrtc -lnvJitLink: wall", 2),
+        "startup.shared": ("start-up (c) the three shims: wall", 2),
+        "startup.static": ("start-up (d) the three static shims: wall", 2),
+        "startup.empty3": ("start-up (e) three empty shared objects (the floor of (c)): wall", 2),
+        "startup.fork3": ("start-up (f) the same, each registering fork handlers at load (issue 24): wall", 2),
+        "hot.direct": ("hot call ncclGetVersion, direct -l", 1),
+        "hot.shared": ("hot call ncclGetVersion, shared shim", 2),
+        "hot.static": ("hot call ncclGetVersion, static shim", 2),
+    }
+
+    def bench_file(self):
+        return self.newest("bench-issue39.txt")
+
+    def bench_table(self):
+        """The run's machine, date and table. That run printed "MB" for
+        what bench/run computes in MiB (kB / 1024; the label is fixed
+        since): written as MiB here."""
+        path = self.bench_file()
+        with open(path) as f:
+            lines = f.read().splitlines()
+        keep = [line for line in lines if line.startswith(("machine:", "date:", "|"))]
+        keep = [re.sub(r"(\d) MB\b", r"\1 MiB", line) if "VmSize" in line else line for line in keep]
+        head = [line for line in keep if not line.startswith("|")]
+        table = [line for line in keep if line.startswith("|")]
+        return "\n" + "\n".join(head) + "\n\n" + "\n".join(table) + "\n"
+
+    def bench_cell(self, key):
+        label, col = self.BENCH_ROWS[key]
+        with open(self.bench_file()) as f:
+            for line in f:
+                cells = [c.strip() for c in line.strip().strip("|").split("|")]
+                if cells and cells[0].startswith(label):
+                    return cells[col].split()[0] if col == 2 else cells[col]
+        raise KeyError(f"no row {label!r} in {self.bench_file()}")
+
     def value(self, name):
         kind, _, arg = name.partition(".")
         if kind == "exports":
@@ -114,6 +152,12 @@ class Sources:
             return self.tree()[1]
         if name == "ci.summary":
             return self.ci()
+        if name == "bench.table":
+            return self.bench_table()
+        if name == "bench.machine":
+            return self.bench_table().split("\n")[1][len("machine: "):]
+        if kind == "bench" and arg in self.BENCH_ROWS:
+            return self.bench_cell(arg)
         raise KeyError(f"unknown figure {name!r}")
 
 
