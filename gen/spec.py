@@ -89,6 +89,10 @@ class Spec:
     # The first failed call prints why on stderr, once: for a library whose
     # programs have no other error channel (off where the API has its own).
     say_unavailable: bool = setting(_BOOL, False, c="say_unavailable")
+    # One of the families an installation must load: lazynccl-info asked
+    # for nothing fails when it cannot (NCCL, NVRTC, nvJitLink); the others
+    # are shown, with the reason, without failing it.
+    must_load: bool = setting(_BOOL, False, c="must_load")
     visibility: str = setting(_STR, "default")   # "hidden": a shim for the runtime's own use
     control_api: bool = setting(_BOOL, True)      # <shim>_load() and the rest
     note_priority: str = setting(_STR, "recommended")  # .note.dlopen priority

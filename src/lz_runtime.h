@@ -184,6 +184,7 @@ typedef struct lz_lib {
     int (*version)(char *out, size_t size);
     int probe;                      /* probe candidates with libelf first */
     int say_unavailable;            /* the first failed call says why on stderr */
+    int must_load;                  /* lazynccl-info asked for nothing fails without it */
     /* Search only the override, loaded copies, ld.so.cache and the system
      * directories (spec: search = "system"): for a library loaded unprobed. */
     int system_only;

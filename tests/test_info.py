@@ -3,6 +3,7 @@
 """lazynccl-info: verdicts, versions, JSON, doctor checks, exit codes, and
 that nothing is loaded."""
 import json
+import re
 import os
 import pty
 import subprocess
@@ -212,23 +213,28 @@ def default_covers_what_is_served():
     """No argument: the libraries this installation installs (not the
     test-only shims built beside them, such as the driver API's, whose
     libcuda.so.1 this machine lacks), each marked served in JSON, and exit 0
-    when those that are found load (one found nowhere, an optional library
-    this machine lacks, is shown and not counted; named, it is); 'all' adds
-    the test-only ones."""
+    when the required families (NCCL, NVRTC, nvJitLink) load (another that
+    would not, an optional library this machine lacks, is shown and not
+    counted; named, it is); 'all' adds the test-only ones."""
     r = info("--json")
     doc = json.loads(r.stdout)
     ids = sorted(l["id"] for l in doc["libraries"])
     t.equal(ids, served_ids(), "the served libraries")
     t.check(all(l["served"] for l in doc["libraries"]), "each marked served")
     t.equal(doc["not_served"], [], "nothing asked for that is not served")
-    # A served library found nowhere (no candidate at all) does not count;
-    # one found but unusable does; one named counts either way.
-    found = [l for l in doc["libraries"] if l["candidates"] or l["candidates_not_shown"]]
-    t.equal(r.returncode, 0 if all(l["would_load"] for l in found) else 1,
-            "the exit status counts what is served and found")
-    absent = [l["id"] for l in doc["libraries"] if l not in found]
-    for lib in absent[:2]:
-        t.equal(info(lib).returncode, 1, f"{lib}, found nowhere, named")
+    # The required families decide the status (--help marks them *); the
+    # others are shown and not counted, unless named.
+    usage = info("--help", rc=0).stdout
+    required = set(re.findall(r" (\w+)\*", usage.split("Served:")[1].splitlines()[0]))
+    t.equal(sorted(required), ["nccl", "nvjitlink", "nvrtc"], "the required families in --help")
+    t.equal(r.returncode, 0 if all(l["would_load"] for l in doc["libraries"] if l["id"] in required) else 1,
+            "the exit status counts the required families")
+    others = [l["id"] for l in doc["libraries"] if l["id"] not in required]
+    hidden = {f"LAZY{others[0].upper()}_LIBPATH": "/nonexistent"} if others else {}
+    t.equal(info(env=hidden).returncode, r.returncode, f"{others[:1]} unloadable, not named: not counted")
+    if others:
+        t.equal(info(others[0], env=hidden).returncode, 1, f"{others[0]} unloadable, named")
+    t.equal(info(env={"LAZYNCCL_LIBPATH": "/nonexistent"}).returncode, 1, "NCCL unloadable: counted")
     everything = json.loads(info("--json", "all").stdout)["libraries"]
     extra = [l for l in everything if not l["served"]]
     t.check(len(everything) > len(ids) or not extra, "all: the test-only shims too")

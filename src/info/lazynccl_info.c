@@ -25,17 +25,23 @@ static const char usage[] =
     "                 its version function\n"
     "  --json         one JSON document (schema lazynccl-info/1, see\n"
     "                 docs/lazynccl-info.md)\n"
-    "  --doctor       check the environment: NCCL_NET, NCCL_NET_PLUGIN,\n"
-    "                 LD_LIBRARY_PATH shadowing a wheel, several copies\n"
+    "  --doctor       check the environment, each check named in its output:\n"
+    "                 nccl-net (NCCL_NET's transport can be had), nccl-net-plugin\n"
+    "                 (NCCL_NET_PLUGIN loads and exports a net API), shadowing\n"
+    "                 (LD_LIBRARY_PATH hides a wheel's library), copies (several\n"
+    "                 files of one library), audit (lazynccl-run's environment\n"
+    "                 reached this process), static-tls (what a process whose\n"
+    "                 libraries need static TLS does here)\n"
     "  --from PATH    search wheels as a shim at PATH would (e.g. the .so\n"
     "                 vendored in site-packages/<pkg>/)\n"
     "  --help         this text\n"
     "\n"
     "Libraries: by default those this installation serves; 'all' adds those\n"
     "built for its tests. Exit status: 0 when every library named would load\n"
-    "(by default: every served one that is found; one found nowhere is shown\n"
-    "absent) and --doctor found no problem; 1 otherwise, a library it has no\n"
-    "shim for included; 2 for a usage error.\n"
+    "(named none: every required family, marked * below; the others are\n"
+    "shown with the reason they would not load, not counted) and --doctor\n"
+    "found no problem; 1 otherwise, a library it has no shim for included;\n"
+    "2 for a usage error.\n"
     "\n"
     "Served:";
 
@@ -55,17 +61,18 @@ static int served(const lz_lib *lib)
     return 0;
 }
 
-/* " nccl nvjitlink ...": the ids this installation serves. */
-static void print_served(FILE *f)
+/* " nccl nvjitlink ...": the ids this installation serves; mark: the
+ * required families with '*'. */
+static void print_served(FILE *f, int mark)
 {
     for (const lz_lib *const *l = lz_served; *l; l++)
-        fprintf(f, " %s", (*l)->id);
+        fprintf(f, " %s%s", (*l)->id, mark && (*l)->must_load ? "*" : "");
 }
 
 static void print_usage(FILE *f)
 {
     fputs(usage, f);
-    print_served(f);
+    print_served(f, 1);
     int others = 0;
     for (const lz_lib *const *l = lz_registry; *l; l++)
         if (!served(*l))
@@ -128,10 +135,10 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    /* Asked for nothing: every served library is shown, and one of which
-     * no file is found anywhere (an optional one: cuDNN, cuSPARSELt) is
-     * said absent without failing the status; one found but unusable
-     * fails it. A library named is counted either way. */
+    /* Asked for nothing: every served library is shown, with the reason
+     * for each that would not load, and only the required families (the
+     * specs' must_load: NCCL, NVRTC, nvJitLink) decide the status. A
+     * library named is counted either way. */
     int by_default = nlibs == 0 && nunknown == 0;
     if (by_default)
         for (const lz_lib *const *l = lz_served; *l && nlibs < MAX_LIBS; l++)
@@ -141,7 +148,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < nunknown; i++) {
         fprintf(stderr, "lazynccl-info: '%s': this installation has no shim for it (it serves:",
                 unknown[i]);
-        print_served(stderr);
+        print_served(stderr, 0);
         fputs(")\n", stderr);
     }
     for (int i = 0; i < nlibs; i++) {
@@ -149,8 +156,7 @@ int main(int argc, char **argv)
         libs[i].served = served(want[i]);
         if (do_load)
             load(&libs[i]);
-        int absent = libs[i].ncands == 0 && libs[i].dropped == 0;
-        if ((!libs[i].would_load || (do_load && !libs[i].loaded)) && !(by_default && absent))
+        if ((!libs[i].would_load || (do_load && !libs[i].loaded)) && (!by_default || want[i]->must_load))
             status = 1;
     }
     static doctor_report d;
