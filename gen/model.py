@@ -157,9 +157,9 @@ def _index():
     try:
         import clang.cindex as ci
     except ImportError:
-        raise GenError("lazygen", f"libclang's Python bindings are missing in {sys.executable}: "
-                                  "pip install libclang (PyPI), or on Debian apt-get install "
-                                  "python3-clang-14 and run the generator with /usr/bin/python3")
+        raise GenError(sys.executable, "libclang's Python bindings are missing in this Python: "
+                                       "pip install libclang (PyPI), or on Debian apt-get install "
+                                       "python3-clang-14 and run the generator with /usr/bin/python3")
     try:
         return ci, ci.Index.create()
     except Exception as e:  # the bindings raise their own LibclangError

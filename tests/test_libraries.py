@@ -423,6 +423,31 @@ def lazygen_by_hand_finds_system_headers():
 
 
 @case
+def lazygen_by_hand_with_the_python_on_path():
+    """gen/lazygen.py run by hand with whatever python3 is first on PATH
+    (a pyenv's, a venv's): it generates where that Python has libclang's
+    bindings, and otherwise stops, no traceback, naming that Python and
+    the one to use."""
+    py = shutil.which("python3")
+    if not py:
+        raise t.Skip("no python3 on PATH")
+    d = t.workdir("lazygen_path_python")
+    r = t.run([py, os.path.join(t.SOURCE, "gen", "lazygen.py"), "generate",
+               os.path.join(t.SOURCE, "stubs", "nccl.toml"), "--include-dir", t.NCCL_INCLUDE,
+               "--out-c", f"{d}/nccl.c"])
+    has = t.run([py, "-c", "import clang.cindex"]).returncode == 0
+    if has:
+        t.equal(r.returncode, 0, f"{py} has the bindings: {r.stderr}")
+        return
+    t.equal(r.returncode, 1, f"{py} lacks the bindings")
+    t.check("Traceback" not in r.stderr, f"no traceback: {r.stderr}")
+    real = t.run([py, "-c", "import sys; print(sys.executable)"], check_rc=0).stdout.strip()
+    t.contains(r.stderr, f"lazygen: {real}: error: libclang's Python bindings are missing in this Python",
+               "names the Python")
+    t.contains(r.stderr, "/usr/bin/python3", "names the one to use")
+
+
+@case
 def extra_spec_outside_the_tree():
     """A spec kept outside the source tree, with its header beside it
     (include_search = ["dir:."]), named by -Dextra_specs: Meson builds its

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 """Complete a vendoring recipe into a project you can build (docs/vendoring.md):
-the recipe's files, the amalgamation generated into vendor/ with the
-documented command, and the extension's source (tests/vendor/lazyext.c,
-which stands for your own code) where the recipe's build looks for it.
+the recipe's files, its extension's source among them (a link in the
+folder to tests/vendor/lazyext.c, which stands for your own code, copied
+as a file), and the amalgamation generated into vendor/ with the
+documented command: generated code is never kept in the tree.
 The suite stages every recipe through here (tests/test_recipes.py).
 Usage: /usr/bin/python3 tests/vendor/stage.py RECIPE DEST [--include-dir DIR]
 RECIPE: setuptools, cmake or mesonpy. Run with the Python that has
@@ -16,7 +17,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
-# Where each recipe's build takes the extension's source from.
+# Where each recipe's build takes the extension's source from (in the folder).
 EXTENSION = {"setuptools": "src/mypkg_st/_nccl.c", "cmake": "src/mypkg_cm/_nccl.c", "mesonpy": "src/_nccl.c"}
 
 
@@ -25,16 +26,15 @@ def stage(recipe, dest, include_dir):
         raise SystemExit(f"stage.py: unknown recipe {recipe!r} (known: {', '.join(EXTENSION)})")
     if os.path.exists(dest):
         raise SystemExit(f"stage.py: {dest} exists: give a new directory")
-    shutil.copytree(os.path.join(HERE, "recipes", recipe), dest)
+    shutil.copytree(os.path.join(HERE, "recipes", recipe), dest)  # links followed: files
     os.makedirs(os.path.join(dest, "vendor"))
     subprocess.run([sys.executable, os.path.join(TOP, "gen", "lazygen.py"), "amalgamate",
                     os.path.join(TOP, "stubs", "nccl.toml"), "--include-dir", include_dir,
                     "--prefix", "mypkg_", "--libelf-spec", os.path.join(TOP, "stubs", "libelf.toml"),
                     "--out-c", os.path.join(dest, "vendor", "lazynccl_amalg.c"),
                     "--out-h", os.path.join(dest, "vendor", "lazynccl_amalg.h")], check=True)
-    ext = os.path.join(dest, EXTENSION[recipe])
-    os.makedirs(os.path.dirname(ext), exist_ok=True)
-    shutil.copy(os.path.join(HERE, "lazyext.c"), ext)
+    if not os.path.isfile(os.path.join(dest, EXTENSION[recipe])):
+        raise SystemExit(f"stage.py: the recipe lacks its extension's source {EXTENSION[recipe]}")
     return dest
 
 
