@@ -464,5 +464,13 @@ def docs_figures_match_their_sources():
     with open(os.path.join(t.SOURCE, "README.md")) as f:
         t.check(f.read().count("<!-- figure: ") >= 3, "README's figures are marked")
 
+
+@case
+def readme_fits_a_newcomers_read():
+    """README.md stays within 200 lines (issue 49): the rest is in docs/."""
+    with open(os.path.join(t.SOURCE, "README.md")) as f:
+        n = len(f.read().splitlines())
+    t.check(n <= 200, f"README.md has {n} lines")
+
 if __name__ == "__main__":
     raise SystemExit(t.main())
