@@ -87,6 +87,48 @@ class Sources:
             raise KeyError(f"{path}: no lazynccl-run line")
         return m.group(1), "docs/data/" + os.path.basename(path)
 
+    TREE_ROWS = [("empty audit module, no C library", "empty audit module, no C library"),
+                 ("empty audit module, no C library, code and data in one mapping",
+                  "the same, code and data in one mapping"),
+                 ("lazynccl-run", "**`lazynccl-run`'s variables** (the module named directly; target 1.07x / 1.02x)"),
+                 ("lazynccl-run --quiet-32bit (the module through $LIB)",
+                  "`lazynccl-run --quiet-32bit` (the module through `$LIB`)"),
+                 ("lazynccl-run --no-audit (drop-ins preloaded)", "`lazynccl-run --no-audit` (drop-ins preloaded)")]
+
+    def tree_table(self):
+        """bench/tree's runs side by side: each variant's ratio in every
+        run's loops, and the paired spawns of the runs that have them."""
+        path = self.newest("tree-issue46-stop*.txt")
+        with open(path) as f:
+            runs = f.read().split("\n## run ")[1:]
+        cols = {"true": [], "py": [], "ptrue": [], "ppy": []}
+        for run in runs:
+            parts = {"true": run.split("x /bin/true\n", 1)[-1].split("\n\n")[0],
+                     "py": run.split("x python3 -c pass\n", 1)[-1].split("\n\n")[0]}
+            paired = run.split("paired spawns (bench/spawnpair)\n", 1)
+            if len(paired) == 2:
+                blocks = paired[1].split(" rounds of ")
+                parts["ptrue"] = blocks[1] if len(blocks) > 1 else ""
+                parts["ppy"] = blocks[2] if len(blocks) > 2 else ""
+            for k in cols:
+                rows = {}
+                for line in parts.get(k, "").splitlines():
+                    m = re.match(r"^  (.+?)\s+[\d.]+ (?:ms|us)\s+([\d.]+)x$", line)
+                    if m:
+                        rows[m.group(1).strip()] = m.group(2)
+                cols[k].append(rows)
+        out = ["| | 300 x `/bin/true` | 20 x `python3 -c pass` | paired `/bin/true` | paired `python3 -c pass` |",
+               "|---|---|---|---|---|"]
+        for key, label in self.TREE_ROWS:
+            def cell(k, digits):
+                vals = [f"{float(r[key]):.{digits}f}x" for r in cols[k] if key in r]
+                return ", ".join(vals)
+            cells = [cell("true", 3), cell("py", 3), cell("ptrue", 3), cell("ppy", 3)]
+            if label.startswith("**"):
+                cells = [f"**{c}**" if c else c for c in cells]
+            out.append(f"| {label} | " + " | ".join(cells) + " |")
+        return "\n" + "\n".join(out) + "\n\n(" + "docs/data/" + os.path.basename(path) + ")\n"
+
     def ci(self):
         """The newest fresh-clone CI's totals and wall time, and that file."""
         path = self.newest("ci-stop*.txt")
@@ -148,6 +190,8 @@ class Sources:
             return self.versus()
         if name == "tree.ratio":
             return self.tree()[0]
+        if name == "tree.table":
+            return self.tree_table()
         if name == "tree.file":
             return self.tree()[1]
         if name == "ci.summary":
