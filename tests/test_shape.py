@@ -472,5 +472,17 @@ def readme_fits_a_newcomers_read():
         n = len(f.read().splitlines())
     t.check(n <= 200, f"README.md has {n} lines")
 
+
+@case
+def docs_figures_verified_against_their_runs():
+    """Every typed figure of README.md and docs/ is held by a run its
+    section names, or is one of the known exceptions listed in
+    docs/figures-unverified.txt (derived or rounded values, to be written
+    from their runs), and the list holds nothing that is verified now
+    (tests/figures_audit.py --verify): a new figure that parts from its
+    data fails."""
+    r = t.run([sys.executable, os.path.join(t.SOURCE, "tests", "figures_audit.py"), "--verify"])
+    t.equal((r.returncode, r.stdout), (0, ""), "figures against their runs")
+
 if __name__ == "__main__":
     raise SystemExit(t.main())
