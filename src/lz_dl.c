@@ -14,15 +14,15 @@
 /* gate_open: threads of ours inside dlopen/dlclose/dlsym. One condition
  * serves both who waits on it: fork() (for gate_open to reach 0) and the
  * threads waiting for another's search (for it to end, or a window to open). */
-static pthread_mutex_t gate_mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t gate_cv = PTHREAD_COND_INITIALIZER;
-static int gate_open;
+static pthread_mutex_t gate_mu LZ_STARTUP_DATA = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t gate_cv LZ_STARTUP_DATA = PTHREAD_COND_INITIALIZER;
+static int gate_open LZ_STARTUP_DATA;
 /* From fork()'s prepare handler to its parent handler: no window opens (for
  * at most LZ_FORK_WAIT_MS, so that nothing can deadlock on it). */
-static int fork_pending;
-static struct timespec fork_deadline;
+static int fork_pending LZ_STARTUP_DATA;
+static struct timespec fork_deadline LZ_STARTUP_DATA;
 /* Set in a child forked while the dynamic linker was mid-change. */
-static int forked_mid_ld;
+static int forked_mid_ld LZ_STARTUP_DATA;
 
 /* The process this copy's state belongs to: claimed by the thread that
  * resets it in a child, ready once that reset is done (lz_dl_adopt). */

@@ -50,9 +50,10 @@ typedef struct dr_view {
     size_t win_cap;
     unsigned long long win_off;
     size_t win_len;
-    /* last: only the first nph entries are ever written, so the pages a
-     * probe touches are the ones it uses (each fresh one a page fault) */
-    ElfW(Phdr) ph[DR_MAX_PHDRS];
+    /* the program headers, e_phnum of them: storage the caller gives
+     * (dr_read_phdrs), sized to the file, so that a probe's heap holds no
+     * unused array (each fresh page of it a page fault) */
+    ElfW(Phdr) *ph;
 } dr_view;
 
 /* src into out, cut to fit (no stdio on a probe that succeeds). */
@@ -170,7 +171,7 @@ static void dr_view_init(dr_view *v, int fd, unsigned long long size, unsigned c
     v->win_len = 0;
 }
 
-/* Header and program headers; 1 for a file of another class or byte order
+/* The ELF header, checked; 1 for a file of another class or byte order
  * (d->elf_class and d->machine set), 0 for this process's, -1 rejected. */
 static int dr_read_head(dr_view *v, lz_dyn *d, char *why, size_t n)
 {
@@ -201,6 +202,15 @@ static int dr_read_head(dr_view *v, lz_dyn *d, char *why, size_t n)
     if (eh->e_phoff > v->size || end > v->size)
         return dr_fail(why, n, "truncated ELF: program headers end at byte %llu, the file has %llu",
                     end, v->size);
+    return 0;
+}
+
+/* The program headers into ph (e_phnum of them, as dr_read_head checked):
+ * 0, or -1 with the reason. */
+static int dr_read_phdrs(dr_view *v, ElfW(Phdr) *ph, lz_dyn *d, char *why, size_t n)
+{
+    const ElfW(Ehdr) *eh = &v->eh;
+    v->ph = ph;
     size_t phbytes = eh->e_phnum * sizeof(ElfW(Phdr));
     const void *php = dr_at(v, eh->e_phoff, phbytes);
     if (php)
@@ -322,10 +332,33 @@ static long long dr_symbol_count(dr_view *v, const dr_tags *t)
     return -1;
 }
 
+/* The string at index at of the dynamic string table: in strings where the
+ * table was copied, else read through the window into buf (cut to size - 1
+ * bytes, as a copy of the table would be cut by its reader). */
+static const char *dr_str(dr_view *v, const dr_tags *t, unsigned long long soff, const char *strings,
+                          unsigned long long at, char *buf, size_t size)
+{
+    if (at >= t->strsz)
+        return "";
+    if (strings)
+        return strings + at;
+    size_t len = size - 1;
+    if (len > t->strsz - at)
+        len = (size_t)(t->strsz - at);
+    const void *p = dr_at(v, soff + at, len);
+    if (!p)
+        return "";
+    memcpy(buf, p, len);
+    buf[len] = '\0';
+    return buf;
+}
+
 /* The newest GLIBC_x.y among the versions the file needs. */
-static void dr_read_verneed(dr_view *v, const dr_tags *t, const char *strings, lz_dyn *d)
+static void dr_read_verneed(dr_view *v, const dr_tags *t, unsigned long long soff, const char *strings,
+                            lz_dyn *d)
 {
     unsigned long long addr = t->verneed;
+    char buf[64];
     for (unsigned long long i = 0; i < t->verneednum && i < 256; i++) {
         ElfW(Verneed) vn;
         if (dr_copy_at(v, addr, &vn, sizeof vn))
@@ -335,7 +368,7 @@ static void dr_read_verneed(dr_view *v, const dr_tags *t, const char *strings, l
             ElfW(Vernaux) a;
             if (dr_copy_at(v, aux, &a, sizeof a))
                 return;
-            const char *name = a.vna_name < t->strsz ? strings + a.vna_name : "";
+            const char *name = dr_str(v, t, soff, strings, a.vna_name, buf, sizeof buf);
             if (strncmp(name, "GLIBC_", 6) == 0 && name[6] >= '0' && name[6] <= '9' &&
                 strlen(name + 6) < sizeof d->glibc && lz_version_cmp(name + 6, d->glibc) > 0)
                 memcpy(d->glibc, name + 6, strlen(name + 6) + 1); /* fits: checked above */
@@ -349,9 +382,18 @@ static void dr_read_verneed(dr_view *v, const dr_tags *t, const char *strings, l
     }
 }
 
-static int dr_read_symbols(dr_view *v, const dr_tags *t, lz_dyn *d, char *why, size_t n)
+/* The symbol table as dr_read_symbols and dr_answer read it. */
+typedef struct dr_symtab {
+    unsigned long long off;  /* file offset of symbol 0 */
+    long long count;
+    unsigned long long soff; /* file offset of the string table */
+} dr_symtab;
+
+/* Where the symbols lie, checked (count 0: none to read). */
+static int dr_locate_symbols(dr_view *v, const dr_tags *t, dr_symtab *st, char *why, size_t n)
 {
     long long count = dr_symbol_count(v, t);
+    st->count = 0;
     if (count < 0)
         return dr_fail(why, n, "malformed ELF: the dynamic hash table is cut short");
     if (count == 0 || !t->has_symtab)
@@ -361,31 +403,114 @@ static int dr_read_symbols(dr_view *v, const dr_tags *t, lz_dyn *d, char *why, s
     if (t->syment && t->syment != sizeof(ElfW(Sym)))
         return dr_fail(why, n, "malformed ELF: dynamic symbols of %llu bytes", t->syment);
     unsigned long long bytes = (unsigned long long)count * sizeof(ElfW(Sym));
-    unsigned long long off = dr_offset_of(v, t->symtab, bytes);
-    if (bytes > DR_MAX_TABLE || off == (unsigned long long)-1)
+    st->off = dr_offset_of(v, t->symtab, bytes);
+    if (bytes > DR_MAX_TABLE || st->off == (unsigned long long)-1)
         return dr_fail(why, n, "malformed ELF: the dynamic symbols lie outside the file");
-    d->names = malloc((size_t)count * sizeof *d->names);
+    st->count = count;
+    return 0;
+}
+
+/* Symbol i, or -1 when it cannot be read. */
+static int dr_sym(dr_view *v, const dr_symtab *st, long long i, ElfW(Sym) *sym)
+{
+    const void *sp = dr_at(v, st->off + (unsigned long long)i * sizeof *sym, sizeof *sym);
+    if (!sp)
+        return -1;
+    memcpy(sym, sp, sizeof *sym);
+    return 0;
+}
+
+static int dr_read_symbols(dr_view *v, const dr_tags *t, const dr_symtab *st, lz_dyn *d, char *why,
+                           size_t n)
+{
+    if (!st->count)
+        return 0;
+    d->names = malloc((size_t)st->count * sizeof *d->names);
     if (!d->names)
         return dr_fail(why, n, "out of memory");
     /* through the window, a page of symbols at a time: no copy of the table */
-    for (long long i = 0; i < count; i++) {
+    for (long long i = 0; i < st->count; i++) {
         ElfW(Sym) sym;
-        const void *sp = dr_at(v, off + (unsigned long long)i * sizeof sym, sizeof sym);
-        if (!sp)
+        if (dr_sym(v, st, i, &sym))
             return dr_fail(why, n, "truncated ELF: the dynamic symbols cannot be read");
-        memcpy(&sym, sp, sizeof sym);
         if (sym.st_shndx != SHN_UNDEF && sym.st_name && sym.st_name < t->strsz)
             d->names[d->nnames++] = d->strings + sym.st_name;
     }
     return 0;
 }
 
-int lz_dyn_read(int fd, off_t size, lz_dyn *d, char *why, size_t whysize)
+/* 1 when symbol i is defined and named name (len bytes), read as a copy of
+ * the table would read it: the table's end counts as its last NUL. */
+static int dr_sym_is(dr_view *v, const dr_tags *t, const dr_symtab *st, long long i, const char *name,
+                     size_t len)
+{
+    ElfW(Sym) sym;
+    if (i >= st->count || dr_sym(v, st, i, &sym) || sym.st_shndx == SHN_UNDEF || !sym.st_name ||
+        sym.st_name >= t->strsz || len > t->strsz - sym.st_name)
+        return 0;
+    size_t have = len < t->strsz - sym.st_name ? len + 1 : len;
+    const unsigned char *s = dr_at(v, st->soff + sym.st_name, have);
+    return s && memcmp(s, name, len) == 0 && (have == len || s[len] == '\0');
+}
+
+/* 1 when the file defines the dynamic symbol name, found as ld.so finds a
+ * name: through its hash table (DT_GNU_HASH, else DT_HASH), so a probe
+ * asked two or three names reads a few words of the file for each, not
+ * every name it exports. Every step is bounded by the symbol count. */
+static int dr_answer(dr_view *v, const dr_tags *t, const dr_symtab *st, const char *name)
+{
+    size_t len = strlen(name);
+    uint32_t head[4], w;
+    if (!st->count)
+        return 0;
+    if (t->gnu_hash) {
+        if (dr_copy_at(v, t->gnu_hash, head, sizeof head))
+            return 0;
+        uint32_t nbuckets = head[0], symoffset = head[1], h = 5381;
+        for (const unsigned char *c = (const unsigned char *)name; *c; c++)
+            h = h * 33 + *c;
+        unsigned long long buckets = t->gnu_hash + 16 + (unsigned long long)head[2] * sizeof(ElfW(Addr));
+        unsigned long long chains = buckets + 4ull * nbuckets;
+        if (!nbuckets || dr_copy_at(v, buckets + 4ull * (h % nbuckets), &w, 4) || w < symoffset)
+            return 0;
+        for (long long i = w; i < st->count; i++) {
+            if (dr_copy_at(v, chains + 4ull * (unsigned long long)(i - symoffset), &w, 4))
+                return 0;
+            if ((w | 1) == (h | 1) && dr_sym_is(v, t, st, i, name, len))
+                return 1;
+            if (w & 1)
+                return 0;
+        }
+        return 0;
+    }
+    if (dr_copy_at(v, t->hash, head, 8) || !head[0])
+        return 0;
+    unsigned long h = 0;
+    for (const unsigned char *c = (const unsigned char *)name; *c; c++) {
+        h = (h << 4) + *c;
+        unsigned long g = h & 0xf0000000ul;
+        h ^= g >> 24;
+        h &= ~g;
+    }
+    unsigned long long buckets = t->hash + 8, chains = buckets + 4ull * head[0];
+    if (dr_copy_at(v, buckets + 4ull * (h % head[0]), &w, 4))
+        return 0;
+    for (long long steps = 0; w != STN_UNDEF && steps < st->count; steps++) {
+        if (dr_sym_is(v, t, st, w, name, len))
+            return 1;
+        if (w >= head[1] || dr_copy_at(v, chains + 4ull * w, &w, 4))
+            return 0;
+    }
+    return 0;
+}
+
+int lz_dyn_read(int fd, off_t size, const char *const *ask, lz_dyn *d, char *why, size_t whysize)
 {
     memset(d, 0, sizeof *d);
-    /* On the heap (11 KiB) and not zeroed: a first call pays for each fresh
-     * page it writes, and the stack pages below a search stay fresh for the
-     * dlopen after it; freed heap pages are reused. */
+    /* On the heap and not zeroed: a first call pays for each fresh page it
+     * writes, and freed heap pages are what the dlopen after it reuses. The
+     * program headers get an allocation of their size (a few hundred
+     * bytes), not an array of the most a file may have. */
     struct {
         unsigned char win[DR_WINDOW];
         dr_view v;
@@ -395,12 +520,19 @@ int lz_dyn_read(int fd, off_t size, lz_dyn *d, char *why, size_t whysize)
     dr_view *v = &pv->v;
     dr_view_init(v, fd, (unsigned long long)size, pv->win, sizeof pv->win);
     ElfW(Dyn) *dyn = NULL;
+    ElfW(Phdr) *ph = NULL;
     int rc = -1;
     int head = dr_read_head(v, d, why, whysize);
     if (head != 0) {
         rc = head > 0 ? 0 : -1;
         goto out;
     }
+    if (!(ph = malloc(v->eh.e_phnum * sizeof *ph))) {
+        dr_fail(why, whysize, "out of memory");
+        goto out;
+    }
+    if (dr_read_phdrs(v, ph, d, why, whysize) != 0)
+        goto out;
     d->native = 1;
     size_t count = 0;
     size_t ndyn = v->dynamic->p_filesz / sizeof *dyn;
@@ -416,29 +548,40 @@ int lz_dyn_read(int fd, off_t size, lz_dyn *d, char *why, size_t whysize)
         dr_fail(why, whysize, "malformed ELF: no dynamic string table");
         goto out;
     }
-    unsigned long long soff = dr_offset_of(v, t.strtab, t.strsz);
-    if (t.strsz == 0 || t.strsz > DR_MAX_TABLE || soff == (unsigned long long)-1) {
+    dr_symtab st;
+    st.soff = dr_offset_of(v, t.strtab, t.strsz);
+    if (t.strsz == 0 || t.strsz > DR_MAX_TABLE || st.soff == (unsigned long long)-1) {
         dr_fail(why, whysize, "malformed ELF: the dynamic string table lies outside the file");
         goto out;
     }
-    if (!(d->strings = malloc(t.strsz + 1))) {
-        dr_fail(why, whysize, "out of memory");
-        goto out;
+    if (!ask) { /* every name: the table copied, the names point into it */
+        if (!(d->strings = malloc(t.strsz + 1))) {
+            dr_fail(why, whysize, "out of memory");
+            goto out;
+        }
+        if (dr_fill(v, d->strings, t.strsz, st.soff) != 0) {
+            dr_fail(why, whysize, "truncated ELF: the dynamic string table cannot be read");
+            goto out;
+        }
+        d->strings[t.strsz] = '\0';
     }
-    if (dr_fill(v, d->strings, t.strsz, soff) != 0) {
-        dr_fail(why, whysize, "truncated ELF: the dynamic string table cannot be read");
-        goto out;
-    }
-    d->strings[t.strsz] = '\0';
-    if (t.has_soname && t.soname < t.strsz)
+    if (t.has_soname && t.soname < t.strsz && d->strings)
         dr_copy_string(d->soname, sizeof d->soname, d->strings + t.soname);
+    else if (t.has_soname)
+        dr_str(v, &t, st.soff, NULL, t.soname, d->soname, sizeof d->soname);
     /* symbols before versions: the hash table usually lies in the window
      * the header was read through, and the versions past the symbols */
-    rc = dr_read_symbols(v, &t, d, why, whysize);
+    rc = dr_locate_symbols(v, &t, &st, why, whysize);
+    if (rc == 0 && !ask)
+        rc = dr_read_symbols(v, &t, &st, d, why, whysize);
+    for (unsigned i = 0; rc == 0 && ask && ask[i] && i < 64; i++)
+        if (dr_answer(v, &t, &st, ask[i]))
+            d->answers |= 1ull << i;
     if (rc == 0 && t.has_verneed)
-        dr_read_verneed(v, &t, d->strings, d);
+        dr_read_verneed(v, &t, st.soff, d->strings, d);
 out:
     free(dyn);
+    free(ph);
     free(pv);
     if (rc != 0)
         lz_dyn_free(d);
@@ -459,6 +602,7 @@ int lz_dyn_soname(int fd, char *out, size_t size)
     struct {
         dr_view v;
         unsigned char win[DR_WINDOW];
+        ElfW(Phdr) ph[DR_MAX_PHDRS];
         ElfW(Dyn) dyn[DR_MAX_DYN];
     } s; /* on the stack: ~80 KiB, no malloc inside the dynamic linker */
     lz_dyn d;
@@ -466,7 +610,8 @@ int lz_dyn_soname(int fd, char *out, size_t size)
     if (fstat(fd, &sb) != 0 || sb.st_size <= 0 || size < 2)
         return 0;
     dr_view_init(&s.v, fd, (unsigned long long)sb.st_size, s.win, sizeof s.win);
-    if (dr_read_head(&s.v, &d, NULL, 0) != 0 || d.machine != lz_dyn_own_machine())
+    if (dr_read_head(&s.v, &d, NULL, 0) != 0 || d.machine != lz_dyn_own_machine() ||
+        dr_read_phdrs(&s.v, s.ph, &d, NULL, 0) != 0)
         return 0;
     dr_tags t;
     dr_scan_tags(s.dyn, dr_read_dynamic(&s.v, s.dyn, DR_MAX_DYN), &t);

@@ -30,14 +30,22 @@ typedef struct lz_dyn {
     char *strings;        /* the dynamic string table (owned; names point into it) */
     const char **names;   /* the defined dynamic symbols, unsorted (owned) */
     size_t nnames;
+    unsigned long long answers; /* bit i: the file defines ask[i] (lz_dyn_read) */
 } lz_dyn;
 
 /* Read the open file fd (size bytes) into d. 0 when it is an ELF shared
  * object whose facts could be read (for a file of another class or byte
  * order only elf_class and machine are set, native is 0); -1 with a reason
  * in why otherwise ("not an ELF file", "truncated ELF: ..."). Bounded: a
- * hostile file costs at most a few megabytes and a few dozen reads. */
-LZ_DYN_API int lz_dyn_read(int fd, off_t size, lz_dyn *d, char *why, size_t whysize);
+ * hostile file costs at most a few megabytes and a few dozen reads.
+ * ask NULL: every defined name is read (names, strings). Else a
+ * NULL-terminated list of at most 64 names: each is looked up through the
+ * file's hash table, as ld.so would, and answered in d->answers; names and
+ * strings stay NULL. The checks of the file are the same either way; the
+ * lookups read a few words each where the list reads every name (a first
+ * call's probe: fewer fresh heap pages, each a page fault). */
+LZ_DYN_API int lz_dyn_read(int fd, off_t size, const char *const *ask, lz_dyn *d, char *why,
+                           size_t whysize);
 LZ_DYN_API void lz_dyn_free(lz_dyn *d);
 
 /* Only the SONAME of a file of this process's class and byte order, with no

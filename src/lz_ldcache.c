@@ -73,7 +73,7 @@ typedef struct mapped_cache {
     struct timespec mtime;
 } mapped_cache;
 
-static mapped_cache *ldc_current;
+static mapped_cache *ldc_current LZ_STARTUP_DATA;
 
 static int ldc_same_file(const mapped_cache *c, const struct stat *sb)
 {

@@ -19,9 +19,9 @@
  * path first checks that the state is this process's (lz_dl_adopt) and
  * resets it itself when it is not. */
 #define LZ_MAX_LIBS 16
-static const lz_lib *lz_libs[LZ_MAX_LIBS];
-static int lz_nlibs;
-static pthread_mutex_t lz_registry = PTHREAD_MUTEX_INITIALIZER;
+static const lz_lib *lz_libs[LZ_MAX_LIBS] LZ_STARTUP_DATA;
+static int lz_nlibs LZ_STARTUP_DATA;
+static pthread_mutex_t lz_registry LZ_STARTUP_DATA = PTHREAD_MUTEX_INITIALIZER;
 /* 1 once this copy's fork handlers are installed; while a thread installs
  * them, minus the pid of its process (a child forked meanwhile finds its
  * parent's pid there and installs them itself). Not pthread_once, whose

@@ -232,11 +232,53 @@ struct entry_bufs {
     char dir[PATH_MAX], reason[768];
 };
 
-static void add_entry(struct runpaths *q, struct entry_bufs *b, const char *entry, size_t len,
-                      const char *origin, const char *why)
+/* One object's run path as its entries are read: the object's file (the
+ * program's is under /proc) and the words that name the run path are
+ * found only where an entry needs them, naming $ORIGIN or failing to
+ * expand; an absolute entry, the usual kind, needs neither. */
+struct runpath_obj {
+    const struct dl_phdr_info *info;
+    long tag;
+    char *path, *origin, *why;
+    int tried;
+};
+
+/* "RPATH of <path>" and the origin ($ORIGIN: path's directory) of o: 0
+ * when out of memory. */
+static int runpath_describe(struct runpath_obj *o)
 {
+    if (o->tried)
+        return o->why != NULL;
+    o->tried = 1;
+    const char *kind = o->tag == DT_RPATH ? "RPATH of " : "RUNPATH of ";
+    if (!(o->path = object_path(o->info)))
+        return 0;
+    const char *shown = o->path[0] ? o->path : "the program";
+    size_t k = strlen(kind), n = strlen(shown);
+    const char *slash = strrchr(o->path, '/');
+    o->why = malloc(k + n + 1);
+    o->origin = strndup(o->path, slash ? (size_t)(slash - o->path) : strlen(o->path));
+    if (!o->why || !o->origin) {
+        free(o->why);
+        free(o->origin);
+        o->why = o->origin = NULL;
+        return 0;
+    }
+    memcpy(o->why, kind, k);
+    memcpy(o->why + k, shown, n + 1);
+    return 1;
+}
+
+static void add_entry(struct runpaths *q, struct entry_bufs *b, struct runpath_obj *o, const char *entry,
+                      size_t len)
+{
+    if (memchr(entry, '$', len) && !runpath_describe(o)) {
+        q->out.oom = 1;
+        return;
+    }
     /* The current directory only where an entry is relative (a syscall
      * less for the usual "$ORIGIN/..." or absolute entry). */
+    const char *origin = o->origin;
     int relative = len == 0 || (entry[0] != '/' && entry[0] != '$') ||
                    (entry[0] == '$' && origin && origin[0] != '/');
     if (relative && !q->cwd_read) {
@@ -245,37 +287,22 @@ static void add_entry(struct runpaths *q, struct entry_bufs *b, const char *entr
     }
     if (lz_path_entry(entry, len, origin, q->cwd, lz_secure(), b->dir, sizeof b->dir,
                       b->reason, sizeof b->reason)) {
-        push(&q->out, b->dir, why);
+        push(&q->out, b->dir, o->why ? o->why : "");
         return;
     }
-    size_t n = strlen(why) + 2 + strlen(b->reason) + 1;
+    if (!runpath_describe(o)) {
+        q->out.oom = 1;
+        return;
+    }
+    size_t n = strlen(o->why) + 2 + strlen(b->reason) + 1;
     char *line = malloc(n);
     if (!line) {
         q->out.oom = 1;
         return;
     }
-    snprintf(line, n, "%s: %s", why, b->reason);
+    snprintf(line, n, "%s: %s", o->why, b->reason);
     push(&q->out, "", line);
     free(line);
-}
-
-/* "RPATH of <path>" (malloc'd), the origin ($ORIGIN: path's directory). */
-static char *runpath_describe(long tag, const char *path, char **origin)
-{
-    const char *kind = tag == DT_RPATH ? "RPATH of " : "RUNPATH of ";
-    const char *shown = path[0] ? path : "the program";
-    size_t k = strlen(kind), n = strlen(shown);
-    char *why = malloc(k + n + 1);
-    const char *slash = strrchr(path, '/');
-    *origin = strndup(path, slash ? (size_t)(slash - path) : strlen(path));
-    if (!why || !*origin) {
-        free(why);
-        free(*origin);
-        return NULL;
-    }
-    memcpy(why, kind, k);
-    memcpy(why + k, shown, n + 1);
-    return why;
 }
 
 static int runpath_cb(struct dl_phdr_info *info, size_t size, void *data)
@@ -294,28 +321,26 @@ static int runpath_cb(struct dl_phdr_info *info, size_t size, void *data)
     long tag = q->runpath ? DT_RUNPATH : DT_RPATH;
     if (tag == DT_RPATH ? !has_rpath || has_runpath : !has_runpath)
         return 0;
-    char *path = object_path(info), *origin = NULL, *why = NULL;
-    struct entry_bufs *b = path ? malloc(sizeof *b) : NULL;
-    if (b)
-        why = runpath_describe(tag, path, &origin);
-    for (const ElfW(Dyn) *d = v.m.dyn; why && d < v.m.dyn + v.m.ndyn && d->d_tag != DT_NULL; d++) {
+    struct runpath_obj o = {.info = info, .tag = tag};
+    struct entry_bufs *b = malloc(sizeof *b);
+    if (!b)
+        q->out.oom = 1;
+    for (const ElfW(Dyn) *d = v.m.dyn; b && d < v.m.dyn + v.m.ndyn && d->d_tag != DT_NULL; d++) {
         const char *rp;
         if (d->d_tag != tag || !(rp = str(&v, d->d_un.d_val)))
             continue;
         for (const char *e = rp;;) {
             size_t len = lz_path_next(e, ":");
-            add_entry(q, b, e, len, origin, why);
+            add_entry(q, b, &o, e, len);
             if (!e[len])
                 break;
             e += len + 1;
         }
     }
-    if (!why)
-        q->out.oom = 1;
-    free(why);
-    free(origin);
+    free(o.why);
+    free(o.origin);
+    free(o.path);
     free(b);
-    free(path);
     return 0;
 }
 
@@ -445,7 +470,7 @@ int lz_objects_sites(size_t (*site_of)(const char *path), int (*self)(void *ctx,
  * changes, and each lookup is a pass over every loaded object. */
 const char *lz_objects_self_soname(void)
 {
-    static char *cached;
+    static char *cached LZ_STARTUP_DATA;
     static const char none[] = "";
     char *s = __atomic_load_n(&cached, __ATOMIC_ACQUIRE);
     if (!s) {

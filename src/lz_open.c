@@ -34,6 +34,22 @@ static int is_shim(const lz_lib *lib, void *handle)
     return lz_dlsym(handle, lz_shim_marker(lib, marker, sizeof marker)) != NULL;
 }
 
+/* The audit module answered a program's request for this very path with
+ * the drop-in, and ld.so now knows the drop-in by that name too: the same
+ * file named another way ("dir/./file") reaches the file itself. Apart
+ * (noinline), so that its PATH_MAX buffer is not on the stack under every
+ * first call's dlopen (a fresh stack page is a page fault). */
+static __attribute__((noinline)) void *open_other_name(const char *path, const char **e)
+{
+    char other[PATH_MAX];
+    const char *slash = strrchr(path, '/');
+    *e = "the path names the drop-in";
+    if (slash && snprintf(other, sizeof other, "%.*s/.%s", (int)(slash - path), path, slash) <
+                     (int)sizeof other)
+        return lz_dlopen(other, LZ_DLOPEN_FLAGS, e);
+    return NULL;
+}
+
 /* Open the file a walk chose (path, as c says) and check it is the one
  * judged (c's dev/ino, probed or only stat'ed): the handle, or NULL with the
  * reason in why. */
@@ -51,18 +67,8 @@ static void *open_chosen(const lz_lib *lib, const char *path, const lz_chosen *c
      * drop-ins alone, the only objects the audit module maps for a path. */
     int shim = handle && (!probed || box) && is_shim(lib, handle);
     if (shim && probed) {
-        /* The audit module answered a program's request for this very path
-         * with the drop-in, and ld.so now knows the drop-in by that name
-         * too: the same file named another way ("dir/./file") reaches the
-         * file itself. */
-        char other[PATH_MAX];
-        const char *slash = strrchr(path, '/');
         lz_dlclose(handle);
-        handle = NULL;
-        e = "the path names the drop-in";
-        if (slash && snprintf(other, sizeof other, "%.*s/.%s", (int)(slash - path), path, slash) <
-                         (int)sizeof other)
-            handle = lz_dlopen(other, LZ_DLOPEN_FLAGS, &e);
+        handle = open_other_name(path, &e);
         shim = handle && is_shim(lib, handle);
     }
     if (box)

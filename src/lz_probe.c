@@ -40,8 +40,33 @@ static int by_name(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
+/* The names a lean probe of lib asks, in ask (the required ones, then the
+ * marker): how many required there are, or -1 when they do not fit (the
+ * probe then reads every name). */
+static int lean_questions(const lz_lib *lib, const char **ask, size_t cap, char *marker, size_t msize)
+{
+    size_t n = 0;
+    for (const char *const *r = lib->required; *r; r++)
+        if (n + 2 < cap)
+            ask[n++] = *r;
+        else
+            return -1;
+    ask[n] = lz_shim_marker(lib, marker, msize);
+    ask[n + 1] = NULL;
+    return (int)n;
+}
+
 int lz_probe_exports(const lz_probe *p, const char *name)
 {
+    if (p->lean) {
+        const char *ask[LZ_PROBE_ASK_MAX];
+        char marker[128];
+        int n = lean_questions(p->lean, ask, LZ_PROBE_ASK_MAX, marker, sizeof marker);
+        for (int i = 0; i <= n; i++)
+            if (strcmp(ask[i], name) == 0)
+                return (p->elf.answers >> i) & 1;
+        return 0;
+    }
     if (!p->elf.names)
         return 0;
     if (p->sorted)
@@ -185,14 +210,17 @@ static int probe(const lz_lib *lib, const char *path, lz_probe *p)
     int rc = open_file(path, p, &fd, &size);
     if (rc != LZ_PROBE_OK)
         return rc;
-    if (lz_dyn_read(fd, size, &p->elf, p->reason, sizeof p->reason) != 0) {
+    const char *ask[LZ_PROBE_ASK_MAX];
+    char marker[128];
+    int lean = lib && !many_questions(lib) ? lean_questions(lib, ask, LZ_PROBE_ASK_MAX, marker, sizeof marker) : -1;
+    if (lz_dyn_read(fd, size, lean >= 0 ? ask : NULL, &p->elf, p->reason, sizeof p->reason) != 0) {
         rc = LZ_PROBE_REJECTED;
     } else {
         if (p->elf.names && many_questions(lib)) {
             qsort(p->elf.names, p->elf.nnames, sizeof *p->elf.names, by_name);
             p->sorted = 1;
         }
-        char marker[128];
+        p->lean = lean >= 0 ? lib : NULL;
         p->shim = lib && lz_probe_exports(p, lz_shim_marker(lib, marker, sizeof marker));
         rc = native(p);
         if (rc == LZ_PROBE_OK && lib)

@@ -7,17 +7,21 @@
 #include "lz_runtime.h"
 
 enum {
+    LZ_PROBE_ASK_MAX = 8,     /* a lean probe's questions: the required names, the marker, the end */
     LZ_PROBE_OK = 0,          /* the file can serve */
     LZ_PROBE_REJECTED = 1,    /* it cannot; the reason says why */
 };
 
 /* What the probe read from the file: the file's own facts and the
  * verdict. elf.names are sorted (sorted: 1) where many names will be asked
- * for (a library with versioned names, and for tools); a library without
- * asks for two or three, and a scan costs less than the sort. */
+ * for (a library with versioned names, and for tools). A library without
+ * versioned names is asked only its required names and its shim marker:
+ * lean is that library, and the file was asked those names alone (through
+ * its hash table: elf.answers, no names read). */
 typedef struct lz_probe {
     lz_dyn elf;
     int sorted;
+    const lz_lib *lean;
     int shim;                /* exports a shim's marker (read before judging) */
     char reason[512];
     unsigned long long dev, ino; /* the file that was read */
@@ -43,7 +47,8 @@ LZ_HIDDEN int lz_probe_rodata_string(const char *path, const char *marker, char 
 LZ_HIDDEN const char *lz_shim_marker(const lz_lib *lib, char *buf, size_t size);
 /* "libnvrtc.so.13 or libnvrtc.so.12": every soname lib accepts. */
 LZ_HIDDEN void lz_soname_list(const lz_lib *lib, char *out, size_t size);
-/* 1 when the probed file exports name. */
+/* 1 when the probed file exports name (of a lean probe: one of the names
+ * it was asked, the required ones and the marker; any other is 0). */
 LZ_HIDDEN int lz_probe_exports(const lz_probe *p, const char *name);
 LZ_HIDDEN void lz_probe_free(lz_probe *p);
 

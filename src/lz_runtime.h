@@ -47,10 +47,12 @@ static inline lz_fn lz_fn_at(const lz_fnrel *table, size_t i)
     return table[i] ? (lz_fn)((uintptr_t)&table[i] + (uintptr_t)(intptr_t)table[i]) : NULL;
 }
 
-/* For the few variables the constructor writes at start-up: in .data, whose
- * page the dynamic linker has written already (relocations), not in a .bss
- * page of their own that start-up would fault in (one page each shim,
- * 11 us on a virtual machine; docs/performance.md "Start-up"). */
+/* For the few variables the constructor writes at start-up, and those every
+ * first call writes (the lock registry, the dynamic linker's gate, the
+ * mapped ld.so.cache): in .data, whose page the dynamic linker has written
+ * already (relocations), not in a .bss page of their own that start-up or
+ * the first call would fault in (one page each shim, 11-25 us on a virtual
+ * machine; docs/performance.md "Start-up", "First calls"). */
 #define LZ_STARTUP_DATA __attribute__((section(".data")))
 
 /* One exported name. Versioned names belong to a family (nvJitLinkCreate)

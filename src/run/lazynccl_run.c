@@ -80,7 +80,7 @@ static int libc_has_tunable(void)
     }
     lz_dyn d = {0};
     char why[256];
-    int rc = lz_dyn_read(fd, st.st_size, &d, why, sizeof why) == 0 ? 0 : -1;
+    int rc = lz_dyn_read(fd, st.st_size, NULL, &d, why, sizeof why) == 0 ? 0 : -1;
     close(fd);
     for (size_t i = 0; rc == 0 && i < d.nnames; i++)
         if (strcmp(d.names[i], LZ_TLS_SINCE_SYMBOL) == 0)

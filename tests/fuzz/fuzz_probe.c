@@ -37,6 +37,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     } else if (rc == LZ_PROBE_REJECTED && !p.reason[0]) {
         __builtin_trap(); /* a rejection must say why */
     }
+    /* Every name read (the tools' probe, a library with versioned names),
+     * where a library's own probe only looks its names up: both readers,
+     * and the two must agree on every name the lookup was asked. */
+    lz_probe all;
+    int rc_all = lz_probe_read(path, &all);
+    if (rc_all == LZ_PROBE_OK) {
+        if (rc == LZ_PROBE_OK && !lz_probe_exports(&all, "ncclGetVersion"))
+            __builtin_trap(); /* the lookup found a name the full read did not */
+        lz_probe_free(&all);
+    } else if (!all.reason[0]) {
+        __builtin_trap();
+    }
     char version[128];
     (void)lz_probe_rodata_string(path, "NCCL version ", version, sizeof version);
     return 0;
