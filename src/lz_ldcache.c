@@ -117,7 +117,10 @@ char *lz_ldcache_path(const char *file, const char *soname)
     struct stat sb;
     const mapped_cache *c = NULL;
     mapped_cache *own = NULL;
-    if (fstat(fd, &sb) == 0 && sb.st_size >= (off_t)sizeof(struct cache_header) &&
+    /* fstat as glibc makes it, with an empty path of ours: glibc's own ""
+     * lies in a page of its read-only data that nothing else of a first
+     * call reads, and the kernel reading it there is a page fault. */
+    if (fstatat(fd, "", &sb, AT_EMPTY_PATH) == 0 && sb.st_size >= (off_t)sizeof(struct cache_header) &&
         sb.st_size <= (64 << 20))
         c = ldc_map(fd, &sb, &own);
     close(fd);

@@ -188,7 +188,7 @@ static int open_file(const char *path, lz_probe *p, int *fd, off_t *size)
     *fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     if (*fd < 0)
         return reject(p, "%s", strerror(errno));
-    if (fstat(*fd, &sb) != 0) {
+    if (fstatat(*fd, "", &sb, AT_EMPTY_PATH) != 0) { /* fstat; why: lz_ldcache.c */
         int err = errno;
         close(*fd);
         return reject(p, "%s", strerror(err));
