@@ -212,7 +212,8 @@ static int probe(const lz_lib *lib, const char *path, lz_probe *p)
         return rc;
     const char *ask[LZ_PROBE_ASK_MAX];
     char marker[128];
-    int lean = lib && !many_questions(lib) ? lean_questions(lib, ask, LZ_PROBE_ASK_MAX, marker, sizeof marker) : -1;
+    int lean = lib && !many_questions(lib)
+                   ? lean_questions(lib, ask, LZ_PROBE_ASK_MAX, marker, sizeof marker) : -1;
     if (lz_dyn_read(fd, size, lean >= 0 ? ask : NULL, &p->elf, p->reason, sizeof p->reason) != 0) {
         rc = LZ_PROBE_REJECTED;
     } else {

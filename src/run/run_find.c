@@ -203,9 +203,13 @@ static int add(run_parts *p, const char *path)
     for (int i = 0; i < p->ndropins; i++)
         if (strcmp(p->dropins[i], path) == 0)
             return 0;
-    if (p->ndropins == RUN_MAX_DROPINS)
+    size_t n = strlen(path) + 1;
+    if (p->ndropins == RUN_MAX_DROPINS || n > sizeof p->dropin_text - p->dropin_len)
         return -1;
-    fmt(p->dropins[p->ndropins++], PATH_MAX, "%s", path);
+    char *at = p->dropin_text + p->dropin_len;
+    memcpy(at, path, n);
+    p->dropin_len += n;
+    p->dropins[p->ndropins++] = at;
     return 0;
 }
 
@@ -213,6 +217,7 @@ int run_find_dropins(run_parts *p, const char *only, char *why, size_t whysize)
 {
     char stem[256], path[PATH_MAX];
     p->ndropins = 0;
+    p->dropin_len = 0;
     if (!only) {
         for (const char *f = RUN_FAMILIES; *f;) {
             const char *end = f + strcspn(f, " ");
@@ -333,17 +338,20 @@ void run_find_modules(run_parts *p)
      * /bin/true (docs/performance.md, "Process trees"), in every process
      * of the job, for a kind of program a CUDA job hardly runs. So the
      * module is named directly unless --quiet-32bit asks for the token;
-     * the token form is known either way, so that a nested launcher
-     * recognises its parent's entry. Only where 32-bit programs can run (a
+     * the token form is also found where the inherited LD_AUDIT holds a
+     * token, so that a nested launcher recognises its parent's entry
+     * (finding it reads ld.so's file: 4 of a launch's page faults, paid
+     * only there). Only where 32-bit programs can run (a
      * 32-bit ld.so is installed), where this system's ld.so is seen to
      * expand it as the copies beside the module are laid out (Debian's
      * lib/x86_64-linux-gnu), and not for a module the user named. */
     fmt(p->audit_entry, sizeof p->audit_entry, "%s", p->module);
     p->audit_lib_entry[0] = '\0';
-    const char *given = getenv("LAZYNCCL_AUDIT_MODULE");
+    const char *given = getenv("LAZYNCCL_AUDIT_MODULE"), *inherited = getenv("LD_AUDIT");
     char *slash = strrchr(p->module, '/');
     char own[PATH_MAX], narrow[PATH_MAX];
-    if (RUN_HAS_LIB_DIR && p->module[0] && !(given && *given) && slash && access(RUN_LDSO32, F_OK) == 0 &&
+    int wanted = p->quiet32 || (inherited && strstr(inherited, "$LIB"));
+    if (RUN_HAS_LIB_DIR && wanted && p->module[0] && !(given && *given) && slash && access(RUN_LDSO32, F_OK) == 0 &&
         fmt(own, sizeof own, "%.*s/" LZ_AUDIT_LIB64 "%s", (int)(slash - p->module), p->module, slash) &&
         fmt(narrow, sizeof narrow, "%.*s/" LZ_AUDIT_LIB32 "%s", (int)(slash - p->module), p->module, slash) &&
         is_file(own) && is_file(narrow) && ldso_lib_is(LZ_AUDIT_LIB64))

@@ -23,8 +23,13 @@ typedef struct run_parts {
                                      * (src/audit/meson.build) and a 32-bit
                                      * ld.so is installed; else "" */
     char redirector[PATH_MAX]; /* the redirector, or "" */
-    char dropins[RUN_MAX_DROPINS][PATH_MAX];
+    const char *dropins[RUN_MAX_DROPINS]; /* in dropin_text */
     int ndropins;
+    /* The drop-ins' paths one after another: the pages a launch writes are
+     * the ones its paths fill (an array of PATH_MAX each was a page, and on
+     * a virtual machine a page fault, per drop-in: 14 of 59 of a launch). */
+    size_t dropin_len;
+    char dropin_text[RUN_MAX_DROPINS * PATH_MAX];
     char **names;            /* the directory's entries, read once */
     size_t nnames;
 } run_parts;
