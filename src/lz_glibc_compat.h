@@ -9,9 +9,10 @@
  * glibc 2.34 moved dlopen, dlsym, dlclose and dlerror into
  * libc with new versions; the old versions are still there (and, before
  * 2.34, in libdl and libpthread: link -ldl -lpthread for processes that do
- * not load those already; every CPython does). glibc 2.33 made stat, lstat
- * and fstat real symbols; before, the header's wrappers called __xstat,
- * __lxstat and __fxstat, which every glibc still exports. */
+ * not load those already; every CPython does). glibc 2.33 made stat, lstat,
+ * fstat and fstatat real symbols; before, the header's wrappers called
+ * __xstat, __lxstat, __fxstat and __fxstatat, which every glibc still
+ * exports. */
 #ifndef LZ_GLIBC_COMPAT_H
 #define LZ_GLIBC_COMPAT_H
 
@@ -28,9 +29,11 @@
 #if defined(__GLIBC__) && !defined(LAZYNCCL_NATIVE_GLIBC)
 #if defined(__x86_64__)
 #define LZ_GLIBC_BASE "GLIBC_2.2.5"
+#define LZ_GLIBC_FXSTATAT "GLIBC_2.4"
 #define LZ_STAT_VER 1
 #elif defined(__aarch64__)
 #define LZ_GLIBC_BASE "GLIBC_2.17"
+#define LZ_GLIBC_FXSTATAT "GLIBC_2.17"
 #define LZ_STAT_VER 0
 #endif
 #endif
@@ -49,9 +52,11 @@ __asm__(".symver dlerror,dlerror@" LZ_GLIBC_BASE);
 extern int __xstat(int ver, const char *path, struct stat *buf);
 extern int __lxstat(int ver, const char *path, struct stat *buf);
 extern int __fxstat(int ver, int fd, struct stat *buf);
+extern int __fxstatat(int ver, int fd, const char *path, struct stat *buf, int flags);
 __asm__(".symver __xstat,__xstat@" LZ_GLIBC_BASE);
 __asm__(".symver __lxstat,__lxstat@" LZ_GLIBC_BASE);
 __asm__(".symver __fxstat,__fxstat@" LZ_GLIBC_BASE);
+__asm__(".symver __fxstatat,__fxstatat@" LZ_GLIBC_FXSTATAT);
 
 static inline int lz_compat_stat(const char *path, struct stat *buf)
 {
@@ -65,9 +70,14 @@ static inline int lz_compat_fstat(int fd, struct stat *buf)
 {
     return __fxstat(LZ_STAT_VER, fd, buf);
 }
+static inline int lz_compat_fstatat(int fd, const char *path, struct stat *buf, int flags)
+{
+    return __fxstatat(LZ_STAT_VER, fd, path, buf, flags);
+}
 #define stat(path, buf) lz_compat_stat(path, buf)
 #define lstat(path, buf) lz_compat_lstat(path, buf)
 #define fstat(fd, buf) lz_compat_fstat(fd, buf)
+#define fstatat(fd, path, buf, flags) lz_compat_fstatat(fd, path, buf, flags)
 #endif
 
 #endif
