@@ -7,28 +7,17 @@
  *   launch LAZYNCCL_RUN [ROUNDS] [CMD]      (CMD: /bin/true) */
 #include "measure.h"
 
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 extern char **environ;
 
-
-/* Milliseconds from spawn to the child's exit. */
+/* Milliseconds from spawn to the child's exit; negative when it failed. */
 static double spawn_ms(char **argv)
 {
-    pid_t pid;
-    int status;
-    double t0 = now() / 1e6;
-    if (posix_spawn(&pid, argv[0], NULL, NULL, argv, environ) != 0)
-        return -1;
-    waitpid(pid, &status, 0);
-    return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? now() / 1e6 - t0 : -1;
+    return spawn_ns(argv, environ) / 1e6;
 }
-
 
 int main(int argc, char **argv)
 {

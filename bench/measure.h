@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT
  * The clock and the page-fault count the bench programs time a call with
- * (bench/firstcall.c, hotcall.c, probe.c, versus.c), and the median the
- * spawning ones report (launch.c, spawnpair.c). */
+ * (bench/firstcall.c, hotcall.c, probe.c, versus.c), and the spawn and
+ * the median the spawning ones report (launch.c, spawnpair.c). */
 #ifndef LZ_BENCH_MEASURE_H
 #define LZ_BENCH_MEASURE_H
 
+#include <spawn.h>
 #include <stdlib.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
 
 /* Monotonic nanoseconds. */
@@ -24,6 +26,19 @@ static inline long faults(void)
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     return ru.ru_minflt + ru.ru_majflt;
+}
+
+/* Nanoseconds from spawning argv (environment envp) to its exit; -1 when
+ * it could not be spawned or did not exit with status 0. */
+static inline double spawn_ns(char **argv, char **envp)
+{
+    pid_t pid;
+    int status;
+    double t0 = now();
+    if (posix_spawn(&pid, argv[0], NULL, NULL, argv, envp) != 0)
+        return -1;
+    waitpid(pid, &status, 0);
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? now() - t0 : -1;
 }
 
 static inline int measure_cmp(const void *a, const void *b)

@@ -10,28 +10,17 @@
  * environment); every variant gets PATH=/usr/bin:/bin and nothing else. */
 #include "measure.h"
 
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <time.h>
 
 #define MAX_VARIANTS 16
 #define MAX_VARS 16
 
-
-
-/* Microseconds from spawn to exit; -1 when the command failed. */
+/* Microseconds from spawn to exit; negative when the command failed. */
 static double spawn_us(char **argv, char **envp)
 {
-    pid_t pid;
-    int status;
-    double t0 = now() / 1e3;
-    if (posix_spawn(&pid, argv[0], NULL, NULL, argv, envp) != 0)
-        return -1;
-    waitpid(pid, &status, 0);
-    return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? now() / 1e3 - t0 : -1;
+    return spawn_ns(argv, envp) / 1e3;
 }
 
 int main(int argc, char **argv)
