@@ -287,7 +287,7 @@ static void add_entry(struct runpaths *q, struct entry_bufs *b, struct runpath_o
     }
     if (lz_path_entry(entry, len, origin, q->cwd, lz_secure(), b->dir, sizeof b->dir,
                       b->reason, sizeof b->reason)) {
-        push(&q->out, b->dir, o->why ? o->why : "");
+        push(&q->out, b->dir, "");
         return;
     }
     if (!runpath_describe(o)) {

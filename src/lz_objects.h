@@ -42,9 +42,10 @@ LZ_HIDDEN int lz_objects_program_path(char *out, size_t size);
  * DT_RUNPATH (runpath 1) directories of the loaded objects that need one of
  * sonames (DT_NEEDED) or that need or are the object holding this code, in
  * load order, read as ld.so reads them (lz_path.c); passed to visit
- * (directory, "RPATH of OBJ") until it returns 1. Entries that cannot be followed (a token other than
- * $ORIGIN, $ORIGIN in a secure-execution process, a relative entry) are
- * passed with a NULL directory and the reason in why. */
+ * (directory, "") until it returns 1. Entries that cannot be followed (a
+ * token other than $ORIGIN, $ORIGIN in a secure-execution process, a
+ * relative entry) are passed with a NULL directory and the reason in why
+ * ("RPATH of OBJ: ..."). */
 LZ_HIDDEN int lz_objects_runpaths(const char *const *sonames, int runpath,
                                   lz_object_visit_fn visit, void *ctx);
 
