@@ -89,7 +89,10 @@ int lz_try_dir(lz_walk *w, const char *step, const char *dir, int quiet)
         if (path != buf)
             free(path);
     }
-    if (!any)
+    /* Its system calls only feed verdicts, which a silent walk drops: a
+     * run-path directory without the library (the shim's own, beside the
+     * program) cost a first call 5-8 us of stat and faccessat. */
+    if (!any && !w->silent)
         say_why_unused(w, step, dir, quiet);
     return rc;
 }

@@ -28,6 +28,11 @@ enum {
      * a search reuses (measured: 4-5 more page faults per first call, where
      * the four reads saved cost about 15 us on this virtual machine). */
     DR_WINDOW = 4096,
+    /* Windows kept: a probe's reads go back and forth between the hash
+     * table (beside the header), the symbols and the strings; with one
+     * window each return was a pread (ten for NCCL), with DR_WINDOWS they
+     * stay (four). Each refill takes the window filled longest ago. */
+    DR_WINDOWS = 3,
     DR_MAX_SYMS = 1 << 22,          /* the largest real libraries have < 300,000 */
 };
 
@@ -45,11 +50,14 @@ typedef struct dr_view {
     ElfW(Ehdr) eh;
     unsigned nph;
     const ElfW(Phdr) *dynamic;
-    /* a cache of file bytes for the scattered reads (hash, versions) */
+    /* a cache of file bytes for the scattered reads (hash, symbols,
+     * strings, versions): DR_WINDOWS windows of win_cap bytes at win */
     unsigned char *win;
     size_t win_cap;
-    unsigned long long win_off;
-    size_t win_len;
+    unsigned long long win_off[DR_WINDOWS];
+    size_t win_len[DR_WINDOWS];
+    unsigned nwin;  /* windows at win (at most DR_WINDOWS) */
+    unsigned next; /* the window the next refill takes */
     /* the program headers, e_phnum of them: storage the caller gives
      * (dr_read_phdrs), sized to the file, so that a probe's heap holds no
      * unused array (each fresh page of it a page fault) */
@@ -92,12 +100,16 @@ static int dr_read_at(int fd, void *buf, size_t len, unsigned long long off)
     return 0;
 }
 
-/* The len bytes at off where the window holds them all, else NULL. */
+/* The len bytes at off where one window holds them all, else NULL. */
 static const unsigned char *dr_cached(const dr_view *v, unsigned long long off, size_t len)
 {
-    if (!v->win_len || off < v->win_off || len > v->win_len || off - v->win_off > v->win_len - len)
-        return NULL;
-    return v->win + (off - v->win_off);
+    for (unsigned i = 0; i < v->nwin; i++) {
+        unsigned long long wo = v->win_off[i];
+        size_t wl = v->win_len[i];
+        if (wl && off >= wo && len <= wl && off - wo <= wl - len)
+            return v->win + (size_t)i * v->win_cap + (off - wo);
+    }
+    return NULL;
 }
 
 /* len bytes at off through the window; NULL when they are not in the file. */
@@ -111,13 +123,15 @@ static const void *dr_at(dr_view *v, unsigned long long off, size_t len)
     size_t want = v->win_cap;
     if (want > v->size - off)
         want = (size_t)(v->size - off);
-    if (dr_read_at(v->fd, v->win, want, off) != 0) {
-        v->win_len = 0;
+    unsigned i = v->next;
+    unsigned char *win = v->win + (size_t)i * v->win_cap;
+    v->win_len[i] = 0;
+    if (dr_read_at(v->fd, win, want, off) != 0)
         return NULL;
-    }
-    v->win_off = off;
-    v->win_len = want;
-    return v->win;
+    v->win_off[i] = off;
+    v->win_len[i] = want;
+    v->next = (i + 1) % v->nwin;
+    return win;
 }
 
 /* len bytes at off into out: from the window when it holds them, else
@@ -158,17 +172,21 @@ static int dr_copy_at(dr_view *v, unsigned long long addr, void *out, size_t len
 }
 
 /* Start a view of fd: only these fields are read before they are written
- * (the header, the program headers and the window are filled as read). */
+ * (the header, the program headers and the windows are filled as read).
+ * win holds nwin windows (1 to DR_WINDOWS) of win_cap bytes. */
 static void dr_view_init(dr_view *v, int fd, unsigned long long size, unsigned char *win,
-                         size_t win_cap)
+                         size_t win_cap, unsigned nwin)
 {
+    v->nwin = nwin;
     v->win = win;
     v->win_cap = win_cap;
     v->fd = fd;
     v->size = size;
     v->nph = 0;
     v->dynamic = NULL;
-    v->win_len = 0;
+    for (unsigned i = 0; i < nwin; i++)
+        v->win_len[i] = 0;
+    v->next = 0;
 }
 
 /* The ELF header, checked; 1 for a file of another class or byte order
@@ -512,13 +530,13 @@ int lz_dyn_read(int fd, off_t size, const char *const *ask, lz_dyn *d, char *why
      * program headers get an allocation of their size (a few hundred
      * bytes), not an array of the most a file may have. */
     struct {
-        unsigned char win[DR_WINDOW];
+        unsigned char win[DR_WINDOWS][DR_WINDOW];
         dr_view v;
     } *pv = malloc(sizeof *pv);
     if (!pv)
         return dr_fail(why, whysize, "out of memory");
     dr_view *v = &pv->v;
-    dr_view_init(v, fd, (unsigned long long)size, pv->win, sizeof pv->win);
+    dr_view_init(v, fd, (unsigned long long)size, pv->win[0], DR_WINDOW, DR_WINDOWS);
     ElfW(Dyn) *dyn = NULL;
     ElfW(Phdr) *ph = NULL;
     int rc = -1;
@@ -601,7 +619,7 @@ int lz_dyn_soname(int fd, char *out, size_t size)
 {
     struct {
         dr_view v;
-        unsigned char win[DR_WINDOW];
+        unsigned char win[DR_WINDOW]; /* one: its reads go forward */
         ElfW(Phdr) ph[DR_MAX_PHDRS];
         ElfW(Dyn) dyn[DR_MAX_DYN];
     } s; /* on the stack: ~80 KiB, no malloc inside the dynamic linker */
@@ -609,7 +627,7 @@ int lz_dyn_soname(int fd, char *out, size_t size)
     struct stat sb;
     if (fstat(fd, &sb) != 0 || sb.st_size <= 0 || size < 2)
         return 0;
-    dr_view_init(&s.v, fd, (unsigned long long)sb.st_size, s.win, sizeof s.win);
+    dr_view_init(&s.v, fd, (unsigned long long)sb.st_size, s.win, DR_WINDOW, 1);
     if (dr_read_head(&s.v, &d, NULL, 0) != 0 || d.machine != lz_dyn_own_machine() ||
         dr_read_phdrs(&s.v, s.ph, &d, NULL, 0) != 0)
         return 0;

@@ -233,6 +233,48 @@ def first_call_reads_nothing_under_proc():
         t.contains(out, f"proc_accesses={want}\n", f"{exe}: accesses under /proc")
 
 
+@case
+def first_call_system_calls_real_nccl():
+    """The first call of a program linked to the shared shim, whose run
+    path names the shim's directory (it holds no NCCL), finds the real NCCL
+    through ld.so.cache with the system calls the search needs and no
+    others (issue 50): the probe reads NCCL's scattered tables (header and
+    hash table, symbols, strings and versions, the dynamic section) in four
+    preads, where one window took ten, and a quiet walk does not stat or
+    faccessat a directory only to say why it was of no use (the report of a
+    failure, which runs the walk again, still does:
+    unreadable_and_dangling_directories)."""
+    real = os.path.realpath(t.real_library("libnccl.so.2"))
+    if not shutil.which("strace"):
+        raise t.Skip("strace is not installed")
+    d = t.workdir("first_call_syscalls")
+    exe = client(d)
+    log = f"{d}/trace"
+    out = t.run(["strace", "-qq", "-e", "trace=openat,pread64,close,newfstatat,stat,faccessat,faccessat2,access",
+                 "-o", log, exe, "call", "ncclGetVersion"], check_rc=0).stdout
+    path = loaded_line(out).split()[0][len("loaded="):]
+    t.equal(os.path.realpath(path), real, "the real NCCL loaded")
+    lines = open(log).read().splitlines()
+    shim_dir = next(a[len("-Wl,-rpath,"):] for a in t.link_shim_args("nccl") if a.startswith("-Wl,-rpath,"))
+    # the probe's open (O_NONBLOCK: a FIFO is never waited on), its reads, its close
+    probe = [i for i, l in enumerate(lines) if l.startswith("openat(") and "O_NONBLOCK" in l
+             and os.path.basename(real) in l and os.path.realpath(l.split('"')[1]) == real]
+    t.equal(len(probe), 1, f"one probe of {real}")
+    fd = lines[probe[0]].rsplit("= ", 1)[1].strip()
+    reads = []
+    for l in lines[probe[0] + 1:]:
+        if l.startswith(f"close({fd})"):
+            break
+        if l.startswith(f"pread64({fd},"):
+            reads.append(l)
+    t.check(1 <= len(reads) <= 4, f"the probe of NCCL read it in {len(reads)} preads (at most 4):\n"
+            + "\n".join(reads))
+    # (ld.so's own access of /etc/ld.so.preload at start-up is not ours)
+    wasted = [l for l in lines if l.startswith(("faccessat(", "faccessat2("))
+              or (l.startswith(("newfstatat(AT_FDCWD", "stat(")) and f'"{shim_dir}"' in l)]
+    t.equal(wasted, [], "no stat or access of the run-path directory itself in a quiet first call")
+
+
 # --- 4. and 5. environment directories ---------------------------------------
 
 @case
