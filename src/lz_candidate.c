@@ -90,8 +90,8 @@ int lz_try_dir(lz_walk *w, const char *step, const char *dir, int quiet)
             free(path);
     }
     /* Its system calls only feed verdicts, which a silent walk drops: a
-     * run-path directory without the library (the shim's own, beside the
-     * program) cost a first call 5-8 us of stat and faccessat. */
+     * $CONDA_PREFIX/lib or $CUDA_HOME/lib64 without the library cost every
+     * first call a stat and a faccessat of it. */
     if (!any && !w->silent)
         say_why_unused(w, step, dir, quiet);
     return rc;
