@@ -4,8 +4,42 @@
 #include "lz_lock.h"
 #include "lz_dl.h"
 
+#include <pthread.h>
 #include <sched.h>
 #include <unistd.h>
+
+/* The constructor's calls into the C library are bound when the dynamic
+ * linker relocates this object, not through the PLT at their first call:
+ * in a program that binds nothing lazily before it exits, the shim's
+ * constructor made the process's first lazy binding (the trampoline that
+ * saves every vector register, the resolver's code run cold), and two of
+ * them cost about 1 % of the start-up of a program linked to the shared
+ * shim (docs/performance.md, "Beside Implib.so"). pthread_atfork is, since
+ * glibc 2.34, a static wrapper of libc_nonshared.a that calls
+ * __register_atfork through the PLT: the wrapper is written out here, as
+ * glibc writes it. A compiler without the attribute (clang) calls through
+ * the PLT, as before. */
+#if defined(__has_attribute)
+#if __has_attribute(noplt)
+#define LZ_NOPLT __attribute__((noplt))
+#endif
+#endif
+#ifndef LZ_NOPLT
+#define LZ_NOPLT
+#endif
+extern __typeof(getpid) getpid LZ_NOPLT;
+#ifdef __GLIBC__
+extern int __register_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(void),
+                             void *dso) LZ_NOPLT;
+extern void *__dso_handle __attribute__((weak, visibility("hidden")));
+static int lz_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(void))
+{
+    /* the object's handle: glibc drops its handlers when it is unloaded */
+    return __register_atfork(prepare, parent, child, &__dso_handle == NULL ? NULL : __dso_handle);
+}
+#else
+#define lz_atfork pthread_atfork
+#endif
 
 /* Fork safety: the libraries this runtime has touched, and fork handlers.
  * fork() waits (bounded) for our calls into the dynamic linker to end
@@ -70,7 +104,7 @@ static void install_atfork(void)
         if (__atomic_compare_exchange_n(&lz_atfork_state, &s, -me, 0, __ATOMIC_ACQ_REL,
                                         __ATOMIC_ACQUIRE)) {
             lz_dl_owned(fork_child, me);
-            pthread_atfork(fork_prepare, fork_parent, fork_child);
+            lz_atfork(fork_prepare, fork_parent, fork_child);
             __atomic_store_n(&lz_atfork_state, 1, __ATOMIC_RELEASE);
             return;
         }
