@@ -12,9 +12,9 @@
  * linker relocates this object, not through the PLT at their first call:
  * in a program that binds nothing lazily before it exits, the shim's
  * constructor made the process's first lazy binding (the trampoline that
- * saves every vector register, the resolver's code run cold), and two of
- * them cost about 1 % of the start-up of a program linked to the shared
- * shim (docs/performance.md, "Beside Implib.so"). pthread_atfork is, since
+ * saves every vector register, the resolver's code run cold): 0.2-0.6 %
+ * of the start-up of a program linked to the shared shim, in paired runs
+ * (docs/performance.md, "Beside Implib.so"). pthread_atfork is, since
  * glibc 2.34, a static wrapper of libc_nonshared.a that calls
  * __register_atfork through the PLT: the wrapper is written out here, as
  * glibc writes it. A compiler without the attribute (clang) calls through

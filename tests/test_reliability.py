@@ -87,7 +87,7 @@ def constructor_binds_nothing_lazily():
     bound while relocating the shim: while ld.so runs the shim's init, the
     shim makes no lazy binding. In a program that binds nothing lazily
     before it exits, the constructor's getpid and pthread_atfork through
-    the PLT were the process's first lazy bindings, about 1 % of its
+    the PLT were the process's first lazy bindings, 0.2-0.6 % of its
     start-up (issue 50). Bindings after the shim's init (at the first call)
     are lazy as before."""
     if t.SANITIZE not in ("", "none"):
