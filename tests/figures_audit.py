@@ -58,6 +58,11 @@ def unverified():
                     full = os.path.join(TOP, "docs", "data", f)
                     if os.path.exists(full):
                         data += open(full, encoding="utf-8", errors="replace").read()
+            # the GPU machine's results, as the section links them
+            for named in re.findall(r"\bgpu-results/([\w.-]+\.(?:md|txt|json))", section):
+                full = os.path.join(TOP, "docs", "gpu-results", named)
+                if os.path.exists(full):
+                    data += open(full, encoding="utf-8", errors="replace").read()
             data = data.replace(",", "")
             title = section.splitlines()[0][:60]
             for m in FIGURE.finditer(MARKED.sub("", section)):
