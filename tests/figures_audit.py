@@ -7,8 +7,9 @@ recorded run or is removed). Prints one line per problem; exit status 1
 when there is any. The suite runs it (test_shape.py).
 
 With --verify, each typed figure (one not written by docs/figures.py) is
-looked for in the runs its section names: a figure none of them holds is
-unverified. docs/figures-unverified.txt lists those known today (derived
+looked for in what its section names: runs in docs/data, results in
+docs/gpu-results, and the tests under tests/ whose parameters it describes;
+a figure none of them holds is unverified. docs/figures-unverified.txt lists those known today (derived
 ratios, rounded values, runs not named); a figure unverified and not
 listed, or listed and now verified or gone, fails, so no new figure can
 part from its data unseen and the list only shrinks. --write-unverified
@@ -58,6 +59,11 @@ def unverified():
                     full = os.path.join(TOP, "docs", "data", f)
                     if os.path.exists(full):
                         data += open(full, encoding="utf-8", errors="replace").read()
+            # the tests a section names, for the parameters it describes
+            for named in re.findall(r"\b(tests/[\w/.-]+\.(?:c|py|sh))\b", section):
+                full = os.path.join(TOP, named)
+                if os.path.exists(full):
+                    data += open(full, encoding="utf-8", errors="replace").read()
             # the GPU machine's results, as the section links them
             for named in re.findall(r"\bgpu-results/([\w.-]+\.(?:md|txt|json))", section):
                 full = os.path.join(TOP, "docs", "gpu-results", named)
