@@ -193,6 +193,11 @@ class Sources:
             lines = f.read().splitlines()
         keep = [line for line in lines if line.startswith(("machine:", "date:", "|"))]
         keep = [re.sub(r"(\d) MB\b", r"\1 MiB", line) if "VmSize" in line else line for line in keep]
+        # Its probe rows gave file sizes in decimal megabytes (size / 10^6,
+        # rounded; bench/run gives MiB since): in MiB here, "about" because
+        # only the rounded figure was kept.
+        keep = [re.sub(r"\((\d+) MB\)", lambda m: f"(about {int(m.group(1)) * 10**6 / 2**20:.0f} MiB)", line)
+                if line.startswith("| probe ") else line for line in keep]
         head = [line for line in keep if not line.startswith("|")]
         table = [line for line in keep if line.startswith("|")]
         return "\n" + "\n".join(head) + "\n\n" + "\n".join(table) + "\n"
