@@ -20,7 +20,7 @@ import re
 import sys
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-FIGURE = re.compile(r"\b\d+(\.\d+)?(x|\s?(ms|MB|GB|KiB|kB|%|ns|us|µs|min|minutes))(?![\w.])")
+FIGURE = re.compile(r"(?<![\d.,])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(x|\s?(ms|MB|GB|KiB|kB|%|ns|us|µs|min|minutes))(?![\w.])")
 
 
 def sections(text):
@@ -72,7 +72,12 @@ def unverified():
             data = data.replace(",", "")
             title = section.splitlines()[0][:60]
             for m in FIGURE.finditer(MARKED.sub("", section)):
-                if m.group(0).split("x")[0].strip().replace(",", "").split()[0] not in data:
+                # the whole number (its comma groups joined), as a number of
+                # the files: not a piece of a longer one; trailing zeros
+                # aside (1.15 is 1.150), a rounded figure is not its value
+                num = (m.group(1) + (m.group(2) or "")).replace(",", "")
+                if not re.search(r"(?<![\w.])" + re.escape(num) + ("0*" if "." in num else "")
+                                 + r"(?![\d])", data):
                     out.append(f"{os.path.relpath(path, TOP)} | {title} | {m.group(0)}")
     return out
 
