@@ -17,6 +17,7 @@ In the text, a figure lies between two markers that name it:
 text and its data cannot part. A figure of unknown name is an error."""
 import argparse
 import glob
+import json
 import os
 import re
 import subprocess
@@ -145,7 +146,6 @@ class Sources:
         under lazynccl-run (tests/gpu/audit_torch.sh's records): each
         round's figure the mean of the two ranks', the ratio that of the
         rounds' means."""
-        import json
         path = os.path.join(TOP, "docs", "data", "audit-torch-h200x2.jsonl")
         runs = {"bw_plain": [], "bw_lazy": []}
         with open(path) as f:

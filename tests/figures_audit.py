@@ -9,8 +9,9 @@ when there is any. The suite runs it (test_shape.py).
 With --verify, each typed figure (one not written by docs/figures.py) is
 looked for in what its section names: runs in docs/data, results in
 docs/gpu-results, and the tests under tests/ whose parameters it describes;
-a figure none of them holds is unverified. docs/figures-unverified.txt lists those known today (derived
-ratios, rounded values, runs not named); a figure unverified and not
+a figure none of them holds is unverified. docs/figures-unverified.txt
+lists those known today (derived ratios, rounded values, runs not named);
+a figure unverified and not
 listed, or listed and now verified or gone, fails, so no new figure can
 part from its data unseen and the list only shrinks. --write-unverified
 rewrites the list."""
@@ -47,29 +48,26 @@ MARKED = re.compile(r"<!-- figure: [\w.-]+ -->.*?<!-- /figure -->", re.S)
 UNVERIFIED = os.path.join(TOP, "docs", "figures-unverified.txt")
 
 
+def named_files(section):
+    """The text of every file the section names that exists: runs in
+    docs/data, results in docs/gpu-results, and tests under tests/ (for the
+    parameters it describes)."""
+    paths = [os.path.join(TOP, "docs", "data", f)
+             for named in re.findall(r"\bdata/([\w.{},-]+\.(?:txt|jsonl|log|diff|json))", section)
+             for f in expand(named)]
+    paths += [os.path.join(TOP, named) for named in re.findall(r"\b(tests/[\w/.-]+\.(?:c|py|sh))\b", section)]
+    paths += [os.path.join(TOP, "docs", "gpu-results", named)
+              for named in re.findall(r"\bgpu-results/([\w.-]+\.(?:md|txt|json))", section)]
+    return "".join(open(p, encoding="utf-8", errors="replace").read() for p in paths if os.path.exists(p))
+
+
 def unverified():
     """'path | section | figure' of each typed figure its section's runs do
     not hold (commas ignored: 4,496,400 kB is 4496400 in a JSON line)."""
     out = []
     for path in [os.path.join(TOP, "README.md")] + sorted(glob.glob(os.path.join(TOP, "docs", "*.md"))):
         for section in sections(open(path, encoding="utf-8").read()):
-            data = ""
-            for named in re.findall(r"\bdata/([\w.{},-]+\.(?:txt|jsonl|log|diff|json))", section):
-                for f in expand(named):
-                    full = os.path.join(TOP, "docs", "data", f)
-                    if os.path.exists(full):
-                        data += open(full, encoding="utf-8", errors="replace").read()
-            # the tests a section names, for the parameters it describes
-            for named in re.findall(r"\b(tests/[\w/.-]+\.(?:c|py|sh))\b", section):
-                full = os.path.join(TOP, named)
-                if os.path.exists(full):
-                    data += open(full, encoding="utf-8", errors="replace").read()
-            # the GPU machine's results, as the section links them
-            for named in re.findall(r"\bgpu-results/([\w.-]+\.(?:md|txt|json))", section):
-                full = os.path.join(TOP, "docs", "gpu-results", named)
-                if os.path.exists(full):
-                    data += open(full, encoding="utf-8", errors="replace").read()
-            data = data.replace(",", "")
+            data = named_files(section).replace(",", "")
             title = section.splitlines()[0][:60]
             for m in FIGURE.finditer(MARKED.sub("", section)):
                 # the whole number (its comma groups joined), as a number of
