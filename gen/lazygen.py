@@ -200,6 +200,14 @@ def dropin(spec, soname, exports_txt, library, out_map, out_symver):
     with open(exports_txt, encoding="utf-8") as f:
         names = f.read().split()
     versions = symlist.load_versions(library) if library and library != "-" else None
+    hidden = dropin_versions.plan(names, soname, spec.symbol_versions, versions).hidden
+    if spec.own_answers and hidden:
+        # A call at a hidden version can fail after the load (dlvsym finds no
+        # such node), which an own answer bound to the real function
+        # (src/lz_bind.h) would then not explain.
+        raise GenError(f"{spec.path} [own_answers]",
+                       f"{soname} has hidden symbol versions ({hidden[0][0]}@{hidden[0][1]}); "
+                       f"own answers are not supported beside them")
     script, header = dropin_versions.write(names, soname, spec.symbol_versions, versions)
     write_if_changed(out_map, script)
     write_if_changed(out_symver, header)

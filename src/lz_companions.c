@@ -130,15 +130,20 @@ void lz_companions_record(lz_walk *w, const char *step, const char *path, const 
     free(b);
 }
 
-void lz_companions_load(const lz_lib *lib, const char *name)
+int lz_companions_waiting(const lz_lib *lib, const char *name)
 {
-    lz_state *st = lib->st;
-    if (!__atomic_load_n(&st->companions_pending, __ATOMIC_ACQUIRE))
-        return;
+    if (!__atomic_load_n(&lib->st->companions_pending, __ATOMIC_ACQUIRE))
+        return 0;
     int wanted = 0;
     for (const char *const *f = lib->companions_for; f && *f; f++)
         wanted |= strcmp(*f, name) == 0;
-    if (!wanted)
+    return wanted;
+}
+
+void lz_companions_load(const lz_lib *lib, const char *name)
+{
+    lz_state *st = lib->st;
+    if (!lz_companions_waiting(lib, name))
         return;
     /* No waiting for another thread doing the same: each dlopens them
      * (the same objects; a reference more is harmless), then clears. */

@@ -12,6 +12,8 @@
  * itself. */
 LZ_HIDDEN void lz_companions_record(lz_walk *w, const char *step, const char *path,
                                     const lz_probe *p);
+/* 1 when companions are left to load before the first call of name. */
+LZ_HIDDEN int lz_companions_waiting(const lz_lib *lib, const char *name);
 /* Before the first call of name: load the companions the chosen library
  * left for it, when name is one of lib->companions_for. */
 LZ_HIDDEN void lz_companions_load(const lz_lib *lib, const char *name);

@@ -95,31 +95,36 @@ lz_fn lz_resolve(const lz_lib *lib, size_t i)
                 return lz_fn_at(lib->fails, i);
             continue; /* a retry reset the library meanwhile */
         }
-        /* Loaded, for good: no lock. Racing first calls of one name find
-         * the same symbol; the first to publish it wins. */
+        /* Loaded, for good: no lock. */
         lz_companions_load(lib, lz_sym_name(lib, &lib->syms[i]));
-        void *p = lookup(lib, i);
-        lz_fn f = lz_fn_at(lib->fails, i);
-        lz_fn answer = lib->answers ? lz_fn_at(lib->answers, i) : NULL;
-        if (p && answer) {
-            /* An own-answer function is the real one, one jump, until a
-             * call fails (lz_failed_call switches it to its wrapper). */
-            __atomic_store_n(&lib->reals[i], (lz_fn)p, __ATOMIC_SEQ_CST);
-            f = __atomic_load_n(&lib->st->failed_calls, __ATOMIC_SEQ_CST) ? answer : (lz_fn)p;
-        } else if (p)
-            f = (lz_fn)p;
-        lz_fn expect = lz_fn_at(lib->resolvers, i);
-        if (!__atomic_compare_exchange_n(&lib->slots[i], &expect, f, 0, __ATOMIC_SEQ_CST,
-                                         __ATOMIC_ACQUIRE))
-            return expect;
-        if (answer && f == (lz_fn)p && __atomic_load_n(&lib->st->failed_calls, __ATOMIC_SEQ_CST)) {
-            expect = f;
-            __atomic_compare_exchange_n(&lib->slots[i], &expect, answer, 0, __ATOMIC_SEQ_CST,
-                                        __ATOMIC_ACQUIRE);
-            f = answer;
-        }
-        return f;
+        return lz_resolve_publish(lib, i, lookup(lib, i));
     }
+}
+
+/* Racing first calls of one name find the same symbol; the first to
+ * publish it wins. */
+lz_fn lz_resolve_publish(const lz_lib *lib, size_t i, void *p)
+{
+    lz_fn f = lz_fn_at(lib->fails, i);
+    lz_fn answer = lib->answers ? lz_fn_at(lib->answers, i) : NULL;
+    if (p && answer) {
+        /* An own-answer function is the real one, one jump, until a
+         * call fails (lz_failed_call switches it to its wrapper). */
+        __atomic_store_n(&lib->reals[i], (lz_fn)p, __ATOMIC_SEQ_CST);
+        f = __atomic_load_n(&lib->st->failed_calls, __ATOMIC_SEQ_CST) ? answer : (lz_fn)p;
+    } else if (p)
+        f = (lz_fn)p;
+    lz_fn expect = lz_fn_at(lib->resolvers, i);
+    if (!__atomic_compare_exchange_n(&lib->slots[i], &expect, f, 0, __ATOMIC_SEQ_CST,
+                                     __ATOMIC_ACQUIRE))
+        return expect;
+    if (answer && f == (lz_fn)p && __atomic_load_n(&lib->st->failed_calls, __ATOMIC_SEQ_CST)) {
+        expect = f;
+        __atomic_compare_exchange_n(&lib->slots[i], &expect, answer, 0, __ATOMIC_SEQ_CST,
+                                    __ATOMIC_ACQUIRE);
+        f = answer;
+    }
+    return f;
 }
 
 lz_fn lz_resolve_version(const lz_lib *lib, size_t i, const char *node, lz_fn *slot)

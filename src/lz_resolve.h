@@ -9,6 +9,11 @@
  * publish it in the slot (release) and return what the caller must call. */
 LZ_HIDDEN lz_fn lz_resolve(const lz_lib *lib, size_t i);
 
+/* Publish p (NULL: not found) as export i's slot, unless another thread
+ * published first, and return what the slot holds: p, its own-answer
+ * wrapper once a call has failed, or the export's failure function. */
+LZ_HIDDEN lz_fn lz_resolve_publish(const lz_lib *lib, size_t i, void *p);
+
 /* Export i at a hidden symbol version of the real library (a drop-in's
  * name@node beside name@@newer), on every call: *slot once published,
  * else resolved with dlvsym and published there (only this version uses

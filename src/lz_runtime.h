@@ -116,6 +116,10 @@ typedef struct lz_state {
     int failed_calls;
     /* Whether companions are left to load (atomic): companion_files. */
     int companions_pending;
+    /* Whether the loaded library exports every name of the spec (atomic;
+     * 0 not asked yet, 1 yes, 2 no): only then can no later call fail, and
+     * an own-answer function be bound to the real one (lz_bind.c). */
+    int complete;
     /* Path of the loaded library, and the companions left to load before
      * the first call of a companions_for function ('\n'-separated files):
      * the search's own allocation, kept from the moment status is published

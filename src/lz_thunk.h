@@ -55,6 +55,16 @@
     __asm__(".pushsection .text\n\t.p2align 4\n\t.globl " str "\n\t" extra ".type " str \
             ",@function\n" str ":\n\tjmp *" LZ_XSTR(LZ_SLOTS) "+8*" #idx "(%rip)\n\t.size " \
             str ",.-" str "\n\t.popsection");
+/* An export of a shared shim (LZ_IFUNC_EXPORTS, lz_bind.h): the thunk
+ * under a local name, and the exported name a GNU indirect function whose
+ * resolver asks lz_bind_pick which of the two a caller is bound to. */
+#define LZ_ASM_EXPORT(str, idx) \
+    __asm__(".pushsection .text\n\t.p2align 4\n\t.type " str ".lzj,@function\n" str ".lzj:\n\t" \
+            "jmp *" LZ_XSTR(LZ_SLOTS) "+8*" #idx "(%rip)\n\t.size " str ".lzj,.-" str ".lzj\n\t" \
+            ".globl " str "\n\t.type " str ",@gnu_indirect_function\n" str ":\n\t" \
+            "lea " LZ_XSTR(LZ_LIB) "(%rip), %rdi\n\tmov $" #idx ", %esi\n\t" \
+            "lea " str ".lzj(%rip), %rdx\n\tjmp lz_bind_pick\n\t.size " str ",.-" str \
+            "\n\t.popsection");
 /* The first call of a variadic function: every argument register (and %al,
  * the count of vector registers used) is saved, the function is resolved,
  * the registers are restored and the call goes on as if made directly. */
@@ -87,6 +97,16 @@
             ",%function\n" str ":\n\tadrp x16, " LZ_XSTR(LZ_SLOTS) "+8*" #idx "\n\t" \
             "add x16, x16, :lo12:" LZ_XSTR(LZ_SLOTS) "+8*" #idx "\n\tldar x16, [x16]\n\t" \
             "br x16\n\t.size " str ",.-" str "\n\t.popsection");
+/* An export of a shared shim: as on x86-64. */
+#define LZ_ASM_EXPORT(str, idx) \
+    __asm__(".pushsection .text\n\t.p2align 4\n\t.type " str ".lzj,%function\n" str ".lzj:\n\t" \
+            "adrp x16, " LZ_XSTR(LZ_SLOTS) "+8*" #idx "\n\t" \
+            "add x16, x16, :lo12:" LZ_XSTR(LZ_SLOTS) "+8*" #idx "\n\tldar x16, [x16]\n\t" \
+            "br x16\n\t.size " str ".lzj,.-" str ".lzj\n\t" \
+            ".globl " str "\n\t.type " str ",%gnu_indirect_function\n" str ":\n\t" \
+            "adrp x0, " LZ_XSTR(LZ_LIB) "\n\tadd x0, x0, :lo12:" LZ_XSTR(LZ_LIB) "\n\t" \
+            "mov x1, #" #idx "\n\tadr x2, " str ".lzj\n\tb lz_bind_pick\n\t" \
+            ".size " str ",.-" str "\n\t.popsection");
 /* The first call of a variadic function: x0-x7, x8 (the indirect result
  * register) and q0-q7 saved around the runtime's resolution, then a branch
  * to the function with everything as the caller left it. */
@@ -108,6 +128,16 @@
 #endif
 
 #ifdef LZ_ASM_THUNK
+/* What an exported thunk is: an indirect function in a shared shim built
+ * with glibc (musl has no indirect functions; a static shim's would be
+ * resolved at start-up, before any load), else the thunk itself. */
+#if defined(LZ_IFUNC_EXPORTS) && defined(__GLIBC__) && !defined(LZ_AMALGAMATION)
+#define LZ_ASM_PUBLIC(str, idx) LZ_ASM_EXPORT(str, idx)
+#define LZ_THUNK_LABEL(str) str ".lzj"
+#else
+#define LZ_ASM_PUBLIC(str, idx) LZ_ASM_THUNK(str, idx, LZ_PUBLIC_VIS(str))
+#define LZ_THUNK_LABEL(str) str
+#endif
 /* Both architectures: a variadic function's thunk is the usual one, and its
  * assembly resolver asks this helper (LZ_VRESOLVE) for the function, with
  * every argument register saved around the call (LZ_ASM_FORWARD). */
@@ -115,19 +145,19 @@
     extern __attribute__((visibility("hidden"))) void lz_r_##sym(void); \
     LZ_ASM_FORWARD("lz_r_" #sym, LZ_XSTR(LZ_VRESOLVE), idx)
 #define LZ_THUNK_VARIADIC(ret, name, str, idx, params) \
-    LZ_CHECK(ret, name, params) LZ_ASM_THUNK(str, idx, LZ_PUBLIC_VIS(str))
+    LZ_CHECK(ret, name, params) LZ_ASM_PUBLIC(str, idx)
 #define LZ_THUNK_VARIADIC_HIDDEN(ret, name, str, idx, params) \
     LZ_CHECK(ret, name, params) LZ_ASM_THUNK(str, idx, ".hidden " str "\n\t")
 /* A function of the library no header declares: the same thunk, no type
  * to check (gen/emit_stubs.py, add_opaque). */
-#define LZ_THUNK_OPAQUE(str, idx) LZ_ASM_THUNK(str, idx, LZ_PUBLIC_VIS(str))
+#define LZ_THUNK_OPAQUE(str, idx) LZ_ASM_PUBLIC(str, idx)
 #define LZ_VARIADIC_HELPER \
     __attribute__((used)) static lz_fn LZ_VRESOLVE(size_t i) { return lz_resolve(&LZ_LIB, i); }
 #endif
 
 #if defined(LZ_ASM_THUNK) && !defined(LZ_C_THUNKS)
 #define LZ_THUNK(ret, name, sym, str, idx, params, args) \
-    LZ_CHECK(ret, name, params) LZ_ASM_THUNK(str, idx, LZ_PUBLIC_VIS(str))
+    LZ_CHECK(ret, name, params) LZ_ASM_PUBLIC(str, idx)
 #define LZ_THUNK_VOID LZ_THUNK
 #else
 #define LZ_THUNK(ret, name, sym, str, idx, params, args) \
@@ -192,8 +222,11 @@
     ret alias params { LZ_VERSION_FN(name, sym, alias, node) args; }
 /* A variadic function's hidden version cannot be forwarded from C: it is
  * an alias of the default version's thunk. */
+#ifndef LZ_THUNK_LABEL
+#define LZ_THUNK_LABEL(str) str
+#endif
 #define LZ_VERSION_ALIAS(str, alias) \
-    __asm__(".globl " #alias "\n\t.set " #alias ", " str);
+    __asm__(".globl " #alias "\n\t.set " #alias ", " LZ_THUNK_LABEL(str));
 
 /* An error-message function of the library, once loaded: the library's
  * answer, filled in with ours when it is empty and one of our calls failed. */

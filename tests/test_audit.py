@@ -451,9 +451,15 @@ def tool_run(name, mode, extra_env=None, run_args=()):
 
 
 def tool_file(out):
+    """The file holding the function the tool's dlsym gave."""
     got = lines(out, "tool")
     t.check(got and got[0][0] != "failed:", f"the tool's answer: {out}")
     return got[0][2]
+
+
+def tool_handle(out):
+    """The file the tool's dlopen handle is."""
+    return lines(out, "tool")[0][4]
 
 
 @case
@@ -488,9 +494,12 @@ def audit_tool_same_string_keeps_dropin():
     string a redirected by-path request named as a name of the drop-in it
     mapped (glibc's "origname"), and answers a later request for that
     string itself, before any audit module is asked: a tool re-opening that
-    string gets the drop-in, whose calls reach the one real copy."""
-    r, _ = tool_run("audit_tool_same", "tool-same-string")
-    t.check(same_file(tool_file(r.stdout), os.path.join(DROPINS, "libnccl.so.2")), r.stdout)
+    string gets the drop-in; the library loaded, the drop-in's indirect
+    function (src/lz_bind.h) answers its dlsym with the one real copy's
+    function."""
+    r, real = tool_run("audit_tool_same", "tool-same-string")
+    t.check(same_file(tool_handle(r.stdout), os.path.join(DROPINS, "libnccl.so.2")), r.stdout)
+    t.check(same_file(tool_file(r.stdout), real), r.stdout)
     t.equal(len(real_after(r.stdout, "tool")), 1, r.stdout)
 
 
@@ -500,6 +509,7 @@ def audit_tool_before_first_call_gets_dropin():
     drop-in (the program's by-path preload stays lazy); the call then loads
     the file asked for, one real copy."""
     r, real = tool_run("audit_tool_before", "tool-before")
+    t.check(same_file(tool_handle(r.stdout), os.path.join(DROPINS, "libnccl.so.2")), r.stdout)
     t.check(same_file(tool_file(r.stdout), os.path.join(DROPINS, "libnccl.so.2")), r.stdout)
     after = real_after(r.stdout, "call")
     t.equal(len(after), 1, r.stdout)

@@ -325,6 +325,29 @@ def nccl2223_served_by_2289_shim():
 
 
 @case
+def nccl2223_own_answers_stay_on_thunk():
+    """NCCL 2.22.3 lacks names the 2.28.9 shim exports, so a call can still
+    fail after the load: the own-answer functions stay on their thunks
+    (src/lz_bind.h), bound after the load or not, and ncclGetLastError still
+    says why a missing function failed; a plain export bound after the load
+    is the real function."""
+    d = t.workdir("nccl2223_own_answers_stay_on_thunk")
+    lib = nccl2223()
+    ldso, libc = t.newer_loader()
+    exe = t.compile_c(os.path.join(d, "bind_client"), [os.path.join(t.PROGS, "bind_client.c")],
+                      [f"-I{t.NCCL_INCLUDE}", "-Wl,-z,lazy"] + t.link_shim_args("nccl"))
+    out = run([ldso, "--library-path", f"{libc}:{t.SHIMS}", exe, "version", "errstr", "missing",
+               "lasterr", "count", "got:ncclGetErrorString", "got:ncclGetLastError",
+               "got:ncclCommCount"], {"LAZYNCCL_LIBPATH": lib})
+    expect(out, "version=22203 rc=0", "errstr=no error", "missing=2",
+           f"lasterr=lazynccl: ncclCommWindowRegister: not exported by {lib}", "count=4")
+    got = dict(line[4:].split("=", 1) for line in out.splitlines() if line.startswith("got:"))
+    t.check(os.path.samefile(got["ncclGetErrorString"], t.shim("nccl")), out)
+    t.check(os.path.samefile(got["ncclGetLastError"], t.shim("nccl")), out)
+    t.check(os.path.samefile(got["ncclCommCount"], lib), out)
+
+
+@case
 def glibc_too_old_rejected():
     """NCCL 2.22.3 needs GLIBC_2.38: on an older C library the probe rejects it
     (lazynccl-info and the shim alike) instead of calling it loadable."""

@@ -86,6 +86,54 @@ def nvrtc_nvjitlink_bytes():
         t.equal(f.read(4), b"\x7fELF", "cubin magic")
 
 
+def bind_client(d):
+    """tests/progs/bind_client.c, linked to the shared shim with lazy binding."""
+    return t.compile_c(os.path.join(d, "bind_client"), [os.path.join(t.PROGS, "bind_client.c")],
+                       [f"-I{t.NCCL_INCLUDE}", "-Wl,-z,lazy"] + t.link_shim_args("nccl"))
+
+
+def bound(out):
+    """{name: file} of the program's PLT slots, from its got:NAME lines."""
+    return dict(line[4:].split("=", 1) for line in out.splitlines() if line.startswith("got:"))
+
+
+@case
+def callers_bound_after_load_reach_library():
+    """A call bound after the load is one jump into the real library, as if
+    linked to it (src/lz_bind.h): the program's PLT slot holds NCCL's own
+    function, an own-answer function's included (NCCL 2.28.9 exports every
+    name of the spec). One bound before the load keeps the shim's thunk;
+    every answer is the real library's."""
+    real = t.real_library("libnccl.so.2")
+    d = t.workdir("callers_bound_after_load")
+    exe = bind_client(d)
+    out = t.run([exe, "got:ncclGetVersion", "version", "errstr", "lasterr", "count",
+                 "got:ncclGetVersion", "got:ncclGetErrorString", "got:ncclGetLastError",
+                 "got:ncclCommCount"], check_rc=0).stdout
+    lines = out.splitlines()
+    t.equal(lines[0], f"got:ncclGetVersion={exe}", "unbound before the first call: its PLT entry")
+    t.equal(lines[1:5], ["version=22809 rc=0", "errstr=no error", "lasterr=", "count=4"],
+            "the real library's answers")
+    got = bound(out)
+    t.check(os.path.samefile(got["ncclGetVersion"], t.shim("nccl")), f"bound before the load: {out}")
+    for name in ("ncclGetErrorString", "ncclGetLastError", "ncclCommCount"):
+        t.check(os.path.samefile(got[name], real), f"{name} bound after the load: {out}")
+
+
+@case
+def bind_now_callers_keep_thunk():
+    """Under BIND_NOW every caller is bound at start-up, before any load: each
+    keeps the thunk (one more jump), and the calls answer as before."""
+    t.real_library("libnccl.so.2")
+    d = t.workdir("bind_now_callers")
+    out = t.run([bind_client(d), "version", "errstr", "count", "got:ncclGetVersion",
+                 "got:ncclGetErrorString", "got:ncclCommCount"],
+                env={"LD_BIND_NOW": "1"}, check_rc=0).stdout
+    t.equal(out.splitlines()[:3], ["version=22809 rc=0", "errstr=no error", "count=4"], "answers")
+    for name, f in bound(out).items():
+        t.check(os.path.samefile(f, t.shim("nccl")), f"{name}: {out}")
+
+
 @case
 def static_link():
     """The static shim works the same, and the program has no DT_NEEDED on NCCL."""

@@ -102,9 +102,30 @@ def function_bodies(path):
 SLOT_LOAD = re.compile(r"^mov\s+0x[0-9a-f]+\(%rip\),(%r\w+)$")
 
 
+RESOLVER_JUMP = re.compile(r"^jmp\s+[0-9a-f]+ <lz_bind_pick>$")
+
+
+def indirect_functions(path):
+    """The names a shared object exports as GNU indirect functions."""
+    out = t.run(["nm", "-D", "--defined-only", path], check_rc=0).stdout
+    return {p[2].split("@")[0] for p in (line.split() for line in out.splitlines())
+            if len(p) == 3 and p[1] == "i"}
+
+
+def one_jump(body):
+    """A slot's load and one indirect jump (or the jump alone, x86-64)."""
+    if body and len(body) == 2:
+        m = SLOT_LOAD.match(body[0])
+        return bool(m) and bool(re.match(rf"^jmp\s+\*{re.escape(m.group(1))}$", body[1]))
+    return bool(body) and len(body) == 1 and bool(re.match(r"^jmp\s+\*0x[0-9a-f]+\(%rip\)$", body[0]))
+
+
 @case
 def hot_path():
-    """Every exported thunk is a load of its slot and one indirect jump."""
+    """Every exported thunk is a load of its slot and one indirect jump. In
+    the shared shim each export is an indirect function (src/lz_bind.h):
+    its resolver asks lz_bind_pick, and its thunk is the local NAME.lzj; in
+    the static shim the export is the thunk itself."""
     if t.OPTIMIZATION in ("0", "plain"):
         raise t.Skip(f"optimization={t.OPTIMIZATION}: thunks are only one jump in optimised builds")
     if t.SANITIZE not in ("", "none"):
@@ -113,18 +134,16 @@ def hot_path():
     for lib in LIBS:
         with open(os.path.join(t.SHIMS, f"{lib}_exports.txt")) as f:
             names = [n for n in f.read().split() if not n.startswith(f"lazy{lib}_")]
-        bodies = function_bodies(t.shim(lib))
+        shared, static = function_bodies(t.shim(lib)), function_bodies(t.shim(lib, static=True))
+        ifuncs = indirect_functions(t.shim(lib))
         for n in names:
-            body = bodies.get(n)
-            ok = False
-            if body and len(body) == 2:
-                m = SLOT_LOAD.match(body[0])
-                ok = bool(m) and re.match(rf"^jmp\s+\*{re.escape(m.group(1))}$", body[1])
-            elif body and len(body) == 1:
-                ok = bool(re.match(r"^jmp\s+\*0x[0-9a-f]+\(%rip\)$", body[0]))
+            resolver = shared.get(n) or []
+            ok = (n in ifuncs and one_jump(shared.get(n + ".lzj")) and len(resolver) == 4
+                  and bool(RESOLVER_JUMP.match(resolver[-1])) and one_jump(static.get(n)))
             checked += 1
             if not ok:
-                bad.append(f"{lib}:{n}: {body}")
+                bad.append(f"{lib}:{n}: shared {shared.get(n + '.lzj')} resolver {resolver} "
+                           f"static {static.get(n)}")
     print(f"{checked} thunks checked")
     for b in bad[:20]:
         print(b)

@@ -3,10 +3,12 @@
  * are: preloaded into the program, it re-opens the library the program
  * uses by path, to hook it, and looks a function up through that handle.
  *
- *   tool_hook(PATH, SYMBOL) prints "tool SYMBOL in FILE" (the object
- *   holding the address dlsym gave, by dladdr) or "tool failed: why". */
+ *   tool_hook(PATH, SYMBOL) prints "tool SYMBOL in FILE handle HFILE"
+ *   (the object holding the address dlsym gave, by dladdr; the object the
+ *   handle is, by its link map) or "tool failed: why". */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <link.h>
 #include <stdio.h>
 
 __attribute__((visibility("default"))) void tool_hook(const char *path, const char *symbol);
@@ -23,5 +25,10 @@ void tool_hook(const char *path, const char *symbol)
         printf("tool failed: %s not found\n", symbol);
         return;
     }
-    printf("tool %s in %s\n", symbol, info.dli_fname);
+    struct link_map *map = NULL;
+    if (dlinfo(h, RTLD_DI_LINKMAP, &map) != 0 || !map) {
+        printf("tool failed: %s\n", dlerror());
+        return;
+    }
+    printf("tool %s in %s handle %s\n", symbol, info.dli_fname, map->l_name);
 }
