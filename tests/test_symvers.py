@@ -169,6 +169,25 @@ class Fixture:
                             "-ldl"] + t.sanitizer_link_args())
 
 
+@case
+def own_answers_beside_hidden_versions_refused():
+    """A spec whose library has own answers and hidden symbol versions is
+    refused when its drop-in is generated, with the reason: a call at a
+    hidden version can fail after the load, which an own answer bound to the
+    real function (src/lz_bind.h) would not explain."""
+    fx = Fixture("symvers_own_answers_hidden")
+    spec = os.path.join(fx.d, "fix.toml")
+    with open(fx.spec) as f, open(spec, "w") as out:
+        out.write(f.read() + '\n[own_answers]\nfix_handle_name = "@message"\n')
+    fx.generate(spec)
+    r = lazygen("dropin", spec, "--soname", "libfix.so.1", "--exports", fx.exports,
+                "--library", os.path.join(fx.v[2], "libfix.so.1"), "--out-map",
+                os.path.join(fx.d, "m"), "--out-symver", os.path.join(fx.d, "h"), cc=fx.cc, check=1)
+    t.contains(r.stderr, f"{spec} [own_answers]: error: libfix.so.1 has hidden symbol versions "
+               "(fix_clone@FIXBACKEND_1.0); own answers are not supported beside them", "message")
+    t.check(not os.path.exists(os.path.join(fx.d, "m")), "a version script was written")
+
+
 def versions_of(path):
     """{name@NODE or name@@NODE} of a file's defined dynamic symbols."""
     r = t.run([os.environ.get("LZ_NM", "nm"), "-D", "--defined-only", "--with-symbol-versions", path],
