@@ -44,7 +44,10 @@ def exported_functions(path):
 @case
 def thunks_are_a_plt_entry():
     """Every exported thunk of every shim (variadic ones included) is
-    adrp + add + ldar + br: four instructions, as long as a PLT entry."""
+    adrp + add + ldar + br: four instructions, as long as a PLT entry. The
+    shared shim exports each as an indirect function (src/lz_bind.h): the
+    thunk is the local NAME.lzj, the export its resolver, which hands
+    lz_bind_pick the library, the index and that thunk."""
     need_cross()
     checked, bad, sample = 0, [], None
     for lib in sorted(f[7:-3] for f in os.listdir(t.SHIMS)
@@ -57,15 +60,18 @@ def thunks_are_a_plt_entry():
                                   comment="//")
         slots = slot_tables(t.shim(lib))
         for n in names:
-            body = found.get(n, [])
+            body = found.get(n + ".lzj", [])
+            resolver = found.get(n, [])
             m = [re.match(p, b) for p, b in zip(THUNK, body)]
-            ok = len(body) == 4 and all(m)
+            ok = len(body) == 4 and all(m) and len(resolver) == 5 and \
+                bool(re.match(rf"^adr\tx2, [0-9a-f]+ <{re.escape(n)}\.lzj>$", resolver[3])) and \
+                bool(re.match(r"^b\t[0-9a-f]+ <lz_bind_pick>$", resolver[4]))
             if ok:  # the address loaded from lies in the shim's slot table
                 addr = int(m[0].group(1), 16) + int(m[1].group(1), 16)
                 ok = any(lo <= addr < hi for lo, hi in slots)
             checked += 1
             if not ok:
-                bad.append(f"{lib}:{n}: {body}")
+                bad.append(f"{lib}:{n}: {body} resolver {resolver}")
             if n == "ncclGetVersion":
                 sample = body
     print(f"{checked} thunks checked; ncclGetVersion: {sample}")
@@ -132,6 +138,27 @@ def nccl2223_arm64_version():
     nccl = os.path.join(t.debian("libnccl2", ARCH), "libnccl.so.2")
     out = run_arm64([client(d), "nccl-version"], {"LAZYNCCL_LIBPATH": nccl})
     t.contains(out, "nccl=22203 rc=0", "NCCL 2.22.3 answers")
+
+
+@case
+def callers_bound_after_load_arm64():
+    """On AArch64 too, a call bound after the load is NCCL's own function in
+    the program's PLT slot (src/lz_bind.h): ncclCommCount, bound after
+    ncclGetVersion loaded NCCL 2.22.3; the own-answer ncclGetErrorString
+    keeps its thunk there (2.22.3 lacks names of the 2.28.9 shim)."""
+    need_cross()
+    d = t.workdir("cross_bind")
+    nccl = os.path.join(t.debian("libnccl2", ARCH), "libnccl.so.2")
+    exe = t.compile_c(os.path.join(d, "bind_client"), [os.path.join(t.PROGS, "bind_client.c")],
+                      [f"-I{t.NCCL_INCLUDE}", f"-L{t.SHIMS}", f"-Wl,-rpath,{t.SHIMS}", "-llazynccl",
+                       "-Wl,-z,lazy"])
+    out = run_arm64([exe, "version", "errstr", "count", "got:ncclGetVersion",
+                     "got:ncclGetErrorString", "got:ncclCommCount"], {"LAZYNCCL_LIBPATH": nccl})
+    got = dict(line[4:].split("=", 1) for line in out.splitlines() if line.startswith("got:"))
+    t.contains(out, "version=22203 rc=0\nerrstr=no error\ncount=4\n", "answers")
+    t.check(os.path.samefile(got["ncclGetVersion"], t.shim("nccl")), out)
+    t.check(os.path.samefile(got["ncclGetErrorString"], t.shim("nccl")), out)
+    t.check(os.path.samefile(got["ncclCommCount"], nccl), out)
 
 
 @case
