@@ -4,6 +4,7 @@
 #include "lz_bind.h"
 #include "lz_companions.h"
 #include "lz_dl.h"
+#include "lz_objects.h"
 #include "lz_resolve.h"
 
 /* No sanitizer's code in the part that can run before sanitizers start. */
@@ -16,22 +17,26 @@
 #define LZ_UNINSTRUMENTED
 #endif
 
-/* Every name of the spec, under its own name: then no call can fail, so no
- * own answer will ever differ from the library's. Asked once per process. */
-static int complete(const lz_lib *lib)
+static const char *spec_name(const void *ctx, size_t i)
+{
+    const lz_lib *lib = ctx;
+    return lz_sym_name(lib, &lib->syms[i]);
+}
+
+/* Every name of the spec, under its own name, in the object holding the
+ * real function f: then no call can fail, so no own answer will ever
+ * differ from the library's. Asked once per process, in memory through the
+ * object's hash table (105 dlsym calls took 35-50 us for NCCL). A name
+ * only a dependency of the library defines counts as missing, which only
+ * keeps own answers on their thunks. */
+static int complete(const lz_lib *lib, lz_fn f)
 {
     lz_state *st = lib->st;
     int c = __atomic_load_n(&st->complete, __ATOMIC_ACQUIRE);
-    if (c)
-        return c == 1;
-    c = 1;
-    for (size_t i = 0; i < lib->nsyms && c == 1; i++) {
-        lz_fn f = __atomic_load_n(&lib->slots[i], __ATOMIC_ACQUIRE);
-        if (f == lz_fn_at(lib->fails, i) ||
-            (f == lz_fn_at(lib->resolvers, i) && !lz_dlsym(st->handle, lz_sym_name(lib, &lib->syms[i]))))
-            c = 2;
+    if (!c) {
+        c = lz_objects_defines_all((const void *)f, spec_name, lib, lib->nsyms) ? 1 : 2;
+        __atomic_store_n(&st->complete, c, __ATOMIC_RELEASE);
     }
-    __atomic_store_n(&st->complete, c, __ATOMIC_RELEASE);
     return c == 1;
 }
 
@@ -54,7 +59,7 @@ __attribute__((noinline)) static lz_fn pick_loaded(const lz_lib *lib, size_t i, 
         return thunk;
     lz_fn answer = lib->answers ? lz_fn_at(lib->answers, i) : NULL;
     if (answer && (f == answer || __atomic_load_n(&lib->st->failed_calls, __ATOMIC_SEQ_CST) ||
-                   !complete(lib)))
+                   !complete(lib, f)))
         return thunk;
     return f;
 }

@@ -25,7 +25,8 @@
  * sanitizer runtimes are set up (BIND_NOW relocations): until the library
  * is loaded it reads one word and calls nothing. Cost: that read, where not
  * loaded; once loaded, a dlsym of the name the first time it is bound, and
- * once per process for an own-answer function, a dlsym of every name. */
+ * once per process for an own-answer function, a pass over the loaded
+ * objects and a hash-table lookup in memory of every name of the spec. */
 LZ_HIDDEN lz_fn lz_bind_pick(const lz_lib *lib, size_t i, lz_fn thunk);
 
 #endif

@@ -53,6 +53,7 @@ int lz_dynmem_view(lz_dynmem *v, uintptr_t base, const ElfW(Phdr) *ph, size_t ph
         case DT_SYMTAB: symtab = at(v, d->d_un.d_ptr); break;
         case DT_HASH: hash = at(v, d->d_un.d_ptr); break;
         case DT_GNU_HASH: gnu_hash = at(v, d->d_un.d_ptr); break;
+        case DT_VERSYM: v->versym = (const ElfW(Half) *)at(v, d->d_un.d_ptr); break;
         default: break;
         }
     }
@@ -111,7 +112,10 @@ int lz_dynmem_needs(const lz_dynmem *v, const char *soname)
     return 0;
 }
 
-const ElfW(Sym) *lz_dynmem_lookup(const lz_dynmem *v, const char *name)
+/* The first symbol named name in its hash chain that want accepts (NULL:
+ * every one), or NULL. */
+static const ElfW(Sym) *chain_find(const lz_dynmem *v, const char *name,
+                                   int (*want)(const lz_dynmem *v, uint32_t i))
 {
     const uint32_t *h = v->gnu_hash;
     if (!h || !v->symtab)
@@ -131,10 +135,28 @@ const ElfW(Sym) *lz_dynmem_lookup(const lz_dynmem *v, const char *name)
             return NULL;
         const char *n;
         if ((*ch | 1) == (hash | 1) && s->st_shndx != SHN_UNDEF && s->st_name &&
-            (n = lz_dynmem_str(v, s->st_name)) && same(n, name))
+            (n = lz_dynmem_str(v, s->st_name)) && same(n, name) && (!want || want(v, i)))
             return s;
         if (*ch & 1)
             return NULL;
     }
     return NULL;
+}
+
+const ElfW(Sym) *lz_dynmem_lookup(const lz_dynmem *v, const char *name)
+{
+    return chain_find(v, name, NULL);
+}
+
+/* Symbol i is unversioned or at a version not hidden (an unreadable
+ * version entry counts as hidden). */
+static int not_hidden(const lz_dynmem *v, uint32_t i)
+{
+    const ElfW(Half) *e = v->versym ? v->versym + i : NULL;
+    return !e || (in(v, (uintptr_t)e, sizeof *e) && !(*e & 0x8000));
+}
+
+int lz_dynmem_defines(const lz_dynmem *v, const char *name)
+{
+    return chain_find(v, name, not_hidden) != NULL;
 }

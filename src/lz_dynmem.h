@@ -30,6 +30,7 @@ typedef struct lz_dynmem {
     const ElfW(Sym) *symtab;
     size_t nsyms;               /* every symbol (DT_HASH), or the undefined ones [0, symoffset) */
     const uint32_t *gnu_hash;   /* NULL without one */
+    const ElfW(Half) *versym;   /* DT_VERSYM, NULL without one (each entry checked when read) */
 } lz_dynmem;
 
 /* Fill v for the object loaded at base with these program headers: 1 when
@@ -47,5 +48,9 @@ LZ_DYNMEM_API int lz_dynmem_needs(const lz_dynmem *v, const char *soname);
 /* The symbol it defines under name, found through its GNU hash table as
  * the dynamic linker finds it; NULL when none (or no GNU hash table). */
 LZ_DYNMEM_API const ElfW(Sym) *lz_dynmem_lookup(const lz_dynmem *v, const char *name);
+/* 1 when it defines name unversioned or at a version that is not hidden
+ * (name@@NODE: what dlsym without a version finds first), through its GNU
+ * hash table; 0 otherwise, a name only at hidden versions included. */
+LZ_DYNMEM_API int lz_dynmem_defines(const lz_dynmem *v, const char *name);
 
 #endif

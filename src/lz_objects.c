@@ -646,6 +646,37 @@ int lz_objects_self_exports(const char *name)
     return q.found;
 }
 
+/* --- every name defined ----------------------------------------------------- */
+
+struct defines_all {
+    uintptr_t inside;
+    const char *(*name)(const void *ctx, size_t i);
+    const void *ctx;
+    size_t n;
+    int all;
+};
+
+static int defines_all_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    struct defines_all *q = data;
+    dynview v;
+    if (!mapped(info, q->inside, 1))
+        return 0;
+    q->all = view(info, &v) && v.m.gnu_hash;
+    for (size_t i = 0; q->all && i < q->n; i++)
+        q->all = lz_dynmem_defines(&v.m, q->name(q->ctx, i));
+    return 1;
+}
+
+int lz_objects_defines_all(const void *inside, const char *(*name)(const void *ctx, size_t i),
+                           const void *ctx, size_t n)
+{
+    struct defines_all q = {(uintptr_t)inside, name, ctx, n, 0};
+    lz_dl_iterate_phdr(defines_all_cb, &q);
+    return q.all;
+}
+
 /* --- read-only after relocation ---------------------------------------------- */
 
 struct relro {

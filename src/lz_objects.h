@@ -67,6 +67,13 @@ LZ_HIDDEN const char *lz_objects_import_any(const char *soname, const char *cons
  * table defines it): only then do other objects bind to its definition. */
 LZ_HIDDEN int lz_objects_self_exports(const char *name);
 
+/* 1 when the loaded object holding the address inside defines each of the
+ * n names name(ctx, i) gives, unversioned or at a version not hidden
+ * (lz_dynmem_defines: through its GNU hash table, in memory); 0 when one is
+ * missing or the object has no GNU hash table. */
+LZ_HIDDEN int lz_objects_defines_all(const void *inside, const char *(*name)(const void *ctx, size_t i),
+                                     const void *ctx, size_t n);
+
 /* 1 when addr lies in an object's PT_GNU_RELRO (made read-only once
  * relocated): where a copy relocation puts a program's copy of a library's
  * const variable. */

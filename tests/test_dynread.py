@@ -163,6 +163,37 @@ def dynread_lookups_match_the_full_read():
 
 
 @case
+def defines_all_counts_default_versions_only():
+    """lz_objects_defines_all, which decides whether a loaded library exports
+    every name of its spec (own answers bound to the real function,
+    src/lz_bind.h): a name defined unversioned or at its default version
+    counts, one at a hidden version alone does not (where dlsym may still
+    find it), nor one the library lacks; and all names together only when
+    each does."""
+    d = t.workdir("defines_all")
+    src = os.path.join(d, "lib.c")
+    with open(src, "w") as f:
+        f.write("int plain(void) { return 1; }\n"
+                "int cur_v2(void) { return 2; } __asm__(\".symver cur_v2, cur@@V2\");\n"
+                "int cur_v1(void) { return 1; } __asm__(\".symver cur_v1, cur@V1\");\n"
+                "int old_v1(void) { return 1; } __asm__(\".symver old_v1, old@V1\");\n")
+    vmap = os.path.join(d, "lib.map")
+    with open(vmap, "w") as f:
+        f.write("V1 { global: plain; cur; old; local: *; };\nV2 { global: cur; } V1;\n")
+    lib = t.compile_c(os.path.join(d, "libdef.so"), [src], [f"-Wl,--version-script,{vmap}"],
+                      shared=True)
+    exe = t.compile_c(os.path.join(d, "defines_all"),
+                      [os.path.join(t.PROGS, "defines_all.c"), os.path.join(t.SHIMS, "liblzruntime.a")],
+                      ["-ldl", "-lpthread"] + t.sanitizer_link_args())
+    out = t.run([exe, lib, "plain", "plain", "cur", "old", "absent"], check_rc=0).stdout
+    t.equal(out.splitlines(), ["plain ours=1 dlsym=1", "cur ours=1 dlsym=1",
+                               f"old ours=0 dlsym={out.split('old ours=0 dlsym=')[1][0]}",
+                               "absent ours=0 dlsym=0", "all=0"], "each name")
+    out = t.run([exe, lib, "plain", "plain", "cur"], check_rc=0).stdout
+    t.equal(out.splitlines()[-1], "all=1", "the defined names together")
+
+
+@case
 def dynread_rejects_bad_files():
     """Broken files give the reason and no facts: empty, text, a header only,
     program headers past the end, a loadable segment past the end, no
