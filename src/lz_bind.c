@@ -26,8 +26,8 @@ static const char *spec_name(const void *ctx, size_t i)
 /* Every name of the spec, under its own name, in the object holding the
  * real function f: then no call can fail, so no own answer will ever
  * differ from the library's. Asked once per process, in memory through the
- * object's hash table, which costs a third of what a dlsym per name did
- * (bench/versus, "first ncclGetErrorString, after the load"). A name only
+ * object's hash table, cheaper than the dlsym per name it replaced (its
+ * price: bench/versus, "first ncclGetErrorString, after the load"). A name only
  * a dependency of the library defines counts as missing, which only keeps
  * own answers on their thunks. */
 static int complete(const lz_lib *lib, lz_fn f)
