@@ -564,8 +564,10 @@ class ShimWriter:
                 self.w(f"LZ_THUNK_VARIADIC{'_HIDDEN' if hidden else ''}({e.fn.ret}, {typed}, "
                        f"{_c_string(e.sym)}, {i}, ({e.fn.params}))\n")
                 continue
+            # An own answer's caller bound after the load gets the real
+            # function (src/lz_bind.h).
             macro = ("LZ_THUNK_VOID" if e.fn.ret == "void" else "LZ_THUNK") + \
-                ("_HIDDEN" if hidden else "")
+                ("_HIDDEN" if hidden else "_ANSWER" if e.name in self.spec.own_answers else "")
             self.w(f"{macro}({e.fn.ret}, {typed}, {e.sym}, {_c_string(e.sym)}, {i}, "
                    f"({e.fn.params}), ({e.fn.args}))\n")
 

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT
  * What a shared shim's export binds its callers to (lz_bind.c).
  *
- * In a shared shim or drop-in built with glibc, each export is a GNU
- * indirect function: ld.so asks it for an address when it binds a caller
+ * In a shared shim or drop-in built with glibc, each own-answer export is
+ * a GNU indirect function (the others are plain thunks: an indirect function
+ * of the real library's name trips gdb, docs/limitations.md): ld.so asks it
+ * for an address when it binds a caller
  * (a lazily bound PLT entry at its first call, every reference under
  * BIND_NOW, dlsym). Its resolver, written beside the thunk (lz_thunk.h),
  * asks lz_bind_pick. Before the library is loaded the answer is the thunk,
@@ -19,7 +21,8 @@
  * own jump through its slot, which keeps every behaviour of a first call:
  * the search, companions, fallbacks, failures and their reasons).
  * An own-answer function is final only where no call can fail: no call has
- * failed and the library exports every name of the spec.
+ * failed and the library exports every name of the spec. Written for any
+ * export; the generator makes only own answers indirect functions.
  *
  * Runs inside the dynamic linker, possibly before the process's
  * sanitizer runtimes are set up (BIND_NOW relocations): until the library

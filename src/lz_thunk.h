@@ -55,9 +55,9 @@
     __asm__(".pushsection .text\n\t.p2align 4\n\t.globl " str "\n\t" extra ".type " str \
             ",@function\n" str ":\n\tjmp *" LZ_XSTR(LZ_SLOTS) "+8*" #idx "(%rip)\n\t.size " \
             str ",.-" str "\n\t.popsection");
-/* An export of a shared shim (LZ_IFUNC_EXPORTS, lz_bind.h): the thunk
- * under a local name, and the exported name a GNU indirect function whose
- * resolver asks lz_bind_pick which of the two a caller is bound to. */
+/* An own-answer export of a shared shim (LZ_IFUNC_EXPORTS, lz_bind.h): the
+ * thunk under a local name, and the exported name a GNU indirect function
+ * whose resolver asks lz_bind_pick which of the two a caller is bound to. */
 #define LZ_ASM_EXPORT(str, idx) \
     __asm__(".pushsection .text\n\t.p2align 4\n\t.type " str ".lzj,@function\n" str ".lzj:\n\t" \
             "jmp *" LZ_XSTR(LZ_SLOTS) "+8*" #idx "(%rip)\n\t.size " str ".lzj,.-" str ".lzj\n\t" \
@@ -97,7 +97,7 @@
             ",%function\n" str ":\n\tadrp x16, " LZ_XSTR(LZ_SLOTS) "+8*" #idx "\n\t" \
             "add x16, x16, :lo12:" LZ_XSTR(LZ_SLOTS) "+8*" #idx "\n\tldar x16, [x16]\n\t" \
             "br x16\n\t.size " str ",.-" str "\n\t.popsection");
-/* An export of a shared shim: as on x86-64. */
+/* An own-answer export of a shared shim: as on x86-64. */
 #define LZ_ASM_EXPORT(str, idx) \
     __asm__(".pushsection .text\n\t.p2align 4\n\t.type " str ".lzj,%function\n" str ".lzj:\n\t" \
             "adrp x16, " LZ_XSTR(LZ_SLOTS) "+8*" #idx "\n\t" \
@@ -128,15 +128,16 @@
 #endif
 
 #ifdef LZ_ASM_THUNK
-/* What an exported thunk is: an indirect function in a shared shim built
- * with glibc (musl has no indirect functions; a static shim's would be
- * resolved at start-up, before any load), else the thunk itself. */
+/* An own-answer function's exported thunk: an indirect function in a
+ * shared shim built with glibc (musl has no indirect functions; a static
+ * shim's would be resolved at start-up, before any load), else the thunk
+ * itself. Only own answers: every other export's real function is one
+ * jump behind its thunk already, and an indirect function defined under the
+ * same name as the real library's trips gdb (docs/limitations.md). */
 #if defined(LZ_IFUNC_EXPORTS) && defined(__GLIBC__) && !defined(LZ_AMALGAMATION)
-#define LZ_ASM_PUBLIC(str, idx) LZ_ASM_EXPORT(str, idx)
-#define LZ_THUNK_LABEL(str) str ".lzj"
+#define LZ_ASM_ANSWER(str, idx) LZ_ASM_EXPORT(str, idx)
 #else
-#define LZ_ASM_PUBLIC(str, idx) LZ_ASM_THUNK(str, idx, LZ_PUBLIC_VIS(str))
-#define LZ_THUNK_LABEL(str) str
+#define LZ_ASM_ANSWER(str, idx) LZ_ASM_THUNK(str, idx, LZ_PUBLIC_VIS(str))
 #endif
 /* Both architectures: a variadic function's thunk is the usual one, and its
  * assembly resolver asks this helper (LZ_VRESOLVE) for the function, with
@@ -145,25 +146,28 @@
     extern __attribute__((visibility("hidden"))) void lz_r_##sym(void); \
     LZ_ASM_FORWARD("lz_r_" #sym, LZ_XSTR(LZ_VRESOLVE), idx)
 #define LZ_THUNK_VARIADIC(ret, name, str, idx, params) \
-    LZ_CHECK(ret, name, params) LZ_ASM_PUBLIC(str, idx)
+    LZ_CHECK(ret, name, params) LZ_ASM_THUNK(str, idx, LZ_PUBLIC_VIS(str))
 #define LZ_THUNK_VARIADIC_HIDDEN(ret, name, str, idx, params) \
     LZ_CHECK(ret, name, params) LZ_ASM_THUNK(str, idx, ".hidden " str "\n\t")
 /* A function of the library no header declares: the same thunk, no type
  * to check (gen/emit_stubs.py, add_opaque). */
-#define LZ_THUNK_OPAQUE(str, idx) LZ_ASM_PUBLIC(str, idx)
+#define LZ_THUNK_OPAQUE(str, idx) LZ_ASM_THUNK(str, idx, LZ_PUBLIC_VIS(str))
 #define LZ_VARIADIC_HELPER \
     __attribute__((used)) static lz_fn LZ_VRESOLVE(size_t i) { return lz_resolve(&LZ_LIB, i); }
 #endif
 
 #if defined(LZ_ASM_THUNK) && !defined(LZ_C_THUNKS)
 #define LZ_THUNK(ret, name, sym, str, idx, params, args) \
-    LZ_CHECK(ret, name, params) LZ_ASM_PUBLIC(str, idx)
+    LZ_CHECK(ret, name, params) LZ_ASM_THUNK(str, idx, LZ_PUBLIC_VIS(str))
 #define LZ_THUNK_VOID LZ_THUNK
+#define LZ_THUNK_ANSWER(ret, name, sym, str, idx, params, args) \
+    LZ_CHECK(ret, name, params) LZ_ASM_ANSWER(str, idx)
 #else
 #define LZ_THUNK(ret, name, sym, str, idx, params, args) \
     LZ_C_THUNK(ret, name, sym, str, params, return LZ_C_CALL(name, sym, args))
 #define LZ_THUNK_VOID(ret, name, sym, str, idx, params, args) \
     LZ_C_THUNK(ret, name, sym, str, params, LZ_C_CALL(name, sym, args))
+#define LZ_THUNK_ANSWER LZ_THUNK
 #endif
 
 /* Hidden shims (libelf, for the runtime itself): the runtime calls them by
@@ -222,11 +226,8 @@
     ret alias params { LZ_VERSION_FN(name, sym, alias, node) args; }
 /* A variadic function's hidden version cannot be forwarded from C: it is
  * an alias of the default version's thunk. */
-#ifndef LZ_THUNK_LABEL
-#define LZ_THUNK_LABEL(str) str
-#endif
 #define LZ_VERSION_ALIAS(str, alias) \
-    __asm__(".globl " #alias "\n\t.set " #alias ", " LZ_THUNK_LABEL(str));
+    __asm__(".globl " #alias "\n\t.set " #alias ", " str);
 
 /* An error-message function of the library, once loaded: the library's
  * answer, filled in with ours when it is empty and one of our calls failed. */

@@ -3,6 +3,7 @@
 """End-to-end tests against the real CUDA 13.0 libraries (skip where absent)."""
 import filecmp
 import os
+import shutil
 import sys
 
 import lztest as t
@@ -99,11 +100,13 @@ def bound(out):
 
 @case
 def callers_bound_after_load_reach_library():
-    """A call bound after the load is one jump into the real library, as if
-    linked to it (src/lz_bind.h): the program's PLT slot holds NCCL's own
-    function, an own-answer function's included (NCCL 2.28.9 exports every
-    name of the spec). One bound before the load keeps the shim's thunk;
-    every answer is the real library's."""
+    """An own-answer function's call bound after the load is one jump into
+    the real library, as if linked to it (src/lz_bind.h): the program's PLT
+    slot holds NCCL's own ncclGetErrorString and ncclGetLastError (NCCL
+    2.28.9 exports every name of the spec). Every other export stays a
+    plain function whose thunk is one jump from NCCL (ncclCommCount, bound
+    after the load too), as does a call bound before the load; every
+    answer is the real library's."""
     real = t.real_library("libnccl.so.2")
     d = t.workdir("callers_bound_after_load")
     exe = bind_client(d)
@@ -115,8 +118,9 @@ def callers_bound_after_load_reach_library():
     t.equal(lines[1:5], ["version=22809 rc=0", "errstr=no error", "lasterr=", "count=4"],
             "the real library's answers")
     got = bound(out)
-    t.check(os.path.samefile(got["ncclGetVersion"], t.shim("nccl")), f"bound before the load: {out}")
-    for name in ("ncclGetErrorString", "ncclGetLastError", "ncclCommCount"):
+    for name in ("ncclGetVersion", "ncclCommCount"):
+        t.check(os.path.samefile(got[name], t.shim("nccl")), f"{name}: {out}")
+    for name in ("ncclGetErrorString", "ncclGetLastError"):
         t.check(os.path.samefile(got[name], real), f"{name} bound after the load: {out}")
 
 
@@ -132,6 +136,42 @@ def bind_now_callers_keep_thunk():
     t.equal(out.splitlines()[:3], ["version=22809 rc=0", "errstr=no error", "count=4"], "answers")
     for name, f in bound(out).items():
         t.check(os.path.samefile(f, t.shim("nccl")), f"{name}: {out}")
+
+
+def gdb_batch(exe, env, *commands):
+    """gdb's output for exe run under these commands, or Skip without gdb."""
+    if not shutil.which("gdb"):
+        raise t.Skip("gdb is not installed")
+    cmd = ["gdb", "-q", "-batch", "-nx"]
+    for k, v in env.items():
+        cmd += ["-ex", f"set environment {k}={v}"]
+    for c in commands:
+        cmd += ["-ex", c]
+    return t.run(cmd + ["--args"] + exe, check_rc=0).stdout
+
+
+@case
+def gdb_breaks_on_shim_functions():
+    """gdb stops on NCCL's functions through the shared shim as it does on a
+    program linked to NCCL: a breakpoint on a plain export, set before the
+    run, stops at the shim's thunk and then in NCCL's function; one on an
+    own-answer function (an indirect function) does, with the program's
+    calls bound at start-up (LD_BIND_NOW=1), the workaround that
+    docs/limitations.md gives for gdb's assertion on an indirect function
+    whose name the loaded library defines too."""
+    real = t.real_library("libnccl.so.2")
+    if t.SANITIZE not in ("", "none"):
+        raise t.Skip(f"sanitizer build ({t.SANITIZE}): gdb runs the default build's programs")
+    d = t.workdir("gdb_breaks")
+    exe = bind_client(d)
+    for name, env in (("ncclCommCount", {}), ("ncclGetErrorString", {"LD_BIND_NOW": "1"})):
+        out = gdb_batch([exe, "version", "errstr", "count"], env, f"break {name}", "run", "continue")
+        t.check("internal-error" not in out, f"gdb failed on {name}:\n{out}")
+        hits = [line for line in out.splitlines() if line.startswith("Breakpoint 1.")]
+        t.check(any(name in h and "liblazynccl.so" in h for h in hits),
+                f"no stop at the shim's thunk of {name}:\n{out}")
+        t.check(any(f", {name} (" in h and "liblazynccl.so" not in h for h in hits),
+                f"no stop in NCCL's {name} ({real}):\n{out}")
 
 
 @case
