@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # On the GPU machine (bundle from tests/gpu/bundle.sh): the shared shim's
-# indirect-function exports (src/lz_bind.h) with real collectives. The
-# collectives program linked with lazy binding (its NCCL calls bound after
-# the first one loads NCCL: one jump into NCCL) and again run under
-# LD_BIND_NOW=1 (every call on a thunk), each checking its results; which
-# file the program's PLT slots point into (tests/progs/bind_client.c);
-# compute-sanitizer's memcheck over the collectives.
+# own answers as indirect functions (src/lz_bind.h) beside real
+# collectives. The collectives program linked with lazy binding and again
+# run under LD_BIND_NOW=1, each checking its results; which file the
+# program's PLT slots point into (tests/progs/bind_client.c: an own answer
+# bound after the load in NCCL's, the rest in the shim's);
+# compute-sanitizer's memcheck over the collectives, against a build linked
+# to NCCL itself; cuda-gdb stopping on a plain export, and on an own answer
+# with LD_BIND_NOW=1 (docs/limitations.md).
 #   tests/gpu/bind.sh BUNDLE_DIR OUT_DIR
 . "$(dirname "$0")/bundle_env.sh"
 W=/tmp/lazynccl-bind && rm -rf "$W" && mkdir -p "$W"
@@ -30,6 +32,17 @@ gcc -O2 -I$CUDA/include -I$NCCL_INC -I$B/include "$SRC/tests/gpu/collectives.c" 
     echo "== bind_client"
     "$W/bind" version errstr lasterr count got:ncclGetVersion got:ncclGetErrorString \
         got:ncclGetLastError got:ncclCommCount; echo "rc=$?"
+    GDB_SEEN="Breakpoint 1|internal-error|exited with|exited normally"
+    echo "== cuda-gdb: break ncclAllReduce"
+    PATH=$CUDA/bin:$PATH timeout 150 cuda-gdb -q -batch -nx -ex "break ncclAllReduce" -ex run -ex continue \
+        --args "$W/coll" single 2>&1 | grep -E "$GDB_SEEN" | sort -u
+    for bindnow in 1 0; do
+        echo "== cuda-gdb: break ncclGetErrorString, LD_BIND_NOW=$bindnow"
+        env=()
+        [ $bindnow = 1 ] && env=(-ex "set environment LD_BIND_NOW=1")
+        PATH=$CUDA/bin:$PATH timeout 150 cuda-gdb -q -batch -nx "${env[@]}" -ex "break ncclGetErrorString" \
+            -ex run -ex continue --args "$W/bind" version errstr 2>&1 | grep -E "$GDB_SEEN" | sort -u
+    done
     for p in coll coll_direct; do
         for bind in lazy now; do
             [ $p = coll_direct ] && [ $bind = now ] && continue
