@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT
- * Binding callers of a shared shim's export to the real function once the
- * library is loaded (lz_bind.h). */
+ * Binding callers of a shared shim's own-answer export to the real function
+ * once the library is loaded (lz_bind.h). */
 #include "lz_bind.h"
 #include "lz_companions.h"
 #include "lz_dl.h"
