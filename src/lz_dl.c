@@ -36,8 +36,23 @@ void lz_dl_owned(void (*reset)(void), pid_t me)
     __atomic_store_n(&owner_ready, me, __ATOMIC_RELEASE);
 }
 
+/* Set while this thread runs a search: it began under lz_lock, which
+ * adopted the state, and the process cannot change under the thread before
+ * the search ends except by this thread forking (from a log callback), for
+ * which this copy's fork handlers, registered long before, run. So
+ * lz_dl_adopt skips its check (a getpid, 1 us apiece on a virtual machine)
+ * inside a search: in its windows and in the lock that ends it (lz_once.c). */
+static __thread int searching;
+
+void lz_dl_searching(int on)
+{
+    searching = on;
+}
+
 void lz_dl_adopt(void)
 {
+    if (searching)
+        return;
     pid_t me = getpid();
     if (__atomic_load_n(&owner_ready, __ATOMIC_ACQUIRE) == me)
         return;
@@ -85,23 +100,9 @@ static const struct r_debug *live_r_debug(void)
     return r;
 }
 
-/* Set while this thread runs a search: it began under lz_lock, which
- * adopted the state, and the process cannot change under the thread before
- * the search ends except by this thread forking (from a log callback), for
- * which this copy's fork handlers, registered long before, run. So the
- * windows inside a search skip the check (a getpid each, 1 us apiece on a
- * virtual machine). */
-static __thread int searching;
-
-void lz_dl_searching(int on)
-{
-    searching = on;
-}
-
 static void enter(void)
 {
-    if (!searching)
-        lz_dl_adopt(); /* a resolution after the load takes no lock before this */
+    lz_dl_adopt(); /* a resolution after the load takes no lock before this */
     pthread_mutex_lock(&gate_mu);
     while (fork_pending)
         if (pthread_cond_timedwait(&gate_cv, &gate_mu, &fork_deadline) == ETIMEDOUT)

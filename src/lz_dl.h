@@ -69,8 +69,9 @@ LZ_HIDDEN void lz_dl_adopt(void);
  * its pid: the caller has it). */
 LZ_HIDDEN void lz_dl_owned(void (*reset)(void), pid_t me);
 
-/* Mark the calling thread as running a search (1) or not (0): its calls
- * into the dynamic linker then skip lz_dl_adopt, done when it began. */
+/* Mark the calling thread as running a search (1) or not (0): lz_dl_adopt,
+ * done when the search began, is then skipped (in its calls into the
+ * dynamic linker and the lock that ends it). */
 LZ_HIDDEN void lz_dl_searching(int on);
 
 /* How long fork() waits for a window to close, in milliseconds. */

@@ -164,11 +164,11 @@ static int ensure_loaded(const lz_lib *lib, const lz_sym *want)
         lz_dl_searching(1);
         if (!t.list_lost)
             lz_search_and_open(lib, want, t.list, &out);
-        lz_dl_searching(0);
         free(t.list);
 
         int drop;
         int published = end_turn(lib, &t, &out, &drop);
+        lz_dl_searching(0);
         free(out.report); /* NULL when published */
         if (!published) {
             /* Another search won with the same object (dlopen counted us

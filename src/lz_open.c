@@ -249,6 +249,8 @@ void lz_search_and_open(const lz_lib *lib, const lz_sym *want, const char *list,
             out->companions = path + strlen(path) + 1;
             break;
         }
+        if (path)
+            lz_log(lib, "[%s] %s: refused once loaded: %s", c.step, path, why);
         int kept = add_skip(&skips, &nskips, &c, path ? why : "out of memory");
         free(path);
         if (!kept) {

@@ -197,6 +197,31 @@ def setpath_from_log_callback():
 
 
 @case
+def file_swapped_after_probe_is_refused():
+    """A file renamed over the chosen one after its probe, just before the
+    dlopen (the runtime's dlopen wrapped, in a program linked to the static
+    shim), is refused once loaded, with a log line saying why, and the next
+    round judges and loads it afresh: the answer is the new file's. The
+    probe takes a file's identity from its stat alone (no fstat of its
+    descriptor, issue 50), so a swap anywhere between that stat and the
+    dlopen ends here."""
+    d = t.workdir("file_swapped_after_probe_is_refused")
+    old = t.fake_nccl(f"{d}/lib", version=34)
+    new = t.fake_nccl(f"{d}/other", version=35)
+    args = [a for a in t.link_shim_args() if not a.startswith(("-L", "-Wl,-rpath"))]
+    exe = t.compile_c(os.path.join(d, "swap"), [os.path.join(t.PROGS, "harden_client.c")],
+                      ["-DLZ_WRAP_DLOPEN", "-Wl,--wrap=dlopen", f"{t.SHIMS}/liblazynccl.a", "-lpthread", "-ldl"]
+                      + args)
+    r = bounded([exe, "swap"], {"LAZYNCCL_LIBPATH": old, "LAZYNCCL_DEBUG": "1", "LZ_SWAP_FROM": new,
+                                "LZ_SWAP_TO": old})
+    t.equal(r.returncode, 0, f"exit status\n{r.stdout}{r.stderr}")
+    t.contains(r.stdout, "renamed: 0", "the rename before the first dlopen")
+    t.contains(r.stderr, f"[LAZYNCCL_LIBPATH] {old}: refused once loaded: "
+               "the file changed between the probe and dlopen", "the refusal, logged")
+    t.contains(r.stdout, "rc=0 value=35", "the new file's answer")
+
+
+@case
 def retry_races_first_calls():
     """After a failed load, a retry with a good list racing first calls of
     ncclGetVersion and pncclGetVersion: afterwards both work, in every run."""

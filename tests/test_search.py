@@ -254,7 +254,7 @@ def first_call_system_calls_real_nccl():
     env = {"ASAN_OPTIONS": "detect_leaks=0"} if t.SANITIZE not in ("", "none") else {}
     os.makedirs(f"{d}/conda/lib")
     env["CONDA_PREFIX"] = f"{d}/conda"
-    out = t.run(["strace", "-qq", "-e", "trace=openat,pread64,close,newfstatat,stat,faccessat,faccessat2",
+    out = t.run(["strace", "-qq", "-e", "trace=openat,pread64,close,newfstatat,stat,faccessat,faccessat2,getpid",
                  "-o", log, exe, "call", "ncclGetVersion"], env=env, check_rc=0).stdout
     path = loaded_line(out).split()[0][len("loaded="):]
     t.equal(os.path.realpath(path), real, "the real NCCL loaded")
@@ -272,6 +272,18 @@ def first_call_system_calls_real_nccl():
             reads.append(l)
     t.check(1 <= len(reads) <= 4, f"the probe of NCCL read it in {len(reads)} preads (at most 4):\n"
             + "\n".join(reads))
+    # the probe's identity and size are its stat's: no fstat of its descriptor
+    # (a file swapped in between is refused after the dlopen, tested by
+    # file_swapped_after_probe_is_refused)
+    end = next(i for i in range(probe[0] + 1, len(lines)) if lines[i].startswith(f"close({fd})"))
+    fstats = [l for l in lines[probe[0] + 1:end] if l.startswith(f"newfstatat({fd},")]
+    t.equal(fstats, [], "fstat of the probe's descriptor")
+    # after the search began, the fork check (a getpid) runs for the lookup
+    # after the load and for the client's lazynccl_loaded_path, not in the
+    # lock that ends the search (three before issue 50's change)
+    if t.SANITIZE in ("", "none"):  # a sanitizer's runtime makes getpid calls of its own
+        after = [l for l in lines[probe[0]:] if l.startswith("getpid(")]
+        t.check(len(after) <= 2, f"{len(after)} getpid calls after the probe (at most 2)")
     # $CONDA_PREFIX/lib: its candidate is looked for (a stat of the file),
     # the directory itself is not examined (ld.so never reads CONDA_PREFIX:
     # every line naming it is ours)

@@ -5,6 +5,12 @@
  *   harden_client setpath-in-log  the log callback calls set_search_path
  *   harden_client retry-race GOOD a retry with a good search list racing two
  *                                 first calls, after a failed load
+ *   harden_client swap            one call, printing its answer; built with
+ *                                 -DLZ_WRAP_DLOPEN against the static shim and
+ *                                 -Wl,--wrap=dlopen, the runtime's dlopen of
+ *                                 $LZ_SWAP_TO first renames $LZ_SWAP_FROM over
+ *                                 it (once): a file swapped between the probe
+ *                                 and the dlopen
  * Each prints what it saw; alarm(20) turns a hang into a failure. */
 #include <lazynccl.h>
 #include <nccl.h>
@@ -54,6 +60,22 @@ static int setpath_in_log(void)
     printf("set_search_path from the callback: %d; rc=%d value=%d\n", setpath_rc, (int)rc, v);
     return 0;
 }
+
+#ifdef LZ_WRAP_DLOPEN
+#include <dlfcn.h>
+#include <stdlib.h>
+void *__real_dlopen(const char *path, int flags);
+void *__wrap_dlopen(const char *path, int flags);
+void *__wrap_dlopen(const char *path, int flags)
+{
+    const char *from = getenv("LZ_SWAP_FROM"), *to = getenv("LZ_SWAP_TO");
+    if (from && to && path && strcmp(path, to) == 0) {
+        printf("renamed: %d\n", rename(from, to));
+        unsetenv("LZ_SWAP_FROM");
+    }
+    return __real_dlopen(path, flags);
+}
+#endif
 
 static pthread_barrier_t barrier;
 static const char *good;
@@ -106,6 +128,12 @@ int main(int argc, char **argv)
     if (argc == 3 && strcmp(argv[1], "retry-race") == 0) {
         good = argv[2];
         return retry_race();
+    }
+    if (argc == 2 && strcmp(argv[1], "swap") == 0) {
+        int v = 0;
+        ncclResult_t rc = ncclGetVersion(&v);
+        printf("rc=%d value=%d\n", (int)rc, v);
+        return 0;
     }
     fprintf(stderr, "usage: see the comment at the top\n");
     return 2;
