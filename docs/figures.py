@@ -66,12 +66,14 @@ class Sources:
             raise KeyError(f"no docs/data/{pattern}")
         return runs[-1]
 
-    def versus(self):
-        """bench/versus's table and its header line, from its newest run."""
+    def versus(self, parts=True):
+        """bench/versus's table and its header line, from its newest run;
+        without parts, not the rows that take the first call apart (the
+        README's short table)."""
         path = self.newest("versus-issue50-*.txt")
         with open(path) as f:
             lines = f.read().splitlines()
-        table = [line for line in lines if line.startswith("|")]
+        table = [line for line in lines if line.startswith("|") and (parts or not line.startswith("| parts:"))]
         head = next((line for line in lines if line.startswith("commit ")), "")
         return ("\n" + "\n".join(table) + "\n\n(`bench/versus`, " + head + "; docs/data/"
                 + os.path.basename(path) + ")\n")
@@ -221,6 +223,8 @@ class Sources:
             return ", ".join(s["display"] for s in self.served())
         if name == "versus.table":
             return self.versus()
+        if name == "versus.targets":
+            return self.versus(parts=False)
         if name == "tree.ratio":
             return self.tree()[0]
         if name == "tree.table":
