@@ -13,15 +13,28 @@
  *                              prints "ok V" when every thread got version V
  *   versus absent              one call with the library absent: prints the
  *                              result code (a stub that aborts never prints)
- *   versus bare FLAGS PATH     (built without NCCL) dlopen(PATH, FLAGS) +
+ *   versus bare FLAGS PATH [FLOOR]
+ *                              (built without NCCL) dlopen(PATH, FLAGS) +
  *                              dlsym + call, as the first call: ns, faults;
- *                              FLAGS "local" or "global" (with RTLD_LAZY)
+ *                              FLAGS "local" or "global" (with RTLD_LAZY).
+ *                              FLOOR, before the dlopen: "probe", the least
+ *                              a probe of PATH can do (open, read the ELF
+ *                              header as ld.so reads it, close); "cache",
+ *                              that after the least a search through
+ *                              ld.so.cache can do (open, fstat, map, touch,
+ *                              close): what any search that follows ld.so's
+ *                              cache and reads a candidate before loading
+ *                              it pays at least (docs/performance.md)
  * Every path checks the call's answer: a wrong one exits 1. */
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "measure.h"
 
@@ -30,14 +43,53 @@
 #endif
 
 #ifdef BARE
+/* The ld.so.cache mapped and its pages faulted in, as a search reads it;
+ * kept mapped, as lazynccl keeps it. 0, or -1. */
+static int floor_cache(void)
+{
+    int fd = open("/etc/ld.so.cache", O_RDONLY | O_CLOEXEC);
+    struct stat sb;
+    if (fd < 0 || fstat(fd, &sb) != 0 || sb.st_size < 1) {
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    const volatile char *m = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (m == MAP_FAILED)
+        return -1;
+    (void)m[sb.st_size / 2];
+    return 0;
+}
+
+/* The ELF header and program headers of path read as ld.so reads them
+ * (832 bytes), and checked as an ELF file: 0, or -1. */
+static int floor_probe(const char *path)
+{
+    char head[832];
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0)
+        return -1;
+    ssize_t n = pread(fd, head, sizeof head, 0);
+    close(fd);
+    return n == (ssize_t)sizeof head && memcmp(head, "\177ELF", 4) == 0 ? 0 : -1;
+}
+
 int main(int argc, char **argv)
 {
-    if (argc != 4 || strcmp(argv[1], "bare") != 0)
+    if ((argc != 4 && argc != 5) || strcmp(argv[1], "bare") != 0)
+        return 2;
+    const char *floor = argc == 5 ? argv[4] : "";
+    if (*floor && strcmp(floor, "probe") != 0 && strcmp(floor, "cache") != 0)
         return 2;
     int flags = RTLD_LAZY | (strcmp(argv[2], "global") == 0 ? RTLD_GLOBAL : RTLD_LOCAL);
     int v = 0;
     long f0 = faults();
     double t0 = now();
+    if (strcmp(floor, "cache") == 0 && floor_cache() != 0)
+        return 1;
+    if (*floor && floor_probe(argv[3]) != 0)
+        return 1;
     void *h = dlopen(argv[3], flags);
     int (*get)(int *) = h ? (int (*)(int *))dlsym(h, "ncclGetVersion") : NULL;
     int rc = get ? get(&v) : -1;

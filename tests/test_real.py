@@ -206,7 +206,9 @@ def bench_versus_runs_as_documented():
     """bench/versus (docs/performance.md, "Beside Implib.so") runs as
     documented without an Implib.so checkout: it says why Implib.so's column
     is left out, prints every row for direct linking and both shims, each
-    mechanism's 32 threads agree in every process, and with the library
+    mechanism's 32 threads agree in every process, the two floors of a
+    probing first call are measured (and not held against an Implib.so it
+    does not have), and with the library
     hidden the program linked to the real one stops before main (127) while
     both shims return ncclSystemError (2) and exit 0."""
     t.real_library("libnccl.so.2")
@@ -220,8 +222,13 @@ def bench_versus_runs_as_documented():
     t.contains(out, "| measurement | direct | lazynccl shared | lazynccl static | target |", "the columns")
     rows = {line.split(" | ")[0].lstrip("| "): line for line in out.splitlines() if line.startswith("| ")}
     for what in ("hot ncclGetVersion", "first call / a bare dlopen with its flags",
+                 "floor: the least probe", "floor: ld.so.cache mapped",
                  "32 threads' first calls at once", "library absent: ncclGetVersion"):
         t.check(any(k.startswith(what) for k in rows), f"row {what!r} in:\n{out}")
+    # the floors are measured, not printed blank: a time and a ratio
+    for k, line in rows.items():
+        if k.startswith("floor:"):
+            t.check(" ms (" in line and "Implib.so" not in k, f"floor row without Implib.so: {line}")
     t.contains(rows["32 threads' first calls at once"], "| 20/20 ok | 20/20 ok | 20/20 ok |", "threads")
     absent = rows["library absent: ncclGetVersion"]
     if "need root" not in absent:
