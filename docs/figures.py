@@ -68,12 +68,12 @@ class Sources:
 
     def versus(self, parts=True):
         """bench/versus's table and its header line, from its newest run;
-        without parts, not the rows that take the first call apart (the
-        README's short table)."""
+        without parts, not the rows that take the first call apart or
+        give its floors (the README's short table)."""
         path = self.newest("versus-issue50-*.txt")
         with open(path) as f:
             lines = f.read().splitlines()
-        table = [line for line in lines if line.startswith("|") and (parts or not line.startswith("| parts:"))]
+        table = [line for line in lines if line.startswith("|") and (parts or not line.startswith(("| parts:", "| floor:")))]
         head = next((line for line in lines if line.startswith("commit ")), "")
         return ("\n" + "\n".join(table) + "\n\n(`bench/versus`, " + head + "; docs/data/"
                 + os.path.basename(path) + ")\n")
