@@ -140,6 +140,18 @@ def link_shim_args(*libs):
     return args + sanitizer_link_args()
 
 
+def bind_client(d):
+    """tests/progs/bind_client.c, linked to the shared NCCL shim with lazy
+    binding."""
+    return compile_c(os.path.join(d, "bind_client"), [os.path.join(PROGS, "bind_client.c")],
+                     [f"-I{NCCL_INCLUDE}", "-Wl,-z,lazy"] + link_shim_args("nccl"))
+
+
+def bound_slots(out):
+    """{name: file} of a bind_client's PLT slots, from its got:NAME lines."""
+    return dict(line[4:].split("=", 1) for line in out.splitlines() if line.startswith("got:"))
+
+
 def fake_nccl(directory, name="libnccl.so.2", soname="libnccl.so.2", version=99999,
               omit=(), extra=()):
     """A fake NCCL: a few functions with recognisable answers."""

@@ -184,7 +184,7 @@ def callers_bound_after_load_arm64():
                                     (os.path.join(t.debian("libnccl2", ARCH), "libnccl.so.2"),
                                      "version=22203 rc=0\nerrstr=no error\n", "shim")):
         out = run_arm64([exe] + steps, {"LAZYNCCL_LIBPATH": lib})
-        got = dict(line[4:].split("=", 1) for line in out.splitlines() if line.startswith("got:"))
+        got = t.bound_slots(out)
         t.contains(out, answers, "answers")
         t.check(os.path.samefile(got["ncclGetVersion"], t.shim("nccl")), out)
         want = lib if errstr_in == "lib" else t.shim("nccl")

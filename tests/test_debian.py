@@ -333,8 +333,7 @@ def nccl2223_own_answers_stay_on_thunk():
     d = t.workdir("nccl2223_own_answers_stay_on_thunk")
     lib = nccl2223()
     ldso, libc = t.newer_loader()
-    exe = t.compile_c(os.path.join(d, "bind_client"), [os.path.join(t.PROGS, "bind_client.c")],
-                      [f"-I{t.NCCL_INCLUDE}", "-Wl,-z,lazy"] + t.link_shim_args("nccl"))
+    exe = t.bind_client(d)
     # LeakSanitizer reports a 16 KiB block trixie's ld.so (run by hand)
     # allocates inside NCCL's ncclCommCount, a thread-local block by its
     # size, referenced from where LeakSanitizer does not look: not ours (the
@@ -345,7 +344,7 @@ def nccl2223_own_answers_stay_on_thunk():
                "got:ncclCommCount"], env)
     expect(out, "version=22203 rc=0", "errstr=no error", "missing=2",
            f"lasterr=lazynccl: ncclCommWindowRegister: not exported by {lib}", "count=4")
-    got = dict(line[4:].split("=", 1) for line in out.splitlines() if line.startswith("got:"))
+    got = t.bound_slots(out)
     t.check(os.path.samefile(got["ncclGetErrorString"], t.shim("nccl")), out)
     t.check(os.path.samefile(got["ncclGetLastError"], t.shim("nccl")), out)
     t.check(os.path.samefile(got["ncclCommCount"], t.shim("nccl")), out)

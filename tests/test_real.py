@@ -87,17 +87,6 @@ def nvrtc_nvjitlink_bytes():
         t.equal(f.read(4), b"\x7fELF", "cubin magic")
 
 
-def bind_client(d):
-    """tests/progs/bind_client.c, linked to the shared shim with lazy binding."""
-    return t.compile_c(os.path.join(d, "bind_client"), [os.path.join(t.PROGS, "bind_client.c")],
-                       [f"-I{t.NCCL_INCLUDE}", "-Wl,-z,lazy"] + t.link_shim_args("nccl"))
-
-
-def bound(out):
-    """{name: file} of the program's PLT slots, from its got:NAME lines."""
-    return dict(line[4:].split("=", 1) for line in out.splitlines() if line.startswith("got:"))
-
-
 @case
 def callers_bound_after_load_reach_library():
     """An own-answer function's call bound after the load is one jump into
@@ -109,7 +98,7 @@ def callers_bound_after_load_reach_library():
     answer is the real library's."""
     real = t.real_library("libnccl.so.2")
     d = t.workdir("callers_bound_after_load")
-    exe = bind_client(d)
+    exe = t.bind_client(d)
     out = t.run([exe, "got:ncclGetVersion", "version", "errstr", "lasterr", "count",
                  "got:ncclGetVersion", "got:ncclGetErrorString", "got:ncclGetLastError",
                  "got:ncclCommCount"], check_rc=0).stdout
@@ -117,7 +106,7 @@ def callers_bound_after_load_reach_library():
     t.equal(lines[0], f"got:ncclGetVersion={exe}", "unbound before the first call: its PLT entry")
     t.equal(lines[1:5], ["version=22809 rc=0", "errstr=no error", "lasterr=", "count=4"],
             "the real library's answers")
-    got = bound(out)
+    got = t.bound_slots(out)
     for name in ("ncclGetVersion", "ncclCommCount"):
         t.check(os.path.samefile(got[name], t.shim("nccl")), f"{name}: {out}")
     for name in ("ncclGetErrorString", "ncclGetLastError"):
@@ -130,11 +119,11 @@ def bind_now_callers_keep_thunk():
     keeps the thunk (one more jump), and the calls answer as before."""
     t.real_library("libnccl.so.2")
     d = t.workdir("bind_now_callers")
-    out = t.run([bind_client(d), "version", "errstr", "count", "got:ncclGetVersion",
+    out = t.run([t.bind_client(d), "version", "errstr", "count", "got:ncclGetVersion",
                  "got:ncclGetErrorString", "got:ncclCommCount"],
                 env={"LD_BIND_NOW": "1"}, check_rc=0).stdout
     t.equal(out.splitlines()[:3], ["version=22809 rc=0", "errstr=no error", "count=4"], "answers")
-    for name, f in bound(out).items():
+    for name, f in t.bound_slots(out).items():
         t.check(os.path.samefile(f, t.shim("nccl")), f"{name}: {out}")
 
 
@@ -163,7 +152,7 @@ def gdb_breaks_on_shim_functions():
     if t.SANITIZE not in ("", "none"):
         raise t.Skip(f"sanitizer build ({t.SANITIZE}): gdb runs the default build's programs")
     d = t.workdir("gdb_breaks")
-    exe = bind_client(d)
+    exe = t.bind_client(d)
     for name, env in (("ncclCommCount", {}), ("ncclGetErrorString", {"LD_BIND_NOW": "1"})):
         out = gdb_batch([exe, "version", "errstr", "count"], env, f"break {name}", "run", "continue")
         t.check("internal-error" not in out, f"gdb failed on {name}:\n{out}")
