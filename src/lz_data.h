@@ -54,12 +54,11 @@ typedef struct lz_data {
 } lz_data;
 
 /* Registers data for lib, then loads lib where a variable that cannot wait
- * is referenced. Called once, by the generated constructor. */
+ * is referenced. Called once, by the generated constructor. From then on,
+ * loading the library fills the variables before it is published (each
+ * one still as the shim defined it takes the library's initial value), so
+ * that no thread runs the library's code before they hold its values. */
 LZ_HIDDEN void lz_data_start(const lz_lib *lib, const lz_data *data);
-
-/* Fills the variables from the library just loaded (handle): each one
- * still as the shim defined it takes the library's initial value. */
-LZ_HIDDEN void lz_data_fill(const lz_lib *lib, void *handle);
 
 /* The function to go on to from trampoline i of the function pointers'
  * table (the assembly trampoline's helper): the library's, once loaded;

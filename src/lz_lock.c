@@ -80,6 +80,12 @@ static void fork_child(void)
     lz_dl_child();
     for (int i = 0; i < lz_nlibs; i++) {
         lz_state *st = lz_libs[i]->st;
+        /* A publication forked half-way: its commit finished here, where the
+         * parent's thread cannot (lz_runtime.h, lz_ready), so the library's
+         * variables are whole when this process loads it. */
+        if (st->committing && st->ready)
+            st->ready->commit(lz_libs[i], st->committing);
+        st->committing = NULL;
         st->mu = fresh_mu;
         st->loaders = 0;
         st->active = NULL;

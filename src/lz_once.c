@@ -9,7 +9,10 @@
  * waiting for the loader lock that the arriving thread holds); otherwise it
  * searches too. dlopen returns the same object for the same file, so the
  * searches agree; the first to finish publishes its result under the lock,
- * and the others drop their reference. A retry (lazynccl_load after a
+ * and the others drop their reference. Publishing first does, under that
+ * lock, what must precede any call (the library's variables filled, from
+ * a plan each search prepares outside it): a thread that reads the status
+ * loaded finds the library ready to run. A retry (lazynccl_load after a
  * failure) starts a new generation: a search of an older one publishes
  * nothing and starts again, keeping what it loaded (a library the runtime
  * has loaded is never unloaded). */
@@ -104,16 +107,26 @@ static int take_turn(const lz_lib *lib, int *may_wait, lz_turn *t)
 }
 
 /* The outcome becomes the library's (mu held): its handle and path, or its
- * failure report (out->report is then NULL). */
-static void publish(lz_state *st, lz_outcome *out)
+ * failure report (out->report is then NULL). What must precede a call
+ * (ready's commit of plan: the variables filled) is done before the status
+ * says loaded, so that a thread that reads it loaded finds the library
+ * ready; a child forked half-way through finds the plan in
+ * st->committing and finishes it (lz_lock.c). */
+static void publish(const lz_lib *lib, lz_outcome *out, const lz_ready *ready, void *plan)
 {
+    lz_state *st = lib->st;
     if (out->handle) {
+        if (ready) {
+            st->committing = plan;
+            ready->commit(lib, plan);
+        }
         st->handle = out->handle;
         st->step = out->step;
         st->path = out->path; /* kept: published with the status */
         st->companion_files = out->companions;
         __atomic_store_n(&st->companions_pending, out->companions[0] != '\0', __ATOMIC_RELEASE);
         __atomic_store_n(&st->status, LZ_LOADED, __ATOMIC_RELEASE);
+        st->committing = NULL;
         return;
     }
     if (out->report) {
@@ -130,7 +143,8 @@ static void publish(lz_state *st, lz_outcome *out)
  * closed: only when the library published is the very object it opened,
  * so that closing drops a reference and never unloads. Wakes the threads
  * waiting for searches. */
-static int end_turn(const lz_lib *lib, lz_turn *t, lz_outcome *out, int *drop)
+static int end_turn(const lz_lib *lib, lz_turn *t, lz_outcome *out, const lz_ready *ready,
+                    void *plan, int *drop)
 {
     lz_state *st = lib->st;
     int cs = lz_lock(lib);
@@ -142,11 +156,33 @@ static int end_turn(const lz_lib *lib, lz_turn *t, lz_outcome *out, int *drop)
     __atomic_store_n(&st->loaders, st->loaders - 1, __ATOMIC_RELEASE);
     int published = t->gen == st->gen && status_of(lib) == LZ_UNTRIED;
     if (published)
-        publish(st, out);
+        publish(lib, out, ready, plan);
     *drop = !published && out->handle && status_of(lib) == LZ_LOADED && st->handle == out->handle;
     lz_unlock(lib, cs);
     lz_dl_wake();
     return published;
+}
+
+/* What the library's publication must do first (NULL: nothing), prepared
+ * here, outside the lock, for the handle this search opened: the plan, with
+ * *ready set. Out of memory, the search fails: a library whose variables
+ * cannot be filled must not be called (its handle is kept: a library the
+ * runtime has loaded is never unloaded). */
+static void *get_ready(const lz_lib *lib, lz_outcome *out, const lz_ready **ready)
+{
+    const lz_ready *r = __atomic_load_n(&lib->st->ready, __ATOMIC_ACQUIRE);
+    if (!out->handle || !r)
+        return NULL;
+    void *plan = r->prepare(lib, out->handle);
+    if (plan) {
+        *ready = r;
+        return plan;
+    }
+    lz_log(lib, "%s could not be loaded: out of memory", lib->display);
+    out->handle = NULL;
+    free(out->path);
+    out->path = NULL;
+    return NULL;
 }
 
 static int ensure_loaded(const lz_lib *lib, const lz_sym *want)
@@ -165,10 +201,14 @@ static int ensure_loaded(const lz_lib *lib, const lz_sym *want)
         if (!t.list_lost)
             lz_search_and_open(lib, want, t.list, &out);
         free(t.list);
+        const lz_ready *ready = NULL;
+        void *plan = get_ready(lib, &out, &ready);
 
         int drop;
-        int published = end_turn(lib, &t, &out, &drop);
+        int published = end_turn(lib, &t, &out, ready, plan, &drop);
         lz_dl_searching(0);
+        if (ready)
+            ready->discard(plan);
         free(out.report); /* NULL when published */
         if (!published) {
             /* Another search won with the same object (dlopen counted us
@@ -188,11 +228,6 @@ static int ensure_loaded(const lz_lib *lib, const lz_sym *want)
         }
         /* out.path is the library's now (st->path), never freed */
         lz_log(lib, "loaded %s (found by: %s)", out.path, out.step);
-        /* Outside the lock: the hook (lz_data.c) calls dlsym, which takes
-         * the dynamic linker's lock (lz_dl.h). */
-        void (*hook)(const lz_lib *, void *) = __atomic_load_n(&lib->st->on_load, __ATOMIC_ACQUIRE);
-        if (hook)
-            hook(lib, out.handle);
         return LZ_LOADED;
     }
 }

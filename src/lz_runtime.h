@@ -92,6 +92,22 @@ typedef struct lz_loader {
 struct lz_lib;
 struct lz_data;
 
+/* What must be done before a loaded library is published, so that no thread
+ * runs its code first (lz_data.c: its variables filled). A hook, so that
+ * loading need not know of variables.
+ *   prepare  in the searcher, outside mu (it calls into the dynamic linker):
+ *            a plan for commit, or NULL when out of memory;
+ *   commit   by the search that publishes, under mu, before the status says
+ *            loaded; calls nothing that takes a lock. It may be run again
+ *            on the same plan (a child forked half-way through it finishes
+ *            it: lz_lock.c) and does each step once;
+ *   discard  frees the plan. */
+typedef struct lz_ready {
+    void *(*prepare)(const struct lz_lib *lib, void *handle);
+    void (*commit)(const struct lz_lib *lib, void *plan);
+    void (*discard)(void *plan);
+} lz_ready;
+
 typedef struct lz_state {
     /* The small fields first, in one page: a first call writes a fresh
      * page for each one it touches (docs/performance.md, "First calls"). */
@@ -135,10 +151,10 @@ typedef struct lz_state {
     struct lz_asked_box *asked;
     /* The exported variables (atomic), registered by the generated
      * constructor where the library has any (lz_data.h), and what the
-     * thread that loaded the library runs once it is published: their
-     * filling (a hook, so that loading need not know of variables). */
+     * search that publishes the library runs first: their filling. */
     const struct lz_data *data[2];  /* [0]: other variables; [1]: function pointers */
-    void (*on_load)(const struct lz_lib *lib, void *handle);
+    const lz_ready *ready;          /* atomic; NULL: nothing to do */
+    void *committing;               /* the plan whose commit runs (mu), for fork's child */
 } lz_state;
 
 #define LZ_STATE_INIT { .mu = PTHREAD_MUTEX_INITIALIZER }

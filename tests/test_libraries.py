@@ -9,6 +9,7 @@ import re
 import shutil
 import sys
 import tempfile
+import tomllib
 
 import lztest as t
 from lztest import case
@@ -115,34 +116,40 @@ def cxx_header_read_as_cxx():
             "library absent: CXXLIB_NOT_INITIALIZED (7), NULL, -1")
 
 
-class Vars:
-    """tests/fixtures/variables built every way: the real libvars.so.1, its
-    shared shim, its static shim (an archive: one member per generated
-    file) and its drop-in."""
+class Built:
+    """A fixture library built every way from its spec: the real library (a
+    path given, or built from fixture/<id>.c), its shared shim, its static
+    shim (an archive: one member per generated file) and its drop-in."""
 
-    def __init__(self, name):
+    def __init__(self, name, fixture, spec, soname, real=None, include=None):
         d = self.d = t.workdir(name)
         for sub in ("real", "dropin"):
             os.makedirs(f"{d}/{sub}")
-        self.real = t.compile_c(f"{d}/real/libvars.so.1", [f"{VARS}/vars.c", f"-I{VARS}"],
-                                ["-Wl,-soname,libvars.so.1"], shared=True)
-        r = lazygen("generate", f"{VARS}/vars.toml", "--include-dir", VARS, "--library", self.real,
+        self.fixture, self.soname = fixture, soname
+        self.include = include or fixture
+        self.id = os.path.splitext(os.path.basename(spec))[0]
+        if real is None:
+            real = t.compile_c(f"{d}/real/{soname}", [f"{fixture}/{self.id}.c", f"-I{fixture}"],
+                               [f"-Wl,-soname,{soname}"], shared=True)
+        self.real = real
+        r = lazygen("generate", spec, "--include-dir", self.include, "--library", self.real,
                     "--out-c", f"{d}/stubs.c", "--out-data", f"{d}/data.c",
                     "--out-hooks", f"{d}/hooks.c", "--out-list", f"{d}/exports.txt")
         t.equal(r.returncode, 0, f"generation: {r.stderr}")
         runtime = os.path.join(t.SHIMS, "liblzruntime.a")
-        cflags = [f"-I{VARS}", f"-I{t.SOURCE}/src", f"-I{t.BUILD}", "-fvisibility=hidden", "-fPIC",
-                  "-D_GNU_SOURCE", "-Wall", "-Wextra", "-Werror"]
+        cflags = [f"-I{self.include}", f"-I{t.SOURCE}/src", f"-I{t.BUILD}", "-fvisibility=hidden",
+                  "-fPIC", "-D_GNU_SOURCE", "-Wall", "-Wextra", "-Werror"]
         sources = [f"{d}/{f}.c" for f in ("stubs", "data", "hooks")]
-        t.compile_c(f"{d}/liblazyvars.so", sources + [runtime, "-ldl", "-lpthread"],
-                    cflags + ["-Wl,-soname,liblazyvars.so.0"] + t.sanitizer_link_args(), shared=True)
-        os.symlink("liblazyvars.so", f"{d}/liblazyvars.so.0")
+        lib = f"liblazy{self.id}"
+        t.compile_c(f"{d}/{lib}.so", sources + [runtime, "-ldl", "-lpthread"],
+                    cflags + [f"-Wl,-soname,{lib}.so.0"] + t.sanitizer_link_args(), shared=True)
+        os.symlink(f"{lib}.so", f"{d}/{lib}.so.0")
         for f in ("stubs", "data", "hooks"):
             t.compile_c(f"{d}/{f}.o", ["-c", f"{d}/{f}.c"], cflags)
-        t.run(["ar", "rcs", f"{d}/liblazyvars.a"] + [f"{d}/{f}.o" for f in ("stubs", "data", "hooks")],
+        t.run(["ar", "rcs", f"{d}/{lib}.a"] + [f"{d}/{f}.o" for f in ("stubs", "data", "hooks")],
               check_rc=0)
-        t.compile_c(f"{d}/dropin/libvars.so.1", sources + [runtime, "-ldl", "-lpthread"],
-                    cflags + ['-DLZ_DROPIN_SONAME="libvars.so.1"', "-Wl,-soname,libvars.so.1"]
+        t.compile_c(f"{d}/dropin/{soname}", sources + [runtime, "-ldl", "-lpthread"],
+                    cflags + [f'-DLZ_DROPIN_SONAME="{soname}"', f"-Wl,-soname,{soname}"]
                     + t.sanitizer_link_args(), shared=True)
         self.runtime = runtime
 
@@ -150,22 +157,31 @@ class Vars:
         """prog_<prog>.c linked to the real library, the shared shim or the
         static one (with the variables exported, as docs/generator.md says,
         unless export is false)."""
-        d, src = self.d, f"{VARS}/prog_{prog}.c"
-        link = {"real": [f"{d}/real/libvars.so.1", f"-Wl,-rpath,{d}/real"],
-                "shared": [f"-L{d}", "-llazyvars", f"-Wl,-rpath,{d}"],
-                "static": [f"{d}/liblazyvars.a", self.runtime, "-ldl", "-lpthread"]
-                + (["-Wl,--export-dynamic-symbol=vars_*"] if export else [])}[how]
+        d, src, i = self.d, f"{self.fixture}/prog_{prog}.c", self.id
+        link = {"real": [self.real, f"-Wl,-rpath,{os.path.dirname(self.real)}"],
+                "shared": [f"-L{d}", f"-llazy{i}", f"-Wl,-rpath,{d}"],
+                "static": [f"{d}/liblazy{i}.a", self.runtime, "-ldl", "-lpthread"]
+                + ([f"-Wl,--export-dynamic-symbol={i}_*"] if export else [])}[how]
         out = f"{d}/{prog}_{how}{'' if export else '_unexported'}"
-        return t.compile_c(out, [src, f"-I{VARS}"] + link + t.sanitizer_link_args())
+        if not os.path.exists(out):
+            t.compile_c(out, [src, f"-I{self.include}", "-lpthread"] + link + t.sanitizer_link_args())
+        return out
 
-    def run(self, prog, how, dropin=False, absent=False, export=True):
-        e = {"LAZYVARS_LIBPATH": f"{self.d}/nowhere/libvars.so.1" if absent else self.real,
-             "LAZYNCCL_DEBUG": "1"}
+    def env(self, dropin=False, absent=False):
+        e = {f"LAZY{self.id.upper()}_LIBPATH":
+             f"{self.d}/nowhere/{self.soname}" if absent else self.real, "LAZYNCCL_DEBUG": "1"}
         if dropin:
             e["LD_LIBRARY_PATH"] = f"{self.d}/dropin"
-        r = t.run([self.program(prog, how, export), self.real], env=e)
+        return e
+
+    def run(self, prog, how, dropin=False, absent=False, export=True, args=()):
+        r = t.run([self.program(prog, how, export), self.real, *args], env=self.env(dropin, absent))
         t.equal(r.returncode, 0, f"{prog} ({how}{', drop-in' if dropin else ''}): {r.stderr}")
         return r
+
+
+def Vars(name):
+    return Built(name, VARS, f"{VARS}/vars.toml", "libvars.so.1")
 
 
 def variables_served(how, dropin=False):
@@ -232,6 +248,212 @@ def variables_dropin():
     out = t.run(["readelf", "-W", "--dyn-syms", f"{v.d}/dropin/libvars.so.1"], check_rc=0).stdout
     t.check(re.search(r" 24 OBJECT +GLOBAL +DEFAULT +\d+ vars_extra$", out, re.M),
             f"vars_extra, 24 bytes:\n{out}")
+
+
+GMP = os.path.join(t.SOURCE, "tests", "fixtures", "gmp")
+RACE = os.path.join(t.SOURCE, "tests", "fixtures", "race")
+RACE_RUNS = 100
+
+
+def gmp_built(name):
+    """GMP (Debian's libgmp-dev) behind its fixture spec: a real library whose
+    functions read the variables it exports."""
+    real = "/usr/lib/x86_64-linux-gnu/libgmp.so.10"
+    include = "/usr/include/x86_64-linux-gnu"
+    if t.HOST_CPU != "x86_64" or not os.path.exists(f"{include}/gmp.h") or not os.path.exists(real):
+        raise t.Skip("no x86-64 gmp.h and libgmp.so.10 (Debian's libgmp-dev)")
+    return Built(name, GMP, f"{GMP}/gmp.toml", "libgmp.so.10", real=real, include=include)
+
+
+def first_calls_at_once(b, how, dropin=False, threads=(16, 64), fork=False):
+    """prog_race (tests/fixtures/race/race.h) RACE_RUNS times per thread
+    count: every run exits 0 with every answer right. Counts the runs that
+    crashed or answered wrong, with the first one's output."""
+    exe = b.program("race", how)
+    env = b.env(dropin)
+    env.pop("LAZYNCCL_DEBUG")
+    for n in threads:
+        bad, first = 0, None
+        for _ in range(RACE_RUNS):
+            r = t.run([exe, b.real, str(n)] + (["fork"] if fork else []), env=env)
+            want = f"{n} threads, {4 if fork else 0} children: 0 wrong\n"
+            if r.returncode != 0 or r.stdout != want:
+                bad += 1
+                first = first or f"rc {r.returncode}: {r.stdout}{r.stderr[-800:]}"
+        t.equal(bad, 0, f"{n} threads' first calls at once ({how}{', drop-in' if dropin else ''}"
+                        f"{', forking' if fork else ''}): {bad} of {RACE_RUNS} runs crashed or "
+                        f"answered wrong; the first: {first}")
+
+
+@case
+def first_calls_at_once_read_filled_variables_shared():
+    """16 and 64 threads make their first calls at once, 100 runs each,
+    through the shared shim, into a function of the library that reads the
+    library's own variables (a table, a string, an allocation function
+    pointer no header declares): no crash, no wrong answer. The load is
+    published only once the variables hold the library's values."""
+    first_calls_at_once(Vars("race_vars_shared"), "shared")
+
+
+@case
+def first_calls_at_once_read_filled_variables_static():
+    """The same through the static shim (the program exports the
+    variables, as docs/generator.md says)."""
+    first_calls_at_once(Vars("race_vars_static"), "static")
+
+
+@case
+def first_calls_at_once_read_filled_variables_dropin():
+    """The same through the drop-in, under a program linked to the real
+    library."""
+    first_calls_at_once(Vars("race_vars_dropin"), "real", dropin=True)
+
+
+@case
+def first_calls_at_once_with_fork():
+    """16 threads' first calls at once while the main thread forks four
+    children that call the library too, 100 runs, through the shared shim and
+    the drop-in: every child's answer is right (a child forked during the
+    filling finishes it)."""
+    v = Vars("race_vars_fork")
+    first_calls_at_once(v, "shared", threads=(16,), fork=True)
+    first_calls_at_once(v, "real", dropin=True, threads=(16,), fork=True)
+
+
+@case
+def gmp_first_calls_at_once_shared():
+    """GMP, a real library that allocates through function pointers and
+    reads digit tables it exports: 16 and 64 threads' first calls at once,
+    100 runs each, through the shared shim; every answer that of GMP loaded."""
+    first_calls_at_once(gmp_built("race_gmp_shared"), "shared")
+
+
+@case
+def gmp_first_calls_at_once_static():
+    """The same through the static shim."""
+    first_calls_at_once(gmp_built("race_gmp_static"), "static")
+
+
+@case
+def gmp_first_calls_at_once_dropin():
+    """The same through GMP's drop-in, under a program linked to GMP."""
+    first_calls_at_once(gmp_built("race_gmp_dropin"), "real", dropin=True)
+
+
+def dynamic_definitions(path):
+    """[(name, kind, size, version)] of what path's dynamic symbol table
+    defines: functions and variables, the runtime's own names left out."""
+    out = t.run(["readelf", "-W", "--dyn-syms", path], check_rc=0).stdout
+    defs = []
+    for line in out.splitlines():
+        f = line.split()
+        if len(f) < 8 or f[3] not in ("FUNC", "OBJECT") or f[6] in ("UND", "ABS"):
+            continue
+        name, _, version = f[7].partition("@")
+        if name.startswith(("lazy", "lz_")) or f[4] != "GLOBAL":
+            continue
+        defs.append((name, f[3], int(f[2], 0), version.lstrip("@")))
+    return defs
+
+
+def stock_specs_with_variables():
+    """{id: (spec path, its drop-ins' paths)} of every stock spec
+    (stubs/*.toml) built here whose drop-in defines a variable."""
+    lazy = [sys.executable, GEN]
+    found = {}
+    for spec in t.run(lazy + ["list-specs", os.path.join(t.SOURCE, "stubs")], check_rc=0).stdout.split():
+        desc = dict(line.split("\t", 1) for line in
+                    t.run(lazy + ["describe", spec], check_rc=0).stdout.splitlines() if "\t" in line)
+        dropins = [os.path.join(t.SHIMS, "dropin", so) for so in desc["sonames"].split()]
+        dropins = [p for p in dropins if os.path.exists(p)]
+        if any(kind == "OBJECT" for p in dropins for _, kind, _, _ in dynamic_definitions(p)):
+            found[desc["id"]] = (spec, dropins)
+    return found
+
+
+def stock_stand_in(d, dropin):
+    """A library standing in for the real one behind dropin (the same
+    SONAME, names, sizes and versions): each variable full of 0x5a, and each
+    function answering how many bytes of the variables, read as the library
+    reads its own (through the GOT), are not 0x5a."""
+    defs = dynamic_definitions(dropin)
+    soname = os.path.basename(dropin)
+    src = ["/* generated by tests/test_libraries.py: a stand-in for " + soname + " */"]
+    variables = [(n, size) for n, kind, size, _ in defs if kind == "OBJECT" and size > 0]
+    for i, (n, size) in enumerate(variables):
+        src.append(f'__attribute__((aligned(16))) unsigned char v{i}[{size}] __asm__("{n}") = '
+                   f"{{[0 ... {size - 1}] = 0x5a}};")
+    src.append("static unsigned char *const vars[] = {" + ", ".join(f"v{i}" for i in range(len(variables)))
+               + "};")
+    src.append("static const unsigned long sizes[] = {" + ", ".join(str(s) for _, s in variables) + "};")
+    src.append("static long check(void) { long bad = 0; for (unsigned i = 0; i < sizeof sizes / "
+               "sizeof sizes[0]; i++) for (unsigned long b = 0; b < sizes[i]; b++) bad += "
+               "((volatile unsigned char *)vars[i])[b] != 0x5a; return bad; }")
+    for i, (n, kind, _, _) in enumerate(defs):
+        if kind == "FUNC":
+            src.append(f'long f{i}(void) __asm__("{n}"); long f{i}(void) {{ return check(); }}')
+    c = os.path.join(d, "standin.c")
+    with open(c, "w") as f:
+        f.write("\n".join(src) + "\n")
+    args = [f"-Wl,-soname,{soname}"]
+    vmap = os.path.join(os.path.dirname(dropin), soname.replace(".", "_") + ".map")
+    if any(v for _, _, _, v in defs) and os.path.exists(vmap):
+        args.append(f"-Wl,--version-script={vmap}")
+    os.makedirs(os.path.join(d, "real"), exist_ok=True)
+    return t.compile_c(os.path.join(d, "real", soname), [c], args, shared=True), defs
+
+
+def stock_variables_filled_first(mode):
+    """For every stock spec whose drop-in defines variables: 16 and 64
+    threads' first calls at once, RACE_RUNS runs each, through its drop-in
+    (mode "dropin") or its shared shim ("shared") in front of a stand-in
+    library; every call finds the variables holding the library's values."""
+    specs = stock_specs_with_variables()
+    if not specs:
+        raise t.Skip("no stock spec with variables is built here")
+    for sid, (spec, dropins) in sorted(specs.items()):
+        d = t.workdir(f"stock_vars_{mode}_{sid}")
+        with open(spec, "rb") as f:
+            required = tomllib.load(f)["library"].get("required", [])
+        for dropin in dropins:
+            real, defs = stock_stand_in(d, dropin)
+            funcs = [n for n, kind, _, _ in defs if kind == "FUNC"]
+            fn = next((n for n in required if n in funcs), funcs[0])
+            link = ([real, f"-Wl,-rpath,{os.path.dirname(real)}"] if mode == "dropin"
+                    else [t.shim(sid), f"-Wl,-rpath,{t.SHIMS}"])
+            exe = t.compile_c(os.path.join(d, f"race_{os.path.basename(dropin)}"),
+                              [os.path.join(RACE, "prog_stock.c"), f'-DSTOCK_FN="{fn}"', "-lpthread"]
+                              + link + t.sanitizer_link_args())
+            env = {f"LAZY{sid.upper()}_LIBPATH": real}
+            if mode == "dropin":
+                env["LD_LIBRARY_PATH"] = os.path.dirname(dropin)
+            for n in (16, 64):
+                bad, first = 0, None
+                for _ in range(RACE_RUNS):
+                    r = t.run([exe, real, str(n)], env=env)
+                    if r.returncode != 0 or r.stdout != f"{n} threads, 0 children: 0 wrong\n":
+                        bad += 1
+                        first = first or f"rc {r.returncode}: {r.stdout}{r.stderr[-800:]}"
+                t.equal(bad, 0, f"{sid} ({os.path.basename(dropin)}, {mode}), {n} threads through "
+                                f"{fn}: {bad} of {RACE_RUNS} runs crashed or read unfilled "
+                                f"variables; the first: {first}")
+        print(f"{sid}: {len([x for x in defs if x[1] == 'OBJECT'])} variables, {fn}, {mode}: "
+              f"{2 * RACE_RUNS} runs right")
+
+
+@case
+def stock_libraries_with_variables_dropin():
+    """Every stock spec that exports variables (listed from the specs: a new
+    one is covered without an edit): 16 and 64 threads' first calls at once
+    through its drop-in, in front of a stand-in library with its names,
+    sizes and versions, find every variable holding the library's value."""
+    stock_variables_filled_first("dropin")
+
+
+@case
+def stock_libraries_with_variables_shared():
+    """The same through each such spec's shared shim."""
+    stock_variables_filled_first("shared")
 
 
 def need_sqlite():

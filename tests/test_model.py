@@ -81,6 +81,37 @@ def model_closing_a_stale_search_loads_twice():
 
 
 @case
+def model_fill_before_publish_holds():
+    """The fill step (I6): first calls racing, a plugin constructor under the
+    loader lock, fork at any step of the commit: no call reaches the library
+    before its variables hold its values."""
+    holds("fill_callers2_fork", ["-DCALLERS=2", "-DNO_FIXER", "-DNO_PLUGIN"])
+    holds("fill_callers2_plugin", ["-DCALLERS=2", "-DNO_FORK", "-DNO_FIXER"])
+
+
+@case
+def model_fill_after_publish_calls_unfilled_library():
+    """Variables filled after the status says loaded (the runtime before the
+    fill moved into the publication): another first call reaches the
+    library while its variables are the shim's zeros (I6)."""
+    errors, what = verify("fill_late", ["-DCALLERS=2", "-DNO_FORK", "-DNO_PLUGIN", "-DNO_FIXER",
+                                        "-DFILL_LATE"])
+    t.equal(errors > 0, True, "filling after publishing passes: the model lost the bug")
+    t.contains(what, "filled==2", "the invariant broken")
+
+
+@case
+def model_fork_child_must_finish_the_commit():
+    """A child forked half-way through a commit that does not finish it
+    (its own commit leaves a half-copied variable alone) calls the library
+    with a variable half-filled (I6)."""
+    errors, what = verify("fill_fork", ["-DNO_PLUGIN", "-DNO_FIXER", "-DNO_CANCEL",
+                                        "-DNO_FORK_FINISH"])
+    t.equal(errors > 0, True, "a child that does not finish the commit passes: the model lost it")
+    t.contains(what, "c_filled==2", "the invariant broken")
+
+
+@case
 def model_old_deadlocks_on_loader_lock():
     """Item 4: the shim's lock held across dlopen deadlocks with a plugin constructor."""
     breaks("old_plugin", ["-DNO_FIXER", "-DNO_FORK", "-DNO_CANCEL"], "invalid end state")

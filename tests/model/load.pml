@@ -29,7 +29,14 @@
  *      failure stub while the library is loaded);
  *   I3 no deadlock (spin's invalid end states), and every first call ends;
  *   I4 a forked child never uses, nor calls dlopen over, a half-loaded
- *      object.
+ *      object;
+ *   I6 no call reaches the library before its variables hold its values
+ *      (the fill: prepared by a searcher outside the lock, committed under
+ *      it by the search that publishes, before the status says loaded; a
+ *      child forked half-way through a commit finishes it in its fork
+ *      handler). -DFILL_LATE models the protocol that filled them after
+ *      publishing, -DNO_FORK_FINISH a child that does not finish a commit;
+ *      spin must find I6 broken in each.
  *
  * Two more models share the file, each selected by a define:
  *   -DCOPIES (issue 24): two runtime copies (two shims), each with its own
@@ -356,6 +363,10 @@ byte loads = 0;            /* publications of LOADED */
 byte obj = 0;              /* the library object: 0 none, 1 half-loaded, 2 loaded */
 byte refs = 0;             /* its dlopen references (dlclose drops one; 0 unloads it) */
 byte ctors = 0;            /* runs of its constructor: at most one (I3) */
+/* The library's variables as the shims define them (I6): 0 the shim's
+ * zeros, 1 half-copied, 2 the library's values. committing: a commit runs. */
+byte filled = 0;
+bool committing = false;
 bool present = false;      /* is the library installed? (the retry installs it) */
 
 /* The library's lock (st->mu), plain; the dynamic linker's lock, recursive. */
@@ -372,7 +383,8 @@ bool fork_pending = false;
 bool forked = false;
 
 /* A snapshot taken at fork(): what the child inherits. */
-byte c_status, c_obj, c_gate;
+byte c_status, c_obj, c_gate, c_filled;
+bool c_committing;
 bool c_mid_ld;
 
 inline lock_mu() { atomic { mu == 0 -> mu = _pid + 1 } }
@@ -462,7 +474,7 @@ inline ensure_loaded(result) {
                 dlopen_lib(found, true);
                 loading = false; loader = 0;
                 if
-                :: found -> loads++; assert(loads <= 1); status = LOADED; assert(slot != FAIL)  /* I1, I2 */
+                :: found -> filled = 2; loads++; assert(loads <= 1); status = LOADED; assert(slot != FAIL)  /* I1, I2 */
                 :: else -> status = FAILED
                 fi
             :: else -> skip
@@ -493,6 +505,26 @@ inline retry() {
 }
 #else
 
+/* The fill's look-ups (lz_dlsym): calls into the dynamic linker. */
+inline prepare() {
+    enter();
+    ld_acquire();
+    ld_release();
+    leave()
+}
+
+/* The commit (lz_data.c): each variable still as the shim defined it takes
+ * the library's value, one step at a time (a fork may fall between). A
+ * variable already written is left alone, so a commit over a half-copied
+ * one leaves it half-copied. */
+inline commit() {
+    committing = true;
+    if
+    :: filled == 0 -> filled = 1; filled = 2
+    :: else -> skip
+    fi
+}
+
 /* Today's protocol (lz_ensure_loaded): no lock across the search; wait for
  * another searcher only while no thread of ours is in the dynamic linker;
  * publish once per generation. Cancellation is disabled throughout. */
@@ -514,15 +546,28 @@ inline ensure_loaded(result) {
             searching[_pid] = true; loaders++; mygen = gen;
             unlock_mu();
             dlopen_lib(found, false);
+            if
+            :: found -> prepare()      /* dlsym of each variable: a window */
+            :: else -> skip
+            fi;
             lock_mu();
             searching[_pid] = false; loaders--;
             if
             :: mygen == gen && status == UNTRIED ->
                 if
-                :: found -> loads++; assert(loads <= 1); status = LOADED; assert(slot != FAIL)  /* I1, I2 */
+                :: found ->
+#ifndef FILL_LATE
+                   commit();
+#endif
+                   loads++; assert(loads <= 1); status = LOADED; assert(slot != FAIL);  /* I1, I2 */
+                   committing = false
                 :: else -> status = FAILED
                 fi;
-                result = status; unlock_mu(); break
+                result = status; unlock_mu();
+#ifdef FILL_LATE
+                if :: result == LOADED -> commit(); committing = false :: else -> skip fi;
+#endif
+                break
             :: else ->
                /* Lost, or stale: again. A search that opened the library
                 * drops its reference only where the library published is
@@ -551,7 +596,9 @@ inline first_call() {
     :: ensure_loaded(res);
        if
        :: res == LOADED ->
-          atomic { if :: slot == RESOLVER -> slot = REAL :: else -> skip fi }; break
+          atomic { if :: slot == RESOLVER -> slot = REAL :: else -> skip fi };
+          assert(filled == 2);   /* I6: the call reaches the library */
+          break
        :: res == REENTERED -> break
        :: res == FAILED ->
           /* lz_publish_failure: under the lock, only if still failed */
@@ -629,15 +676,21 @@ active proctype forker()
 #endif
     atomic {
         c_status = status; c_obj = obj; c_gate = gate_open;
+        c_filled = filled; c_committing = committing;
         c_mid_ld = (ld != 0 && ld != _pid + 1 && obj == 1) || c_gate > 0;
         forked = true;
 #ifndef OLD
         fork_pending = false
 #endif
     };
+#if !defined(OLD) && !defined(NO_FORK_FINISH)
+    /* fork_child: a commit forked half-way is finished with its plan */
+    if :: c_committing -> c_filled = 2 :: else -> skip fi;
+#endif
     /* the child's first call */
     if
-    :: c_status == LOADED -> assert(c_obj == 2)
+    :: c_status == LOADED -> assert(c_obj == 2);
+       assert(c_filled == 2)   /* I6 */
     :: else ->
 #ifdef OLD
        /* it starts again: dlopen over whatever the parent left */
@@ -646,7 +699,10 @@ active proctype forker()
        /* lz_dl_child: refuse if a window was open or ld.so mid-change */
        if
        :: c_mid_ld -> skip                 /* fails with a message, no dlopen */
-       :: else -> assert(c_obj != 1)
+       :: else -> assert(c_obj != 1);
+          /* its own search and commit, then the call */
+          if :: c_filled == 0 -> c_filled = 2 :: else -> skip fi;
+          assert(c_filled == 2)            /* I6 */
        fi
 #endif
     fi;
