@@ -55,9 +55,31 @@ class Sources:
     def exports(self, lib):
         path = os.path.join(self.build, "src", f"{lib}_exports.txt")
         if not os.path.exists(path):
-            raise KeyError(f"{path} (build the project first)")
+            raise KeyError(f"{path}: {self.left_out(lib)}")
         with open(path) as f:
             return str(sum(1 for line in f if line.strip()))
+
+    def left_out(self, lib):
+        """Why the build has no export list for lib: the part it left out and
+        the reason, asked of the generator as the build asked it."""
+        lazygen = [sys.executable, os.path.join(TOP, "gen", "lazygen.py")]
+        for d in ("stubs", os.path.join("tests", "specs")):
+            spec = os.path.join(TOP, d, f"{lib}.toml")
+            if os.path.exists(spec):
+                break
+        else:
+            return f"no spec {lib}.toml in stubs/ or tests/specs/"
+        rel = os.path.relpath(spec, TOP)
+        if not os.path.exists(os.path.join(self.build, "build.ninja")):
+            return f"{self.build} is not a configured build: meson setup {self.build}"
+        r = subprocess.run(lazygen + ["find-include", spec, "--option-dir", "", "--cc", "cc"],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            why = r.stderr.strip().split(": error: ", 1)[-1]
+            return (f"{rel} is optional and this build left it out: {why}; install it, then "
+                    f"meson setup --reconfigure {self.build}")
+        return (f"{self.build} was configured before {rel}'s header could be found: "
+                f"meson setup --reconfigure {self.build}")
 
     @staticmethod
     def newest(pattern):
