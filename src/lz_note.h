@@ -46,11 +46,16 @@ typedef struct lz_asked_box {
     int loading_tid;
     char path[PATH_MAX];
     char by[PATH_MAX];
+    /* For a request by name, the dynamic linker's step that would have
+     * found path (lz_stepnames.h: "LD_LIBRARY_PATH", "run path", ...);
+     * empty for a request by path. */
+    char step[32];
 } lz_asked_box;
 
 /* Record a request in the box: 1 recorded, 0 an earlier one is kept. No
  * library call: the audit module runs it inside the dynamic linker. */
-static inline int lz_asked_box_put(lz_asked_box *box, const char *path, const char *by)
+static inline int lz_asked_box_put(lz_asked_box *box, const char *path, const char *by,
+                                   const char *step)
 {
     int none = LZ_ASKED_NONE;
     if (!__atomic_compare_exchange_n(&box->state, &none, LZ_ASKED_WRITING, 0, __ATOMIC_ACQUIRE,
@@ -63,6 +68,9 @@ static inline int lz_asked_box_put(lz_asked_box *box, const char *path, const ch
     for (i = 0; by && by[i] && i + 1 < sizeof box->by; i++)
         box->by[i] = by[i];
     box->by[i] = '\0';
+    for (i = 0; step && step[i] && i + 1 < sizeof box->step; i++)
+        box->step[i] = step[i];
+    box->step[i] = '\0';
     __atomic_store_n(&box->state, LZ_ASKED_SET, __ATOMIC_RELEASE);
     return 1;
 }

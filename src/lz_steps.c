@@ -82,12 +82,12 @@ int lz_step_override(lz_walk *w)
         lz_note(w, "[%s] ignored: set but empty, so taken as unset", lib->env_var);
         env = NULL;
     }
-    const char *asked, *by;
-    int was_asked = lz_asked(lib, &asked, &by);
+    const char *asked, *by, *step;
+    int was_asked = lz_asked(lib, &asked, &by, &step);
     if (env) {
         if (was_asked)
-            lz_note(w, "[asked by path] %s (dlopen by %s): not tried, %s names the library",
-                    asked, by, lib->env_var);
+            lz_note(w, "[%s] %s (asked by %s): not tried, %s names the library", step, asked, by,
+                    lib->env_var);
         if (!try_list(w, lib->env_var, env)) {
             lz_report_close(w);
             lz_note(w, "%s is set, so nothing else was tried", lib->env_var);
@@ -104,16 +104,19 @@ int lz_step_override(lz_walk *w)
     return 0;
 }
 
-/* 1b. The file the program asked for by path, which lazynccl-run's audit
- * module redirected to this drop-in: what the program would have loaded. */
+/* 1b. The file lazynccl-run's audit module stood this drop-in in for: the
+ * path the program asked for, or, for a request by name, the file the
+ * dynamic linker would have mapped (named by the linker's step that found
+ * it): what the program would have loaded. */
 int lz_step_asked(lz_walk *w)
 {
-    const char *asked, *by;
-    if (!lz_asked(w->lib, &asked, &by))
+    const char *asked, *by, *step;
+    if (!lz_asked(w->lib, &asked, &by, &step))
         return 0;
-    lz_looked(w, LZ_STEP_ASKED, asked);
-    lz_log(w->lib, "the program asked for %s (dlopen by %s)", asked, by);
-    return lz_try_file(w, LZ_STEP_ASKED, asked);
+    lz_looked(w, step, asked);
+    lz_log(w->lib, "the program asked for %s (%s by %s)", asked,
+           strcmp(step, LZ_STEP_ASKED) == 0 ? "dlopen" : step, by);
+    return lz_try_file(w, step, asked);
 }
 
 /* 2. A copy already in the process: every loaded object carrying one of the

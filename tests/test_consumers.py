@@ -261,21 +261,25 @@ def run_print_env_and_existing_preload():
 
 
 @case
-def consumer_without_run_path_gets_what_pathfinder_gives():
+def consumer_without_run_path_gets_what_the_linker_gives():
     """A CuPy-style extension in site-packages that needs libnccl.so.2 with no
-    run path: under lazynccl-run the drop-in loads that site-packages'
-    nvidia/nccl/lib (as cuda.pathfinder would), not LD_LIBRARY_PATH's."""
-    d = t.workdir("consumer_pathfinder")
+    run path, LD_LIBRARY_PATH naming another NCCL: under lazynccl-run the
+    drop-in loads the file the dynamic linker would have (LD_LIBRARY_PATH's),
+    as plain, not the wheel's beside the extension (the shim's own order
+    serves only where the dynamic linker finds nothing)."""
+    d = t.workdir("consumer_linker")
     host, consumer, wheel, system = tree(d)
     site = f"{d}/venv/lib/python3/site-packages"
     os.makedirs(f"{site}/cupylike/libs", exist_ok=True)
     ext = t.compile_c(f"{site}/cupylike/libs/nccl_ext.so", [os.path.join(t.FAKES, "torchlike.c")],
                       [f"-L{site}/nvidia/nccl/lib", "-l:libnccl.so.2"], shared=True)
-    r = run([RUN, host, ext, "import"],
-            {"LD_LIBRARY_PATH": os.path.dirname(system), "LAZYNCCL_DEBUG": "1"})
+    env = {"LD_LIBRARY_PATH": os.path.dirname(system), "LAZYNCCL_DEBUG": "1"}
+    plain = lines(run([host, ext, "import"], env).stdout)
+    r = run([RUN, host, ext, "import"], env)
     out = lines(r.stdout)
-    t.equal(out["version"].strip(), "22809", f"version: {r.stdout}{r.stderr}")
-    t.contains(r.stderr, "(found by: wheel)", "found by the wheel step")
+    t.equal(out["version"].strip(), plain["version"].strip(), f"version, plain: {plain}; wrapped: {r.stdout}{r.stderr}")
+    t.equal(out["version"].strip(), "22803", "LD_LIBRARY_PATH's NCCL")
+    t.contains(r.stderr, "(found by: LD_LIBRARY_PATH)", "found by the dynamic linker's step")
 
 
 if __name__ == "__main__":

@@ -737,7 +737,7 @@ def symbol_list_dropin_without_header_or_library():
                        ["-Wl,-soname,libvars.so.1", f"-Wl,--version-script,{d}/vars.map"], shared=True)
     r = lazygen("symbols", real, "--out", f"{d}/spec/vars.symbols")
     t.equal(r.returncode, 0, r.stderr)
-    t.contains(r.stdout, "4 functions, 6 variables, 1 version nodes of libvars.so.1", "what was recorded")
+    t.contains(r.stdout, "5 functions, 7 variables, 1 version nodes of libvars.so.1", "what was recorded")
     with open(f"{d}/spec/vars.toml", "w") as f:
         f.write(SYMBOLS_SPEC)
     build = f"{d}/build"

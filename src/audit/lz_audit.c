@@ -37,6 +37,7 @@
 #include "lz_tlsfit.h"
 #include "../lz_dynread.h"
 #include "../lz_note.h"
+#include "../lz_stepnames.h"
 
 #include <elf.h>
 #include <fcntl.h>
@@ -45,8 +46,24 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define LZ_AUDIT_API __attribute__((visibility("default")))
+/* This process's kind of ELF object, as the dynamic linker checks it. */
+#if defined(__LP64__)
+#define LZ_ELF_CLASS ELFCLASS64
+#else
+#define LZ_ELF_CLASS ELFCLASS32
+#endif
+#if defined(__x86_64__)
+#define LZ_ELF_MACHINE EM_X86_64
+#elif defined(__aarch64__)
+#define LZ_ELF_MACHINE EM_AARCH64
+#elif defined(__i386__)
+#define LZ_ELF_MACHINE EM_386
+#else
+#error "lz_audit.c: this architecture's ELF machine is not known"
+#endif
 /* The drop-ins a process names fit the module's one page of data with
  * their paths (a dozen paths of up to 150 bytes); a longer list gets
  * memory of its own. */
@@ -79,13 +96,23 @@ static target *targets LZ_HOT_DATA;
 static int ntargets LZ_HOT_DATA;
 /* object_name's copy of the program's file name, made on first need. */
 static const char *exe LZ_HOT_DATA;
-/* A by-path request redirected to a drop-in not mapped yet: the box is
- * filled when it is (la_objopen, in the same dlopen). Both strings outlive
- * that dlopen: the caller's argument and the asking object's name. */
+/* A request redirected to a drop-in not mapped yet: the box is filled when
+ * it is (la_objopen, in the same dlopen). The path and the asker's name
+ * are copied (the caller's string, or an object's name, need not outlive
+ * the request: a namespace of dlmopen's, an object closed meanwhile). */
+typedef struct pending_request {
+    target *t;
+    const char *step;   /* a literal of lz_stepnames.h, or 0 (by path) */
+    char path[PATH_MAX], by[PATH_MAX];
+} pending_request;
+static pending_request *pending LZ_HOT_DATA;
+/* A by-name request for a drop-in's library, while the dynamic linker
+ * searches for it (la_objsearch of each candidate path): the first
+ * candidate it would open is the file the drop-in loads at its first call. */
 static struct {
     target *t;
-    const char *path, *by;
-} pending LZ_HOT_DATA;
+    const char *by;
+} byname LZ_HOT_DATA;
 
 static int same(const char *a, const char *b)
 {
@@ -164,6 +191,11 @@ static void configure(void *stack_end)
     lz_sys_set_stack_end(stack_end);
     if (lz_sys_getauxval(AT_SECURE))
         return;
+    /* ldd (LD_TRACE_LOADED_OBJECTS): the module stands aside, so that the
+     * list is the libraries the program would load, not drop-ins. */
+    const char *trace = lz_sys_getenv("LD_TRACE_LOADED_OBJECTS");
+    if (trace && *trace)
+        return;
     const char *d = lz_sys_getenv("LAZYNCCL_DEBUG");
     lz_sys_set_debug(d && *d && !same(d, "0"));
     lz_tlsfit_configure();
@@ -234,9 +266,27 @@ static target *by_soname(const char *soname)
     return 0;
 }
 
-LZ_COLD static void fill_box(target *t, const char *path, const char *by)
+/* Remember a redirected request until its drop-in is mapped: 0 when out of
+ * memory (the request is then left to the dynamic linker, as plain). */
+LZ_COLD static int remember(target *t, const char *path, const char *by, const char *step)
 {
-    if (lz_asked_box_put(t->box, path, by))
+    if (!pending && !(pending = lz_sys_alloc(sizeof *pending)))
+        return 0;
+    size_t i = 0;
+    for (; path[i] && i + 1 < sizeof pending->path; i++)
+        pending->path[i] = path[i];
+    pending->path[i] = '\0';
+    for (i = 0; by[i] && i + 1 < sizeof pending->by; i++)
+        pending->by[i] = by[i];
+    pending->by[i] = '\0';
+    pending->step = step;
+    pending->t = t;
+    return 1;
+}
+
+LZ_COLD static void fill_box(target *t, const char *path, const char *by, const char *step)
+{
+    if (lz_asked_box_put(t->box, path, by, step))
         lz_say("dlopen(\"", path, "\") by ", by, ": redirected to the drop-in ", t->path,
             "; it will load that file at its first call");
     else
@@ -244,13 +294,34 @@ LZ_COLD static void fill_box(target *t, const char *path, const char *by)
             ", which keeps the path asked for earlier");
 }
 
+/* The object a redirected request mapped in a namespace of dlmopen's: when
+ * it is the drop-in, its own box is told the request. */
+LZ_COLD static void namespace_box(struct link_map *map, pending_request *p)
+{
+    lz_mem_obj o;
+    lz_asked_box *box = map->l_name && map->l_name[0] && from_map(map, &o)
+                            ? lz_mem_dropin_box(&o, p->t->soname) : 0;
+    if (box && lz_asked_box_put(box, p->path, p->by, p->step))
+        lz_say("a namespace of dlmopen's: the drop-in ", map->l_name, " will load ", p->path);
+    p->t = 0;
+}
+
 LZ_AUDIT_API unsigned int la_objopen(struct link_map *map, Lmid_t lmid, uintptr_t *cookie)
 {
     (void)cookie; /* glibc starts it as the map: la_objsearch reads it so */
     static int configured LZ_HOT_DATA;
     /* The vDSO holds no TLS and stands for no library. */
-    if (lmid != LM_ID_BASE || !map->l_name || !map->l_name[0] ||
-        map->l_addr == lz_sys_getauxval(AT_SYSINFO_EHDR))
+    if (lmid != LM_ID_BASE) {
+        /* A namespace of dlmopen's: a request redirected there is the
+         * drop-in mapped there, told the request; none is left pending for
+         * the base namespace's (the module's state follows the base
+         * namespace only). */
+        if (pending && pending->t)
+            namespace_box(map, pending);
+        byname.t = 0;
+        return 0;
+    }
+    if (!map->l_name || !map->l_name[0] || map->l_addr == lz_sys_getauxval(AT_SYSINFO_EHDR))
         return 0;
     lz_mem_obj o;
     if (!from_map(map, &o))
@@ -270,9 +341,10 @@ LZ_AUDIT_API unsigned int la_objopen(struct link_map *map, Lmid_t lmid, uintptr_
     if ((t->box = lz_mem_dropin_box(&o, t->soname))) {
         t->dropin = map;
         lz_say("drop-in ", map->l_name, " stands for ", t->soname, " until it is loaded");
-        if (pending.t == t)
-            fill_box(t, pending.path, pending.by);
-        pending.t = 0;
+        if (pending && pending->t == t)
+            fill_box(t, pending->path, pending->by, pending->step);
+        if (pending)
+            pending->t = 0;
     } else if (!t->real) {
         t->real = map;
         lz_say(t->soname, " loaded from ", map->l_name, ": every later request for it gets that copy");
@@ -312,6 +384,29 @@ static int same_file(const struct stat *a, const target *t)
     return a->st_dev == t->dev && a->st_ino == t->ino;
 }
 
+/* Whether the drop-in of t can stand in: its file is there, an ELF object
+ * of this process's kind whose SONAME is t's (read once). A drop-in that is
+ * missing, unreadable or broken never stands in: the process behaves as
+ * plain. */
+LZ_COLD static int usable(target *t)
+{
+    if (t->id_state == 0) {
+        struct stat st = {0};
+        char soname[256];
+        int fd = lz_sys_open(t->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+        int ok = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+                 lz_dyn_soname(fd, soname, sizeof soname) && same(soname, t->soname);
+        if (fd >= 0)
+            lz_sys_close(fd);
+        t->id_state = ok ? 1 : -1;
+        t->dev = st.st_dev, t->ino = st.st_ino;
+        if (!ok)
+            lz_say("drop-in ", t->path, " is missing or not a library of this process's kind: "
+                   "it will not stand in for ", t->soname);
+    }
+    return t->id_state == 1;
+}
+
 /* The target whose real library the file at name is, with the file's id. */
 LZ_COLD static target *real_file(const char *name, struct stat *id)
 {
@@ -328,12 +423,7 @@ LZ_COLD static target *real_file(const char *name, struct stat *id)
     int ok = fstat(fd, id) == 0 && S_ISREG(id->st_mode) && lz_dyn_soname(fd, soname, sizeof soname);
     lz_sys_close(fd);
     target *t = ok ? by_soname(soname) : 0;
-    if (t && t->id_state == 0) {
-        struct stat st;
-        t->id_state = lz_sys_stat(t->path, &st) == 0 ? 1 : -1;
-        t->dev = st.st_dev, t->ino = st.st_ino;
-    }
-    return t && !(t->id_state == 1 && same_file(id, t)) ? t : 0;
+    return t && !(usable(t) && same_file(id, t)) ? t : 0;
 }
 
 /* Whether a drop-in is loading its real library in this thread (its box's
@@ -357,10 +447,95 @@ static int loading_here(void)
     return 0;
 }
 
+/* Whether the dynamic linker, trying the file at path for a request by
+ * name, would map it: a file it can open whose ELF header is of this
+ * process's class and machine (one of another class or machine it skips;
+ * one that is not ELF fails the request, as it does plain). */
+LZ_COLD static int would_map(const char *path)
+{
+    int fd = lz_sys_open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0)
+        return 0;
+    ElfW(Ehdr) eh;
+    struct stat st;
+    int ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+             pread(fd, &eh, sizeof eh, 0) == (ssize_t)sizeof eh &&
+             memcmp(eh.e_ident, ELFMAG, SELFMAG) == 0 && eh.e_ident[EI_CLASS] == LZ_ELF_CLASS &&
+             eh.e_machine == LZ_ELF_MACHINE;
+    lz_sys_close(fd);
+    return ok;
+}
+
+/* The last directory of the dynamic linker's default search (glibc's
+ * system directories end with it): a by-name request none of whose
+ * candidates up to it would map is one the dynamic linker cannot serve. */
+static int in_dir(const char *path, const char *dir, const char *name)
+{
+    while (*dir && *path == *dir)
+        path++, dir++;
+    return !*dir && same(path, name);
+}
+
+static int last_default(const char *path, const target *t)
+{
+    /* Two calls, not a table of pointers: the module has no relocation. */
+    return in_dir(path, "/usr/lib/", t->soname) || in_dir(path, "/usr/lib64/", t->soname);
+}
+
+/* The dynamic linker's search step, by the flag it gives a candidate. */
+static const char *step_of(unsigned int flag)
+{
+    switch (flag) {
+    case LA_SER_LIBPATH:
+        return LZ_STEP_LD_LIBRARY_PATH;
+    case LA_SER_RUNPATH:
+        return LZ_STEP_RUN_PATH;
+    case LA_SER_CONFIG:
+        return LZ_STEP_LDCACHE;
+    default:
+        return LZ_STEP_SYSTEM_DIRS;
+    }
+}
+
+/* A candidate path of the by-name request being searched: where the
+ * dynamic linker would map it, the drop-in stands in, told that path (it
+ * loads exactly that file at its first call); where the dynamic linker
+ * would find nothing, the drop-in stands in untold (its own search order
+ * then applies: wheels, conda, CUDA_HOME). ld.so names the object it maps
+ * by the candidate path. */
+LZ_COLD static char *candidate(const char *name, unsigned int flag)
+{
+    target *t = byname.t;
+    const char *base = base_name(name);
+    if (!same(base, t->soname))
+        return (char *)name;
+    if (would_map(name)) {
+        byname.t = 0;
+        struct stat st;
+        if (lz_sys_stat(name, &st) == 0 && same_file(&st, t))
+            return (char *)name; /* the drop-in itself, on the search path */
+        if (!remember(t, name, byname.by, step_of(flag)))
+            return (char *)name;
+        lz_say(t->soname, " needed by ", byname.by, ": the dynamic linker would map ", name,
+               "; the drop-in ", t->path, " stands in and will load that file");
+        return (char *)t->path;
+    }
+    if (flag == LA_SER_DEFAULT && last_default(name, t)) {
+        byname.t = 0;
+        lz_say(t->soname, " needed by ", byname.by, ": the dynamic linker finds none; the drop-in ",
+               t->path, " stands in and will search its own order");
+        return (char *)t->path;
+    }
+    return (char *)name;
+}
+
 LZ_AUDIT_API char *la_objsearch(const char *name, uintptr_t *cookie, unsigned int flag)
 {
-    if (flag != LA_SER_ORIG || !name || ntargets == 0)
+    if (!name || ntargets == 0)
         return (char *)name;
+    if (flag != LA_SER_ORIG)
+        return byname.t ? candidate(name, flag) : (char *)name;
+    byname.t = 0; /* a new request */
     const struct link_map *asker = cookie ? (const struct link_map *)*cookie : 0;
     struct stat id;
     int by_path = 0;
@@ -389,13 +564,17 @@ LZ_AUDIT_API char *la_objsearch(const char *name, uintptr_t *cookie, unsigned in
     case LZ_RULE_DROPIN:
         break;
     }
-    if (by_path) {
-        if (t->box)
-            fill_box(t, name, by);
-        else
-            pending.t = t, pending.path = name, pending.by = by;
-    } else {
-        lz_say(name, " needed by ", by, ": the drop-in ", t->path);
+    if (!usable(t))
+        return (char *)name;
+    if (!by_path) {
+        /* By name: the dynamic linker searches as it would plain; the
+         * candidate it would map decides (candidate()). */
+        byname.t = t, byname.by = by;
+        return (char *)name;
     }
+    if (t->box)
+        fill_box(t, name, by, 0);
+    else if (!remember(t, name, by, 0))
+        return (char *)name;
     return (char *)t->path;
 }

@@ -129,7 +129,7 @@ static const char *redirect(const char *file, const void *caller)
     case LZ_RULE_DROPIN:
         break;
     }
-    lz_asked_box_put(s.box, file, s.by);
+    lz_asked_box_put(s.box, file, s.by, 0);
     return s.dropin;
 }
 

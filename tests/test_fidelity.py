@@ -1,0 +1,255 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""The same job (docs/consumers.md, "The same job"): each row runs one
+process plain and under lazynccl-run and compares, mechanically, what the
+two got: the exit status, stdout (the NCCL that answered, and the files of
+NCCL mapped, by device and inode, drop-ins left out), stderr and, for the
+tools' rows, their whole output. A row whose two sides differ fails,
+printing both."""
+import os
+import re
+import shutil
+import subprocess
+
+import lztest as t
+from lztest import case
+
+RUN = os.path.join(t.BUILD, "lazynccl-run")
+DROPINS = os.path.join(t.BUILD, "src", "dropin")
+FIXTURE = os.path.join(t.SOURCE, "tests", "fixtures", "fidelity")
+
+
+def plain_only():
+    if t.SANITIZE not in ("", "none"):
+        raise t.Skip("the audit module runs before a sanitizer's runtime, which must come first; "
+                     "the default build runs the fidelity rows")
+
+
+class Job:
+    """A row's world: fake NCCLs of distinct versions in directories named
+    as the search steps they stand for, and the probe program."""
+
+    def __init__(self, name):
+        plain_only()
+        self.d = d = t.workdir(f"fidelity_{name}")
+        self.dirs = {}
+        for where, version in (("ldpath", 22101), ("conda/lib", 22202), ("runpath", 22303),
+                               ("wheel/nvidia/nccl/lib", 22404), ("rpath", 22505)):
+            self.dirs[where] = os.path.join(d, where)
+            t.fake_nccl(self.dirs[where], version=version)
+        self.probe = t.compile_c(os.path.join(d, "probe"), [os.path.join(FIXTURE, "probe.c"), "-ldl"])
+
+    def linked(self, name, dtags):
+        """The probe linked to libnccl.so.2 with a run path into the
+        directory of the same name: DT_RUNPATH (new dtags) or DT_RPATH."""
+        where = self.dirs[name]
+        return t.compile_c(os.path.join(self.d, f"probe_{name}"),
+                           [os.path.join(FIXTURE, "probe.c"), "-DPROBE_LINKED", "-ldl",
+                            f"-L{where}", "-l:libnccl.so.2", f"-Wl,-rpath,{where}",
+                            "-Wl,--enable-new-dtags" if dtags == "runpath" else "-Wl,--disable-new-dtags"])
+
+
+def side(cmd, env, wrapped, wrap_env=None):
+    """(exit status, stdout, stderr) of cmd, plain or under lazynccl-run."""
+    full = ([RUN, "--"] if wrapped else []) + cmd
+    e = dict(env)
+    if wrapped and wrap_env:
+        e.update(wrap_env)
+        full = cmd
+    r = t.run(["timeout", "60"] + full, env=e)
+    return (r.returncode, r.stdout, r.stderr)
+
+
+def same_job(cmd, env=None, wrap_env=None, want=None, normal=lambda s: s):
+    """The row: plain and wrapped give the same record (normal() applied to
+    stdout and stderr, for what varies from run to run by nature: load
+    addresses); want, if given, is in the plain stdout (the row tests what
+    it means to)."""
+    env = env or {}
+    plain = side(cmd, env, False)
+    wrapped = side(cmd, env, True, wrap_env)
+    p = (plain[0], normal(plain[1]), normal(plain[2]))
+    w = (wrapped[0], normal(wrapped[1]), normal(wrapped[2]))
+    t.equal(w, p, f"wrapped against plain, {' '.join(cmd)} with {env}")
+    if want:
+        t.contains(p[1], want, "plain did what the row means")
+    return p
+
+
+@case
+def fidelity_by_name_ld_library_path_beats_conda():
+    """dlopen("libnccl.so.2") with LD_LIBRARY_PATH naming one NCCL and
+    CONDA_PREFIX another: the dynamic linker's choice, LD_LIBRARY_PATH's,
+    both ways (the shim's own order would take conda's)."""
+    j = Job("ldpath_conda")
+    same_job([j.probe, "libnccl.so.2"], {"LD_LIBRARY_PATH": j.dirs["ldpath"],
+                                         "CONDA_PREFIX": os.path.dirname(j.dirs["conda/lib"])},
+             want="version 22101")
+
+
+@case
+def fidelity_by_name_ld_library_path_beats_wheel_on_pythonpath():
+    """An NVIDIA wheel layout on PYTHONPATH and LD_LIBRARY_PATH naming
+    another NCCL: LD_LIBRARY_PATH's both ways."""
+    j = Job("ldpath_wheel")
+    same_job([j.probe, "libnccl.so.2"], {"LD_LIBRARY_PATH": j.dirs["ldpath"],
+                                         "PYTHONPATH": os.path.join(j.d, "wheel")},
+             want="version 22101")
+
+
+@case
+def fidelity_runpath_beats_conda():
+    """A program linked -lnccl with a DT_RUNPATH, under a conda
+    environment holding another NCCL: its run path's both ways."""
+    j = Job("runpath_conda")
+    same_job([j.linked("runpath", "runpath"), "link"],
+             {"CONDA_PREFIX": os.path.dirname(j.dirs["conda/lib"])}, want="version 22303")
+
+
+@case
+def fidelity_rpath_beats_ld_library_path():
+    """A program linked -lnccl with a DT_RPATH, LD_LIBRARY_PATH naming
+    another NCCL: DT_RPATH comes first, both ways."""
+    j = Job("rpath_ldpath")
+    same_job([j.linked("rpath", "rpath"), "link"], {"LD_LIBRARY_PATH": j.dirs["ldpath"]},
+             want="version 22505")
+
+
+@case
+def fidelity_ld_library_path_beats_runpath():
+    """A program linked -lnccl with a DT_RUNPATH and LD_LIBRARY_PATH naming
+    another NCCL: LD_LIBRARY_PATH comes first, both ways."""
+    j = Job("ldpath_runpath")
+    same_job([j.linked("runpath", "runpath"), "link"], {"LD_LIBRARY_PATH": j.dirs["ldpath"]},
+             want="version 22101")
+
+
+@case
+def fidelity_ld_so_cache_beats_conda():
+    """No LD_LIBRARY_PATH, NCCL in ld.so.cache and another under
+    CONDA_PREFIX: the cache's, the real NCCL, both ways."""
+    j = Job("cache_conda")
+    t.real_library("libnccl.so.2")
+    same_job([j.probe, "libnccl.so.2"], {"CONDA_PREFIX": os.path.dirname(j.dirs["conda/lib"])},
+             want="version 2")
+
+
+@case
+def fidelity_not_elf_on_the_path_fails_alike():
+    """A file named libnccl.so.2 on LD_LIBRARY_PATH that is not ELF: the
+    dynamic linker refuses the request ("invalid ELF header"), wrapped as
+    plain, with the same words."""
+    j = Job("not_elf")
+    bad = os.path.join(j.d, "bad")
+    os.makedirs(bad)
+    with open(os.path.join(bad, "libnccl.so.2"), "w") as f:
+        f.write("not a library\n" * 100)
+    same_job([j.probe, "libnccl.so.2"], {"LD_LIBRARY_PATH": f"{bad}:{j.dirs['ldpath']}"},
+             want="invalid ELF header")
+
+
+@case
+def fidelity_other_machine_skipped_alike():
+    """A libnccl.so.2 of another machine first on LD_LIBRARY_PATH: the
+    dynamic linker skips it for the next directory's, both ways."""
+    j = Job("other_machine")
+    cross = shutil.which("aarch64-linux-gnu-gcc") if t.HOST_CPU == "x86_64" else shutil.which("gcc")
+    if not cross or t.HOST_CPU not in ("x86_64",):
+        raise t.Skip("no aarch64-linux-gnu-gcc (Debian's gcc-aarch64-linux-gnu) to build a foreign library")
+    other = os.path.join(j.d, "other")
+    os.makedirs(other)
+    src = os.path.join(j.d, "empty.c")
+    with open(src, "w") as f:
+        f.write("int ncclGetVersion(int *v) { *v = 1; return 0; }\n")
+    subprocess.run([cross, "-shared", "-fPIC", "-o", os.path.join(other, "libnccl.so.2"), src,
+                    "-Wl,-soname,libnccl.so.2"], check=True)
+    same_job([j.probe, "libnccl.so.2"], {"LD_LIBRARY_PATH": f"{other}:{j.dirs['ldpath']}"},
+             want="version 22101")
+
+
+def broken_dropins(j, how):
+    """lazynccl-run's environment (--print-env) for a copy of the drop-ins
+    whose NCCL drop-in is then removed or replaced by how."""
+    copy = os.path.join(j.d, "dropin")
+    shutil.copytree(DROPINS, copy, symlinks=True)
+    module = os.path.join(t.BUILD, "src", "audit", "liblazynccl-audit.so")
+    env = t.run([RUN, "--print-env=sh"], env={"LAZYNCCL_DROPIN_DIR": copy, "LAZYNCCL_AUDIT_MODULE": module},
+                check_rc=0).stdout
+    wrap = dict(re.findall(r"^export (\w+)='([^']*)'$", env, re.M))
+    t.check("LAZYNCCL_AUDIT_DROPINS" in wrap, f"lazynccl-run --print-env: {env}")
+    target = os.path.join(copy, "libnccl.so.2")
+    os.remove(target)
+    if how == "text":
+        with open(target, "w") as f:
+            f.write("not a library\n")
+    elif how == "loop":
+        os.symlink("libnccl.so.2", target)
+    return wrap
+
+
+def dropin_gone(how):
+    j = Job(f"dropin_{how}")
+    wrap = broken_dropins(j, how)
+    same_job([j.probe, "libnccl.so.2"], {"LD_LIBRARY_PATH": j.dirs["ldpath"]}, wrap_env=wrap,
+             want="version 22101")
+    same_job([j.probe, os.path.join(j.dirs["ldpath"], "libnccl.so.2")], {}, wrap_env=wrap,
+             want="version 22101")
+
+
+@case
+def fidelity_dropin_removed_mid_job():
+    """The drop-in directory lazynccl-run named loses the NCCL drop-in
+    (a pip upgrade, an unmount) while the job runs: a later process behaves
+    as plain, by name and by path."""
+    dropin_gone("removed")
+
+
+@case
+def fidelity_dropin_not_a_library():
+    """The NCCL drop-in replaced by a text file, then by a symlink loop: the
+    module never stands it in; processes behave as plain."""
+    dropin_gone("text")
+    dropin_gone("loop")
+
+
+@case
+def fidelity_ldd_sees_the_libraries():
+    """ldd (LD_TRACE_LOADED_OBJECTS) of a program linked -lnccl prints the
+    same lines wrapped as plain: `libnccl.so.2 => path`, not a drop-in
+    (load addresses, which vary by run, left out)."""
+    j = Job("ldd")
+    prog = j.linked("runpath", "runpath")
+    no_addr = lambda s: re.sub(r" \(0x[0-9a-f]+\)", "", s)
+    p = same_job(["ldd", prog], normal=no_addr)
+    t.contains(p[1], f"libnccl.so.2 => {j.dirs['runpath']}/libnccl.so.2", "ldd's line")
+
+
+@case
+def fidelity_dlmopen_namespace_then_base():
+    """A by-path dlmopen of NCCL into a new namespace, then a load by name
+    in the base namespace: the namespace's NCCL is the file it named (the
+    drop-in mapped there is told it), the base namespace gets
+    LD_LIBRARY_PATH's, both ways; nothing of the namespace's request is
+    left for the base namespace's drop-in."""
+    j = Job("dlmopen")
+    p = same_job([j.probe, "libnccl.so.2", "dlmopen", os.path.join(j.dirs["conda/lib"], "libnccl.so.2")],
+                 {"LD_LIBRARY_PATH": j.dirs["ldpath"]}, want="rc 0 version 22101")
+    t.contains(p[1], "namespace version 22202", "the namespace's own NCCL answered")
+
+
+@case
+def fidelity_exit_status_and_output_of_plain_commands():
+    """Exit statuses 0, 3, 126 (not executable), 127 (no such command), and
+    what a shell prints, are the same wrapped."""
+    plain_only()
+    d = t.workdir("fidelity_exit")
+    noexec = os.path.join(d, "noexec.sh")
+    with open(noexec, "w") as f:
+        f.write("#!/bin/sh\necho hi\n")
+    for cmd in (["/bin/sh", "-c", "echo out; echo err >&2; exit 3"], ["/bin/true"],
+                ["/bin/sh", "-c", noexec], ["/bin/sh", "-c", "no-such-command-here"]):
+        same_job(cmd)
+
+
+if __name__ == "__main__":
+    raise SystemExit(t.main())
