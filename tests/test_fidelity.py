@@ -213,6 +213,34 @@ def fidelity_dropin_not_a_library():
 
 
 @case
+def launcher_refuses_a_broken_installation():
+    """lazynccl-run whose drop-in directory holds a text file for NCCL's
+    drop-in, or whose audit module is a text file, refuses to start the
+    command (exit 2) with one line naming the file; the command does not
+    run."""
+    plain_only()
+    d = t.workdir("fidelity_broken_install")
+    copy = os.path.join(d, "dropin")
+    shutil.copytree(DROPINS, copy, symlinks=True)
+    os.remove(os.path.join(copy, "libnccl.so.2"))
+    with open(os.path.join(copy, "libnccl.so.2"), "w") as f:
+        f.write("not a library\n")
+    module = os.path.join(t.BUILD, "src", "audit", "liblazynccl-audit.so")
+    marker = os.path.join(d, "ran")
+    r = t.run([RUN, "touch", marker], env={"LAZYNCCL_DROPIN_DIR": copy, "LAZYNCCL_AUDIT_MODULE": module})
+    t.equal((r.returncode, os.path.exists(marker)), (2, False), f"refused: {r.stderr}")
+    t.equal(r.stderr, f"lazynccl-run: drop-in {copy}/libnccl.so.2 (for libnccl.so.2) is unreadable or "
+                      "not a library of this machine: the installation is broken (reinstall lazynccl, "
+                      "or name another with LAZYNCCL_DROPIN_DIR)\n", "the message")
+    bad = os.path.join(d, "module.so")
+    with open(bad, "w") as f:
+        f.write("not a library\n")
+    r = t.run([RUN, "touch", marker], env={"LAZYNCCL_AUDIT_MODULE": bad})
+    t.equal((r.returncode, os.path.exists(marker)), (2, False), f"refused: {r.stderr}")
+    t.contains(r.stderr, f"audit module {bad} is unreadable or not a library of this machine", "the message")
+
+
+@case
 def fidelity_ldd_sees_the_libraries():
     """ldd (LD_TRACE_LOADED_OBJECTS) of a program linked -lnccl prints the
     same lines wrapped as plain: `libnccl.so.2 => path`, not a drop-in

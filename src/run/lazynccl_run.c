@@ -155,6 +155,8 @@ int main(int argc, char **argv)
         return fail(why);
     p->quiet32 = quiet32;
     run_find_modules(p);
+    if (run_find_check(p, why, sizeof why) < 0)
+        return fail(why);
     run_env e;
     if (run_env_build(p, mode, &e) < 0)
         return fail("out of memory");

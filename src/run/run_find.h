@@ -45,6 +45,11 @@ int run_find_dropins(run_parts *p, const char *only, char *why, size_t whysize);
  * p->redirector; "" when absent or not nameable in LD_AUDIT/LD_PRELOAD),
  * and what LD_AUDIT names (p->audit_entry, after p->quiet32). */
 void run_find_modules(run_parts *p);
+/* Every drop-in found is an ELF library of this machine, and so is the
+ * audit module found (if any): 0, or -1 with why
+ * naming the file. A broken installation is refused before the command
+ * runs, rather than failing every process of the job. */
+int run_find_check(const run_parts *p, char *why, size_t whysize);
 /* 1 when LD_AUDIT and LD_PRELOAD can name path: none of their separators
  * in it. */
 int run_find_nameable(const char *path);
