@@ -86,8 +86,8 @@ int lz_step_override(lz_walk *w)
     int was_asked = lz_asked(lib, &asked, &by, &step);
     if (env) {
         if (was_asked)
-            lz_note(w, "[%s] %s (asked by %s): not tried, %s names the library", step, asked, by,
-                    lib->env_var);
+            lz_note(w, "[%s] %s (%s by %s): not tried, %s names the library", step, asked,
+                    strcmp(step, LZ_STEP_ASKED) == 0 ? "dlopen" : "needed", by, lib->env_var);
         if (!try_list(w, lib->env_var, env)) {
             lz_report_close(w);
             lz_note(w, "%s is set, so nothing else was tried", lib->env_var);
@@ -115,7 +115,7 @@ int lz_step_asked(lz_walk *w)
         return 0;
     lz_looked(w, step, asked);
     lz_log(w->lib, "the program asked for %s (%s by %s)", asked,
-           strcmp(step, LZ_STEP_ASKED) == 0 ? "dlopen" : step, by);
+           strcmp(step, LZ_STEP_ASKED) == 0 ? "dlopen" : "needed", by);
     return lz_try_file(w, step, asked);
 }
 
