@@ -186,6 +186,11 @@ static int soname_cb(struct dl_phdr_info *info, size_t size, void *data)
     const char *so;
     if (!view(info, &v) || !(so = lz_dynmem_soname(&v.m)) || strcmp(so, q->soname) != 0)
         return 0;
+    /* Not this object itself: a drop-in that lazynccl-run's audit module
+     * mapped for a request by name is named by the path the dynamic linker
+     * tried (a file that may not exist); it is never a copy to reuse. */
+    if (v.self)
+        return 0;
     push_object(&q->out, info);
     return 0;
 }
