@@ -242,14 +242,17 @@ def launcher_refuses_a_broken_installation():
 
 @case
 def fidelity_ldd_sees_the_libraries():
-    """ldd (LD_TRACE_LOADED_OBJECTS) of a program linked -lnccl prints the
-    same lines wrapped as plain: `libnccl.so.2 => path`, not a drop-in
-    (load addresses, which vary by run, left out)."""
+    """ldd (LD_TRACE_LOADED_OBJECTS) and `ld.so --list` of a program linked
+    -lnccl print the same lines wrapped as plain: `libnccl.so.2 => path`,
+    not a drop-in (load addresses, which vary by run, left out)."""
     j = Job("ldd")
     prog = j.linked("runpath", "runpath")
     no_addr = lambda s: re.sub(r" \(0x[0-9a-f]+\)", "", s)
     p = same_job(["ldd", prog], normal=no_addr)
     t.contains(p[1], f"libnccl.so.2 => {j.dirs['runpath']}/libnccl.so.2", "ldd's line")
+    ldso = "/lib64/ld-linux-x86-64.so.2" if t.HOST_CPU == "x86_64" else "/lib/ld-linux-aarch64.so.1"
+    p = same_job([ldso, "--list", prog], normal=no_addr)
+    t.contains(p[1], f"libnccl.so.2 => {j.dirs['runpath']}/libnccl.so.2", "ld.so --list's line")
 
 
 @case
