@@ -59,7 +59,9 @@ class DataWriter:
             return ""
         value = self.spec.failure_functions.get(v.name, self.spec.failure.get(v.ret))
         if value is None and v.ret_pointer:
-            value = "NULL"
+            value = self.spec.failure.get("*", "NULL")
+        if value == "@stop":
+            return None
         if value == "@message":
             value = "lz_message(&LZ_LIB)"
         return value if value is not None else (self.spec.opaque_failure or None)

@@ -54,32 +54,39 @@ def expand_exports(spec, functions):
 
 def failure_value(spec, fn):
     """The spec's [failure.functions] value for the function, else its
-    [failure] value for the return type; NULL for a pointer
-    (through typedefs: CURL *, gzFile) the spec does not name; None when
-    neither."""
+    [failure] value for the return type; for a pointer (through typedefs:
+    CURL *, gzFile) the spec does not name, its "*" value (NULL unless said);
+    "" for void unless said. None where the API has no failure value for
+    it ("@stop", or none given): called without its library, the function
+    stops the process with the report, as the dynamic linker would have at
+    start, rather than return a value the API never uses to say "failed"."""
     value = spec.failure_functions.get(fn.name, spec.failure.get(fn.ret_spelled or fn.ret))
-    if value is None:
-        return "NULL" if fn.ret_pointer else None
+    if value is None and fn.ret_pointer:
+        value = spec.failure.get("*", "NULL")
+    if value is None and fn.ret == "void":
+        value = ""
+    if value is None or value == "@stop":
+        return None
     return "lz_message(&LZ_LIB)" if value == "@message" else value
 
 
-def check_failures(spec, exports, header):
-    """Every return type without a failure value, all in one message."""
-    missing = {}
+def stopping(spec, exports, header):
+    """The note naming the functions that stop the process when called
+    without their library (no failure value), by return type; None when
+    none."""
+    stops = {}
     for e in exports:
-        if e.fn.opaque:
+        if e.fn.opaque or e.name in spec.own_answers or failure_value(spec, e.fn) is not None:
             continue
-        if e.fn.ret != "void" and e.name not in spec.own_answers and failure_value(spec, e.fn) is None:
-            missing.setdefault(e.fn.ret_spelled or e.fn.ret, []).append(
-                f"{e.fn.file or header}:{e.fn.line}: {e.fn.name}")
-    if not missing:
-        return
-    lines = [f"{len(missing)} return type(s) have no failure value (a pointer's is NULL); "
-             f"add to [failure]:"]
-    for ret, where in missing.items():
-        lines.append(f'  "{ret}" = ...    # returned by {where[0]}'
-                     + (f" and {len(where) - 1} more" if len(where) > 1 else ""))
-    raise GenError(spec.path, "\n".join(lines))
+        stops.setdefault(e.fn.ret_spelled or e.fn.ret, []).append(e.fn.name)
+    if not stops:
+        return None
+    n = sum(len(v) for v in stops.values())
+    return (f"{spec.path}: note: {n} function(s) stop the process when called without the library, "
+            f"as the dynamic linker would have at start ([failure] gives their return type no value): "
+            + "; ".join(f"{ret}: {', '.join(sorted(set(names))[:3])}"
+                        + (f" and {len(set(names)) - 3} more" if len(set(names)) > 3 else "")
+                        for ret, names in stops.items()))
 
 
 def check_names(spec, exports, control_prefix=None):
@@ -337,7 +344,9 @@ class ShimWriter:
             if name not in wrapped:
                 raise GenError(f"{spec.path} [own_answers]", f"'{name}' is not a wrapped function")
         check_names(spec, self.exports, control_prefix)
-        check_failures(spec, self.exports, headers[0] if headers else spec.path)
+        stops = stopping(spec, self.exports, headers[0] if headers else spec.path)
+        if stops:
+            self.notes.append(stops)
         self.answers = [e for e in self.exports if e.name in spec.own_answers]
         for e in self.answers:
             if e.fn.ret != "const char *" or e.fn.variadic:
@@ -449,10 +458,14 @@ class ShimWriter:
                 self.w(f"LZ_FAIL_OPAQUE({e.sym}, {opaque_value})\n")
             elif e.fn.opaque:
                 self.w(f"LZ_STOP_OPAQUE({e.sym}, {_c_string(e.name)})\n")
-            elif e.fn.ret == "void":
-                self.w(f"LZ_FAIL_VOID({e.sym}, ({e.fn.params}))\n")
             elif e.name in self.spec.own_answers:
                 self.w(f"LZ_OWN_FAIL({e.fn.ret}, {e.sym}, ({e.fn.params}), lz_message(&LZ_LIB))\n")
+            elif failure_value(self.spec, e.fn) is None:
+                self.w(f"LZ_STOP{'_VOID' if e.fn.ret == 'void' else ''}("
+                       f"{'' if e.fn.ret == 'void' else e.fn.ret + ', '}{e.sym}, ({e.fn.params}), "
+                       f"{_c_string(e.name)})\n")
+            elif e.fn.ret == "void":
+                self.w(f"LZ_FAIL_VOID({e.sym}, ({e.fn.params}))\n")
             else:
                 self.w(f"LZ_FAIL({e.fn.ret}, {e.sym}, ({e.fn.params}), "
                        f"{failure_value(self.spec, e.fn)})\n")

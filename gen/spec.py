@@ -387,10 +387,10 @@ def c_constant(text):
 def _failure_value(where, key, value):
     if not isinstance(value, str):
         raise GenError(where, f"value for '{key}' must be a string")
-    if value != "@message" and not (key == "void" and value == "") and not c_constant(value):
+    if value not in ("@message", "@stop") and not (key == "void" and value == "") and not c_constant(value):
         raise GenError(where, f"value for '{key}': {value!r} is not a C constant expression (a "
                               f"number, an enumerator, NULL, a cast or a compound literal of "
-                              f"them, or \"@message\"; \"\" for \"void\")")
+                              f"them), \"@message\", or \"@stop\"; \"\" for \"void\")")
     return value
 
 
@@ -398,10 +398,9 @@ def _failures(path, data):
     """[failure] (return type -> value) and [failure.functions] (name ->
     value), every value checked."""
     table = data.get("failure")
-    if data.get("library", {}).get("headers") == []:
-        table = table or {}  # nothing declared: no type to fail with (opaque_failure says it)
-    elif not isinstance(table, dict) or not [k for k in table if k != "functions"]:
-        raise GenError(path, "missing or empty [failure] table")
+    table = {} if table is None else table  # none: every function without a value stops
+    if not isinstance(table, dict):
+        raise GenError(path, "[failure] must be a table")
     by_type, by_function = {}, {}
     for key, value in table.items():
         if key == "functions" and isinstance(value, dict):

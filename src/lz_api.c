@@ -66,8 +66,9 @@ void lz_stop(const lz_lib *lib, const char *name)
     const char *m = lz_message(lib);
     char head[256];
     int k = snprintf(head, sizeof head, "%s: %s was called, and no failure value is known for it "
-                     "(no header declares it; the spec's opaque_failure is unset): stopping\n",
-                     lib->prefix, name);
+                     "(its API has none, or no header declares it): stopping, as the dynamic "
+                     "linker would have at start (error while loading shared libraries: %s)\n",
+                     lib->prefix, name, lib->sonames[0]);
     if (k > 0 && write(2, head, (size_t)k < sizeof head ? (size_t)k : sizeof head - 1) >= 0 &&
         write(2, m, strlen(m)) >= 0)
         (void)!write(2, "\n", 1);

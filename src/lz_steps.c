@@ -116,7 +116,14 @@ int lz_step_asked(lz_walk *w)
     lz_looked(w, step, asked);
     lz_log(w->lib, "the program asked for %s (%s by %s)", asked,
            strcmp(step, LZ_STEP_ASKED) == 0 ? "dlopen" : "needed", by);
-    return lz_try_file(w, step, asked);
+    if (lz_try_file(w, step, asked))
+        return 1;
+    /* Nothing else is tried: plain, the request would have got this file
+     * or failed; another file would make a different job. */
+    lz_report_close(w);
+    lz_note(w, "that is the file the request would have loaded without lazynccl-run, so nothing "
+               "else was tried");
+    return 1;
 }
 
 /* 2. A copy already in the process: every loaded object carrying one of the

@@ -205,6 +205,14 @@
     __attribute__((used)) static long lz_f_##sym(void) { lz_failed_call(&LZ_LIB); return (long)(value); }
 #define LZ_STOP_OPAQUE(sym, str) \
     __attribute__((used)) static long lz_f_##sym(void) { lz_stop(&LZ_LIB, str); }
+/* Of a function whose API has no failure value for it (the spec gives its
+ * return type none, or "@stop"): called without its library, the process
+ * stops with the report, as the dynamic linker would have at start, rather
+ * than the function returning a value the API never uses to say "failed". */
+#define LZ_STOP(ret, sym, params, str) \
+    __attribute__((used)) static ret lz_f_##sym params { lz_stop(&LZ_LIB, str); }
+#define LZ_STOP_VOID(sym, params, str) \
+    __attribute__((used)) static void lz_f_##sym params { lz_stop(&LZ_LIB, str); }
 #define LZ_OWN_FAIL(ret, sym, params, value) \
     __attribute__((used)) static ret lz_f_##sym params { return value; }
 

@@ -321,6 +321,22 @@ def first_calls_at_once_with_fork():
 
 
 @case
+def gmp_absent_stops_as_the_linker_would():
+    """GMP absent, through its shared shim and its drop-in: the first call
+    (mpz_init, which returns nothing and cannot fail) stops the process with
+    exit 127 and the dynamic linker's words naming libgmp.so.10, as a program
+    linked -lgmp stops at start; nothing is printed from made-up values."""
+    b = gmp_built("gmp_absent")
+    plain = t.run([b.program("race", "real"), b.real, "4"],
+                  env={"LD_LIBRARY_PATH": os.path.join(b.d, "nowhere")})
+    t.equal(plain.returncode, 0, "plain, with GMP installed")
+    for how, dropin in (("shared", False), ("real", True)):
+        r = t.run([b.program("race", how), b.real, "4"], env=b.env(dropin=dropin, absent=True))
+        t.equal((r.returncode, r.stdout), (127, ""), f"{how}: {r.stderr[-600:]}")
+        t.contains(r.stderr, "error while loading shared libraries: libgmp.so.10", f"{how}: the words")
+
+
+@case
 def gmp_first_calls_at_once_shared():
     """GMP, a real library that allocates through function pointers and
     reads digit tables it exports: 16 and 64 threads' first calls at once,
@@ -763,8 +779,9 @@ def symbol_list_dropin_without_header_or_library():
     r = t.run([f"{d}/funcs", real], env={**env, "LAZYVARS_LIBPATH": f"{d}/nowhere/libvars.so.1"})
     t.equal(r.returncode, 127, f"a function without a failure value, library absent: {r.stderr}")
     t.contains(r.stderr, "lazyvars: vars_bump was called, and no failure value is known for it "
-                         "(no header declares it; the spec's opaque_failure is unset): stopping\n"
-                         "lazyvars: vars could not be loaded", "the report")
+                         "(its API has none, or no header declares it): stopping, as the dynamic "
+                         "linker would have at start (error while loading shared libraries: "
+                         "libvars.so.1)\nlazyvars: vars could not be loaded", "the report")
     # opaque_failure, generated and built by hand.
     with open(f"{d}/spec/vars.toml", "w") as f:
         f.write(SYMBOLS_SPEC + 'opaque_failure = "-1"\n')

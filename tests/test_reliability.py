@@ -305,15 +305,27 @@ def generator_missing_key():
 
 
 @case
-def generator_unknown_type():
-    """Every return type without a failure value is named in one run."""
+def generator_types_without_failure_value_stop():
+    """A return type the spec gives no failure value (the API has none: a
+    double, a float) is not an error and gets no made-up value: its
+    functions stop the process when called without the library, and one
+    note names them all; a type with a value ("int") returns it."""
     d = t.workdir("gen_unknown_type")
-    spec, err = lazygen(d, GOOD, header="int bad_a(int x);\ndouble bad_b(void);\n"
-                                        "float bad_c(void);\ndouble bad_d(int);\n")
-    t.contains(err, f"lazygen: {spec}: error: 2 return type(s) have no failure value (a "
-                    f"pointer's is NULL); add to [failure]:\n"
-                    f'  "double" = ...    # returned by {d}/bad.h:2: bad_b and 1 more\n'
-                    f'  "float" = ...    # returned by {d}/bad.h:3: bad_c', "message")
+    spec = f"{d}/bad.toml"
+    with open(spec, "w") as f:
+        f.write(GOOD)
+    with open(f"{d}/bad.h", "w") as f:
+        f.write("int bad_a(int x);\ndouble bad_b(void);\nfloat bad_c(void);\ndouble bad_d(int);\n")
+    r = t.run([sys.executable, os.path.join(t.SOURCE, "gen", "lazygen.py"), "generate", spec, "--include-dir", d, "--out-c", f"{d}/bad.c",
+               "--cc", " ".join(t.CC)])
+    t.equal(r.returncode, 0, r.stderr)
+    t.contains(r.stderr, f"lazygen: {spec}: note: 3 function(s) stop the process when called without "
+                         "the library, as the dynamic linker would have at start ([failure] gives "
+                         "their return type no value): double: bad_b, bad_d; float: bad_c", "the note")
+    with open(f"{d}/bad.c") as f:
+        c = f.read()
+    t.contains(c, 'LZ_STOP(double, bad_b, (void), "bad_b")', "a stop, no value")
+    t.contains(c, "LZ_FAIL(int, bad_a, (int a0), -1)", "the int's value")
 
 
 @case

@@ -273,8 +273,19 @@ LZ_COLD static int remember(target *t, const char *path, const char *by, const c
     if (!pending && !(pending = lz_sys_alloc(sizeof *pending)))
         return 0;
     size_t i = 0;
-    for (; path[i] && i + 1 < sizeof pending->path; i++)
-        pending->path[i] = path[i];
+    if (path[0] != '/') {
+        /* ld.so's candidate from a relative or empty LD_LIBRARY_PATH entry
+         * names a file of this directory: made absolute now, as ld.so
+         * opens it now (the program may chdir before its first call). */
+        long n = lz_sys_getcwd(pending->path, sizeof pending->path - 1);
+        if (n <= 1)
+            return 0;
+        i = (size_t)n - 1;
+        if (pending->path[i - 1] != '/')
+            pending->path[i++] = '/';
+    }
+    for (const char *p = path; *p && i + 1 < sizeof pending->path; p++)
+        pending->path[i++] = *p;
     pending->path[i] = '\0';
     for (i = 0; by[i] && i + 1 < sizeof pending->by; i++)
         pending->by[i] = by[i];
@@ -535,7 +546,11 @@ LZ_AUDIT_API char *la_objsearch(const char *name, uintptr_t *cookie, unsigned in
         return (char *)name;
     if (flag != LA_SER_ORIG)
         return byname.t ? candidate(name, flag) : (char *)name;
-    byname.t = 0; /* a new request */
+    /* A new request: nothing of an earlier one that mapped nothing (a
+     * RTLD_NOLOAD probe, a failed load) is kept for it. */
+    byname.t = 0;
+    if (pending)
+        pending->t = 0;
     const struct link_map *asker = cookie ? (const struct link_map *)*cookie : 0;
     struct stat id;
     int by_path = 0;

@@ -95,6 +95,11 @@ LZ_COLD long lz_sys_readlink(const char *path, char *buf, size_t size)
     return sys6(SYS_readlinkat, AT_FDCWD, (long)path, (long)buf, (long)size, 0, 0);
 }
 
+long lz_sys_getcwd(char *buf, size_t size)
+{
+    return SYS(SYS_getcwd, buf, size, 0);
+}
+
 int lz_sys_gettid(void)
 {
     return (int)SYS(SYS_gettid, 0, 0, 0);

@@ -27,6 +27,8 @@ LZ_SYS_API int lz_sys_close(int fd);
 LZ_SYS_API int lz_sys_stat(const char *path, struct stat *st);
 LZ_SYS_API long lz_sys_write(int fd, const void *buf, size_t len);
 LZ_SYS_API long lz_sys_readlink(const char *path, char *buf, size_t size);
+/* getcwd(2): the length written (with its NUL), or a negative errno. */
+LZ_SYS_API long lz_sys_getcwd(char *buf, size_t size);
 LZ_SYS_API int lz_sys_gettid(void);
 LZ_SYS_API void *lz_sys_alloc(size_t len);
 LZ_SYS_API int lz_sys_mincore(void *start, size_t len, unsigned char *vec);
