@@ -60,6 +60,8 @@ def failure_value(spec, fn):
     it ("@stop", or none given): called without its library, the function
     stops the process with the report, as the dynamic linker would have at
     start, rather than return a value the API never uses to say "failed"."""
+    if fn.noreturn:
+        return None  # returning from it would run off its caller's end
     value = spec.failure_functions.get(fn.name, spec.failure.get(fn.ret_spelled or fn.ret))
     if value is None and fn.ret_pointer:
         value = spec.failure.get("*", "NULL")
@@ -78,7 +80,7 @@ def stopping(spec, exports, header):
     for e in exports:
         if e.fn.opaque or e.name in spec.own_answers or failure_value(spec, e.fn) is not None:
             continue
-        stops.setdefault(e.fn.ret_spelled or e.fn.ret, []).append(e.fn.name)
+        stops.setdefault("noreturn" if e.fn.noreturn else e.fn.ret_spelled or e.fn.ret, []).append(e.fn.name)
     if not stops:
         return None
     n = sum(len(v) for v in stops.values())

@@ -32,6 +32,8 @@ class Function:
                                # untouched by an assembly thunk, its type unknown
     ret_spelled: str = ""      # a C++ header's return type as written (ret is its C form):
                                # what [failure] names
+    noreturn: bool = False     # declared never to return (_Noreturn, noreturn): without its
+                               # library it stops the process, never returns
 
 @dataclass
 class Variable:
@@ -362,7 +364,21 @@ def _function(ci, c):
         params.append("...")
     return Function(c.spelling, type_name(ret), ", ".join(params) or "void", ", ".join(args),
                     c.location.line, variadic, c.location.file.name,
-                    canonical.kind == ci.TypeKind.POINTER, canonical.spelling)
+                    canonical.kind == ci.TypeKind.POINTER, canonical.spelling,
+                    noreturn=_noreturn(ci, c))
+
+
+def _noreturn(ci, c):
+    """Whether the declaration says the function never returns: GCC's
+    attribute shows in the type's spelling, C11's _Noreturn (and C23's
+    [[noreturn]]) as an attribute whose tokens name it."""
+    if "noreturn" in c.type.spelling:
+        return True
+    for k in c.get_children():
+        if k.kind == ci.CursorKind.UNEXPOSED_ATTR and any(
+                "oreturn" in tok.spelling for tok in k.get_tokens()):
+            return True
+    return any(tok.spelling == "_Noreturn" for tok in c.get_tokens())
 
 
 def lower_type(ci, t):

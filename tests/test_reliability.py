@@ -329,6 +329,30 @@ def generator_types_without_failure_value_stop():
 
 
 @case
+def generator_noreturn_functions_stop():
+    """A function declared never to return (C11's _Noreturn, GCC's
+    noreturn attribute) is never given a failure that returns, even where
+    [failure] has a value for its type: without its library it stops the
+    process (returning would run off the caller's end)."""
+    d = t.workdir("gen_noreturn")
+    spec = f"{d}/bad.toml"
+    with open(spec, "w") as f:
+        f.write(GOOD + '"void" = ""\n')
+    with open(f"{d}/bad.h", "w") as f:
+        f.write("_Noreturn void bad_exit(int code);\nvoid bad_jump(const char *why) "
+                "__attribute__((noreturn));\nvoid bad_plain(void);\n")
+    r = t.run([sys.executable, os.path.join(t.SOURCE, "gen", "lazygen.py"), "generate", spec,
+               "--include-dir", d, "--out-c", f"{d}/bad.c", "--cc", " ".join(t.CC)])
+    t.equal(r.returncode, 0, r.stderr)
+    with open(f"{d}/bad.c") as f:
+        c = f.read()
+    t.contains(c, 'LZ_STOP_VOID(bad_exit, (int a0), "bad_exit")', "_Noreturn")
+    t.contains(c, 'LZ_STOP_VOID(bad_jump, (const char *a0), "bad_jump")', "the attribute")
+    t.contains(c, "LZ_FAIL_VOID(bad_plain, (void))", "a plain void function: the spec's nothing")
+    t.contains(r.stderr, "noreturn: bad_exit, bad_jump", "the note")
+
+
+@case
 def generator_header_not_found():
     d = t.workdir("gen_no_header")
     spec, err = lazygen(d, GOOD)
