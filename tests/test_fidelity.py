@@ -213,6 +213,39 @@ def fidelity_dropin_not_a_library():
 
 
 @case
+def fidelity_unloadable_choice_is_not_replaced():
+    """The file the dynamic linker would map for a request by name cannot be
+    loaded (it needs a library that is missing): plain, the dlopen fails.
+    Wrapped, the drop-in stands in and its first call fails, naming that
+    file, and no other NCCL (the next directory's) is loaded in its place.
+    (The failure comes at the first call, not at the dlopen: a difference
+    the fidelity rows do not hide.)"""
+    j = Job("unloadable")
+    nd = os.path.join(j.d, "needs_missing")
+    missing = make_missing(j.d)
+    t.fake_nccl(nd, version=22999, extra=["-Wl,--no-as-needed", missing])
+    os.remove(missing)
+    env = {"LD_LIBRARY_PATH": f"{nd}:{j.dirs['ldpath']}", "LAZYNCCL_DEBUG": "1"}
+    plain = side([j.probe, "libnccl.so.2"], env, False)
+    t.contains(plain[1], "dlopen: libmissing.so.1: cannot open shared object file", "plain fails")
+    wrapped = side([j.probe, "libnccl.so.2"], env, True)
+    t.contains(wrapped[1], "rc 2 version -1", "the first call fails")
+    t.check("mapped" not in wrapped[1], f"no NCCL mapped in its place: {wrapped[1]}")
+    t.contains(wrapped[2], f"{nd}/libnccl.so.2", "the report names the file")
+
+
+def make_missing(d):
+    """A library to link against that is then removed: the DT_NEEDED of a
+    file the dynamic linker will not find."""
+    src = os.path.join(d, "missing.c")
+    with open(src, "w") as f:
+        f.write("int missing_fn(void) { return 1; }\n")
+    lib = t.compile_c(os.path.join(d, "libmissing.so.1"), [src], ["-Wl,-soname,libmissing.so.1"],
+                      shared=True)
+    return lib
+
+
+@case
 def launcher_refuses_a_broken_installation():
     """lazynccl-run whose drop-in directory holds a text file for NCCL's
     drop-in, or whose audit module is a text file, refuses to start the
