@@ -49,25 +49,25 @@ class Job:
                             "-Wl,--enable-new-dtags" if dtags == "runpath" else "-Wl,--disable-new-dtags"])
 
 
-def side(cmd, env, wrapped, wrap_env=None):
+def side(cmd, env, wrapped, wrap_env=None, cwd=None):
     """(exit status, stdout, stderr) of cmd, plain or under lazynccl-run."""
     full = ([RUN, "--"] if wrapped else []) + cmd
     e = dict(env)
     if wrapped and wrap_env:
         e.update(wrap_env)
         full = cmd
-    r = t.run(["timeout", "60"] + full, env=e)
+    r = t.run(["timeout", "60"] + full, env=e, cwd=cwd)
     return (r.returncode, r.stdout, r.stderr)
 
 
-def same_job(cmd, env=None, wrap_env=None, want=None, normal=lambda s: s):
+def same_job(cmd, env=None, wrap_env=None, want=None, normal=lambda s: s, cwd=None):
     """The row: plain and wrapped give the same record (normal() applied to
     stdout and stderr, for what varies from run to run by nature: load
     addresses); want, if given, is in the plain stdout (the row tests what
     it means to)."""
     env = env or {}
-    plain = side(cmd, env, False)
-    wrapped = side(cmd, env, True, wrap_env)
+    plain = side(cmd, env, False, cwd=cwd)
+    wrapped = side(cmd, env, True, wrap_env, cwd=cwd)
     p = (plain[0], normal(plain[1]), normal(plain[2]))
     w = (wrapped[0], normal(wrapped[1]), normal(wrapped[2]))
     t.equal(w, p, f"wrapped against plain, {' '.join(cmd)} with {env}")
@@ -122,6 +122,26 @@ def fidelity_ld_library_path_beats_runpath():
     j = Job("ldpath_runpath")
     same_job([j.linked("runpath", "runpath"), "link"], {"LD_LIBRARY_PATH": j.dirs["ldpath"]},
              want="version 22101")
+
+
+@case
+def fidelity_relative_ld_library_path_then_chdir():
+    """A relative LD_LIBRARY_PATH entry, and a program that changes
+    directory between its dlopen and its first call: the file of the
+    directory it was in when it asked, both ways."""
+    j = Job("relative")
+    t.fake_nccl(os.path.join(j.d, "elsewhere", "ldpath"), version=22606)
+    same_job([j.probe, "libnccl.so.2", "chdir", "elsewhere"], {"LD_LIBRARY_PATH": "ldpath"},
+             want="version 22101", cwd=j.d)
+
+
+@case
+def fidelity_empty_ld_library_path_entry():
+    """An empty LD_LIBRARY_PATH entry (the current directory, for glibc)
+    before another NCCL's directory: the current directory's, both ways."""
+    j = Job("empty_entry")
+    same_job([j.probe, "libnccl.so.2"], {"LD_LIBRARY_PATH": f":{j.dirs['conda/lib']}"},
+             want="version 22101", cwd=j.dirs["ldpath"])
 
 
 @case
