@@ -266,6 +266,37 @@ def make_missing(d):
 
 
 @case
+def fidelity_rows_under_memcheck():
+    """The module's own reads checked: the by-name rows (LD_LIBRARY_PATH
+    over conda, a relative entry with a chdir, a file that is not ELF), the
+    namespace row and a missing drop-in run wrapped under valgrind's
+    memcheck, which sees the audit module's code run inside the dynamic
+    linker: no error (valgrind's exit status), the same answer as plain."""
+    if not shutil.which("valgrind"):
+        raise t.Skip("valgrind is not installed")
+    j = Job("memcheck")
+    bad = os.path.join(j.d, "bad")
+    os.makedirs(bad)
+    with open(os.path.join(bad, "libnccl.so.2"), "w") as f:
+        f.write("not a library\n" * 100)
+    t.fake_nccl(os.path.join(j.d, "elsewhere", "ldpath"), version=22606)
+    conda = os.path.dirname(j.dirs["conda/lib"])
+    rows = [([j.probe, "libnccl.so.2"], {"LD_LIBRARY_PATH": j.dirs["ldpath"], "CONDA_PREFIX": conda}),
+            ([j.probe, "libnccl.so.2", "chdir", "elsewhere"], {"LD_LIBRARY_PATH": "ldpath"}),
+            ([j.probe, "libnccl.so.2"], {"LD_LIBRARY_PATH": f"{bad}:{j.dirs['ldpath']}"}),
+            ([j.probe, "libnccl.so.2", "dlmopen", os.path.join(j.dirs["conda/lib"], "libnccl.so.2")],
+             {"LD_LIBRARY_PATH": j.dirs["ldpath"]})]
+    vg = ["valgrind", "-q", "--error-exitcode=99", "--run-libc-freeres=no"]
+    for cmd, env in rows:
+        plain = side(cmd, env, False, cwd=j.d)
+        r = t.run(["timeout", "300", RUN] + vg + cmd, env=env, cwd=j.d)
+        t.equal(r.returncode, plain[0], f"memcheck's verdict, {cmd[1:]}: {r.stderr[-3000:]}")
+        # valgrind lays memory out its own way: the files mapped, in any order
+        t.equal(sorted(r.stdout.splitlines()), sorted(plain[1].splitlines()),
+                f"the answer under memcheck, {cmd[1:]}")
+
+
+@case
 def launcher_refuses_a_broken_installation():
     """lazynccl-run whose drop-in directory holds a text file for NCCL's
     drop-in, or whose audit module is a text file, refuses to start the
