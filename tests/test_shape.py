@@ -454,24 +454,32 @@ def environment_table_names_every_variable():
     t.equal(sorted(n for n in names if f"`{n}" not in table), [], "read by the code, not in README's tables")
 
 
-@case
-def readme_modes_run_as_written():
-    """The "Pick your mode" rows that need nothing but the build (the
-    launcher, the drop-in, LAZYNCCL_LIBPATH, lazynccl-info) run as written,
-    from the checkout, and say what the row promises; the build directory is
-    the suite's own."""
+def mode_commands():
+    """The command of each row of README's "Pick your mode" table (its
+    second cell's first code span), for the plain build only."""
     if t.SANITIZE not in ("", "none"):
         raise t.Skip("the README's commands name the plain build")
     with open(os.path.join(t.SOURCE, "README.md")) as f:
         readme = f.read()
     table = readme[readme.index("## Pick your mode"):]
     table = table[:table.index("\n## ")]
-    cmds = {}
+    cmds = []
     for row in table.splitlines():
         cells = row.split(" | ")
         code = re.match(r"`([^`]+)`", cells[1]) if len(cells) > 2 else None
-        if code and re.match(r"(build/lazynccl-(run|info)|LD_LIBRARY_PATH=|LAZYNCCL_LIBPATH=)", code.group(1)):
-            cmds[code.group(1).split()[0]] = code.group(1)
+        if code:
+            cmds.append(code.group(1))
+    return cmds
+
+
+@case
+def readme_modes_run_as_written():
+    """The "Pick your mode" rows that need nothing but the build (the
+    launcher, the drop-in, LAZYNCCL_LIBPATH, lazynccl-info) run as written,
+    from the checkout, and say what the row promises; the build directory is
+    the suite's own."""
+    cmds = {c.split()[0]: c for c in mode_commands()
+            if re.match(r"(build/lazynccl-(run|info)|LD_LIBRARY_PATH=|LAZYNCCL_LIBPATH=)", c)}
     t.equal(len(cmds), 4, f"the rows found: {list(cmds)}")
     nccl = "/usr/local/cuda/lib64/libnccl.so.2"
     if not os.path.exists(nccl):
@@ -497,18 +505,8 @@ def readme_package_rows_run_as_written():
     installs, the vendoring row twice in a row (the second finds the first's
     leftovers; the wheel's row finds those of the suite's last run): the
     vendored wheel is built, and the installed lazynccl-info answers."""
-    if t.SANITIZE not in ("", "none"):
-        raise t.Skip("the README's commands name the plain build")
-    with open(os.path.join(t.SOURCE, "README.md")) as f:
-        readme = f.read()
-    table = readme[readme.index("## Pick your mode"):]
-    table = table[:table.index("\n## ")]
-    rows = {}
-    for row in table.splitlines():
-        cells = row.split(" | ")
-        code = re.match(r"`([^`]+)`", cells[1]) if len(cells) > 2 else None
-        if code and ("stage.py" in code.group(1) or "pip install" in code.group(1)):
-            rows["vendor" if "stage.py" in code.group(1) else "wheel"] = code.group(1)
+    rows = {("vendor" if "stage.py" in c else "wheel"): c for c in mode_commands()
+            if "stage.py" in c or "pip install" in c}
     t.equal(sorted(rows), ["vendor", "wheel"], "the rows found")
     want = {"vendor": "Successfully built mypkg", "wheel": "would load:"}
     for attempt, key in ((1, "vendor"), (2, "vendor"), (1, "wheel")):
