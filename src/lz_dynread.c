@@ -671,6 +671,14 @@ unsigned lz_dyn_own_machine(void)
 #endif
 }
 
+int lz_dyn_native(int fd)
+{
+    ElfW(Ehdr) eh;
+    return dr_read_at(fd, &eh, sizeof eh, 0) == 0 && memcmp(eh.e_ident, ELFMAG, SELFMAG) == 0 &&
+           eh.e_ident[EI_CLASS] == DR_NATIVE_CLASS && eh.e_ident[EI_DATA] == DR_NATIVE_DATA &&
+           eh.e_type == ET_DYN && eh.e_machine == lz_dyn_own_machine();
+}
+
 /* The decimal number at s (no locale tables: a first call touches as few
  * pages as it can); *end past it. */
 static unsigned long dr_number(const char *s, const char **end)

@@ -56,6 +56,12 @@ LZ_DYN_API int lz_dyn_soname(int fd, char *out, size_t size);
  * linker's lock, which a search must never wait for outside lz_dl.c). */
 LZ_DYN_API unsigned lz_dyn_own_machine(void);
 
+/* 1 when the file's ELF header is a shared object's of this process's
+ * class, byte order and machine: what the dynamic linker maps for it, as
+ * far as one read of the header tells (no allocation: the audit module and
+ * the launcher ask it). */
+LZ_DYN_API int lz_dyn_native(int fd);
+
 /* "2.38" < "2.41": compare dotted version numbers (-1, 0, 1). */
 LZ_DYN_API int lz_version_cmp(const char *a, const char *b);
 

@@ -46,24 +46,8 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #define LZ_AUDIT_API __attribute__((visibility("default")))
-/* This process's kind of ELF object, as the dynamic linker checks it. */
-#if defined(__LP64__)
-#define LZ_ELF_CLASS ELFCLASS64
-#else
-#define LZ_ELF_CLASS ELFCLASS32
-#endif
-#if defined(__x86_64__)
-#define LZ_ELF_MACHINE EM_X86_64
-#elif defined(__aarch64__)
-#define LZ_ELF_MACHINE EM_AARCH64
-#elif defined(__i386__)
-#define LZ_ELF_MACHINE EM_386
-#else
-#error "lz_audit.c: this architecture's ELF machine is not known"
-#endif
 /* The drop-ins a process names fit the module's one page of data with
  * their paths (a dozen paths of up to 150 bytes); a longer list gets
  * memory of its own. */
@@ -395,6 +379,28 @@ static int same_file(const struct stat *a, const target *t)
     return a->st_dev == t->dev && a->st_ino == t->ino;
 }
 
+/* The file at path opened for reading, when it is a regular file (*st its
+ * id): else -1 (ld.so will say why it cannot be had). */
+LZ_COLD static int open_regular(const char *path, struct stat *st)
+{
+    int fd = lz_sys_open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    if (fd >= 0 && (fstat(fd, st) != 0 || !S_ISREG(st->st_mode))) {
+        lz_sys_close(fd);
+        fd = -1;
+    }
+    return fd;
+}
+
+/* The SONAME of the regular file at path, with its id: 1 when read. */
+LZ_COLD static int file_soname(const char *path, struct stat *st, char *soname, size_t size)
+{
+    int fd = open_regular(path, st);
+    int ok = fd >= 0 && lz_dyn_soname(fd, soname, size);
+    if (fd >= 0)
+        lz_sys_close(fd);
+    return ok;
+}
+
 /* Whether the drop-in of t can stand in: its file is there, an ELF object
  * of this process's kind whose SONAME is t's (read once). A drop-in that is
  * missing, unreadable or broken never stands in: the process behaves as
@@ -404,11 +410,7 @@ LZ_COLD static int usable(target *t)
     if (t->id_state == 0) {
         struct stat st = {0};
         char soname[256];
-        int fd = lz_sys_open(t->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-        int ok = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-                 lz_dyn_soname(fd, soname, sizeof soname) && same(soname, t->soname);
-        if (fd >= 0)
-            lz_sys_close(fd);
+        int ok = file_soname(t->path, &st, soname, sizeof soname) && same(soname, t->soname);
         t->id_state = ok ? 1 : -1;
         t->dev = st.st_dev, t->ino = st.st_ino;
         if (!ok)
@@ -427,13 +429,8 @@ LZ_COLD static target *real_file(const char *name, struct stat *id)
         maybe = memcmp(base, targets[i].soname, targets[i].stem) == 0;
     if (!maybe)
         return 0;
-    int fd = lz_sys_open(name, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-    if (fd < 0)
-        return 0; /* ld.so will say why it cannot be had */
     char soname[256];
-    int ok = fstat(fd, id) == 0 && S_ISREG(id->st_mode) && lz_dyn_soname(fd, soname, sizeof soname);
-    lz_sys_close(fd);
-    target *t = ok ? by_soname(soname) : 0;
+    target *t = file_soname(name, id, soname, sizeof soname) ? by_soname(soname) : 0;
     return t && !(usable(t) && same_file(id, t)) ? t : 0;
 }
 
@@ -459,27 +456,20 @@ static int loading_here(void)
 }
 
 /* Whether the dynamic linker, trying the file at path for a request by
- * name, would map it: a file it can open whose ELF header is of this
- * process's class and machine (one of another class or machine it skips;
- * one that is not ELF fails the request, as it does plain). */
-LZ_COLD static int would_map(const char *path)
+ * name, would map it (*st its id): a regular file whose ELF header is a
+ * shared object's of this process's kind (one of another class or machine
+ * it skips; one that is not ELF, or not a shared object, fails the
+ * request, as it does plain). */
+LZ_COLD static int would_map(const char *path, struct stat *st)
 {
-    int fd = lz_sys_open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-    if (fd < 0)
-        return 0;
-    ElfW(Ehdr) eh;
-    struct stat st;
-    int ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-             pread(fd, &eh, sizeof eh, 0) == (ssize_t)sizeof eh &&
-             memcmp(eh.e_ident, ELFMAG, SELFMAG) == 0 && eh.e_ident[EI_CLASS] == LZ_ELF_CLASS &&
-             eh.e_machine == LZ_ELF_MACHINE;
-    lz_sys_close(fd);
+    int fd = open_regular(path, st);
+    int ok = fd >= 0 && lz_dyn_native(fd);
+    if (fd >= 0)
+        lz_sys_close(fd);
     return ok;
 }
 
-/* The last directory of the dynamic linker's default search (glibc's
- * system directories end with it): a by-name request none of whose
- * candidates up to it would map is one the dynamic linker cannot serve. */
+/* 1 when path is dir followed by name alone. */
 static int in_dir(const char *path, const char *dir, const char *name)
 {
     while (*dir && *path == *dir)
@@ -487,6 +477,10 @@ static int in_dir(const char *path, const char *dir, const char *name)
     return !*dir && same(path, name);
 }
 
+/* Whether path is t's candidate in the last directory of the dynamic
+ * linker's default search (glibc's system directories end with it): a
+ * by-name request none of whose candidates up to it would map is one the
+ * dynamic linker cannot serve. */
 static int last_default(const char *path, const target *t)
 {
     /* Two calls, not a table of pointers: the module has no relocation. */
@@ -520,10 +514,10 @@ LZ_COLD static char *candidate(const char *name, unsigned int flag)
     const char *base = base_name(name);
     if (!same(base, t->soname))
         return (char *)name;
-    if (would_map(name)) {
+    struct stat st;
+    if (would_map(name, &st)) {
         byname.t = 0;
-        struct stat st;
-        if (lz_sys_stat(name, &st) == 0 && same_file(&st, t))
+        if (same_file(&st, t))
             return (char *)name; /* the drop-in itself, on the search path */
         if (!remember(t, name, byname.by, step_of(flag)))
             return (char *)name;

@@ -2,17 +2,7 @@
 /* Where lazynccl-run's pieces are (run_find.h). */
 #include "run_find.h"
 #include "../audit/lz_dropins.h"
-
-#include <elf.h>
-#include <link.h>
-
-#if defined(__x86_64__)
-#define RUN_ELF_MACHINE EM_X86_64
-#elif defined(__aarch64__)
-#define RUN_ELF_MACHINE EM_AARCH64
-#else
-#error "run_find.c: this architecture's ELF machine is not known"
-#endif
+#include "../lz_dynread.h"
 
 #include <dirent.h>
 #include <stdarg.h>
@@ -372,20 +362,17 @@ void run_find_modules(run_parts *p)
         fmt(p->audit_entry, sizeof p->audit_entry, "%s", p->audit_lib_entry);
 }
 
-
-/* 1 when path is an ELF object of this process's class and machine: one
- * read of its header (each launch pays it per drop-in; the audit module
- * checks a drop-in's SONAME itself, where it first stands one in). */
+/* 1 when path is a regular file whose ELF header is a shared object's of
+ * this process's kind: one read of its header (each launch pays it per
+ * drop-in; the audit module checks a drop-in's SONAME itself, where it
+ * first stands one in). */
 static int object_of_this_machine(const char *path)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     if (fd < 0)
         return 0;
-    ElfW(Ehdr) eh;
     struct stat st;
-    int ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && pread(fd, &eh, sizeof eh, 0) == (ssize_t)sizeof eh &&
-             memcmp(eh.e_ident, ELFMAG, SELFMAG) == 0 && eh.e_ident[EI_CLASS] == ELFCLASS64 &&
-             eh.e_machine == RUN_ELF_MACHINE && eh.e_type == ET_DYN;
+    int ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && lz_dyn_native(fd);
     close(fd);
     return ok;
 }
