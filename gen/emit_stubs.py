@@ -72,7 +72,7 @@ def failure_value(spec, fn):
     return "lz_message(&LZ_LIB)" if value == "@message" else value
 
 
-def stopping(spec, exports, header):
+def stopping(spec, exports):
     """The note naming the functions that stop the process when called
     without their library (no failure value), by return type; None when
     none."""
@@ -346,7 +346,7 @@ class ShimWriter:
             if name not in wrapped:
                 raise GenError(f"{spec.path} [own_answers]", f"'{name}' is not a wrapped function")
         check_names(spec, self.exports, control_prefix)
-        stops = stopping(spec, self.exports, headers[0] if headers else spec.path)
+        stops = stopping(spec, self.exports)
         if stops:
             self.notes.append(stops)
         self.answers = [e for e in self.exports if e.name in spec.own_answers]
@@ -462,15 +462,14 @@ class ShimWriter:
                 self.w(f"LZ_STOP_OPAQUE({e.sym}, {_c_string(e.name)})\n")
             elif e.name in self.spec.own_answers:
                 self.w(f"LZ_OWN_FAIL({e.fn.ret}, {e.sym}, ({e.fn.params}), lz_message(&LZ_LIB))\n")
-            elif failure_value(self.spec, e.fn) is None:
+            elif (value := failure_value(self.spec, e.fn)) is None:
                 self.w(f"LZ_STOP{'_VOID' if e.fn.ret == 'void' else ''}("
                        f"{'' if e.fn.ret == 'void' else e.fn.ret + ', '}{e.sym}, ({e.fn.params}), "
                        f"{_c_string(e.name)})\n")
             elif e.fn.ret == "void":
                 self.w(f"LZ_FAIL_VOID({e.sym}, ({e.fn.params}))\n")
             else:
-                self.w(f"LZ_FAIL({e.fn.ret}, {e.sym}, ({e.fn.params}), "
-                       f"{failure_value(self.spec, e.fn)})\n")
+                self.w(f"LZ_FAIL({e.fn.ret}, {e.sym}, ({e.fn.params}), {value})\n")
 
     def _table(self, decl, row):
         self.w(f"{decl}[LZ_COUNT_{self.id}] = {{\n"
