@@ -43,10 +43,15 @@ def holds(name, defines):
     t.equal(errors, 0, f"today's protocol, {name}: {what}")
 
 
+def broken(name, defines, want, protocol):
+    """spin finds the invariant want names broken in protocol."""
+    errors, what = verify(name, defines)
+    t.equal(errors > 0, True, f"{protocol}, {name}, passes: the model lost the bug")
+    t.contains(what, want, f"{protocol}, {name}")
+
+
 def breaks(name, defines, want):
-    errors, what = verify(name, ["-DOLD"] + defines)
-    t.equal(errors > 0, True, f"the old protocol, {name}, passes: the model lost the bug")
-    t.contains(what, want, f"the old protocol, {name}")
+    broken(name, ["-DOLD"] + defines, want, "the old protocol")
 
 
 @case
@@ -74,10 +79,8 @@ def model_closing_a_stale_search_loads_twice():
     closing its handle (the runtime before this was fixed), the library is
     unloaded and its constructor runs again (I3); today's keeps a stale
     search's handle (model_holds_three_callers_retry holds I3)."""
-    errors, what = verify("close_stale", ["-DCALLERS=3", "-DNO_FORK", "-DNO_PLUGIN", "-DNO_CANCEL",
-                                          "-DCLOSE_STALE"])
-    t.equal(errors > 0, True, "closing stale searches passes: the model lost the bug")
-    t.contains(what, "ctors<=1", "the invariant broken")
+    broken("close_stale", ["-DCALLERS=3", "-DNO_FORK", "-DNO_PLUGIN", "-DNO_CANCEL", "-DCLOSE_STALE"],
+           "ctors<=1", "closing stale searches")
 
 
 @case
@@ -94,10 +97,8 @@ def model_fill_after_publish_calls_unfilled_library():
     """Variables filled after the status says loaded (the runtime before the
     fill moved into the publication): another first call reaches the
     library while its variables are the shim's zeros (I6)."""
-    errors, what = verify("fill_late", ["-DCALLERS=2", "-DNO_FORK", "-DNO_PLUGIN", "-DNO_FIXER",
-                                        "-DFILL_LATE"])
-    t.equal(errors > 0, True, "filling after publishing passes: the model lost the bug")
-    t.contains(what, "filled==2", "the invariant broken")
+    broken("fill_late", ["-DCALLERS=2", "-DNO_FORK", "-DNO_PLUGIN", "-DNO_FIXER", "-DFILL_LATE"],
+           "filled==2", "filling after publishing")
 
 
 @case
@@ -105,10 +106,8 @@ def model_fork_child_must_finish_the_commit():
     """A child forked half-way through a commit that does not finish it
     (its own commit leaves a half-copied variable alone) calls the library
     with a variable half-filled (I6)."""
-    errors, what = verify("fill_fork", ["-DNO_PLUGIN", "-DNO_FIXER", "-DNO_CANCEL",
-                                        "-DNO_FORK_FINISH"])
-    t.equal(errors > 0, True, "a child that does not finish the commit passes: the model lost it")
-    t.contains(what, "c_filled==2", "the invariant broken")
+    broken("fill_fork", ["-DNO_PLUGIN", "-DNO_FIXER", "-DNO_CANCEL", "-DNO_FORK_FINISH"],
+           "c_filled==2", "a child that does not finish the commit")
 
 
 @case
@@ -169,9 +168,7 @@ def model_audit_first_rule_hands_tools_the_dropin():
     """Issue 35: the first module's rule (every request from a program gets
     the drop-in) hands a tool re-opening the loaded library by another path
     the drop-in instead of the copy in use."""
-    errors, what = verify("audit_first_rule", ["-DAUDIT", "-DFIRST_RULE"])
-    t.equal(errors > 0, True, "issue 23's rule passes: the model lost the tool")
-    t.contains(what, "got==loaded", "issue 23's rule")
+    broken("audit_first_rule", ["-DAUDIT", "-DFIRST_RULE"], "got==loaded", "issue 23's rule")
 
 
 @case
