@@ -9,7 +9,7 @@ without variables gets a file that defines nothing.
 
 import os
 
-from emit_stubs import _pinned_defines
+from emit_stubs import _pinned_defines, failure_value
 from spec import GenError
 
 
@@ -52,18 +52,9 @@ class DataWriter:
 
     def failure(self, v):
         """What a call through function-pointer variable v returns without
-        the library: the spec's value for the name, then for the function's
-        return type (NULL for a pointer), then opaque_failure; "" for void;
-        None: none known (the process stops, lz_stop)."""
-        if v.ret == "void":
-            return ""
-        value = self.spec.failure_functions.get(v.name, self.spec.failure.get(v.ret))
-        if value is None and v.ret_pointer:
-            value = self.spec.failure.get("*", "NULL")
-        if value == "@stop":
-            return None
-        if value == "@message":
-            value = "lz_message(&LZ_LIB)"
+        the library: the functions' rule (emit_stubs.failure_value), then
+        opaque_failure; None: none known (the process stops, lz_stop)."""
+        value = failure_value(self.spec, v)
         return value if value is not None else (self.spec.opaque_failure or None)
 
     def write_provenance(self):

@@ -54,19 +54,19 @@ def expand_exports(spec, functions):
 
 def failure_value(spec, fn):
     """The spec's [failure.functions] value for the function, else its
-    [failure] value for the return type; for a pointer (through typedefs:
-    CURL *, gzFile) the spec does not name, its "*" value (NULL unless said);
-    "" for void unless said. None where the API has no failure value for
-    it ("@stop", or none given): called without its library, the function
-    stops the process with the report, as the dynamic linker would have at
-    start, rather than return a value the API never uses to say "failed"."""
-    if fn.noreturn:
+    [failure] value for the return type ("void" included), else, for a
+    pointer (through typedefs: CURL *, gzFile), its "*" value. None where
+    the spec gives none, or "@stop": the API has no failure value for it, so
+    called without its library the function stops the process with the
+    report, as the dynamic linker would have at start, rather than return
+    (or, for void, return at all) as if it had done its work. The one rule
+    for functions and function-pointer variables (gen/emit_data.py)."""
+    if getattr(fn, "noreturn", False):
         return None  # returning from it would run off its caller's end
-    value = spec.failure_functions.get(fn.name, spec.failure.get(fn.ret_spelled or fn.ret))
+    value = spec.failure_functions.get(fn.name,
+                                       spec.failure.get(getattr(fn, "ret_spelled", "") or fn.ret))
     if value is None and fn.ret_pointer:
-        value = spec.failure.get("*", "NULL")
-    if value is None and fn.ret == "void":
-        value = ""
+        value = spec.failure.get("*")
     if value is None or value == "@stop":
         return None
     return "lz_message(&LZ_LIB)" if value == "@message" else value
@@ -357,6 +357,15 @@ class ShimWriter:
         self.version = version_function(spec, self.exports)
         self.id = spec.id
         self.out = []
+        # Where the assembly forward exists, a function that only stops
+        # without its library needs no typed code of its own: its first
+        # call goes through the forward (every argument register kept) and
+        # its failure through an untyped stop, as Implib.so's stubs do. Its
+        # thunk keeps the compiler's check of its type against the header.
+        self.untyped = {e.name for e in self.exports
+                        if arch in ("x86_64", "aarch64") and not e.fn.variadic
+                        and e.name not in spec.own_answers and not spec.hidden
+                        and failure_value(spec, e.fn) is None}
 
     def w(self, text):
         self.out.append(text)
@@ -435,10 +444,10 @@ class ShimWriter:
 
     def write_resolvers(self):
         self.w("/* First-call resolvers: load, resolve, publish, call. */\n")
-        if any(e.fn.variadic for e in self.exports):
+        if any(e.fn.variadic or e.name in self.untyped for e in self.exports):
             self.w("LZ_VARIADIC_HELPER\n")
         for i, e in enumerate(self.exports):
-            if e.fn.variadic:
+            if e.fn.variadic or e.name in self.untyped:
                 self.w(f"LZ_RESOLVER_VARIADIC({e.sym}, {i})\n")
                 continue
             self.w(_per_function(e, "LZ_RESOLVER") + "\n")
@@ -458,7 +467,7 @@ class ShimWriter:
             opaque_value = self.spec.failure_functions.get(e.name, self.spec.opaque_failure)
             if e.fn.opaque and opaque_value:
                 self.w(f"LZ_FAIL_OPAQUE({e.sym}, {opaque_value})\n")
-            elif e.fn.opaque:
+            elif e.fn.opaque or e.name in self.untyped:
                 self.w(f"LZ_STOP_OPAQUE({e.sym}, {_c_string(e.name)})\n")
             elif e.name in self.spec.own_answers:
                 self.w(f"LZ_OWN_FAIL({e.fn.ret}, {e.sym}, ({e.fn.params}), lz_message(&LZ_LIB))\n")

@@ -8,6 +8,7 @@ places the spec allows (by default the named header's own directory; never
 the C library's headers), whose names match the spec's pattern.
 """
 
+import glob
 import os
 import re
 import subprocess
@@ -47,6 +48,39 @@ class Variable:
     array_of: str = ""  # an incomplete array's element type
     ret: str = ""      # a function pointer's: what the function returns, as C text
     ret_pointer: bool = False  # ... a pointer, through typedefs too
+
+
+def is_pattern(name):
+    """A 'headers' entry naming several files: a glob ("gsl/gsl_*.h") or a
+    directory ("gsl/": every .h directly in it)."""
+    return name.endswith("/") or any(c in name for c in "*?[")
+
+
+def headers_in(directory, name):
+    """The headers an entry names in one include directory, relative to it,
+    sorted (the same order on every machine); [] when none."""
+    if not is_pattern(name):
+        return [name] if os.path.isfile(os.path.join(directory, name)) else []
+    pattern = os.path.join(directory, name + "*.h" if name.endswith("/") else name)
+    return sorted(os.path.relpath(p, directory) for p in glob.glob(pattern) if os.path.isfile(p))
+
+
+def expand_headers(spec, include_dirs):
+    """The spec's headers with each pattern replaced by the files it matches
+    in the first include directory where it matches any; every entry that
+    matches nothing is named in one error."""
+    out, missing = [], []
+    for name in spec.headers:
+        hits = next((h for h in (headers_in(d, name) for d in include_dirs) if h), None)
+        if hits is None:
+            missing.append(name)
+        out += hits or []
+    if missing:
+        raise GenError(f"{spec.path} [library] 'headers'",
+                       f"{', '.join(map(repr, missing))}: no such header in: "
+                       + (", ".join(include_dirs) or "(no directories)"))
+    spec.headers = list(dict.fromkeys(out))
+    return spec.headers
 
 
 def find_header(name, include_dirs):
@@ -256,7 +290,8 @@ def _translation_unit(cc, spec, include_dirs):
     # Where the caller says, then where the compiler looks (lazygen by hand).
     search = list(include_dirs) + [d for d in system_dirs(cc) if d not in include_dirs]
     try:
-        named = [find_header(h, search) for h in spec.headers] + list(spec.extra_headers)
+        named = [find_header(h, search) for h in expand_headers(spec, search)] + \
+            list(spec.extra_headers)
     except GenError:
         if spec.symbols:  # no header here: the symbol list serves, untyped
             return None

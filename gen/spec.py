@@ -23,6 +23,39 @@ class GenError(Exception):
         super().__init__(f"{where}: error: {message}")
 
 
+class SpecErrors(GenError):
+    """Several problems of one spec, one line each."""
+
+    def __init__(self, errors):
+        Exception.__init__(self, "\n".join(str(e) for e in errors))
+
+
+class Problems:
+    """Every problem of a spec, gathered so that one run names them all,
+    each with the key to change."""
+
+    def __init__(self):
+        self.errors = []
+
+    def add(self, where, message):
+        self.errors.append(GenError(where, message))
+
+    def check(self, fn, *args, default=None, **kwargs):
+        """fn(*args, **kwargs); a GenError it raises is kept, and default
+        returned."""
+        try:
+            return fn(*args, **kwargs)
+        except GenError as e:
+            self.errors.append(e)
+            return default
+
+    def raise_any(self):
+        if len(self.errors) == 1:
+            raise self.errors[0]
+        if self.errors:
+            raise SpecErrors(self.errors)
+
+
 @dataclass
 class Versioned:
     regex: re.Pattern
@@ -225,17 +258,22 @@ def _include_search(items, where, here):
     return out
 
 
-def _library_table(path, data):
+def _library_table(path, data, problems):
     """[library], checked key by key, merged over its defaults file:
-    (table, the defaults file or None)."""
+    (table, the defaults file or None). A key of the wrong kind is left
+    out of the table, its problem kept."""
     lib = data.get("library")
     if not isinstance(lib, dict):
         raise GenError(path, "missing [library] table")
     where = f"{path} [library]"
-    for key in lib:
+    wrong = set()
+    for key in list(lib):
         if key not in _KEYS:
-            raise GenError(where, f"unknown key '{key}'")
-        _check(lib, key, where)
+            problems.add(where, f"unknown key '{key}'")
+            del lib[key]
+        elif problems.check(_check, lib, key, where, default=problems) is problems:
+            wrong.add(key)
+            del lib[key]
     defaults_file = None
     if "defaults" in lib:
         name = lib["defaults"]
@@ -245,82 +283,85 @@ def _library_table(path, data):
         dlib = _read_toml(defaults_file).get("library", {})
         for key in dlib:
             if key not in _KEYS:
-                raise GenError(f"{defaults_file} [library]", f"unknown key '{key}'")
-        lib = _merge(lib, dlib)
+                problems.add(f"{defaults_file} [library]", f"unknown key '{key}'")
+        lib = _merge(lib, {k: v for k, v in dlib.items() if k in _KEYS})
     if lib.get("headers") == [] and "function_pattern" not in lib:
         lib["function_pattern"] = "^$"  # no header, no declaration to select
     for key, (_, required) in _KEYS.items():
-        if required and key not in lib:
-            raise GenError(where, f"missing key '{key}'")
+        if required and key not in lib and key not in wrong:
+            problems.add(where, f"missing key '{key}'")
     return lib, defaults_file
 
 
-def _settings(path, lib, defaults_file):
+def _settings(path, lib, defaults_file, problems):
     """The Spec of a checked [library] table: the copied keys as they are,
     the others read here."""
     where = f"{path} [library]"
     spec = Spec(path=path, **{k: lib[k] for k, (_, required) in _KEYS.items() if required})
-    spec.function_pattern = _regex(lib["function_pattern"], where, "function_pattern")
+    spec.function_pattern = problems.check(_regex, lib["function_pattern"], where,
+                                           "function_pattern")
     for key, name in _COPIED.items():
         if key in lib:
             setattr(spec, name, lib[key])
     spec.env = spec.env or f"LAZY{spec.id.upper()}_LIBPATH"
     spec.message_prefix = spec.message_prefix or spec.shim
     spec.source_files = [defaults_file] if defaults_file else []
-    spec.include_search = _include_search(lib.get("include_search", []), where,
-                                          os.path.dirname(os.path.abspath(path)))
-    spec.roots_before = _roots(lib.get("search_roots_before", []), where, "search_roots_before")
-    spec.roots_after = _roots(lib.get("search_roots_after", []), where, "search_roots_after")
+    spec.include_search = problems.check(_include_search, lib.get("include_search", []), where,
+                                         os.path.dirname(os.path.abspath(path)), default=[])
+    spec.roots_before = problems.check(_roots, lib.get("search_roots_before", []), where,
+                                       "search_roots_before", default=[])
+    spec.roots_after = problems.check(_roots, lib.get("search_roots_after", []), where,
+                                      "search_roots_after", default=[])
     spec.version_code = [int(v) for v in lib.get("version_code", [])]
     spec.version_code_below = [int(v) for v in lib.get("version_code_below", [])]
     here = os.path.dirname(os.path.abspath(path))
     for name in lib.get("extra_headers", []):
         full = os.path.join(here, name)
         if not os.path.isfile(full):
-            raise GenError(where, f"extra header {name!r} not found beside the spec ({full})")
+            problems.add(where, f"'extra_headers': {name!r} not found beside the spec ({full})")
         spec.extra_headers.append(full)
     if spec.symbols:
         spec.symbols = os.path.join(here, spec.symbols)
         if not os.path.isfile(spec.symbols):
-            raise GenError(where, f"'symbols': {spec.symbols} not found (lazygen symbols LIBRARY "
-                                  f"--out FILE writes one)")
+            problems.add(where, f"'symbols': {spec.symbols} not found (lazygen symbols LIBRARY "
+                                f"--out FILE writes one)")
     return spec
 
 
-def _validate(spec):
+def _validate(spec, problems):
     """The values a kind alone does not check."""
     where = f"{spec.path} [library]"
     if isinstance(spec.symbol_versions, str) and not re.match(r"^[A-Za-z_.][A-Za-z0-9_.+-]*$",
                                                              spec.symbol_versions):
-        raise GenError(where, f"'symbol_versions': {spec.symbol_versions!r} is not a version "
-                              f"node name")
+        problems.add(where, f"'symbol_versions': {spec.symbol_versions!r} is not a version "
+                            f"node name")
     for key, allowed in (("search", ("full", "system")), ("visibility", ("default", "hidden")),
                          ("language", ("c", "c++")),
                          ("note_priority", ("required", "recommended", "suggested"))):
         value = getattr(spec, key)
         if value not in allowed:
-            raise GenError(where, f"'{key}' must be {' or '.join(map(repr, allowed))}, "
-                                  f"not {value!r}")
+            problems.add(where, f"'{key}' must be {' or '.join(map(repr, allowed))}, "
+                                f"not {value!r}")
     for key in ("id", "shim", "env", "debug_env", "strict_env"):
         if not _IDENT.match(getattr(spec, key)):
-            raise GenError(where, f"'{key}' must be a C identifier")
+            problems.add(where, f"'{key}' must be a C identifier")
     if not spec.sonames or not (spec.headers or spec.symbols):
-        raise GenError(where, "'sonames' must not be empty, nor 'headers' unless 'symbols' "
-                              "names the library's symbol list")
+        problems.add(where, "'sonames' must not be empty, nor 'headers' unless 'symbols' "
+                            "names the library's symbol list")
     if spec.opaque_failure and not c_constant(spec.opaque_failure):
-        raise GenError(where, f"'opaque_failure': {spec.opaque_failure!r} is not a C constant "
-                              f"expression")
+        problems.add(where, f"'opaque_failure': {spec.opaque_failure!r} is not a C constant "
+                            f"expression")
     for name in spec.sonames:
         if not re.match(r"^[A-Za-z0-9_][A-Za-z0-9_.+-]*$", name):
-            raise GenError(where, f"'sonames': {name!r} is not a file name (letters, digits, "
-                                  f"'_', '.', '+', '-'; no '/': a SONAME names no directory)")
+            problems.add(where, f"'sonames': {name!r} is not a file name (letters, digits, "
+                                f"'_', '.', '+', '-'; no '/': a SONAME names no directory)")
     if spec.companions and not spec.companions_for:
-        raise GenError(where, "'companions' needs 'companions_for': the functions before whose "
-                              "first call they are loaded")
+        problems.add(where, "'companions' needs 'companions_for': the functions before whose "
+                            "first call they are loaded")
     for key in ("required", "exclude"):
         for name in getattr(spec, key):
             if not _IDENT.match(name):
-                raise GenError(where, f"'{key}': {name!r} is not a C identifier")
+                problems.add(where, f"'{key}': {name!r} is not a C identifier")
 
 
 _TOKEN = re.compile(r"\s*(?:(?P<num>(?:0[xX][0-9A-Fa-f]+|[0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?)"
@@ -394,7 +435,7 @@ def _failure_value(where, key, value):
     return value
 
 
-def _failures(path, data):
+def _failures(path, data, problems):
     """[failure] (return type -> value) and [failure.functions] (name ->
     value), every value checked."""
     table = data.get("failure")
@@ -407,9 +448,10 @@ def _failures(path, data):
             for name, v in value.items():
                 if not _IDENT.match(name):
                     raise GenError(f"{path} [failure.functions]", f"'{name}' is not a C identifier")
-                by_function[name] = _failure_value(f"{path} [failure.functions]", name, v)
+                by_function[name] = problems.check(_failure_value, f"{path} [failure.functions]",
+                                                   name, v)
         else:
-            by_type[key] = _failure_value(f"{path} [failure]", key, value)
+            by_type[key] = problems.check(_failure_value, f"{path} [failure]", key, value)
     return by_type, by_function
 
 
@@ -454,14 +496,23 @@ def _versioned(path, data):
 
 
 def load_spec(path):
+    """The checked Spec; every problem found is named in one error."""
     data = _read_toml(path)
-    spec = _settings(path, *_library_table(path, data))
-    _validate(spec)
-    spec.failure, spec.failure_functions = _failures(path, data)
-    spec.unsupported = _string_table(path, data, "unsupported")
-    spec.own_answers = _own_answers(path, data)
-    spec.versioned = _versioned(path, data)
-    unknown = set(data) - {"library", "failure", "unsupported", "own_answers", "versioned"}
-    if unknown:
-        raise GenError(path, f"unknown table [{sorted(unknown)[0]}]")
+    problems = Problems()
+    table = _library_table(path, data, problems)
+    spec = None
+    if all(k in table[0] for k, (_, required) in _KEYS.items() if required):
+        # every required key, each of its kind: the rest is checked too
+        spec = _settings(path, *table, problems)
+        _validate(spec, problems)
+    failures = problems.check(_failures, path, data, problems, default=({}, {}))
+    unsupported = problems.check(_string_table, path, data, "unsupported", default={})
+    own_answers = problems.check(_own_answers, path, data, default={})
+    versioned = problems.check(_versioned, path, data)
+    for name in sorted(set(data) - {"library", "failure", "unsupported", "own_answers",
+                                    "versioned"}):
+        problems.add(path, f"unknown table [{name}]")
+    problems.raise_any()
+    spec.failure, spec.failure_functions = failures
+    spec.unsupported, spec.own_answers, spec.versioned = unsupported, own_answers, versioned
     return spec

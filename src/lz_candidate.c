@@ -254,7 +254,7 @@ int lz_try_file(lz_walk *w, const char *step, const char *path)
      * a file that exports a shim's marker can be this shim: a real
      * library's candidate costs no stat of this shim's file. */
     if (p.shim && is_self(w, p.dev, p.ino)) {
-        lz_verdict(w, step, path, LZ_REJECTED, NULL, "this shim itself (a drop-in), not the real library");
+        lz_verdict(w, step, path, LZ_SELF, NULL, NULL);
         lz_probe_free(&p);
         return 0;
     }

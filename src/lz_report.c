@@ -47,12 +47,9 @@ void lz_log(const lz_lib *lib, const char *fmt, ...)
  * lines left out, "... so nothing else was tried", the places searched). */
 #define REPORT_RESERVE 3072
 
-void lz_note(lz_walk *w, const char *fmt, ...)
+/* A line of the report text alone (lz_note also logs it). */
+static void report_line(lz_walk *w, const char *fmt, va_list ap)
 {
-    if (w->silent)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
     size_t limit = w->rep.closing || w->rep.size < 2 * REPORT_RESERVE ? w->rep.size
                                                                       : w->rep.size - REPORT_RESERVE;
     if (w->rep.text && w->rep.len + 1 < limit) {
@@ -75,7 +72,26 @@ void lz_note(lz_walk *w, const char *fmt, ...)
     } else if (w->rep.text) {
         w->rep.dropped++;
     }
+}
+
+void lz_note(lz_walk *w, const char *fmt, ...)
+{
+    if (w->silent)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    report_line(w, fmt, ap);
+    va_end(ap);
+    va_start(ap, fmt);
     lz_vlog(w->lib, fmt, ap);
+    va_end(ap);
+}
+
+static void report_add(lz_walk *w, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    report_line(w, fmt, ap);
     va_end(ap);
 }
 
@@ -93,6 +109,21 @@ void lz_verdict(lz_walk *w, const char *step, const char *path, int verdict,
         va_end(ap);
     }
     const char *shown = path && *path ? path : "empty entry";
+    if (verdict == LZ_SELF) {
+        /* The shim's own file (a drop-in on the path it stands in on): told
+         * to the log and the tool now, but last in the report, so that the
+         * report's first line is a real library and why it was refused. */
+        lz_log(w->lib, "[%s] %s: rejected: %s", step, shown, LZ_SELF_REASON);
+        if (w->rep.text && !w->rep.self_step) {
+            w->rep.self_step = step;
+            snprintf(w->self_path, sizeof w->self_path, "%s", shown);
+        }
+        if (w->req.on_event) {
+            lz_event ev = {step, path ? path : "", LZ_REJECTED, LZ_SELF_REASON, probe};
+            w->req.on_event(w->req.ctx, &ev);
+        }
+        return;
+    }
     if (verdict == LZ_KEPT)
         lz_note(w, "[%s] %s: %s", step, shown, reason);
     else if (reason[0])
@@ -133,6 +164,8 @@ void lz_report_close(lz_walk *w)
     if (w->rep.closing)
         return;
     w->rep.closing = 1;
+    if (w->rep.self_step)
+        report_add(w, "[%s] %s: rejected: %s", w->rep.self_step, w->self_path, LZ_SELF_REASON);
     if (w->rep.dropped)
         lz_note(w, "... %zu more line%s left out (a report holds %d bytes)", w->rep.dropped,
                 w->rep.dropped == 1 ? "" : "s", LZ_MESSAGE_MAX);

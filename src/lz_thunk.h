@@ -65,25 +65,31 @@
             "lea " LZ_XSTR(LZ_LIB) "(%rip), %rdi\n\tmov $" #idx ", %esi\n\t" \
             "lea " str ".lzj(%rip), %rdx\n\tjmp lz_bind_pick\n\t.size " str ",.-" str \
             "\n\t.popsection");
-/* The first call of a variadic function: every argument register (and %al,
- * the count of vector registers used) is saved, the function is resolved,
- * the registers are restored and the call goes on as if made directly. */
-#define LZ_ASM_FORWARD(label, helper, idx) \
-    __asm__(".pushsection .text\n\t.p2align 4\n\t.globl " label "\n\t.hidden " label \
-            "\n\t.type " label ",@function\n" label ":\n\t" \
+/* The first call of a function served untyped (variadic, or one that only
+ * stops without its library): every argument register (and %al, the count
+ * of vector registers used) is saved, the function is resolved, the
+ * registers are restored and the call goes on as if made directly. One such
+ * routine per shim (a local label); each function's own entry is two
+ * instructions that put its index in %r11, which no argument uses. */
+#define LZ_ASM_FORWARD_COMMON(label, helper) \
+    __asm__(".pushsection .text\n\t.p2align 4\n\t.type " label ",@function\n" label ":\n\t" \
             "push %rbp\n\tmov %rsp, %rbp\n\tsub $192, %rsp\n\t" \
             "mov %rdi, 0(%rsp)\n\tmov %rsi, 8(%rsp)\n\tmov %rdx, 16(%rsp)\n\t" \
             "mov %rcx, 24(%rsp)\n\tmov %r8, 32(%rsp)\n\tmov %r9, 40(%rsp)\n\tmov %rax, 48(%rsp)\n\t" \
             "movaps %xmm0, 64(%rsp)\n\tmovaps %xmm1, 80(%rsp)\n\tmovaps %xmm2, 96(%rsp)\n\t" \
             "movaps %xmm3, 112(%rsp)\n\tmovaps %xmm4, 128(%rsp)\n\tmovaps %xmm5, 144(%rsp)\n\t" \
             "movaps %xmm6, 160(%rsp)\n\tmovaps %xmm7, 176(%rsp)\n\t" \
-            "mov $" LZ_XSTR(idx) ", %edi\n\tcall " helper "\n\tmov %rax, %r11\n\t" \
+            "mov %r11, %rdi\n\tcall " helper "\n\tmov %rax, %r11\n\t" \
             "mov 0(%rsp), %rdi\n\tmov 8(%rsp), %rsi\n\tmov 16(%rsp), %rdx\n\t" \
             "mov 24(%rsp), %rcx\n\tmov 32(%rsp), %r8\n\tmov 40(%rsp), %r9\n\tmov 48(%rsp), %rax\n\t" \
             "movaps 64(%rsp), %xmm0\n\tmovaps 80(%rsp), %xmm1\n\tmovaps 96(%rsp), %xmm2\n\t" \
             "movaps 112(%rsp), %xmm3\n\tmovaps 128(%rsp), %xmm4\n\tmovaps 144(%rsp), %xmm5\n\t" \
             "movaps 160(%rsp), %xmm6\n\tmovaps 176(%rsp), %xmm7\n\t" \
             "leave\n\tjmp *%r11\n\t.size " label ",.-" label "\n\t.popsection");
+#define LZ_ASM_FORWARD(label, common, idx) \
+    __asm__(".pushsection .text\n\t.globl " label "\n\t.hidden " label "\n\t.type " label \
+            ",@function\n" label ":\n\tmov $" LZ_XSTR(idx) ", %r11d\n\tjmp " common "\n\t" \
+            ".size " label ",.-" label "\n\t.popsection");
 #elif defined(__aarch64__)
 /* AArch64: the address of the slot (adrp + add), a load-acquire of it and a
  * branch: four instructions, a PLT entry's length. The acquire pairs with
@@ -107,24 +113,29 @@
             "adrp x0, " LZ_XSTR(LZ_LIB) "\n\tadd x0, x0, :lo12:" LZ_XSTR(LZ_LIB) "\n\t" \
             "mov x1, #" #idx "\n\tadr x2, " str ".lzj\n\tb lz_bind_pick\n\t" \
             ".size " str ",.-" str "\n\t.popsection");
-/* The first call of a variadic function: x0-x7, x8 (the indirect result
- * register) and q0-q7 saved around the runtime's resolution, then a branch
- * to the function with everything as the caller left it. */
-#define LZ_ASM_FORWARD(label, helper, idx) \
-    __asm__(".pushsection .text\n\t.p2align 4\n\t.globl " label "\n\t.hidden " label \
-            "\n\t.type " label ",%function\n" label ":\n\t" \
+/* The first call of a function served untyped: x0-x7, x8 (the indirect
+ * result register) and q0-q7 saved around the runtime's resolution, then a
+ * branch to the function with everything as the caller left it. One such
+ * routine per shim; each function's entry puts its index in x17 (IP1, a
+ * scratch register no argument uses) and branches to it. */
+#define LZ_ASM_FORWARD_COMMON(label, helper) \
+    __asm__(".pushsection .text\n\t.p2align 4\n\t.type " label ",%function\n" label ":\n\t" \
             "stp x29, x30, [sp, #-224]!\n\tmov x29, sp\n\t" \
             "stp x0, x1, [sp, #16]\n\tstp x2, x3, [sp, #32]\n\tstp x4, x5, [sp, #48]\n\t" \
             "stp x6, x7, [sp, #64]\n\tstr x8, [sp, #80]\n\t" \
             "stp q0, q1, [sp, #96]\n\tstp q2, q3, [sp, #128]\n\tstp q4, q5, [sp, #160]\n\t" \
             "stp q6, q7, [sp, #192]\n\t" \
-            "mov x0, #" LZ_XSTR(idx) "\n\tbl " helper "\n\tmov x16, x0\n\t" \
+            "mov x0, x17\n\tbl " helper "\n\tmov x16, x0\n\t" \
             "ldp x0, x1, [sp, #16]\n\tldp x2, x3, [sp, #32]\n\tldp x4, x5, [sp, #48]\n\t" \
             "ldp x6, x7, [sp, #64]\n\tldr x8, [sp, #80]\n\t" \
             "ldp q0, q1, [sp, #96]\n\tldp q2, q3, [sp, #128]\n\tldp q4, q5, [sp, #160]\n\t" \
             "ldp q6, q7, [sp, #192]\n\t" \
             "ldp x29, x30, [sp], #224\n\tbr x16\n\t.size " label ",.-" label \
             "\n\t.popsection");
+#define LZ_ASM_FORWARD(label, common, idx) \
+    __asm__(".pushsection .text\n\t.globl " label "\n\t.hidden " label "\n\t.type " label \
+            ",%function\n" label ":\n\tmov x17, #" LZ_XSTR(idx) "\n\tb " common "\n\t" \
+            ".size " label ",.-" label "\n\t.popsection");
 #endif
 
 #ifdef LZ_ASM_THUNK
@@ -139,12 +150,13 @@
 #else
 #define LZ_ASM_ANSWER(str, idx) LZ_ASM_THUNK(str, idx, LZ_PUBLIC_VIS(str))
 #endif
-/* Both architectures: a variadic function's thunk is the usual one, and its
+/* Both architectures: an untyped function's thunk is the usual one, and its
  * assembly resolver asks this helper (LZ_VRESOLVE) for the function, with
- * every argument register saved around the call (LZ_ASM_FORWARD). */
+ * every argument register saved around the call (LZ_ASM_FORWARD_COMMON,
+ * once per shim, under the helper's name and "_fwd"). */
 #define LZ_RESOLVER_VARIADIC(sym, idx) \
     extern __attribute__((visibility("hidden"))) void lz_r_##sym(void); \
-    LZ_ASM_FORWARD("lz_r_" #sym, LZ_XSTR(LZ_VRESOLVE), idx)
+    LZ_ASM_FORWARD("lz_r_" #sym, LZ_XSTR(LZ_VRESOLVE) "_fwd", idx)
 #define LZ_THUNK_VARIADIC(ret, name, str, idx, params) \
     LZ_CHECK(ret, name, params) LZ_ASM_THUNK(str, idx, LZ_PUBLIC_VIS(str))
 #define LZ_THUNK_VARIADIC_HIDDEN(ret, name, str, idx, params) \
@@ -153,7 +165,8 @@
  * to check (gen/emit_stubs.py, add_opaque). */
 #define LZ_THUNK_OPAQUE(str, idx) LZ_ASM_THUNK(str, idx, LZ_PUBLIC_VIS(str))
 #define LZ_VARIADIC_HELPER \
-    __attribute__((used)) static lz_fn LZ_VRESOLVE(size_t i) { return lz_resolve(&LZ_LIB, i); }
+    __attribute__((used)) static lz_fn LZ_VRESOLVE(size_t i) { return lz_resolve(&LZ_LIB, i); } \
+    LZ_ASM_FORWARD_COMMON(LZ_XSTR(LZ_VRESOLVE) "_fwd", LZ_XSTR(LZ_VRESOLVE))
 #endif
 
 #if defined(LZ_ASM_THUNK) && !defined(LZ_C_THUNKS)

@@ -7,7 +7,9 @@
 #include "lz_probe.h"
 #include "lz_runtime.h"
 
-enum { LZ_CHOSEN, LZ_REJECTED, LZ_KEPT, LZ_NOT_REACHED };
+enum { LZ_CHOSEN, LZ_REJECTED, LZ_KEPT, LZ_NOT_REACHED,
+       LZ_SELF /* lz_verdict only: rejected, being this shim's own file */ };
+#define LZ_SELF_REASON "this shim itself (a drop-in), not the real library"
 
 /* One verdict on one candidate, for tools (lazynccl-info). probe is NULL
  * where the file was not read. */
@@ -91,6 +93,7 @@ typedef struct lz_report {
     int closing;             /* the closing lines may use the reserve */
     size_t places_len;
     const char *places_step;
+    const char *self_step;   /* where this shim's own file was met (lz_walk's self_path) */
     char places[2048];       /* places_len bytes */
 } lz_report;
 
@@ -112,6 +115,7 @@ typedef struct lz_walk {
     /* The site-packages directories already tried ('\0'-separated, sites_len
      * bytes), so that each is tried once however many objects lie below it. */
     char sites[2048];
+    char self_path[PATH_MAX]; /* rep.self_step's file; not zeroed, written when met */
 } lz_walk;
 
 /* Start a walk: everything zero but the result's buffers and the sites,

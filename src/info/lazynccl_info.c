@@ -88,6 +88,8 @@ static void load(info_lib *li)
     int ok = lz_api_load(lib) == 0;
     if (ok && lib->version)
         ok = lib->version(li->loaded_version, sizeof li->loaded_version) == 0;
+    else if (ok) /* the spec names none: said, not left empty */
+        snprintf(li->loaded_version, sizeof li->loaded_version, "unknown (no version function)");
     li->loaded = ok && lz_inspect_loaded(lib, li->loaded_path, sizeof li->loaded_path,
                                          li->loaded_step, sizeof li->loaded_step);
     if (!li->loaded) {

@@ -27,14 +27,15 @@
 
 static void usage(FILE *out)
 {
+    const char *more = run_find_families(1);
     fprintf(out,
         "usage: lazynccl-run [--only LIST] [--preload|--no-audit] [--quiet-32bit] [--] CMD [ARGS...]\n"
         "       lazynccl-run [--only LIST] [--preload|--no-audit] [--quiet-32bit] --print-env[=SHELL]\n"
         "Run CMD (and every process it starts) with lazy drop-ins of the NVIDIA libraries.\n"
         "  --only LIST    comma-separated families (the newest major of each drop-in\n"
-        "                 here): %s,\n"
+        "                 here): %s%s%s,\n"
         "                 or drop-in file names such as libnvrtc.so.12;\n"
-        "                 default: every family whose drop-in is here\n"
+        "                 default: every family whose drop-in is here%s%s%s\n"
         "  --preload      preload the drop-ins and the redirector (which interposes\n"
         "                 dlopen) instead of installing the audit module\n"
         "  --no-audit     preload the drop-ins alone: a load of the real library by\n"
@@ -55,7 +56,9 @@ static void usage(FILE *out)
         "Static TLS (jemalloc, TSan): each process that needs more than an audited\n"
         "process gets restarts itself once, sized, before it runs (glibc >= %s), or\n"
         "with the drop-ins preloaded instead (older glibc): docs/consumers.md.\n",
-        run_find_families(), RUN_DROPIN_REL, LZ_TLS_SINCE_VERSION);
+        run_find_families(0), *more ? ", " : "", more,
+        *more ? ",\n                 but " : "", more, *more ? " (the suite's test libraries)" : "",
+        RUN_DROPIN_REL, LZ_TLS_SINCE_VERSION);
 }
 
 static int fail(const char *why)

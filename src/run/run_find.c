@@ -14,8 +14,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* Written by meson.build: the families served ("id=stem id=stem ...", the
- * stem of each first soname) and where the drop-ins are from the
+/* Written by meson.build: the families ("id=stem id=stem ...", the stem of
+ * each first soname; "+id=stem" for one served only when --only names it:
+ * the suite's own test libraries in a build tree) and where the drop-ins are from the
  * launcher's directory in an install ("../lib/<arch>/lazynccl/dropin";
  * "dropin" in the wheel's package directory). */
 #ifndef RUN_FAMILIES
@@ -170,6 +171,8 @@ static int stem_of(const char *id, size_t idlen, char *out, size_t size)
     for (const char *p = RUN_FAMILIES; *p;) {
         const char *end = p + strcspn(p, " ");
         const char *eq = memchr(p, '=', (size_t)(end - p));
+        if (*p == '+')
+            p++;
         if (eq && (size_t)(eq - p) == idlen && strncmp(p, id, idlen) == 0) {
             fmt(out, size, "%.*s", (int)(end - eq - 1), eq + 1);
             return 1;
@@ -179,24 +182,32 @@ static int stem_of(const char *id, size_t idlen, char *out, size_t size)
     return 0;
 }
 
-const char *run_find_families(void)
+const char *run_find_families(int on_request)
 {
-    static char buf[1024];
-    size_t n = 0;
-    for (const char *p = RUN_FAMILIES; *p && n + 1 < sizeof buf;) {
+    static char buf[2][1024];
+    char *out = buf[on_request != 0];
+    size_t n = 0, size = sizeof buf[0];
+    out[0] = '\0';
+    for (const char *p = RUN_FAMILIES; *p && n + 1 < size;) {
         const char *end = p + strcspn(p, " ");
         const char *eq = memchr(p, '=', (size_t)(end - p));
+        int requested = *p == '+';
+        if (requested != (on_request != 0)) {
+            p = *end ? end + 1 : end;
+            continue;
+        }
+        p += requested;
         size_t len = (size_t)((eq ? eq : end) - p);
-        if (n + len + 3 > sizeof buf)
+        if (n + len + 3 > size)
             break;
         if (n)
-            memcpy(buf + n, ", ", 2), n += 2;
-        memcpy(buf + n, p, len);
+            memcpy(out + n, ", ", 2), n += 2;
+        memcpy(out + n, p, len);
         n += len;
-        buf[n] = '\0';
+        out[n] = '\0';
         p = *end ? end + 1 : end;
     }
-    return buf;
+    return out;
 }
 
 static int add(run_parts *p, const char *path)
@@ -223,13 +234,13 @@ int run_find_dropins(run_parts *p, const char *only, char *why, size_t whysize)
         for (const char *f = RUN_FAMILIES; *f;) {
             const char *end = f + strcspn(f, " ");
             const char *eq = memchr(f, '=', (size_t)(end - f));
-            if (eq && stem_of(f, (size_t)(eq - f), stem, sizeof stem) &&
+            if (*f != '+' && eq && stem_of(f, (size_t)(eq - f), stem, sizeof stem) &&
                 newest(p, stem, path, sizeof path))
                 add(p, path);
             f = *end ? end + 1 : end;
         }
         if (!p->ndropins) {
-            fmt(why, whysize, "no drop-in of any family (%s) in %s", run_find_families(), p->dir);
+            fmt(why, whysize, "no drop-in of any family (%s) in %s", run_find_families(0), p->dir);
             return -1;
         }
         return 0;
@@ -255,8 +266,9 @@ int run_find_dropins(run_parts *p, const char *only, char *why, size_t whysize)
                 return -1;
             }
         } else if (!stem_of(item, len, stem, sizeof stem)) {
-            fmt(why, whysize, "--only: unknown item '%.*s' (known: %s, or a drop-in file name)",
-                     (int)len, item, run_find_families());
+            const char *more = run_find_families(1);
+            fmt(why, whysize, "--only: unknown item '%.*s' (known: %s%s%s, or a drop-in file name)",
+                     (int)len, item, run_find_families(0), *more ? ", " : "", more);
             return -1;
         } else if (!newest(p, stem, path, sizeof path)) {
             fmt(why, whysize, "--only %.*s: no drop-in for %.*s in %s", (int)len, item, (int)len,

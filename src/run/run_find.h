@@ -53,7 +53,9 @@ int run_find_check(const run_parts *p, char *why, size_t whysize);
 /* 1 when LD_AUDIT and LD_PRELOAD can name path: none of their separators
  * in it. */
 int run_find_nameable(const char *path);
-/* The families this launcher serves, for messages: "nccl, nvrtc, ...". */
-const char *run_find_families(void);
+/* The families this launcher serves unasked (on_request 0), or only when
+ * --only names them (1: the suite's test libraries), for messages: "nccl,
+ * nvrtc, ..." ("" when none). */
+const char *run_find_families(int on_request);
 
 #endif

@@ -1,0 +1,146 @@
+# SPDX-License-Identifier: MIT
+"""lazygen build: one library's shims from its spec with the C compiler
+alone, no Meson and no other library's shim: the shared shim
+(lib<shim>.so.0), the static one (lib<shim>.a), a drop-in per soname
+(dropin/<soname>), the control header and a pkg-config file.
+
+The same steps as the Meson build (src/meson.build, src/dropin/meson.build):
+generate the shim's C files from the header, compile them with the runtime
+(src/lz_*.c, and the internal libelf shim where libelf's headers are), link.
+Objects are compiled in parallel; nothing is written outside OUT."""
+
+import concurrent.futures
+import os
+import shutil
+import subprocess
+import types
+
+import find_library
+from amalgamate import runtime_files
+from spec import GenError, load_spec
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SRC = os.path.normpath(os.path.join(HERE, os.pardir, "src"))
+LIBELF_SPEC = os.path.normpath(os.path.join(HERE, os.pardir, "stubs", "libelf.toml"))
+# What every object of the project is compiled with (meson.build's
+# warning_level=2, werror, c_std=gnu11; src/meson.build's runtime_args).
+CFLAGS = ["-std=gnu11", "-O2", "-g", "-fPIC", "-fvisibility=hidden", "-D_GNU_SOURCE",
+          "-Wall", "-Wextra", "-Werror"]
+
+
+def _run(cmd, what):
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise GenError(what, f"{' '.join(cmd[:3])} ... failed:\n{r.stderr.strip()}")
+    return r
+
+
+def build(gen, a, cc):
+    """gen: the lazygen module (its generate, dropin, finish-dropin and
+    control-header steps); a: the parsed arguments."""
+    spec = load_spec(a.spec)
+    if spec.hidden:
+        raise GenError(a.spec, "visibility = \"hidden\": a shim for the runtime's own use, not "
+                               "built alone")
+    out = os.path.abspath(a.out)
+    work = os.path.join(out, "gen")
+    os.makedirs(work, exist_ok=True)
+    if a.include_dir:
+        include, system = list(a.include_dir), False
+    else:
+        found, system = gen.find_include(spec, "", cc)
+        include = [found]
+    arch = gen.target_arch(cc)
+    library = a.library or find_library.find(spec, spec.sonames[0], cc, arch, include[0], ())[0]
+    files = {k: os.path.join(work, f"{spec.id}_{k}.c") for k in ("stubs", "data", "hooks")}
+    exports = os.path.join(work, f"{spec.id}_exports.txt")
+    gen.cmd_generate(types.SimpleNamespace(
+        spec=a.spec, include_dir=include, library=library, out_c=files["stubs"], out_h=None,
+        out_list=exports, out_data=files["data"], out_hooks=files["hooks"]), cc)
+
+    # The runtime, with the internal libelf shim where its headers are.
+    runtime_c = [os.path.join(SRC, f) for f in runtime_files(SRC)[1]]
+    runtime_flags = CFLAGS + ["-Wshadow", f"-I{SRC}", f"-I{work}"]
+    try:
+        gen.cmd_generate(types.SimpleNamespace(
+            spec=LIBELF_SPEC, include_dir=[], library=None,
+            out_c=os.path.join(work, "libelf_stubs.c"), out_h=os.path.join(work, "libelf_shim.h"),
+            out_list=None, out_data=None, out_hooks=None), cc)
+        runtime_c.append(os.path.join(work, "libelf_stubs.c"))
+        runtime_flags.append("-DLZ_HAVE_LIBELF")
+    except GenError:
+        pass  # no libelf headers: the probe degrades to load-then-check, as in the Meson build
+    shim_flags = CFLAGS + [f"-I{SRC}", f"-I{os.path.dirname(os.path.abspath(a.spec))}"] + \
+        [f"-I{d}" for d in include] + [f"-D{d}" for d in spec.defines]
+
+    def obj(source, flags, tag=""):
+        o = os.path.join(work, os.path.splitext(os.path.basename(source))[0] + tag + ".o")
+        return o, cc + ["-c", source, "-o", o] + flags
+
+    jobs = [obj(c, runtime_flags) for c in runtime_c]
+    ours = list(files.values())
+    jobs += [obj(c, shim_flags + ["-DLZ_IFUNC_EXPORTS"], ".shared") for c in ours]
+    jobs += [obj(c, shim_flags, ".static") for c in ours]
+    maps = {}
+    for soname in spec.sonames:
+        tag = soname.replace(".", "_").replace("-", "_").replace("+", "_")
+        m, h = os.path.join(work, tag + ".map"), os.path.join(work, tag + "_symver.h")
+        gen.dropin(spec, soname, exports, library or "-", m, h)
+        maps[soname] = m
+        jobs += [obj(c, shim_flags + ["-DLZ_IFUNC_EXPORTS", f'-DLZ_DROPIN_SONAME="{soname}"',
+                                      f'-DLZ_DROPIN_SYMVER="{h}"'], "." + tag) for c in ours]
+    with concurrent.futures.ThreadPoolExecutor(a.jobs or os.cpu_count() or 1) as pool:
+        for f in [pool.submit(_run, cmd, o) for o, cmd in jobs]:
+            f.result()
+    runtime_o = [obj(c, runtime_flags)[0] for c in runtime_c]
+
+    def objs(tag):
+        return [obj(c, [], tag)[0] for c in ours]
+
+    libs = ["-ldl", "-lpthread"]
+    # What the real library needs, the drop-ins need too (src/dropin/meson.build).
+    needed = []
+    for n in gen.needed_by(library):
+        if n != "libc.so.6" and not n.startswith("ld-linux") and n not in spec.sonames:
+            stub = os.path.join(work, "needed", n)
+            os.makedirs(os.path.dirname(stub), exist_ok=True)
+            _run(cc + ["-shared", "-fPIC", "-nostdlib", "-o", stub, f"-Wl,-soname,{n}",
+                       os.path.join(SRC, "dropin", "needed_stub.c")], stub)
+            needed.append(stub)
+    shared = os.path.join(out, f"lib{spec.shim}.so.0")
+    _run(cc + ["-shared", "-o", shared, f"-Wl,-soname,lib{spec.shim}.so.0"] + objs(".shared") +
+         runtime_o + libs, shared)
+    link = os.path.join(out, f"lib{spec.shim}.so")
+    if os.path.lexists(link):
+        os.remove(link)
+    os.symlink(os.path.basename(shared), link)
+    archive = os.path.join(out, f"lib{spec.shim}.a")
+    if os.path.exists(archive):
+        os.remove(archive)
+    _run(["ar", "rcs", archive] + objs(".static") + runtime_o, archive)
+    os.makedirs(os.path.join(out, "dropin"), exist_ok=True)
+    for soname, m in maps.items():
+        tag = soname.replace(".", "_").replace("-", "_").replace("+", "_")
+        linked = os.path.join(work, soname)
+        _run(cc + ["-shared", "-o", linked, f"-Wl,-soname,{soname}", f"-Wl,--version-script,{m}"]
+             + objs("." + tag) + runtime_o + libs + ["-Wl,--no-as-needed"] + needed, linked)
+        gen.cmd_finish_dropin(types.SimpleNamespace(
+            input=linked, output=os.path.join(out, "dropin", soname), library=library or "-"), cc)
+    if spec.control_api:
+        gen.write_if_changed(os.path.join(out, f"{spec.shim}_control.h"), gen.control_header(spec))
+    with open(os.path.join(out, f"{spec.shim}.pc"), "w", encoding="utf-8") as f:
+        f.write(pkg_config(spec, out, [] if system else include))
+    if not a.keep:
+        shutil.rmtree(work)
+    return shared, archive, [os.path.join(out, "dropin", s) for s in spec.sonames]
+
+
+def pkg_config(spec, out, include):
+    """A pkg-config file for the shims in OUT, where they are: the shared
+    shim by default, the archive with --static (Libs.private names it)."""
+    cflags = " ".join(f"-I{d}" for d in [out] + include)
+    return (f"prefix={out}\n\n"
+            f"Name: {spec.shim}\nDescription: {spec.description}\nVersion: 0\n"
+            f"Cflags: {cflags}\n"
+            f"Libs: -L${{prefix}} -Wl,-rpath,${{prefix}} -l{spec.shim}\n"
+            f"Libs.private: -ldl -lpthread\n")

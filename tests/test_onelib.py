@@ -1,0 +1,302 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""A C library of one's own: a short spec, every problem of it named in one
+run, headers named by a glob, one command (lazygen build) that makes its
+shims without the project's build, the real library's own tools on its
+drop-in, and, with the library absent, an exit status and the soname named,
+never a made-up answer. Debian's GSL (266 headers, exported data,
+callbacks) and libjpeg (errors through a callback that longjmps)."""
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+import lztest as t
+from lztest import case
+
+LAZYGEN = os.path.join(t.SOURCE, "gen", "lazygen.py")
+FIXTURES = os.path.join(t.SOURCE, "tests", "fixtures")
+MULTIARCH = "/usr/lib/x86_64-linux-gnu"
+
+
+def lazygen(*args, cwd=None):
+    # The Python the build runs the generator with (docs/generator.md).
+    return t.run([sys.executable, LAZYGEN, *args], cwd=cwd)
+
+
+class Own:
+    """A fixture library built by `lazygen build` alone, and a program of it
+    linked each way: to the real library, to the shared shim, to the static
+    shim; the drop-in serves the one linked to the real library."""
+
+    def __init__(self, name, fixture, soname, real):
+        if t.HOST_CPU != "x86_64" or not os.path.exists(real):
+            raise t.Skip(f"no x86-64 {real} (its Debian -dev package)")
+        if t.SANITIZE not in ("", "none"):
+            raise t.Skip("lazygen build uses the plain compiler whatever the build: its shims are "
+                         "the same in every build, checked once, in the default one")
+        self.d = t.workdir(name)
+        self.spec = os.path.join(FIXTURES, fixture, f"{fixture}.toml")
+        self.src = os.path.join(FIXTURES, fixture, "prog.c")
+        self.soname, self.real, self.id = soname, real, fixture
+        out = os.path.join(self.d, "out")
+        start = time.monotonic()
+        r = lazygen("build", self.spec, "--out", out)
+        self.seconds = time.monotonic() - start
+        t.equal(r.returncode, 0, f"lazygen build: {r.stderr[-3000:]}")
+        t.equal(r.stdout.split(), [f"{out}/liblazy{fixture}.so.0", f"{out}/liblazy{fixture}.a",
+                                   f"{out}/dropin/{soname}"], "what lazygen build made")
+        self.out = out
+        lib = soname.split(".so")[0][3:]
+        self.programs = {
+            "real": t.compile_c(f"{self.d}/prog_real", [self.src, f"-l{lib}", "-lm"]),
+            "shared": t.compile_c(f"{self.d}/prog_shared", [self.src] + t.run(
+                ["pkg-config", "--cflags", "--libs", f"lazy{fixture}"],
+                env={"PKG_CONFIG_PATH": out}, check_rc=0).stdout.split() + ["-lm"]),
+            "static": t.compile_c(f"{self.d}/prog_static", [self.src, f"{out}/liblazy{fixture}.a",
+                                                            "-ldl", "-lpthread", "-lm"]),
+        }
+
+    def each(self):
+        """(how, command prefix env) for the shim, the static shim, the drop-in."""
+        yield "shared", self.programs["shared"], {}
+        yield "static", self.programs["static"], {}
+        yield "drop-in", self.programs["real"], {"LD_LIBRARY_PATH": f"{self.out}/dropin"}
+
+    def same_as_real(self):
+        want = t.run([self.programs["real"]], check_rc=0)
+        for how, exe, env in self.each():
+            got = t.run([exe], env=env)
+            t.equal((got.returncode, got.stdout), (0, want.stdout), f"{how} against the real library")
+        return want.stdout
+
+
+def absent(real, cmd, env=None):
+    """cmd run with the real library's file an empty file (bind-mounted in a
+    private mount namespace): what a machine without it does."""
+    if os.geteuid() != 0 or t.run(["unshare", "-m", "true"]).returncode != 0:
+        raise t.Skip("no private mount namespace here (needs root and unshare -m)")
+    empty = os.path.join(t.workdir("absent_empty"), "empty")
+    open(empty, "w").close()
+    target = os.path.realpath(real)
+    script = f'mount --bind "{empty}" "{target}" && exec "$@"'
+    return t.run(["unshare", "-m", "sh", "-c", script, "sh"] + cmd, env=env)
+
+
+def stops_naming(r, soname, how):
+    """Exit 127, the dynamic linker's words naming the soname, and the
+    report's first candidate a real file and why it was refused (never the
+    drop-in itself); nothing on standard output made from invented values."""
+    t.equal(r.returncode, 127, f"{how}: exit status; stderr: {r.stderr[-1500:]}")
+    t.contains(r.stderr, f"error while loading shared libraries: {soname}", f"{how}: the words")
+    lines = r.stderr.splitlines()
+    first = next((lines[i + 1] for i, l in enumerate(lines) if l.endswith("candidates tried:")), "")
+    t.check(soname in first and "this shim itself" not in first,
+            f"{how}: the report leads with a real candidate: {first!r}")
+
+
+@case
+def jpeg_built_alone_serves_its_users():
+    """libjpeg from tests/fixtures/jpeg/jpeg.toml (10 lines, no failure
+    values) by `lazygen build` alone: a program that compresses, decodes, and
+    recovers from a corrupt stream through its error_exit callback's longjmp
+    prints what it prints linked to the real library, through the shared
+    shim, the static shim and the drop-in; Debian's cjpeg and djpeg on the
+    drop-in write the same bytes."""
+    j = Own("onelib_jpeg", "jpeg", "libjpeg.so.62", f"{MULTIARCH}/libjpeg.so.62")
+    out = j.same_as_real()
+    t.contains(out, "error_exit: Not a JPEG file", "the longjmp out of the library came back")
+    if not (shutil.which("cjpeg") and shutil.which("djpeg")):
+        raise t.Skip("no cjpeg/djpeg (Debian's libjpeg-turbo-progs): the program alone was checked")
+    ppm = os.path.join(j.d, "in.ppm")
+    with open(ppm, "wb") as f:
+        f.write(b"P6 40 30 255\n" + bytes((x * 6 + y) % 256 for y in range(30) for x in range(40)
+                                         for _ in range(3)))
+    for tool, arg in (("cjpeg", ppm), ("djpeg", f"{j.d}/in.jpg")):
+        if tool == "cjpeg":
+            t.run(["sh", "-c", f'cjpeg "{ppm}" > "{j.d}/in.jpg"'], check_rc=0)
+        plain = t.run(["sh", "-c", f'{tool} "{arg}" | md5sum'], check_rc=0).stdout
+        wrapped = t.run(["sh", "-c", f'{tool} "{arg}" | md5sum'],
+                        env={"LD_LIBRARY_PATH": f"{j.out}/dropin"}, check_rc=0).stdout
+        t.equal(wrapped, plain, f"{tool} on the drop-in: the same bytes")
+
+
+@case
+def jpeg_absent_stops_everywhere():
+    """libjpeg absent (its file emptied): the program linked to it stops at
+    start as plain; through the shared shim, the static shim and the drop-in
+    it stops at its first call (jpeg_std_error, whose pointer the API never
+    gives as NULL), exit 127, the soname named; Debian's cjpeg on the
+    drop-in too, where a NULL for jpeg_std_error crashed it (SIGSEGV)."""
+    j = Own("onelib_jpeg_absent", "jpeg", "libjpeg.so.62", f"{MULTIARCH}/libjpeg.so.62")
+    plain = absent(j.real, [j.programs["real"]])
+    t.equal(plain.returncode, 127, "plain: the dynamic linker stops it")
+    for how, exe, env in j.each():
+        r = absent(j.real, [exe], env)
+        t.equal(r.stdout, "", f"{how}: nothing printed from made-up values")
+        stops_naming(r, "libjpeg.so.62", how)
+    if shutil.which("cjpeg"):
+        r = absent(j.real, ["cjpeg", "/dev/null"], {"LD_LIBRARY_PATH": f"{j.out}/dropin"})
+        stops_naming(r, "libjpeg.so.62", "cjpeg on the drop-in")
+
+
+@case
+def gsl_built_alone_serves_its_users():
+    """GSL from tests/fixtures/gsl/gsl.toml (one glob for its 266 headers, no
+    failure values) by `lazygen build` alone: a program using an exported
+    generator type, the library's default (a variable it sets), an error
+    handler it calls back and a special function prints what it prints
+    linked to GSL, through the shared shim, the static shim and the drop-in;
+    Debian's gsl-randist on the drop-in prints the same numbers."""
+    g = Own("onelib_gsl", "gsl", "libgsl.so.27", f"{MULTIARCH}/libgsl.so.27")
+    out = g.same_as_real()
+    t.contains(out, "handler saw 1", "GSL called the program's handler")
+    print(f"lazygen build of GSL: {g.seconds:.1f} s")
+    # The drop-in needs what libgsl.so.27 needs (libgslcblas.so.0 first): a
+    # plugin linked to GSL alone that calls CBLAS loads and runs as plain.
+    real_needed = lazygen("needed", g.real).stdout.split()
+    drop_needed = [l.split("[")[1].rstrip("]") for l in t.run(
+        ["readelf", "-d", f"{g.out}/dropin/libgsl.so.27"], check_rc=0).stdout.splitlines()
+        if "(NEEDED)" in l]
+    t.equal([n for n in drop_needed if n in real_needed], real_needed, "the real DT_NEEDED, in order")
+    src = f"{g.d}/plugin.c"
+    with open(src, "w") as f:
+        f.write("double cblas_ddot(int, const double *, int, const double *, int);\n"
+                "double dot3(void) { double a[3] = {1, 2, 3}; return cblas_ddot(3, a, 1, a, 1); }\n")
+    plugin = t.compile_c(f"{g.d}/plugin.so", [src, "-Wl,--no-as-needed", "-lgsl"], shared=True)
+    code = ("import ctypes, os; p = ctypes.CDLL(os.environ['P'], mode=os.RTLD_NOW); "
+            "p.dot3.restype = ctypes.c_double; print(p.dot3())")
+    want = t.run([sys.executable, "-c", code], env={"P": plugin}, check_rc=0).stdout
+    t.equal(t.run([sys.executable, "-c", code], env={"P": plugin, "LD_LIBRARY_PATH": f"{g.out}/dropin"},
+                  check_rc=0).stdout, want, "a plugin leaning on GSL's DT_NEEDED")
+    if not shutil.which("gsl-randist"):
+        raise t.Skip("no gsl-randist (Debian's gsl-bin): the program alone was checked")
+    cmd = ["gsl-randist", "7", "20", "gaussian", "1.5"]
+    plain = t.run(cmd, check_rc=0).stdout
+    t.equal(t.run(cmd, env={"LD_LIBRARY_PATH": f"{g.out}/dropin"}, check_rc=0).stdout, plain,
+            "gsl-randist on the drop-in")
+
+
+@case
+def gsl_absent_stops_everywhere():
+    """GSL absent: every way stops at the first call with exit 127 and
+    libgsl.so.27 named, gsl-randist on the drop-in too; never a number."""
+    g = Own("onelib_gsl_absent", "gsl", "libgsl.so.27", f"{MULTIARCH}/libgsl.so.27")
+    for how, exe, env in g.each():
+        r = absent(g.real, [exe], env)
+        t.equal(r.stdout, "", f"{how}: nothing printed")
+        stops_naming(r, "libgsl.so.27", how)
+    if shutil.which("gsl-randist"):
+        r = absent(g.real, ["gsl-randist", "7", "3", "gaussian", "1.5"],
+                   {"LD_LIBRARY_PATH": f"{g.out}/dropin"})
+        t.equal(r.stdout, "", "gsl-randist: no numbers")
+        stops_naming(r, "libgsl.so.27", "gsl-randist on the drop-in")
+
+
+@case
+def spec_problems_named_in_one_run():
+    """A spec with seven problems in three tables: one run names them all,
+    each with its table and key."""
+    d = t.workdir("onelib_spec_problems")
+    spec = os.path.join(d, "bad.toml")
+    with open(spec, "w") as f:
+        f.write('[library]\nid = "bad id"\ndisplay = "x"\nshim = "lazybad"\nheaders = ["x.h"]\n'
+                'function_pattern = "(["\nsonames = ["a/b.so"]\nfeature = "x"\n'
+                'description = "d"\ncolour = "red"\n'
+                '[failure]\n"int" = "not a value"\n[extra]\n')
+    r = lazygen("describe", spec)
+    t.equal(r.returncode, 1, "refused")
+    for line in (f"{spec} [library]: error: unknown key 'colour'",
+                 f"{spec} [library]: error: 'function_pattern' is not a valid regular expression",
+                 f"{spec} [library]: error: 'id' must be a C identifier",
+                 f"{spec} [library]: error: 'sonames': 'a/b.so' is not a file name",
+                 f"{spec} [failure]: error: value for 'int': 'not a value' is not a C constant",
+                 f"{spec}: error: unknown table [extra]"):
+        t.contains(r.stderr, line, "one of the problems")
+
+
+@case
+def headers_by_glob_and_directory():
+    """headers = ["api/*.h"] and ["api/"] name every header of the directory,
+    in one order whatever the file system's; the shim serves the functions
+    of each, and generation twice writes the same file."""
+    d = t.workdir("onelib_glob")
+    os.makedirs(f"{d}/inc/api")
+    for name, fn in (("b.h", "int glob_b(int x);\n"), ("a.h", "int glob_a(int x);\n"),
+                     ("c.txt", "int glob_c(int x);\n")):
+        with open(f"{d}/inc/api/{name}", "w") as f:
+            f.write(fn)
+    outs = []
+    for i, headers in enumerate(('["api/*.h"]', '["api/"]', '["api/*.h"]')):
+        spec = f"{d}/g{i}.toml"
+        with open(spec, "w") as f:
+            f.write(f'[library]\nid = "globbed"\ndisplay = "G"\nshim = "lazyglobbed"\n'
+                    f'headers = {headers}\nfunction_pattern = "^glob_"\nsonames = ["libg.so.1"]\n'
+                    f'feature = "g"\ndescription = "g"\n[failure]\n"int" = "-1"\n')
+        r = lazygen("generate", spec, "--include-dir", f"{d}/inc", "--out-c", f"{d}/g{i}.c",
+                    "--out-list", f"{d}/g{i}.txt")
+        t.equal(r.returncode, 0, f"generation: {r.stderr}")
+        with open(f"{d}/g{i}.txt") as f:
+            t.equal(f.read().split()[:2], ["glob_a", "glob_b"], f"{headers}: both headers, sorted")
+        with open(f"{d}/g{i}.c") as f:
+            outs.append(f.read().replace(f"g{i}.toml", "G.toml"))
+    t.equal(outs[2], outs[0], "the same file twice")
+    spec = f"{d}/none.toml"
+    with open(spec, "w") as f:
+        f.write('[library]\nid = "none"\ndisplay = "N"\nshim = "lazynone"\nheaders = ["nope/*.h"]\n'
+                'function_pattern = "^n"\nsonames = ["libn.so.1"]\nfeature = "n"\ndescription = "n"\n')
+    r = lazygen("generate", spec, "--include-dir", f"{d}/inc", "--out-c", f"{d}/n.c")
+    t.contains(r.stderr, f"{spec} [library] 'headers': error: 'nope/*.h': no such header in: {d}/inc",
+               "a glob matching nothing: the key and where it looked")
+
+
+@case
+def launcher_serves_suite_libraries_when_named():
+    """lazynccl-run in a build tree: every spec's drop-in is served; the
+    suite's own test libraries (zlib, ...) only when --only names them, as
+    --help says; then a Python that imports zlib maps the drop-in and, at
+    its first call, the real libz."""
+    zdrop = os.path.join(t.SHIMS, "dropin", "libz.so.1")
+    if not os.path.exists(zdrop):
+        raise t.Skip("no zlib drop-in in this build (zlib.h missing)")
+    run = os.path.join(t.BUILD, "lazynccl-run")
+    help_text = t.run([run, "--help"], check_rc=0).stdout
+    t.contains(help_text, "zlib (the suite's test libraries)", "--help names them")
+    code = ("import zlib, sys; m = lambda: sorted({l.split()[-1] for l in open('/proc/self/maps') "
+            "if 'libz.so' in l}); a = m(); zlib.crc32(b'x'); print(a, m())")
+    default = t.run([run, sys.executable, "-c", code], check_rc=0).stdout
+    t.check("/dropin/" not in default, f"unasked, zlib is left alone: {default}")
+    named = t.run([run, "--only", "zlib", sys.executable, "-c", code], check_rc=0).stdout
+    t.contains(named, "/dropin/libz.so.1", "--only zlib: the drop-in stands in")
+
+
+@case
+def info_says_when_no_version_function():
+    """lazynccl-info --load of a library whose spec names no version
+    function says so, not an empty field."""
+    if not os.path.exists(t.shim("ncurses")):
+        raise t.Skip("no ncurses shim in this build")
+    r = t.run([os.path.join(t.BUILD, "lazynccl-info"), "--load", "ncurses"])
+    t.contains(r.stdout, "version unknown (no version function)", "the version line")
+
+
+@case
+def extra_spec_relative_to_the_source_root():
+    """-Dextra_specs with a relative path is the source root's, from any
+    directory; one that names nothing stops configuration with the reason on
+    the console."""
+    d = t.workdir("onelib_extra_specs")
+    base = ["meson", "setup", "-Dtests=false", "-Dbench=false", "-Ddemo=false"]
+    r = t.run(base + [f"{d}/ok", t.SOURCE, "-Dextra_specs=tests/fixtures/jpeg/jpeg.toml"], cwd=d)
+    t.equal(r.returncode, 0, f"configured: {r.stdout[-2000:]}{r.stderr[-2000:]}")
+    targets = t.run(["meson", "introspect", "--targets", f"{d}/ok"], check_rc=0).stdout
+    t.contains(targets, "liblazyjpeg", "the spec's shim is a target")
+    r = t.run(base + [f"{d}/bad", t.SOURCE, "-Dextra_specs=tests/fixtures/nowhere.toml"], cwd=d)
+    t.check(r.returncode != 0, "refused")
+    t.contains(r.stdout + r.stderr, "nowhere.toml: error: not a directory of specs nor a spec file",
+               "the reason, on the console")
+
+
+if __name__ == "__main__":
+    raise SystemExit(t.main())
