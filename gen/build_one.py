@@ -128,19 +128,28 @@ def build(gen, a, cc):
             input=linked, output=os.path.join(out, "dropin", soname), library=library or "-"), cc)
     if spec.control_api:
         gen.write_if_changed(os.path.join(out, f"{spec.shim}_control.h"), gen.control_header(spec))
-    with open(os.path.join(out, f"{spec.shim}.pc"), "w", encoding="utf-8") as f:
-        f.write(pkg_config(spec, out, [] if system else include))
+    for static in (False, True):
+        name = f"{spec.shim}{'-static' if static else ''}.pc"
+        with open(os.path.join(out, name), "w", encoding="utf-8") as f:
+            f.write(pkg_config(spec, out, [] if system else include, static))
     if not a.keep:
         shutil.rmtree(work)
-    return shared, archive, [os.path.join(out, "dropin", s) for s in spec.sonames]
+    return [shared, archive] + [os.path.join(out, "dropin", s) for s in spec.sonames] + \
+        [os.path.join(out, f) for f in (f"{spec.shim}_control.h", f"{spec.shim}.pc",
+                                        f"{spec.shim}-static.pc") if os.path.exists(os.path.join(out, f))]
 
 
-def pkg_config(spec, out, include):
+def pkg_config(spec, out, include, static=False):
     """A pkg-config file for the shims in OUT, where they are: the shared
-    shim by default, the archive with --static (Libs.private names it)."""
+    shim, with the run path to it, or (static) the archive itself, which -l
+    never picks beside the .so; OUT for the control header, include for the
+    library's own header where the compiler does not look."""
     cflags = " ".join(f"-I{d}" for d in [out] + include)
+    libs = f"${{prefix}}/lib{spec.shim}.a -ldl -lpthread" if static else \
+        f"-L${{prefix}} -Wl,-rpath,${{prefix}} -l{spec.shim}"
     return (f"prefix={out}\n\n"
-            f"Name: {spec.shim}\nDescription: {spec.description}\nVersion: 0\n"
+            f"Name: {spec.shim}{'-static' if static else ''}\n"
+            f"Description: {spec.description}\nVersion: 0\n"
             f"Cflags: {cflags}\n"
-            f"Libs: -L${{prefix}} -Wl,-rpath,${{prefix}} -l{spec.shim}\n"
+            f"Libs: {libs}\n"
             f"Libs.private: -ldl -lpthread\n")

@@ -80,7 +80,8 @@ def stopping(spec, exports):
     for e in exports:
         if e.fn.opaque or e.name in spec.own_answers or failure_value(spec, e.fn) is not None:
             continue
-        stops.setdefault("noreturn" if e.fn.noreturn else e.fn.ret_spelled or e.fn.ret, []).append(e.fn.name)
+        stops.setdefault("noreturn (never returns: no value applies)" if e.fn.noreturn
+                         else e.fn.ret_spelled or e.fn.ret, []).append(e.fn.name)
     if not stops:
         return None
     n = sum(len(v) for v in stops.values())

@@ -337,6 +337,13 @@ def cmd_dropin(a, cc):
     dropin(load_spec(a.spec), a.soname, a.exports, a.library, a.out_map, a.out_symver)
 
 
+def cmd_pkg_config(a, cc):
+    import build_one
+    spec = load_spec(a.spec)
+    write_if_changed(a.out, build_one.pkg_config(spec, os.path.abspath(a.libdir),
+                                                 [os.path.abspath(d) for d in a.include_dir]))
+
+
 def cmd_needed(a, cc):
     """The real library's DT_NEEDED, one a line: what its drop-in needs too,
     so that objects that lean on them resolve as they do plain."""
@@ -372,8 +379,7 @@ def cmd_finish_dropin(a, cc):
 
 def cmd_build(a, cc):
     import build_one  # here: it calls back into this module's steps
-    shared, archive, dropins = build_one.build(sys.modules[__name__], a, cc)
-    print("\n".join([shared, archive] + dropins))
+    print("\n".join(build_one.build(sys.modules[__name__], a, cc)))
 
 
 def _tables(write):
@@ -506,6 +512,12 @@ def parser():
     p.add_argument("--library", metavar="PATH|-", help="the real library: its symbol versions")
     p.add_argument("--out-map", required=True)
     p.add_argument("--out-symver", required=True)
+    p = command("pkg-config", cmd_pkg_config, "a pkg-config file naming a shim where it was "
+                "built (for a shim the build does not install)")
+    p.add_argument("--libdir", required=True, help="where lib<shim>.so and .a are")
+    p.add_argument("--include-dir", action="append", default=[],
+                   help="the header's directory, and others the shim's users need")
+    p.add_argument("--out", required=True)
     p = command("needed", cmd_needed, "a real library's DT_NEEDED, one a line", spec=False)
     p.add_argument("library", metavar="LIBRARY")
     p = command("symbols", cmd_symbols, "a real library's exports into a symbol list "
@@ -522,7 +534,8 @@ def parser():
     p.add_argument("--library", metavar="PATH|-", help="the real library: its symbol versions")
     p = command("build", cmd_build, "one library's shared shim, static shim, drop-ins, control "
                 "header and pkg-config file into OUT, with the C compiler alone (no Meson)")
-    p.add_argument("--out", required=True, metavar="OUT")
+    p.add_argument("--out", required=True, metavar="OUT",
+                   help="the directory written (made if need be); the files made are printed")
     p.add_argument("--include-dir", action="append", default=[],
                    help="where the header is (default: the spec's include_search, then the "
                         "compiler's directories)")

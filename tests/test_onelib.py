@@ -46,7 +46,9 @@ class Own:
         self.seconds = time.monotonic() - start
         t.equal(r.returncode, 0, f"lazygen build: {r.stderr[-3000:]}")
         t.equal(r.stdout.split(), [f"{out}/liblazy{fixture}.so.0", f"{out}/liblazy{fixture}.a",
-                                   f"{out}/dropin/{soname}"], "what lazygen build made")
+                                   f"{out}/dropin/{soname}", f"{out}/lazy{fixture}_control.h",
+                                   f"{out}/lazy{fixture}.pc", f"{out}/lazy{fixture}-static.pc"],
+                "what lazygen build made")
         self.out = out
         lib = soname.split(".so")[0][3:]
         self.programs = {
@@ -54,8 +56,9 @@ class Own:
             "shared": t.compile_c(f"{self.d}/prog_shared", [self.src] + t.run(
                 ["pkg-config", "--cflags", "--libs", f"lazy{fixture}"],
                 env={"PKG_CONFIG_PATH": out}, check_rc=0).stdout.split() + ["-lm"]),
-            "static": t.compile_c(f"{self.d}/prog_static", [self.src, f"{out}/liblazy{fixture}.a",
-                                                            "-ldl", "-lpthread", "-lm"]),
+            "static": t.compile_c(f"{self.d}/prog_static", [self.src] + t.run(
+                ["pkg-config", "--cflags", "--libs", f"lazy{fixture}-static"],
+                env={"PKG_CONFIG_PATH": out}, check_rc=0).stdout.split() + ["-lm"]),
         }
 
     def each(self):
@@ -269,6 +272,23 @@ def launcher_serves_suite_libraries_when_named():
     t.check("/dropin/" not in default, f"unasked, zlib is left alone: {default}")
     named = t.run([run, "--only", "zlib", sys.executable, "-c", code], check_rc=0).stdout
     t.contains(named, "/dropin/libz.so.1", "--only zlib: the drop-in stands in")
+
+
+@case
+def pkg_config_for_a_shim_not_installed():
+    """A spec the build does not install (zlib's, install = false) gets
+    build/src/lazyzlib.pc: a program built with it alone runs on the shim."""
+    pc = os.path.join(t.SHIMS, "lazyzlib.pc")
+    if not os.path.exists(t.shim("zlib")):
+        raise t.Skip("no zlib shim in this build")
+    flags = t.run(["pkg-config", "--cflags", "--libs", "lazyzlib"],
+                  env={"PKG_CONFIG_PATH": t.SHIMS}, check_rc=0).stdout.split()
+    t.check(os.path.exists(pc), f"{pc} written")
+    d = t.workdir("onelib_pc")
+    exe = t.compile_c(f"{d}/prog", [os.path.join(t.PROGS, "zlib_client.c"), "-DLZ_SHIM", f"-I{t.PROGS}"] + flags
+                      + t.sanitizer_link_args())
+    r = t.run([exe, "roundtrip", d], check_rc=0)
+    t.contains(r.stdout, "uncompress: rc=0 same=1", "the shim, found by its pkg-config file alone")
 
 
 @case

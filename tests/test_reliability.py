@@ -354,7 +354,7 @@ def generator_noreturn_functions_stop():
     t.contains(c, 'LZ_STOP_OPAQUE(bad_exit, "bad_exit")', "_Noreturn")
     t.contains(c, 'LZ_STOP_OPAQUE(bad_jump, "bad_jump")', "the attribute")
     t.contains(c, "LZ_FAIL_VOID(bad_plain, (void))", "a plain void function: the spec's nothing")
-    t.contains(r.stderr, "noreturn: bad_exit, bad_jump", "the note")
+    t.contains(r.stderr, "noreturn (never returns: no value applies): bad_exit, bad_jump", "the note")
 
 
 @case

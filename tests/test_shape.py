@@ -479,8 +479,9 @@ def readme_modes_run_as_written():
     from the checkout, and say what the row promises; the build directory is
     the suite's own."""
     cmds = {c.split()[0]: c for c in mode_commands()
-            if re.match(r"(build/lazynccl-(run|info)|LD_LIBRARY_PATH=|LAZYNCCL_LIBPATH=)", c)}
-    t.equal(len(cmds), 4, f"the rows found: {list(cmds)}")
+            if re.match(r"(build/lazynccl-(run|info)|LD_LIBRARY_PATH=|LAZYNCCL_LIBPATH=|"
+                        r"/usr/bin/python3 gen/lazygen.py build)", c)}
+    t.equal(len(cmds), 5, f"the rows found: {list(cmds)}")
     nccl = "/usr/local/cuda/lib64/libnccl.so.2"
     if not os.path.exists(nccl):
         raise t.Skip(f"no {nccl} on this machine")
@@ -495,6 +496,8 @@ def readme_modes_run_as_written():
     t.contains(outs["LAZYNCCL_LIBPATH=/usr/local/cuda/lib64/libnccl.so.2"],
                f"{nccl} (found by: LAZYNCCL_LIBPATH)", "the library named")
     t.contains(outs["build/lazynccl-info"], "NCCL", "lazynccl-info")
+    t.contains(outs["/usr/bin/python3"], "error_exit: Not a JPEG file",
+               "a library of one's own, built by lazygen build alone")
 
 
 @case
