@@ -69,8 +69,10 @@ def main(mode):
             out["nvshmem_after_rendezvous"] = copies("libnvshmem_host")
             peer = (rank + 1) % world
             t.fill_(rank + 1)
+            torch.cuda.synchronize()  # the fill done before the peer may read it
             hdl.barrier(channel=0)
             pulled = hdl.get_buffer(peer, t.shape, t.dtype).clone()
+            torch.cuda.synchronize()
             hdl.barrier(channel=0)
             ok["peer_buffer"] = bool((pulled == peer + 1).all())
             try:
