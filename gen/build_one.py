@@ -28,6 +28,12 @@ CFLAGS = ["-std=gnu11", "-O2", "-g", "-fPIC", "-fvisibility=hidden", "-D_GNU_SOU
           "-Wall", "-Wextra", "-Werror"]
 
 
+def _tag(soname):
+    """A file-name part per soname, one to one (libav-x.so.1 and libav_x.so.1
+    differ): every character but letters and digits spelled out."""
+    return "".join(c if c.isalnum() else f"_{ord(c):02x}" for c in soname)
+
+
 def _run(cmd, what):
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
@@ -43,10 +49,12 @@ def build(gen, a, cc):
         raise GenError(a.spec, "visibility = \"hidden\": a shim for the runtime's own use, not "
                                "built alone")
     out = os.path.abspath(a.out)
+    if os.path.exists(out) and not os.path.isdir(out):
+        raise GenError(a.out, "--out names a file, not a directory")
     work = os.path.join(out, "gen")
     os.makedirs(work, exist_ok=True)
     if a.include_dir:
-        include, system = list(a.include_dir), False
+        include, system = [os.path.abspath(d) for d in a.include_dir], False
     else:
         found, system = gen.find_include(spec, "", cc)
         include = [found]
@@ -83,7 +91,7 @@ def build(gen, a, cc):
     jobs += [obj(c, shim_flags, ".static") for c in ours]
     maps = {}
     for soname in spec.sonames:
-        tag = soname.replace(".", "_").replace("-", "_").replace("+", "_")
+        tag = _tag(soname)
         m, h = os.path.join(work, tag + ".map"), os.path.join(work, tag + "_symver.h")
         gen.dropin(spec, soname, exports, library or "-", m, h)
         maps[soname] = m
@@ -120,7 +128,7 @@ def build(gen, a, cc):
     _run(["ar", "rcs", archive] + objs(".static") + runtime_o, archive)
     os.makedirs(os.path.join(out, "dropin"), exist_ok=True)
     for soname, m in maps.items():
-        tag = soname.replace(".", "_").replace("-", "_").replace("+", "_")
+        tag = _tag(soname)
         linked = os.path.join(work, soname)
         _run(cc + ["-shared", "-o", linked, f"-Wl,-soname,{soname}", f"-Wl,--version-script,{m}"]
              + objs("." + tag) + runtime_o + libs + ["-Wl,--no-as-needed"] + needed, linked)

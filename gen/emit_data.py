@@ -93,7 +93,7 @@ class DataWriter:
                     self.w(f"__attribute__((used)) static {v.ret} lz_df_{self.id}_{k}(void)\n"
                            f"{{\n    lz_failed_call(&LZ_LIB);\n    return {value};\n}}\n")
                 self.w(f"extern __attribute__((visibility(\"hidden\"))) void {label}(void);\n"
-                       f"LZ_ASM_FORWARD(\"{label}\", \"lz_dcall_{self.id}\", {k})\n"
+                       f"LZ_ASM_FORWARD(\"{label}\", \"lz_dcall_{self.id}_fwd\", {k})\n"
                        f"LZ_VARIABLE({v.name}, __typeof__({v.name}) {v.name} = "
                        f"(__typeof__({v.name})){label});\n")
             elif v.array_of:
@@ -126,8 +126,11 @@ class DataWriter:
         self.w(f"static const lz_data lz_{i_d} = {{lz_items_{i_d}, {len(rows)}, "
                f"{int(self.hooks)}, lz_start_{i_d}, {len(start)}, LZ_DATA_SONAME}};\n\n")
         if self.hooks:
+            # Each trampoline's first call: its index, then this one routine
+            # (every argument register kept: src/lz_thunk.h).
             self.w(f"__attribute__((used)) static lz_fn lz_dcall_{i_d}(size_t i)\n"
-                   f"{{\n    return lz_data_call(&LZ_LIB, i);\n}}\n\n")
+                   f"{{\n    return lz_data_call(&LZ_LIB, i);\n}}\n"
+                   f"LZ_ASM_FORWARD_COMMON(\"lz_dcall_{i_d}_fwd\", \"lz_dcall_{i_d}\")\n\n")
         self.w(f"__attribute__((constructor)) static void lz_init_{i_d}(void)\n"
                f"{{\n    lz_data_start(&LZ_LIB, &lz_{i_d});\n}}\n")
 

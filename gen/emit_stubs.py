@@ -108,6 +108,13 @@ def check_names(spec, exports, control_prefix=None):
         raise GenError(spec.path, "\n  ".join([f"{len(problems)} name(s) cannot be served:"] + problems))
 
 
+def _wide_target(e):
+    """A function taking or returning AVX vectors: its typed code compiled
+    for AVX (or AVX-512), which its callers already run (they pass such
+    vectors); the rest of the shim keeps the baseline."""
+    return f'LZ_TARGET("{"avx512f" if e.fn.wide_vector > 32 else "avx"}") '
+
+
 def split_variadic(spec, exports, arch):
     """Variadic functions are served by an assembly thunk on x86-64 and
     AArch64; on targets with C thunks they are left out, each with a note."""
@@ -365,6 +372,7 @@ class ShimWriter:
         # thunk keeps the compiler's check of its type against the header.
         self.untyped = {e.name for e in self.exports
                         if arch in ("x86_64", "aarch64") and not e.fn.variadic
+                        and not e.fn.wide_vector  # AVX/SVE registers: typed
                         and e.name not in spec.own_answers and not spec.hidden
                         and failure_value(spec, e.fn) is None}
 
@@ -451,7 +459,8 @@ class ShimWriter:
             if e.fn.variadic or e.name in self.untyped:
                 self.w(f"LZ_RESOLVER_VARIADIC({e.sym}, {i})\n")
                 continue
-            self.w(_per_function(e, "LZ_RESOLVER") + "\n")
+            line = _per_function(e, "LZ_RESOLVER")
+            self.w((_wide_target(e) + line if e.fn.wide_vector else line) + "\n")
 
     def write_answers(self):
         if not self.answers:
@@ -468,8 +477,14 @@ class ShimWriter:
             opaque_value = self.spec.failure_functions.get(e.name, self.spec.opaque_failure)
             if e.fn.opaque and opaque_value:
                 self.w(f"LZ_FAIL_OPAQUE({e.sym}, {opaque_value})\n")
-            elif e.fn.opaque or e.name in self.untyped:
+            elif e.fn.opaque or e.name in self.untyped or \
+                    (e.fn.wide_vector and failure_value(self.spec, e.fn) is None):
                 self.w(f"LZ_STOP_OPAQUE({e.sym}, {_c_string(e.name)})\n")
+            elif e.fn.wide_vector:
+                value = failure_value(self.spec, e.fn)
+                self.w(_wide_target(e) + (f"LZ_FAIL_VOID({e.sym}, ({e.fn.params}))\n"
+                                          if e.fn.ret == "void" else
+                                          f"LZ_FAIL({e.fn.ret}, {e.sym}, ({e.fn.params}), {value})\n"))
             elif e.name in self.spec.own_answers:
                 self.w(f"LZ_OWN_FAIL({e.fn.ret}, {e.sym}, ({e.fn.params}), lz_message(&LZ_LIB))\n")
             elif (value := failure_value(self.spec, e.fn)) is None:

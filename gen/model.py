@@ -33,6 +33,10 @@ class Function:
                                # untouched by an assembly thunk, its type unknown
     ret_spelled: str = ""      # a C++ header's return type as written (ret is its C form):
                                # what [failure] names
+    wide_vector: int = 0       # the widest vector parameter or result over 16 bytes (AVX's
+                               # __m256: 32, __m512: 64), else 0: its first call must not go
+                               # through the forward, which keeps only xmm0-7, and its typed
+                               # code is compiled for the instructions that type needs
     noreturn: bool = False     # declared never to return (_Noreturn, noreturn): without its
                                # library it stops the process, never returns
 
@@ -75,6 +79,11 @@ def expand_headers(spec, include_dirs):
         if hits is None:
             missing.append(name)
         out += hits or []
+    odd = [h for h in out if any(c in h for c in '"\n<>\\')]
+    if odd:
+        raise GenError(f"{spec.path} [library] 'headers'",
+                       f"{odd[0]!r}: a header name with a quote, bracket, backslash or newline "
+                       f"cannot be included")
     if missing:
         raise GenError(f"{spec.path} [library] 'headers'",
                        f"{', '.join(map(repr, missing))}: no such header in: "
@@ -397,10 +406,14 @@ def _function(ci, c):
     variadic = ftype.is_function_variadic()
     if variadic:
         params.append("...")
+    wide = max([t.get_canonical().get_size() for t in [c.result_type] + [a.type for a in
+                c.get_arguments()] if t.get_canonical().kind in (ci.TypeKind.VECTOR,
+                                                                 ci.TypeKind.EXTVECTOR)] + [0])
+    wide = wide if wide > 16 else 0
     return Function(c.spelling, type_name(ret), ", ".join(params) or "void", ", ".join(args),
                     c.location.line, variadic, c.location.file.name,
                     canonical.kind == ci.TypeKind.POINTER, canonical.spelling,
-                    noreturn=_noreturn(ci, c))
+                    wide_vector=wide, noreturn=_noreturn(ci, c))
 
 
 def _noreturn(ci, c):

@@ -196,6 +196,14 @@
 #endif
 #define LZ_THUNK_VOID_HIDDEN LZ_THUNK_HIDDEN
 
+/* The instruction set the next function is compiled for (x86-64: a function
+ * passing AVX vectors, gen/emit_stubs.py). */
+#if defined(__x86_64__)
+#define LZ_TARGET(isa) __attribute__((target(isa)))
+#else
+#define LZ_TARGET(isa)
+#endif
+
 /* used: the generated tables name them from assembly, which the compiler
  * does not see. */
 #define LZ_RESOLVER(ret, name, sym, params, args) \

@@ -198,6 +198,33 @@ def gsl_absent_stops_everywhere():
 
 
 @case
+def avx_vector_arguments_arrive_whole():
+    """Functions taking __m256d (ymm registers) and __m128d: through the
+    shared shim, the static shim and the drop-in the first call's result is
+    the real library's, every lane there (the forward that first calls of
+    other functions take keeps xmm0-7 only, so these are typed)."""
+    if t.HOST_CPU != "x86_64" or " avx " not in open("/proc/cpuinfo").read().replace("\n", " "):
+        raise t.Skip("no x86-64 processor with AVX here")
+    d = t.workdir("onelib_avx")
+    fx = os.path.join(FIXTURES, "avx")
+    real = t.compile_c(f"{d}/libavx.so.1", [f"{fx}/avx.c", "-mavx", f"-I{fx}",
+                                            "-Wl,-soname,libavx.so.1"], shared=True)
+    r = lazygen("build", f"{fx}/avx.toml", "--out", f"{d}/out", "--include-dir", fx, "--library", real)
+    t.equal(r.returncode, 0, f"lazygen build: {r.stderr[-2000:]}")
+    prog = lambda name, link: t.compile_c(f"{d}/{name}", [f"{fx}/prog.c", "-mavx", f"-I{fx}"] + link)
+    runs = {"real": (prog("real", [real, f"-Wl,-rpath,{d}"]), {}),
+            "shared": (prog("shared", [f"-L{d}/out", "-llazyavx", f"-Wl,-rpath,{d}/out"]),
+                       {"LD_LIBRARY_PATH": d}),
+            "static": (prog("static", [f"{d}/out/liblazyavx.a", "-ldl", "-lpthread"]),
+                       {"LD_LIBRARY_PATH": d})}
+    runs["drop-in"] = (runs["real"][0], {"LD_LIBRARY_PATH": f"{d}/out/dropin:{d}"})
+    want = t.run([runs["real"][0]], check_rc=0).stdout
+    t.equal(want, "886 49\n", "the real library")
+    for how, (exe, env) in runs.items():
+        t.equal(t.run([exe], env=env, check_rc=0).stdout, want, how)
+
+
+@case
 def spec_problems_named_in_one_run():
     """A spec with seven problems in three tables: one run names them all,
     each with its table and key."""

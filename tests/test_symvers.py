@@ -274,13 +274,14 @@ def fixture_version_function_char_pointer():
 def failure_note_lists_only_what_is_left():
     """A spec without the fixture's int and enum failure values: generation
     succeeds, and its note names the functions of those two types, which
-    stop the process without the library, and none returning a pointer."""
+    stop the process without the library, and none returning a pointer or
+    nothing (the spec gives them NULL and nothing)."""
     fx = Fixture("symvers_missing")
     spec = os.path.join(fx.d, "fix.toml")
     with open(fx.spec) as f:
         text = f.read()
     with open(spec, "w") as f:
-        f.write(text.split("[failure]")[0] + '[failure]\n"size_t" = "0"\n')
+        f.write(text.split("[failure]")[0] + '[failure]\n"size_t" = "0"\n"*" = "NULL"\n"void" = ""\n')
     r = lazygen("generate", spec, "--include-dir", fx.hdir, "--out-c", os.path.join(fx.d, "x.c"),
                 "--out-list", os.path.join(fx.d, "x.txt"), cc=fx.cc, check=0)
     note = re.search(r"note: (\d+) function\(s\) stop the process .*?no value\): (.*)$", r.stderr, re.M)
