@@ -271,6 +271,9 @@ def launcher_serves_suite_libraries_when_named():
     --help says; then a Python that imports zlib maps the drop-in and, at
     its first call, the real libz."""
     zdrop = os.path.join(t.SHIMS, "dropin", "libz.so.1")
+    if t.SANITIZE not in ("", "none"):
+        raise t.Skip("a sanitizer build's drop-in in the uninstrumented Python stops at start "
+                     "(its runtime must come first); the default build runs it")
     if not os.path.exists(zdrop):
         raise t.Skip("no zlib drop-in in this build (zlib.h missing)")
     run = os.path.join(t.BUILD, "lazynccl-run")
