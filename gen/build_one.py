@@ -94,7 +94,7 @@ def build(gen, a, cc):
         tag = _tag(soname)
         m, h = os.path.join(work, tag + ".map"), os.path.join(work, tag + "_symver.h")
         gen.dropin(spec, soname, exports, library or "-", m, h)
-        maps[soname] = m
+        maps[soname] = (m, tag)
         jobs += [obj(c, shim_flags + ["-DLZ_IFUNC_EXPORTS", f'-DLZ_DROPIN_SONAME="{soname}"',
                                       f'-DLZ_DROPIN_SYMVER="{h}"'], "." + tag) for c in ours]
     with concurrent.futures.ThreadPoolExecutor(a.jobs or os.cpu_count() or 1) as pool:
@@ -118,8 +118,7 @@ def build(gen, a, cc):
         os.remove(archive)
     _run(["ar", "rcs", archive] + objs(".static") + runtime_o, archive)
     os.makedirs(os.path.join(out, "dropin"), exist_ok=True)
-    for soname, m in maps.items():
-        tag = _tag(soname)
+    for soname, (m, tag) in maps.items():
         linked = os.path.join(work, soname)
         _run(cc + ["-shared", "-o", linked, f"-Wl,-soname,{soname}", f"-Wl,--version-script,{m}"]
              + objs("." + tag) + runtime_o + libs, linked)

@@ -475,26 +475,23 @@ class ShimWriter:
         self.w("\n/* What a function does when the library or its symbol cannot be had. */\n")
         for e in self.exports:
             opaque_value = self.spec.failure_functions.get(e.name, self.spec.opaque_failure)
+            value = failure_value(self.spec, e.fn)
+            # typed code of a function passing AVX vectors is compiled for AVX
+            target = _wide_target(e) if e.fn.wide_vector else ""
             if e.fn.opaque and opaque_value:
                 self.w(f"LZ_FAIL_OPAQUE({e.sym}, {opaque_value})\n")
-            elif e.fn.opaque or e.name in self.untyped or \
-                    (e.fn.wide_vector and failure_value(self.spec, e.fn) is None):
+            elif e.fn.opaque or e.name in self.untyped or (e.fn.wide_vector and value is None):
                 self.w(f"LZ_STOP_OPAQUE({e.sym}, {_c_string(e.name)})\n")
-            elif e.fn.wide_vector:
-                value = failure_value(self.spec, e.fn)
-                self.w(_wide_target(e) + (f"LZ_FAIL_VOID({e.sym}, ({e.fn.params}))\n"
-                                          if e.fn.ret == "void" else
-                                          f"LZ_FAIL({e.fn.ret}, {e.sym}, ({e.fn.params}), {value})\n"))
             elif e.name in self.spec.own_answers:
                 self.w(f"LZ_OWN_FAIL({e.fn.ret}, {e.sym}, ({e.fn.params}), lz_message(&LZ_LIB))\n")
-            elif (value := failure_value(self.spec, e.fn)) is None:
+            elif value is None:
                 self.w(f"LZ_STOP{'_VOID' if e.fn.ret == 'void' else ''}("
                        f"{'' if e.fn.ret == 'void' else e.fn.ret + ', '}{e.sym}, ({e.fn.params}), "
                        f"{_c_string(e.name)})\n")
             elif e.fn.ret == "void":
-                self.w(f"LZ_FAIL_VOID({e.sym}, ({e.fn.params}))\n")
+                self.w(f"{target}LZ_FAIL_VOID({e.sym}, ({e.fn.params}))\n")
             else:
-                self.w(f"LZ_FAIL({e.fn.ret}, {e.sym}, ({e.fn.params}), {value})\n")
+                self.w(f"{target}LZ_FAIL({e.fn.ret}, {e.sym}, ({e.fn.params}), {value})\n")
 
     def _table(self, decl, row):
         self.w(f"{decl}[LZ_COUNT_{self.id}] = {{\n"
