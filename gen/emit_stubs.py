@@ -225,13 +225,17 @@ def _c_setting(value):
     return _c_string(value)
 
 
-def rel_table(w, name, i_d, targets):
+def rel_table(w, name, i_d, targets, none="none"):
     """A table of lz_fnrel (src/lz_runtime.h): each entry the distance from
     itself to its function, computed by the assembler and the linker
-    (".long f - ."), 0 for none."""
+    (".long f - ."), 0 for none (a None target; the comment says which
+    row and what none means)."""
     w(f"__asm__(\".pushsection .rodata\\n\\t.p2align 2\\n{name}:\\n\"\n")
     for t in targets:
-        w(f"        \"\\t.long {t} - .\\n\"\n" if t else "        \"\\t.long 0\\n\"\n")
+        if isinstance(t, tuple):
+            w(f"        \"\\t.long 0\\n\" /* {t[1]}: {none} */\n")
+        else:
+            w(f"        \"\\t.long {t} - .\\n\"\n" if t else "        \"\\t.long 0\\n\"\n")
     w("        \"\\t.popsection\");\n")
     w(f"extern const lz_fnrel {name}[LZ_COUNT_{i_d}] __asm__(\"{name}\") "
       "__attribute__((visibility(\"hidden\")));\n")
@@ -472,7 +476,11 @@ class ShimWriter:
                    f"({e.fn.params}), ({e.fn.args}))\n")
 
     def write_failures(self):
+        """Failure code for the functions that have a failure value; the
+        others (self.stops) none: their lz_fails entry is 0 and the runtime
+        stops the process (lz_resolve.c, failure)."""
         self.w("\n/* What a function does when the library or its symbol cannot be had. */\n")
+        self.stops = set()
         for e in self.exports:
             opaque_value = self.spec.failure_functions.get(e.name, self.spec.opaque_failure)
             value = failure_value(self.spec, e.fn)
@@ -480,14 +488,10 @@ class ShimWriter:
             target = _wide_target(e) if e.fn.wide_vector else ""
             if e.fn.opaque and opaque_value:
                 self.w(f"LZ_FAIL_OPAQUE({e.sym}, {opaque_value})\n")
-            elif e.fn.opaque or e.name in self.untyped or (e.fn.wide_vector and value is None):
-                self.w(f"LZ_STOP_OPAQUE({e.sym}, {_c_string(e.name)})\n")
             elif e.name in self.spec.own_answers:
                 self.w(f"LZ_OWN_FAIL({e.fn.ret}, {e.sym}, ({e.fn.params}), lz_message(&LZ_LIB))\n")
-            elif value is None:
-                self.w(f"LZ_STOP{'_VOID' if e.fn.ret == 'void' else ''}("
-                       f"{'' if e.fn.ret == 'void' else e.fn.ret + ', '}{e.sym}, ({e.fn.params}), "
-                       f"{_c_string(e.name)})\n")
+            elif e.fn.opaque or e.name in self.untyped or value is None:
+                self.stops.add(e.sym)
             elif e.fn.ret == "void":
                 self.w(f"{target}LZ_FAIL_VOID({e.sym}, ({e.fn.params}))\n")
             else:
@@ -505,7 +509,9 @@ class ShimWriter:
         # Resolvers and failures as distances the linker fills in (lz_fnrel):
         # read-only data, no relocation at start-up.
         rel_table(self.w, f"lz_resolvers_{i_d}", i_d, [f"lz_r_{e.sym}" for e in exports])
-        rel_table(self.w, f"lz_fails_{i_d}", i_d, [f"lz_f_{e.sym}" for e in exports])
+        rel_table(self.w, f"lz_fails_{i_d}", i_d,
+                  [(None, e.sym) if e.sym in self.stops else f"lz_f_{e.sym}" for e in exports],
+                  none="no failure value, stops")
         # Names as offsets into one string, not pointers: the table then needs
         # no relocation and stays the file's pages at start-up (lz_runtime.h).
         offsets, blob, end = {}, [""], [1]

@@ -254,9 +254,10 @@ int lz_publish_failure(const lz_lib *lib, size_t i)
     /* Under the lock: a retry resets slots under it too, so a failure read
      * before a retry is never published over the retry's success. */
     int still = status_of(lib) == LZ_FAILED;
-    if (still) {
+    lz_fn fail = lz_fn_at(lib->fails, i);
+    if (still && fail) { /* none: the slot keeps its resolver, which stops */
         lz_fn expect = lz_fn_at(lib->resolvers, i);
-        __atomic_compare_exchange_n(&lib->slots[i], &expect, lz_fn_at(lib->fails, i), 0,
+        __atomic_compare_exchange_n(&lib->slots[i], &expect, fail, 0,
                                     __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
     }
     lz_unlock(lib, cs);

@@ -2,6 +2,7 @@
  * Resolving one export on its first call, with the versioned-name policy
  * (docs/search-order.md, "Versioned names"). */
 #include "lz_resolve.h"
+#include "lz_api.h"
 #include "lz_companions.h"
 #include "lz_once.h"
 #include "lz_env.h"
@@ -84,15 +85,26 @@ out:
     return p;
 }
 
+/* What a call gets when its function cannot be had: the spec's failure
+ * function, or, where the API has no failure value for it (a 0 entry: no
+ * code generated), the stop, which reads the name from the table. */
+static lz_fn failure(const lz_lib *lib, size_t i)
+{
+    lz_fn f = lz_fn_at(lib->fails, i);
+    if (!f)
+        lz_stop(lib, lz_sym_name(lib, &lib->syms[i]));
+    return f;
+}
+
 lz_fn lz_resolve(const lz_lib *lib, size_t i)
 {
     for (;;) {
         int status = lz_ensure_loaded(lib, &lib->syms[i]);
         if (status == LZ_REENTERED)
-            return lz_fn_at(lib->fails, i); /* not published: the next call tries again */
+            return failure(lib, i); /* not published: the next call tries again */
         if (status == LZ_FAILED) {
             if (lz_publish_failure(lib, i))
-                return lz_fn_at(lib->fails, i);
+                return failure(lib, i);
             continue; /* a retry reset the library meanwhile */
         }
         /* Loaded, for good: no lock. */
@@ -105,15 +117,14 @@ lz_fn lz_resolve(const lz_lib *lib, size_t i)
  * publish it wins. */
 lz_fn lz_resolve_publish(const lz_lib *lib, size_t i, void *p)
 {
-    lz_fn f = lz_fn_at(lib->fails, i);
+    lz_fn f = p ? (lz_fn)p : failure(lib, i);
     lz_fn answer = lib->answers ? lz_fn_at(lib->answers, i) : NULL;
     if (p && answer) {
         /* An own-answer function is the real one, one jump, until a
          * call fails (lz_failed_call switches it to its wrapper). */
         __atomic_store_n(&lib->reals[i], (lz_fn)p, __ATOMIC_SEQ_CST);
         f = __atomic_load_n(&lib->st->failed_calls, __ATOMIC_SEQ_CST) ? answer : (lz_fn)p;
-    } else if (p)
-        f = (lz_fn)p;
+    }
     lz_fn expect = lz_fn_at(lib->resolvers, i);
     if (!__atomic_compare_exchange_n(&lib->slots[i], &expect, f, 0, __ATOMIC_SEQ_CST,
                                      __ATOMIC_ACQUIRE))
@@ -134,14 +145,14 @@ lz_fn lz_resolve_version(const lz_lib *lib, size_t i, const char *node, lz_fn *s
         return done;
     int status = lz_ensure_loaded(lib, &lib->syms[i]);
     if (status != LZ_LOADED)
-        return lz_fn_at(lib->fails, i); /* not published: a retry may load it */
+        return failure(lib, i); /* not published: a retry may load it */
     const char *name = lz_sym_name(lib, &lib->syms[i]);
     lz_fn f = (lz_fn)lz_dlvsym(lib->st->handle, name, node);
     if (!f) {
         char why[160];
         snprintf(why, sizeof why, " at version %s", node);
         symbol_failed(lib, name, why);
-        f = lz_fn_at(lib->fails, i);
+        f = failure(lib, i);
     }
     lz_fn expect = NULL;
     if (!__atomic_compare_exchange_n(slot, &expect, f, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))

@@ -219,21 +219,14 @@
 #define LZ_FAIL_VOID(sym, params) \
     __attribute__((used)) static void lz_f_##sym params { lz_failed_call(&LZ_LIB); }
 /* Of a function whose type is unknown (no header declares it): the spec's
- * opaque_failure in the return register, the failure recorded; where the
- * spec names none, no value can be known not to mean success, so the
- * process stops with the report (lz_stop), as Implib.so's stubs do. */
+ * opaque_failure in the return register, the failure recorded. A function
+ * whose API has no failure value for it (the spec gives its return type
+ * none, or "@stop"; an unknown type without opaque_failure) has no failure
+ * code at all: its entry in lz_fails is 0 and the runtime stops the process
+ * with the report, as the dynamic linker would have at start (lz_stop),
+ * rather than return a value the API never uses to say "failed". */
 #define LZ_FAIL_OPAQUE(sym, value) \
     __attribute__((used)) static long lz_f_##sym(void) { lz_failed_call(&LZ_LIB); return (long)(value); }
-#define LZ_STOP_OPAQUE(sym, str) \
-    __attribute__((used)) static long lz_f_##sym(void) { lz_stop(&LZ_LIB, str); }
-/* Of a function whose API has no failure value for it (the spec gives its
- * return type none, or "@stop"): called without its library, the process
- * stops with the report, as the dynamic linker would have at start, rather
- * than the function returning a value the API never uses to say "failed". */
-#define LZ_STOP(ret, sym, params, str) \
-    __attribute__((used)) static ret lz_f_##sym params { lz_stop(&LZ_LIB, str); }
-#define LZ_STOP_VOID(sym, params, str) \
-    __attribute__((used)) static void lz_f_##sym params { lz_stop(&LZ_LIB, str); }
 #define LZ_OWN_FAIL(ret, sym, params, value) \
     __attribute__((used)) static ret lz_f_##sym params { return value; }
 
