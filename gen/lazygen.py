@@ -18,6 +18,8 @@ Run by Meson at build time (custom_target, run_command); never at run time.
                                               a drop-in's symbol versions
     lazygen.py generate S --include-dir D --cc CC --out-c X.c --out-list X.txt [--out-h X.h]
     lazygen.py amalgamate S --include-dir D --cc CC --out-c X.c --out-h X.h [--prefix P]
+    lazygen.py new SONAME|PATH [--out S]      a starting spec for an installed library
+    lazygen.py build S --out DIR              one library's shims, without Meson
     lazygen.py public-header --out OUT.h S... the control API of every shim
     lazygen.py registry --out OUT.c S...      the list of libraries for lazynccl-info
     lazygen.py python-libraries --out OUT.py S...
@@ -366,6 +368,22 @@ def cmd_finish_dropin(a, cc):
     os.replace(tmp, a.output)
 
 
+def cmd_new(a, cc):
+    import new_spec
+    if a.out and os.path.exists(a.out):
+        raise GenError(a.out, "exists: not overwritten (name another file, or remove it)")
+    text, notes = new_spec.new_spec(a.library, cc)
+    for n in notes:
+        print(f"lazygen: {n}", file=sys.stderr)
+    if not a.out:
+        sys.stdout.write(text)
+        return
+    with open(a.out, "x", encoding="utf-8") as f:
+        f.write(text)
+    print(f"lazygen: wrote {a.out}; build it with: {sys.executable} {sys.argv[0]} build {a.out} "
+          f"--out DIR", file=sys.stderr)
+
+
 def cmd_build(a, cc):
     import build_one  # here: it calls back into this module's steps
     print("\n".join(build_one.build(sys.modules[__name__], a, cc)))
@@ -531,6 +549,11 @@ def parser():
                         "found as the Meson build finds it)")
     p.add_argument("--jobs", type=int, default=0, help="compilers run at once (default: CPUs)")
     p.add_argument("--keep", action="store_true", help="keep the generated C and objects (OUT/gen)")
+    p = command("new", cmd_new, "a starting spec for an installed library, from the library and "
+                "its -dev headers (gen/new_spec.py)", spec=False)
+    p.add_argument("library", metavar="SONAME|PATH")
+    p.add_argument("--out", metavar="FILE.toml", help="write here (never over a file); default: "
+                   "standard output")
     for name, write, help in (("public-header", public_header, "the control API of every shim"),
                               ("registry", registry, "the libraries lazynccl-info knows"),
                               ("python-libraries", python_libraries,

@@ -42,9 +42,15 @@ def build_sdist(sdist_directory, config_settings=None):
 
 
 def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
-    name = _backend().build_wheel(wheel_directory, config_settings, metadata_directory)
+    """The wheel, its binaries stripped: `-C debug-dir=DIR` writes their
+    debug sections to DIR first (gen/strip_elf.py), `-C strip=false`
+    keeps everything."""
+    settings = dict(config_settings or {})
+    debug_dir = settings.pop("debug-dir", None)
+    strip = settings.pop("strip", "true").lower() not in ("false", "0", "no")
+    name = _backend().build_wheel(wheel_directory, settings or None, metadata_directory)
     path = os.path.join(wheel_directory, name)
-    out = retag_wheel.retag(path)
+    out = retag_wheel.retag(path, strip=strip, debug_dir=debug_dir)
     if os.path.abspath(out) != os.path.abspath(path):
         os.remove(path)
     return os.path.basename(out)

@@ -12,7 +12,9 @@ version the wheel's ELF files need (objdump -T) and writes, beside the
 input, the same wheel tagged py3-none-manylinux_<x>_<y>_<arch> (WHEEL and
 RECORD updated, Root-Is-Purelib false); prints its file name. The binaries
 are built against glibc 2.17 symbol versions (src/lz_glibc_compat.h), so
-that is manylinux_2_17 (manylinux2014). Standard library and binutils only:
+that is manylinux_2_17 (manylinux2014). Every ELF file is stripped on the
+way (gen/strip_elf.py: what the dynamic linker reads stays; debug_dir keeps
+the debug sections apart). Standard library and binutils only:
 auditwheel, which does the same and more, is not in Debian 12."""
 import base64
 import hashlib
@@ -22,6 +24,8 @@ import subprocess
 import sys
 import tempfile
 import zipfile
+
+import strip_elf
 
 
 def glibc_needed(data):
@@ -51,10 +55,17 @@ class RetagError(Exception):
     pass
 
 
-def retag(path):
-    """Write the wheel at path retagged beside it; its path."""
+def retag(path, strip=True, debug_dir=None):
+    """Write the wheel at path retagged (and its binaries stripped) beside
+    it; its path."""
     with zipfile.ZipFile(path) as z:
         files = {i.filename: (i, z.read(i)) for i in z.infolist()}
+    if strip:
+        try:
+            files = {n: (i, strip_elf.strip_bytes(d, os.path.basename(n), debug_dir=debug_dir)
+                         if d[:4] == b"\x7fELF" else d) for n, (i, d) in files.items()}
+        except strip_elf.StripError as e:
+            raise RetagError(str(e)) from None
     elves = [data for _, data in files.values() if data[:4] == b"\x7fELF"]
     if not elves:
         raise RetagError("no ELF file in the wheel: nothing to tag")

@@ -30,15 +30,15 @@ class Own:
     linked each way: to the real library, to the shared shim, to the static
     shim; the drop-in serves the one linked to the real library."""
 
-    def __init__(self, name, fixture, soname, real):
+    def __init__(self, name, fixture, soname, real, spec=None, src=None):
         if t.HOST_CPU != "x86_64" or not os.path.exists(real):
             raise t.Skip(f"no x86-64 {real} (its Debian -dev package)")
         if t.SANITIZE not in ("", "none"):
             raise t.Skip("lazygen build uses the plain compiler whatever the build: its shims are "
                          "the same in every build, checked once, in the default one")
         self.d = t.workdir(name)
-        self.spec = os.path.join(FIXTURES, fixture, f"{fixture}.toml")
-        self.src = os.path.join(FIXTURES, fixture, "prog.c")
+        self.spec = spec or os.path.join(FIXTURES, fixture, f"{fixture}.toml")
+        self.src = src or os.path.join(FIXTURES, fixture, "prog.c")
         self.soname, self.real, self.id = soname, real, fixture
         out = os.path.join(self.d, "out")
         start = time.monotonic()
@@ -329,6 +329,50 @@ def extra_spec_relative_to_the_source_root():
     t.check(r.returncode != 0, "refused")
     t.contains(r.stdout + r.stderr, "nowhere.toml: error: not a directory of specs nor a spec file",
                "the reason, on the console")
+
+
+
+
+@case
+def new_spec_builds_as_written():
+    """`lazygen new` writes, from an installed library and its -dev
+    headers, a spec that builds as written: under 20 lines, no made-up
+    failure value, its headers, pattern and excluded names from what the
+    headers declare and the library exports, a version function where one
+    is declared. Three kinds: libjpeg (a header that needs stdio.h first, an
+    internal header left out), zlib (camelCase names, versioned symbols, a
+    version function), GMP (names renamed by macros, exported data). Each
+    spec's shims serve a program as the real library does, and without the
+    library a call stops naming it."""
+    cases = [("jpeg", "libjpeg.so.62", os.path.join(FIXTURES, "jpeg", "prog.c"), None,
+              ['headers = ["stdio.h", "jpeglib.h"]', 'function_pattern = "^(jpeg_)"']),
+             ("z", "libz.so.1", os.path.join(FIXTURES, "new", "zlib_prog.c"), "zlibVersion",
+              ['headers = ["zlib.h"]']),
+             ("gmp", "libgmp.so.10", os.path.join(FIXTURES, "new", "gmp_prog.c"), None,
+              ['headers = ["gmp.h"]', 'function_pattern = "^(__gmp_|__gmpf_|__gmpn_|__gmpq_|__gmpz_)"'])]
+    for ident, soname, src, version, lines in cases:
+        real = f"{MULTIARCH}/{soname}"
+        if not os.path.exists(real):
+            raise t.Skip(f"no {real} (its Debian -dev package)")
+        d = t.workdir(f"new_{ident}")
+        spec = f"{d}/{ident}.toml"
+        r = lazygen("new", soname, "--out", spec)
+        t.equal(r.returncode, 0, f"lazygen new {soname}: {r.stderr}")
+        text = open(spec).read()
+        t.check(len(text.splitlines()) < 20, f"{soname}: {len(text.splitlines())} lines:\n{text}")
+        t.equal([x for x in text.splitlines() if x.startswith("[failure")], [],
+                f"{soname}: no failure value made up")
+        for line in lines + [f'sonames = ["{soname}"]', f'shim = "lazy{ident}"']:
+            t.contains(text, line, soname)
+        t.equal(f'version_function = "{version}"' in text, bool(version), f"{soname}: {text}")
+        again = lazygen("new", soname, "--out", spec)
+        t.equal((again.returncode, open(spec).read()), (1, text), "an existing file is never overwritten")
+        t.contains(again.stderr, f"lazygen: {spec}: error: exists: not overwritten", "why")
+        own = Own(f"new_{ident}_build", ident, soname, real, spec=spec, src=src)
+        out = own.same_as_real()
+        t.check(out.strip(), f"{soname}: the program said nothing")
+        for how, exe, env in own.each():
+            stops_naming(absent(real, [exe], env), soname, f"{soname} {how}")
 
 
 if __name__ == "__main__":

@@ -312,6 +312,9 @@ def python_wheel_glibc_tag():
     need = max(glibc_needed(p) for p in sos)
     t.check(need <= (2, 17), f"highest GLIBC needed: {need}")
     for p in sos:
+        secs = t.run(["readelf", "-SW", p], check_rc=0).stdout
+        t.check(".symtab" not in secs and ".debug_info" not in secs,
+                f"{p}: stripped by the wheel's build (gen/strip_elf.py)")
         dyn = t.run(["objdump", "-p", p], check_rc=0).stdout
         needed = re.findall(r"NEEDED\s+(\S+)", dyn)
         t.equal([n for n in needed if re.match(r"lib(nccl|nvrtc|nvJitLink|cuda|cudart)", n)], [],

@@ -205,6 +205,19 @@ def meson_install():
     pc = open(os.path.join(d, next(f for f in files if f.endswith("lazynccl.pc")))).read()
     t.contains(pc, "-llazynccl", "lazynccl.pc")
     t.contains(pc, f"-I{t.NCCL_INCLUDE}", "lazynccl.pc points at nccl.h")
+    # Installed binaries are stripped (strip=true, the project's default;
+    # the drop-ins by gen/strip_elf.py): no symbol table, no debug sections,
+    # the dynamic symbols and versions kept.
+    for name in ("liblazynccl.so.0.1.0", "libnccl.so.2", "libnvJitLink.so.12", "lazynccl-info"):
+        path = os.path.join(d, next(f for f in files if os.path.basename(f) == name))
+        secs = re.findall(r"^\s*\[\s*\d+\]\s+(\S+)", t.run(["readelf", "-SW", path], check_rc=0).stdout, re.M)
+        t.equal([x for x in secs if x == ".symtab" or x.startswith(".debug")], [], f"{name}: stripped")
+        t.check(".dynsym" in secs, f"{name}: {secs}")
+        if name == "libnvJitLink.so.12":
+            t.check(".gnu.version_d" in secs, f"{name}: its versions kept: {secs}")
+    r = t.run(["nm", "-D", "--defined-only", os.path.join(d, next(f for f in files if f.endswith("/libnccl.so.2")))],
+              check_rc=0)
+    t.contains(r.stdout, "ncclGetVersion", "the stripped drop-in still exports the API")
 
 
 SOURCE_EXT = (".c", ".h", ".py", ".sh", ".toml", ".build", ".pml", ".in")

@@ -1,0 +1,276 @@
+# SPDX-License-Identifier: MIT
+"""`lazygen new LIBRARY`: a starting spec from an installed library and its
+development headers, one that builds as it is written.
+
+    the library     a path, or a soname found in ld.so.cache (libjpeg.so.62)
+    its headers     the files below the include directory of the package that
+                    owns the library's link-time name (lib<x>.so, dpkg -S);
+                    without a package manager, the headers of the compiler's
+                    directories that name its exported functions
+    the pattern     the prefixes of the exported functions those headers name
+    exclude         declarations the pattern takes that the library does not
+                    export (inline helpers, another library's functions)
+    the version     a declared function named like a version whose type
+                    lazynccl-info understands, if one exists
+    the versions    symbol-version nodes: read from the library at build time
+                    (named in a comment)
+
+Each choice is a key the author may change; the spec carries no [failure]
+table, so every function stops the process without its library until the
+author names the values the API itself uses for failure."""
+import glob
+import os
+import re
+import subprocess
+import tempfile
+
+import elfvers
+from model import parse_functions, system_dirs
+from spec import GenError, load_spec
+
+# What a library's own header may use without including it (jpeglib.h: FILE).
+_PRELUDE = ["stdio.h"]  # FILE, size_t
+INCLUDE = []  # the compiler's directories, the library's headers' first (new_spec)
+
+
+def _path(rel):
+    return next((os.path.join(i, rel) for i in INCLUDE if os.path.isfile(os.path.join(i, rel))),
+                os.path.join(INCLUDE[0], rel) if INCLUDE else rel)
+_VERSION = re.compile(r"(^|_)(lib)?(get_?)?version(_?string|_?number)?$|Version$", re.I)
+
+
+def _run(cmd):
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True)
+    except FileNotFoundError:
+        return ""
+    return r.stdout if r.returncode == 0 else ""
+
+
+def find(target):
+    """The library's path, from a path or a soname in ld.so.cache."""
+    if os.sep in target or os.path.exists(target):
+        if not os.path.isfile(target):
+            raise GenError(target, "no such file")
+        return os.path.abspath(target)
+    for line in _run(["/sbin/ldconfig", "-p"]).splitlines():
+        name, _, path = line.strip().partition(" => ")
+        if name.split(" (")[0] == target and os.path.isfile(path):
+            return path
+    raise GenError(target, "not in ld.so.cache (ldconfig -p): give the library's path")
+
+
+def package_headers(lib, soname, includes):
+    """The headers of the package owning lib<x>.so beside the library, as
+    (include dir, paths relative to it); None without one."""
+    name = soname.split(".so")[0] + ".so"
+    # The package database names one spelling of the link's directory:
+    # /usr/lib/... where /lib is a link to it (merged /usr).
+    places = [os.path.dirname(lib), os.path.realpath(os.path.dirname(lib))]
+    places += ["/usr" + p for p in places if p.startswith("/lib")]
+    for place in dict.fromkeys(places):
+        owner = _run(["dpkg-query", "-S", os.path.join(place, name)]).split(":")[0].strip()
+        files = [f for f in _run(["dpkg-query", "-L", owner]).splitlines()
+                 if f.endswith(".h")] if owner else []
+        # Each header named from its own directory of the compiler's
+        # (jconfig.h in the multiarch one, jpeglib.h in /usr/include).
+        rel, where = [], {}
+        for f in files:
+            inc = next((i for i in includes if f.startswith(i.rstrip("/") + "/")), None)
+            if inc and os.path.isfile(f):
+                rel.append(os.path.relpath(f, inc))
+                where[inc] = where.get(inc, 0) + 1
+        if rel:
+            return max(where, key=where.get), sorted(rel)
+    return None
+
+
+def naming_headers(names, includes):
+    """The headers of the compiler's directories that name at least one of
+    the functions (no package manager to ask)."""
+    wanted = set(names)
+    for inc in includes:
+        found = []
+        for f in sorted(glob.glob(os.path.join(inc, "*.h")) + glob.glob(os.path.join(inc, "*", "*.h"))):
+            try:
+                text = open(f, encoding="utf-8", errors="replace").read()
+            except OSError:
+                continue
+            if wanted & set(re.findall(r"(\w+)\s*\(", text)):
+                found.append(os.path.relpath(f, inc))
+        if found:
+            return inc, found
+    return None
+
+
+def _texts(rel):
+    text = {}
+    for r in rel:
+        try:
+            text[r] = open(_path(r), encoding="utf-8", errors="replace").read()
+        except OSError:
+            pass
+    return text
+
+
+def _included(rel, text):
+    """Which of the headers each one includes."""
+    out = {}
+    for r, body in text.items():
+        names = re.findall(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', body, re.M)
+        out[r] = [x for x in rel if x != r and any(x == n or os.path.basename(x) == n for n in names)]
+    return out
+
+
+def umbrellas(rel, functions):
+    """The headers a program includes: those no other of them includes
+    (jpeglib.h, not its jconfig.h), and of those, the ones that name an
+    exported function (not jerror.h's macros), where any does."""
+    text = _texts(rel)
+    included = {x for xs in _included(rel, text).values() for x in xs}
+    top = [r for r in rel if r in text and r not in included] or list(text)
+    naming = [r for r in top if functions & set(re.findall(r"\w+", text[r]))]
+    return naming or top
+
+
+def headers_key(inc, rel):
+    """The headers as the spec writes them: a glob where they are more than
+    a few, in one directory, and exactly what the glob names (gsl/gsl_*.h);
+    the files otherwise."""
+    dirs = {os.path.dirname(r) for r in rel}
+    if len(rel) > 4 and len(dirs) == 1:
+        d = dirs.pop()
+        pat = os.path.join(d, os.path.commonprefix([os.path.basename(r) for r in rel]) + "*.h")
+        if sorted(os.path.relpath(f, inc) for f in glob.glob(os.path.join(inc, pat))) == sorted(rel):
+            return [pat]
+    return rel
+
+
+def prefixes(names):
+    """The prefixes naming the functions: up to the first '_' (jpeg_) or
+    the leading lower-case word of a camelCase name (deflateInit: deflate);
+    names of neither kind share their first letters where three or more do
+    (gzopen, gzread, gzwrite: gz), else stand for themselves. A prefix
+    another prefix begins with is left out."""
+    out, plain = set(), []
+    for n in names:
+        m = re.match(r"^(_*[a-z0-9]+(_|(?=[A-Z])))", n) or re.match(r"^(_*[A-Za-z0-9]+?_)", n)
+        if m:
+            out.add(m.group(1))
+        else:
+            plain.append(n)
+    for n in plain:
+        shared = [k for k in range(2, len(n)) if sum(x.startswith(n[:k]) for x in plain) >= 3]
+        out.add(n[:shared[-1]] if shared else n)
+    return sorted(p for p in out if not any(q != p and p.startswith(q) for q in out))
+
+
+def draft(spec_id, soname, headers, pattern, exclude, version, nodes, prelude):
+    q = lambda s: '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'  # noqa: E731
+    lines = [f"# {soname}: written by `lazygen new`; change what does not fit.",
+             "# No [failure]: without the library every call stops the process, as the",
+             "# dynamic linker would have at start. Add [failure] values only for return",
+             "# types the API itself uses to say \"failed\" (docs/generator.md).",
+             "[library]",
+             f"id = {q(spec_id)}",
+             f"display = {q(soname.split('.so')[0])}",
+             f"shim = {q('lazy' + spec_id)}",
+             f"headers = [{', '.join(q(h) for h in prelude + headers)}]",
+             f"function_pattern = {q(pattern)}",
+             f"sonames = [{q(soname)}]",
+             f"feature = {q(spec_id)}",
+             f"description = {q(soname.split('.so')[0] + ', loaded on first call')}"]
+    if exclude:
+        lines.append(f"exclude = [{', '.join(q(x) for x in exclude)}]")
+    if version:
+        lines.append(f"version_function = {q(version)}")
+    if nodes:
+        lines.append(f"# symbol versions: read from the library at build time ({', '.join(nodes)})")
+    return "\n".join(lines) + "\n"
+
+
+def _understood_version(fn):
+    ret = fn.ret_canonical or fn.ret
+    return fn.params == "void" and (re.match(r"^(const )?char \*$", ret) or
+                                    re.match(r"^(unsigned |signed )?(int|long|long long|short)$", ret))
+
+
+def _parse(cc, d, text):
+    path = os.path.join(d, "new.toml")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+    return parse_functions(cc, load_spec(path), INCLUDE)[1]
+
+
+def _readable(cc, d, inc, rel, functions, write):
+    """The headers as the build will read them, with the functions they
+    declare that the library exports: the package's headers by one glob
+    where they read together (gsl/gsl_*.h), else its umbrellas, with the C
+    library's stdio.h first where a header needs it, less a header that
+    cannot be read alone (an internal one: jpegint.h wants jpeglib.h first).
+    Returns (headers, prelude, functions)."""
+    exact = "^(" + "|".join(re.escape(n) for n in functions) + ")$"
+    tries = []
+    if len(headers_key(inc, rel)) == 1 and len(rel) > 1:
+        tries += [(rel, []), (rel, list(_PRELUDE))]
+    last = None
+    for kept, prelude in tries:
+        try:
+            return kept, prelude, _parse(cc, d, write(headers_key(inc, kept), exact, prelude))
+        except GenError as e:
+            last = e
+    kept, prelude = umbrellas(rel, set(functions)), []
+    for _ in range(len(rel) + 2):
+        try:
+            return kept, prelude, _parse(cc, d, write(headers_key(inc, kept), exact, prelude))
+        except GenError as e:
+            last = e
+            bad = re.search(r"(/\S+?):\d+:\d+: error", str(e))
+            bad = bad and next((r for r in kept if _path(r) == bad.group(1)), None)
+            if not prelude:
+                prelude = list(_PRELUDE)
+            elif bad in kept:
+                # a header not readable as C (gmpxx.h): the ones it includes instead
+                kept.remove(bad)
+                kept += [r for r in _included(rel, _texts([bad])).get(bad, []) if r not in kept]
+                prelude = []
+            else:
+                break
+    raise GenError(f"{inc}: {', '.join(rel)}", f"its headers cannot be read: {last}")
+
+
+def new_spec(target, cc):
+    """(the spec's text, notes for the console)."""
+    lib = find(target)
+    v = elfvers.read(lib)
+    soname = v.soname or os.path.basename(lib)
+    functions = sorted(n for n in v.functions if n not in v.vague)
+    if not functions:
+        raise GenError(lib, "exports no function")
+    spec_id = re.sub(r"\W", "", soname.split(".so")[0].removeprefix("lib")).lower() or "lib"
+    includes = system_dirs(cc)
+    found = package_headers(lib, soname, includes) or naming_headers(functions, includes)
+    if not found:
+        raise GenError(lib, "no header names its functions in the compiler's directories "
+                            f"({', '.join(includes)}): install its -dev package")
+    inc, rel = found
+    INCLUDE[:] = [inc] + [i for i in includes if i != inc]
+
+    def write(headers, pattern, prelude, exclude=(), version=None, nodes=()):
+        return draft(spec_id, soname, headers, pattern, exclude, version, nodes, prelude)
+    with tempfile.TemporaryDirectory() as d:
+        kept, prelude, declared = _readable(cc, d, inc, rel, functions, write)
+        headers = headers_key(inc, kept)
+        served = [f for f in declared if f.name in set(functions)]
+        pattern = "^(" + "|".join(re.escape(p) for p in prefixes([f.name for f in served])) + ")"
+        # What the prefixes take besides: declared, not exported.
+        exclude = sorted({f.name for f in _parse(cc, d, write(headers, pattern, prelude))
+                          if f.name not in set(functions)})
+    candidates = sorted((f for f in served if _VERSION.search(f.name) and _understood_version(f)),
+                        key=lambda f: (len(f.name), f.name))
+    version = candidates[0].name if candidates else None
+    notes = [f"{lib}: {len(functions)} functions exported; {len(served)} declared by "
+             f"{', '.join(headers)} ({len(rel)} header(s) in its package), "
+             f"{len(exclude)} declared but not exported (exclude); version function: "
+             f"{version or 'none found'}"]
+    return write(headers, pattern, prelude, exclude, version, [n.name for n in v.nodes]), notes
