@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import types
 
+import cmake_config
 import find_library
 from amalgamate import runtime_files
 from spec import GenError, load_spec
@@ -130,11 +131,13 @@ def build(gen, a, cc):
         name = f"{spec.shim}{'-static' if static else ''}.pc"
         with open(os.path.join(out, name), "w", encoding="utf-8") as f:
             f.write(pkg_config(spec, out, [] if system else include, static))
+    cmake_config.one(out, spec.id, spec.shim, *([] if system else include))
     if not a.keep:
         shutil.rmtree(work)
     return [shared, archive] + [os.path.join(out, "dropin", s) for s in spec.sonames] + \
         [os.path.join(out, f) for f in (f"{spec.shim}_control.h", f"{spec.shim}.pc",
-                                        f"{spec.shim}-static.pc") if os.path.exists(os.path.join(out, f))]
+                                        f"{spec.shim}-static.pc", f"{spec.shim}Config.cmake")
+         if os.path.exists(os.path.join(out, f))]
 
 
 def pkg_config(spec, out, include, static=False):

@@ -47,7 +47,8 @@ class Own:
         t.equal(r.returncode, 0, f"lazygen build: {r.stderr[-3000:]}")
         t.equal(r.stdout.split(), [f"{out}/liblazy{fixture}.so.0", f"{out}/liblazy{fixture}.a",
                                    f"{out}/dropin/{soname}", f"{out}/lazy{fixture}_control.h",
-                                   f"{out}/lazy{fixture}.pc", f"{out}/lazy{fixture}-static.pc"],
+                                   f"{out}/lazy{fixture}.pc", f"{out}/lazy{fixture}-static.pc",
+                                   f"{out}/lazy{fixture}Config.cmake"],
                 "what lazygen build made")
         self.out = out
         lib = soname.split(".so")[0][3:]
@@ -331,6 +332,47 @@ def extra_spec_relative_to_the_source_root():
                "the reason, on the console")
 
 
+
+
+@case
+def cmake_package_for_a_shim_not_installed():
+    """A shim not installed has a CMake package where it was made, as it
+    has a pkg-config file: `lazygen build`'s OUT and the Meson build's
+    src/ (a suite spec, install = false). find_package(<shim> CONFIG PATHS
+    DIR) gives lazynccl::<id> and lazynccl::<id>_static; a program linked
+    to each serves as the real library does."""
+    if not shutil.which("cmake"):
+        raise t.Skip("cmake is not installed")
+    own = Own("cmake_jpeg", "jpeg", "libjpeg.so.62", f"{MULTIARCH}/libjpeg.so.62")
+    want = own.same_as_real()
+    places = [(own.out, "lazyjpeg", "jpeg", own.src)]
+    fixture = os.path.join(t.BUILD, "src", "lazyzlibConfig.cmake")
+    if os.path.exists(fixture):
+        places.append((os.path.dirname(fixture), "lazyzlib", "zlib", None))
+    else:
+        t.check(False, f"{fixture}: the Meson build writes one for its uninstalled shims")
+    for where, shim, ident, src in places:
+        d = t.workdir(f"cmake_{shim}")
+        with open(f"{d}/CMakeLists.txt", "w") as f:
+            f.write("cmake_minimum_required(VERSION 3.12)\nproject(own C)\n"
+                    f"find_package({shim} CONFIG REQUIRED PATHS \"{where}\" NO_DEFAULT_PATH)\n"
+                    + (f"add_executable(p_shared \"{src}\")\n"
+                       f"target_link_libraries(p_shared lazynccl::{ident})\n"
+                       f"add_executable(p_static \"{src}\")\n"
+                       f"target_link_libraries(p_static lazynccl::{ident}_static)\n" if src else
+                       "get_target_property(loc lazynccl::zlib IMPORTED_LOCATION)\n"
+                       "if(NOT EXISTS \"${loc}\")\n  message(FATAL_ERROR \"no ${loc}\")\nendif()\n"
+                       "get_target_property(loc lazynccl::zlib_static IMPORTED_LOCATION)\n"
+                       "if(NOT EXISTS \"${loc}\")\n  message(FATAL_ERROR \"no ${loc}\")\nendif()\n"))
+        r = t.run(["cmake", "-S", d, "-B", f"{d}/b"])
+        t.equal(r.returncode, 0, f"cmake ({shim}): {r.stdout[-2000:]}{r.stderr[-2000:]}")
+        if not src:
+            continue
+        r = t.run(["cmake", "--build", f"{d}/b"])
+        t.equal(r.returncode, 0, f"cmake --build ({shim}): {r.stdout[-2000:]}{r.stderr[-2000:]}")
+        for exe in ("p_shared", "p_static"):
+            got = t.run([f"{d}/b/{exe}"], env={"LD_LIBRARY_PATH": own.out})
+            t.equal((got.returncode, got.stdout), (0, want), f"{exe} through lazynccl::{ident}")
 
 
 @case
