@@ -140,15 +140,17 @@ def build(gen, a, cc):
          if os.path.exists(os.path.join(out, f))]
 
 
-def pkg_config(spec, out, include, static=False):
+def pkg_config(spec, out, include, static=False, beside=True):
     """A pkg-config file for the shims in OUT, where they are: the shared
     shim, with the run path to it, or (static) the archive itself, which -l
     never picks beside the .so; OUT for the control header, include for the
     library's own header where the compiler does not look."""
-    cflags = " ".join(f"-I{d}" for d in [out] + include)
+    cflags = " ".join(["-I${prefix}"] + [f"-I{d}" for d in include])
     libs = f"${{prefix}}/lib{spec.shim}.a -ldl -lpthread" if static else \
         f"-L${{prefix}} -Wl,-rpath,${{prefix}} -l{spec.shim}"
-    return (f"prefix={out}\n\n"
+    # Written beside the shims: ${pcfiledir} (pkg-config's own variable)
+    # keeps the file right when the directory is moved or copied.
+    return (f"prefix={'${pcfiledir}' if beside else out}\n\n"
             f"Name: {spec.shim}{'-static' if static else ''}\n"
             f"Description: {spec.description}\nVersion: 0\n"
             f"Cflags: {cflags}\n"

@@ -342,8 +342,10 @@ def cmd_dropin(a, cc):
 def cmd_pkg_config(a, cc):
     import build_one
     spec = load_spec(a.spec)
-    write_if_changed(a.out, build_one.pkg_config(spec, os.path.abspath(a.libdir),
-                                                 [os.path.abspath(d) for d in a.include_dir]))
+    libdir = os.path.abspath(a.libdir)
+    write_if_changed(a.out, build_one.pkg_config(
+        spec, libdir, [os.path.abspath(d) for d in a.include_dir],
+        beside=os.path.dirname(os.path.abspath(a.out)) == libdir))
 
 
 def cmd_symbols(a, cc):

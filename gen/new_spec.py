@@ -123,14 +123,33 @@ def _included(rel, text):
 
 
 def umbrellas(rel, functions):
-    """The headers a program includes: those no other of them includes
-    (jpeglib.h, not its jconfig.h), and of those, the ones that name an
-    exported function (not jerror.h's macros), where any does."""
-    text = _texts(rel)
-    included = {x for xs in _included(rel, text).values() for x in xs}
-    top = [r for r in rel if r in text and r not in included] or list(text)
-    naming = [r for r in top if functions & set(re.findall(r"\w+", text[r]))]
-    return naming or top
+    """The headers a program includes: those of the package no other of it
+    includes (lzma.h, not its lzma/base.h) whose declarations the build
+    takes (the header itself, or its same-named subdirectory: gen/model.py)
+    and that declare an exported function there (its name followed by a
+    parenthesis); then any declaring header none of those includes or
+    covers (sqlite3.h beside sqlite3ext.h, whose API is macros). A header
+    included by a chosen one for the library's own use (jpegint.h by
+    jpeglib.h) is left out. Where no header declares a function by its
+    exported name (a macro renames it: GMP), the headers no other includes."""
+    # C++ headers of a C library's package (ncurses' cursesapp.h) are not
+    # its C API
+    text = {r: body for r, body in _texts(rel).items()
+            if not re.search(r"^\s*(class|template|namespace)\b", body, re.M)}
+    inc = _included(rel, text)
+    under = {x for xs in inc.values() for x in xs}
+    tops = [r for r in rel if r in text and r not in under]
+    declaring = [r for r in rel if r in text and functions & set(re.findall(r"(\w+)\s*\(", text[r]))]
+    if not declaring:
+        return tops or list(text)
+
+    def covers(top, d):
+        return d == top or d.startswith(os.path.splitext(top)[0] + "/")
+    chosen = [t for t in tops if any(covers(t, d) for d in declaring)]
+    inside = {x for c in chosen for x in inc.get(c, [])}
+    chosen += [d for d in declaring if not any(covers(c, d) for c in chosen) and d not in inside]
+    seen = set()  # one of the names of a header that has two (ncurses.h, ncursesw/ncurses.h)
+    return [r for r in chosen if not (os.path.realpath(_path(r)) in seen or seen.add(os.path.realpath(_path(r))))]
 
 
 def headers_key(inc, rel):
@@ -165,7 +184,7 @@ def prefixes(names):
     return sorted(p for p in out if not any(q != p and p.startswith(q) for q in out))
 
 
-def draft(spec_id, soname, headers, pattern, exclude, version, nodes, prelude):
+def draft(spec_id, soname, headers, pattern, exclude, version, nodes, prelude, defines=()):
     q = lambda s: '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'  # noqa: E731
     lines = [f"# {soname}: written by `lazygen new`; change what does not fit.",
              "# No [failure]: without the library every call stops the process, as the",
@@ -180,6 +199,8 @@ def draft(spec_id, soname, headers, pattern, exclude, version, nodes, prelude):
              f"sonames = [{q(soname)}]",
              f"feature = {q(spec_id)}",
              f"description = {q(soname.split('.so')[0] + ', loaded on first call')}"]
+    if defines:
+        lines.append(f"defines = [{', '.join(q(x) for x in defines)}]")
     if exclude:
         lines.append(f"exclude = [{', '.join(q(x) for x in exclude)}]")
     if version:
@@ -227,16 +248,22 @@ def _readable(cc, d, inc, rel, functions, write):
             last = e
             bad = re.search(r"(/\S+?):\d+:\d+: error", str(e))
             bad = bad and next((r for r in kept if _path(r) == bad.group(1)), None)
-            if not prelude:
+            # a header not readable as C (gmpxx.h), or one that declares
+            # nothing (an extension's macros): the ones it includes instead
+            inner = {r: [x for x in _included(rel, _texts([r])).get(r, []) if x not in kept]
+                     for r in ([bad] if bad else kept)}
+            if not prelude and bad:
                 prelude = list(_PRELUDE)
-            elif bad in kept:
-                # a header not readable as C (gmpxx.h): the ones it includes instead
-                kept.remove(bad)
-                kept += [r for r in _included(rel, _texts([bad])).get(bad, []) if r not in kept]
+            elif any(inner.values()):
+                kept = [r for r in kept if not inner.get(r)] + [x for xs in inner.values() for x in xs]
                 prelude = []
+            elif not prelude:
+                prelude = list(_PRELUDE)
             else:
                 break
-    raise GenError(f"{inc}: {', '.join(rel)}", f"its headers cannot be read: {last}")
+    why = str(last).split(": error: ", 1)[-1].splitlines()[0][:300]
+    raise GenError(f"{inc}: {', '.join(rel)}",
+                   f"no set of these headers reads as C declaring its functions: {why}")
 
 
 def new_spec(target, cc):
@@ -256,11 +283,25 @@ def new_spec(target, cc):
     inc, rel = found
     INCLUDE[:] = [inc] + [i for i in includes if i != inc]
 
+    defines = []
+
     def write(headers, pattern, prelude, exclude=(), version=None, nodes=()):
-        return draft(spec_id, soname, headers, pattern, exclude, version, nodes, prelude)
+        return draft(spec_id, soname, headers, pattern, exclude, version, nodes, prelude, defines)
     with tempfile.TemporaryDirectory() as d:
         kept, prelude, declared = _readable(cc, d, inc, rel, functions, write)
         headers = headers_key(inc, kept)
+        # Names a header declares only for large-file programs (zlib's
+        # gzopen64): declared, so typed, with the macro those programs set.
+        missing = set(functions) - {f.name for f in declared}
+        if any(n.endswith("64") for n in missing) and "_LARGEFILE64_SOURCE" in "".join(
+                _texts(kept).values()):
+            defines = ["_LARGEFILE64_SOURCE=1"]
+            more = _parse(cc, d, write(headers, "^(" + "|".join(re.escape(n) for n in functions) + ")$",
+                                       prelude))
+            if len(more) > len(declared):
+                declared = more
+            else:
+                defines = []
         served = [f for f in declared if f.name in set(functions)]
         pattern = "^(" + "|".join(re.escape(p) for p in prefixes([f.name for f in served])) + ")"
         # What the prefixes take besides: declared, not exported.
@@ -269,8 +310,14 @@ def new_spec(target, cc):
     candidates = sorted((f for f in served if _VERSION.search(f.name) and _understood_version(f)),
                         key=lambda f: (len(f.name), f.name))
     version = candidates[0].name if candidates else None
+    untyped = sorted(set(functions) - {f.name for f in served})
     notes = [f"{lib}: {len(functions)} functions exported; {len(served)} declared by "
              f"{', '.join(headers)} ({len(rel)} header(s) in its package), "
              f"{len(exclude)} declared but not exported (exclude); version function: "
-             f"{version or 'none found'}"]
+             f"{version or 'none found'}; its override variable: LAZY{spec_id.upper()}_LIBPATH"]
+    if untyped:
+        notes.append(f"{len(untyped)} exported function(s) no header declares ({', '.join(untyped[:4])}"
+                     f"{' ...' if len(untyped) > 4 else ''}): served untyped where the pattern "
+                     f"takes them; without the library they stop unless 'opaque_failure' says "
+                     f"what they return")
     return write(headers, pattern, prelude, exclude, version, [n.name for n in v.nodes]), notes

@@ -6,6 +6,8 @@ lazynccl read stays (.dynsym, symbol versions, notes, .dynamic).
 
     strip_elf.py [--strip PROG] [--debug-dir DIR] FILE...
 
+(`lazygen build`'s output too: gen/strip_elf.py OUT/lib*.so.0 OUT/dropin/*)
+
 With --debug-dir, each file's debug sections are first written to
 DIR/<name>.debug (objcopy --only-keep-debug) and the stripped file names
 them (.gnu_debuglink): point gdb's debug-file-directory there. Run by
@@ -58,6 +60,9 @@ def main(argv):
     strip, debug_dir, files = os.environ.get("STRIP", "strip"), None, []
     it = iter(argv)
     for a in it:
+        if a in ("-h", "--help"):
+            print(__doc__)
+            return
         if a == "--strip":
             strip = next(it)
         elif a == "--debug-dir":

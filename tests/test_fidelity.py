@@ -366,5 +366,43 @@ def fidelity_exit_status_and_output_of_plain_commands():
         same_job(cmd)
 
 
+@case
+def fidelity_restart_keeps_identity():
+    """A process restarted for static TLS (jemalloc preloaded: more than an
+    audited process gets) is the same process to whoever looks: its comm,
+    AT_EXECFN, /proc/self/exe, argv, the auxiliary vector right after the
+    environment's NULL and the names in /proc/self/environ, as plain, but
+    for what lazynccl-run sets (LD_AUDIT, LAZYNCCL_AUDIT_DROPINS, VALGRIND_OPTS) and the
+    tunable the restart raised (GLIBC_TUNABLES). A program by path, by a
+    relative path and through a symbolic link; a script (its interpreter
+    restarts); and a caller's own variables kept in their order."""
+    plain_only()
+    jemalloc = "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"
+    if not os.path.exists(jemalloc):
+        raise t.Skip("libjemalloc2 is not installed")
+    d = t.workdir("fidelity_identity")
+    prog = t.compile_c(os.path.join(d, "identity"), [os.path.join(FIXTURE, "identity.c")])
+    link = os.path.join(d, "linked-name")
+    if not os.path.lexists(link):
+        os.symlink("identity", link)
+    script = os.path.join(d, "ident.sh")
+    with open(script, "w") as f:
+        f.write("#!/bin/sh\necho \"comm $(cat /proc/$$/comm) args $*\"\n")
+    os.chmod(script, 0o755)
+    added = ("LD_AUDIT", "LAZYNCCL_AUDIT_DROPINS", "VALGRIND_OPTS", "GLIBC_TUNABLES")
+
+    def normal(text):
+        return "\n".join(x for x in text.splitlines() if x.split(" ", 1)[-1] not in added)
+    env = {"LD_PRELOAD": jemalloc, "MY_FIRST": "1", "MY_SECOND": "2"}
+    for cmd, cwd in (([prog, "a b", "c"], None), (["./identity", "x"], d), ([link, "y"], None),
+                     ([script, "s1", "s2"], None)):
+        p = same_job(cmd, env, normal=normal, cwd=cwd)
+        t.check("comm " in p[1], f"the probe ran: {p}")
+    wrapped = t.run([RUN, "--", prog], env=dict(env, LAZYNCCL_DEBUG="1"))
+    t.contains(wrapped.stderr, "restarting it with glibc.rtld.optional_static_tls=",
+               "the row is about a restarted process")
+    t.contains(wrapped.stdout, "environ GLIBC_TUNABLES", "the raised tunable is its only trace")
+
+
 if __name__ == "__main__":
     raise SystemExit(t.main())

@@ -376,20 +376,44 @@ def cmake_package_for_a_shim_not_installed():
 
 
 @case
+def built_output_moves_whole():
+    """lazygen build's OUT copied elsewhere still serves: its pkg-config
+    files name their own directory (${pcfiledir}), so a program built from
+    the copy links and runs the copy's shim, not the original's."""
+    own = Own("moved_jpeg", "jpeg", "libjpeg.so.62", f"{MULTIARCH}/libjpeg.so.62")
+    want = own.same_as_real()
+    moved = os.path.join(own.d, "moved")
+    shutil.rmtree(moved, ignore_errors=True)
+    shutil.copytree(own.out, moved, symlinks=True)
+    shutil.rmtree(own.out)
+    for pc in ("lazyjpeg", "lazyjpeg-static"):
+        flags = t.run(["pkg-config", "--cflags", "--libs", pc], env={"PKG_CONFIG_PATH": moved},
+                      check_rc=0).stdout.split()
+        t.check(all(own.out not in f for f in flags), f"{pc}: {flags}")
+        exe = t.compile_c(f"{own.d}/prog_moved_{pc}", [own.src] + flags + ["-lm"])
+        got = t.run([exe])
+        t.equal((got.returncode, got.stdout), (0, want), f"{pc} from the moved directory")
+
+
+@case
 def new_spec_builds_as_written():
     """`lazygen new` writes, from an installed library and its -dev
     headers, a spec that builds as written: under 20 lines, no made-up
     failure value, its headers, pattern and excluded names from what the
     headers declare and the library exports, a version function where one
-    is declared. Three kinds: libjpeg (a header that needs stdio.h first, an
+    is declared. Four kinds: libjpeg (a header that needs stdio.h first, an
     internal header left out), zlib (camelCase names, versioned symbols, a
-    version function), GMP (names renamed by macros, exported data). Each
+    version function, large-file names), SQLite (a package header whose API
+    is macros beside the real one, 1,000 internal exports), GMP (names
+    renamed by macros, exported data). Each
     spec's shims serve a program as the real library does, and without the
     library a call stops naming it."""
     cases = [("jpeg", "libjpeg.so.62", os.path.join(FIXTURES, "jpeg", "prog.c"), None,
               ['headers = ["stdio.h", "jpeglib.h"]', 'function_pattern = "^(jpeg_)"']),
              ("z", "libz.so.1", os.path.join(FIXTURES, "new", "zlib_prog.c"), "zlibVersion",
-              ['headers = ["zlib.h"]']),
+              ['headers = ["zlib.h"]', 'defines = ["_LARGEFILE64_SOURCE=1"]']),
+             ("sqlite3", "libsqlite3.so.0", os.path.join(FIXTURES, "new", "sqlite_prog.c"),
+              "sqlite3_libversion", ['headers = ["sqlite3.h"]', 'function_pattern = "^(sqlite3_)"']),
              ("gmp", "libgmp.so.10", os.path.join(FIXTURES, "new", "gmp_prog.c"), None,
               ['headers = ["gmp.h"]', 'function_pattern = "^(__gmp_|__gmpf_|__gmpn_|__gmpq_|__gmpz_)"'])]
     for ident, soname, src, version, lines in cases:

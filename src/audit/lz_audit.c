@@ -182,7 +182,6 @@ static void configure(void *stack_end)
         return;
     const char *d = lz_sys_getenv("LAZYNCCL_DEBUG");
     lz_sys_set_debug(d && *d && !same(d, "0"));
-    lz_tlsfit_configure();
     read_targets(lz_sys_getenv(LZ_DROPINS_ENV));
 }
 

@@ -14,7 +14,9 @@
  * constructor has run and no thread exists. The raised tunable stays in
  * the environment, so the process's children that hold the same libraries
  * (a job that preloads jemalloc everywhere) start sized, without a restart
- * of their own; the restart's marker is removed before the program runs. */
+ * of their own. The restart carries no marker: the restarted process finds
+ * its TLS fits (the tunable it was given is what it needs), so it goes on
+ * as it was started, its environment block as the kernel wrote it. */
 #include "lz_tlsfit.h"
 #include "lz_dropins.h"
 #include "../lz_tls.h"
@@ -27,7 +29,6 @@
 #define TUNABLES "GLIBC_TUNABLES"
 
 static int counting = 1;        /* the start's objects are being mapped */
-static int restarted LZ_HOT_DATA;           /* this process is the restarted one */
 static unsigned long long need LZ_HOT_DATA; /* their TLS so far */
 static int libc_seen LZ_HOT_DATA, has_tunable LZ_HOT_DATA;
 static int acted LZ_HOT_DATA;
@@ -67,51 +68,47 @@ static int starts(const char *s, const char *prefix)
 }
 
 
-static void drop_entry(char **env, long i)
+static int same_text(const char *a, const char *b)
 {
-    for (; env[i]; i++)
-        env[i] = env[i + 1];
+    while (*a && *a == *b)
+        a++, b++;
+    return *a == *b;
 }
 
-static unsigned long long parse_num(const char *s, const char **end)
+/* Exec this process again as it was started, so that it is the same
+ * process to everyone who looks (its comm, AT_EXECFN, /proc/self/exe and
+ * argv are the kernel's from that path and those arguments): the file it
+ * was started as (AT_EXECFN) with its arguments where that is the running
+ * program; for a script (AT_EXECFN is the script, the running program its
+ * interpreter), the script with the arguments from its path on, the kernel
+ * putting the interpreter before them again; /proc/self/exe with the
+ * arguments as they are where neither can be had (the file moved). */
+LZ_COLD static long exec_again(char **argv, char **envp)
 {
-    unsigned long long v = 0;
-    while (*s >= '0' && *s <= '9')
-        v = v * 10 + (unsigned)(*s++ - '0');
-    *end = s;
-    return v;
-}
-
-void lz_tlsfit_configure(void)
-{
-    char **env = lz_sys_environ();
-    long m = lz_sys_env_index(LZ_TLSFIT_ENV);
-    if (m < 0)
-        return;
-    const char *rest;
-    if (parse_num(env[m] + sizeof LZ_TLSFIT_ENV, &rest) != (unsigned long long)lz_sys_getpid() || *rest)
-        return; /* another process's: left as it is */
-    restarted = 1;
-    counting = 0;
-    drop_entry(env, m);
-    lz_say("this process was restarted with the static TLS its libraries need");
+    const char *fn = (const char *)lz_sys_getauxval(AT_EXECFN);
+    struct stat as_started, running;
+    if (fn && lz_sys_stat(fn, &as_started) == 0 && lz_sys_stat("/proc/self/exe", &running) == 0) {
+        if (as_started.st_dev == running.st_dev && as_started.st_ino == running.st_ino)
+            lz_sys_execve(fn, argv, envp);
+        else
+            for (long i = 1; i < 3 && argv[0] && argv[i]; i++)
+                if (same_text(argv[i], fn)) {
+                    lz_sys_execve(fn, argv + i, envp);
+                    break;
+                }
+    }
+    return lz_sys_execve("/proc/self/exe", argv, envp);
 }
 
 /* Restart the process with its environment envp, saying why (why, then
- * what: LAZYNCCL_DEBUG's line): /proc/self/exe (for a script, its
- * interpreter, with the arguments the kernel gave it), else the file it was
- * started as. */
+ * what: LAZYNCCL_DEBUG's line). */
 LZ_COLD static void restart(char **envp, const char *why, const char *what)
 {
     char held[24];
     sbuf hb = {held, 0, sizeof held};
     put_num(&hb, need);
     lz_say("the libraries this process starts with hold ", held, " bytes of static TLS, ", why, what);
-    char **argv = lz_sys_argv();
-    long rc = lz_sys_execve("/proc/self/exe", argv, envp);
-    const char *fn = (const char *)lz_sys_getauxval(AT_EXECFN);
-    if (fn)
-        rc = lz_sys_execve(fn, argv, envp);
+    long rc = exec_again(lz_sys_argv(), envp);
     char num[24];
     sbuf b = {num, 0, sizeof num};
     put_num(&b, (unsigned long long)-rc);
@@ -121,8 +118,7 @@ LZ_COLD static void restart(char **envp, const char *why, const char *what)
 }
 
 /* glibc 2.32 and later: GLIBC_TUNABLES with the tunable raised (other
- * settings kept), and the marker by which the restarted process knows
- * itself. */
+ * settings kept), in the variable's place in the environment. */
 LZ_COLD static void restart_with_tunable(void)
 {
     char **env = lz_sys_environ();
@@ -131,8 +127,8 @@ LZ_COLD static void restart_with_tunable(void)
         envc++;
     long t = lz_sys_env_index(TUNABLES);
     size_t old = t >= 0 ? strlen(env[t]) : 0;
-    char tun[old + 96], mark[sizeof LZ_TLSFIT_ENV + 24];
-    sbuf tb = {tun, 0, sizeof tun}, mb = {mark, 0, sizeof mark};
+    char tun[old + 96];
+    sbuf tb = {tun, 0, sizeof tun};
     put(&tb, TUNABLES "=");
     for (const char *p = t >= 0 ? env[t] + sizeof TUNABLES : ""; *p;) {
         const char *end = p;
@@ -147,15 +143,12 @@ LZ_COLD static void restart_with_tunable(void)
     unsigned long long want = lz_tls_want(need);
     put(&tb, LZ_TLS_TUNABLE "=");
     put_num(&tb, want);
-    put(&mb, LZ_TLSFIT_ENV "=");
-    put_num(&mb, (unsigned long long)lz_sys_getpid());
-    char *envp[envc + 3];
+    char *envp[envc + 2];
     long n = 0;
     for (long i = 0; i < envc; i++)
-        if (i != t && !starts(env[i], LZ_TLSFIT_ENV "="))
-            envp[n++] = env[i];
-    envp[n++] = tun;
-    envp[n++] = mark;
+        envp[n++] = i == t ? tun : env[i];
+    if (t < 0)
+        envp[n++] = tun;
     envp[n] = 0;
     restart(envp, "more than an audited process gets: restarting it with ", tun + sizeof TUNABLES);
 }
@@ -257,7 +250,7 @@ void lz_tlsfit_object(lz_mem_obj *o, const char *soname)
     acted = 1;
     /* Not where the restart would not be this program as it was started:
      * setuid (glibc ignored the environment), or ld.so run as a command. */
-    if (lz_sys_getauxval(AT_SECURE) || !lz_sys_getauxval(AT_BASE) || restarted)
+    if (lz_sys_getauxval(AT_SECURE) || !lz_sys_getauxval(AT_BASE))
         return;
     if (has_tunable)
         restart_with_tunable();

@@ -12,13 +12,6 @@
 #include "lz_memobj.h"
 #include "lz_sys.h"
 
-/* The variable a restarted process knows itself by ("<pid>"), removed from
- * its environment before the program runs. */
-#define LZ_TLSFIT_ENV "LAZYNCCL_TLS_REEXEC"
-
-/* Once the environment can be read: where this process is the restarted
- * one, the marker is removed and nothing is counted again. */
-LZ_SYS_API void lz_tlsfit_configure(void);
 /* Each object of the base namespace mapped while the process starts (the
  * program itself excepted: its TLS has a place anyway); soname may be NULL.
  * Restarts the process (execve) where their TLS cannot fit. */
