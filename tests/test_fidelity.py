@@ -375,7 +375,9 @@ def fidelity_restart_keeps_identity():
     for what lazynccl-run sets (LD_AUDIT, LAZYNCCL_AUDIT_DROPINS, VALGRIND_OPTS) and the
     tunable the restart raised (GLIBC_TUNABLES). A program by path, by a
     relative path and through a symbolic link; a script (its interpreter
-    restarts); and a caller's own variables kept in their order."""
+    restarts); ld.so run as a command with its own --preload (restarted as
+    that command, from /proc/self/cmdline: ld.so has taken its options out
+    of argv by then); and a caller's own variables kept in their order."""
     plain_only()
     jemalloc = "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"
     if not os.path.exists(jemalloc):
@@ -395,7 +397,8 @@ def fidelity_restart_keeps_identity():
         return "\n".join(x for x in text.splitlines() if x.split(" ", 1)[-1] not in added)
     env = {"LD_PRELOAD": jemalloc, "MY_FIRST": "1", "MY_SECOND": "2"}
     for cmd, cwd in (([prog, "a b", "c"], None), (["./identity", "x"], d), ([link, "y"], None),
-                     ([script, "s1", "s2"], None)):
+                     ([script, "s1", "s2"], None),
+                     (["/lib64/ld-linux-x86-64.so.2", "--preload", jemalloc, prog, "z"], None)):
         p = same_job(cmd, env, normal=normal, cwd=cwd)
         t.check("comm " in p[1], f"the probe ran: {p}")
     wrapped = t.run([RUN, "--", prog], env=dict(env, LAZYNCCL_DEBUG="1"))

@@ -22,6 +22,9 @@
 #include "../lz_tls.h"
 
 #include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <linux/limits.h> /* PATH_MAX: a freestanding <limits.h> (clang's) has none */
 #include <link.h>
 #include <string.h>
@@ -75,29 +78,72 @@ static int same_text(const char *a, const char *b)
     return *a == *b;
 }
 
+static int same_file(const char *path, const struct stat *running)
+{
+    struct stat st;
+    return path && lz_sys_stat(path, &st) == 0 && st.st_dev == running->st_dev &&
+           st.st_ino == running->st_ino;
+}
+
 /* Exec this process again as it was started, so that it is the same
  * process to everyone who looks (its comm, AT_EXECFN, /proc/self/exe and
  * argv are the kernel's from that path and those arguments): the file it
  * was started as (AT_EXECFN) with its arguments where that is the running
- * program; for a script (AT_EXECFN is the script, the running program its
- * interpreter), the script with the arguments from its path on, the kernel
- * putting the interpreter before them again; /proc/self/exe with the
- * arguments as they are where neither can be had (the file moved). */
+ * program; ld.so run as a command, by the path it was run by (its argv[0]:
+ * ld.so has made AT_EXECFN the program's); for a script (AT_EXECFN is the
+ * script, the running program its interpreter), the script with the
+ * arguments from its path on, the kernel putting the interpreter before
+ * them again; /proc/self/exe with the arguments as they are where none of
+ * these can be had (the file moved). */
 LZ_COLD static long exec_again(char **argv, char **envp)
 {
     const char *fn = (const char *)lz_sys_getauxval(AT_EXECFN);
-    struct stat as_started, running;
-    if (fn && lz_sys_stat(fn, &as_started) == 0 && lz_sys_stat("/proc/self/exe", &running) == 0) {
-        if (as_started.st_dev == running.st_dev && as_started.st_ino == running.st_ino)
+    struct stat running;
+    if (lz_sys_stat("/proc/self/exe", &running) == 0) {
+        if (same_file(fn, &running))
             lz_sys_execve(fn, argv, envp);
-        else
-            for (long i = 1; i < 3 && argv[0] && argv[i]; i++)
+        else if (!lz_sys_getauxval(AT_BASE)) {
+            if (argv[0] && lz_sys_find(argv[0], '/') && same_file(argv[0], &running))
+                lz_sys_execve(argv[0], argv, envp);
+        } else
+            for (long i = 1; fn && i < 3 && argv[0] && argv[i]; i++)
                 if (same_text(argv[i], fn)) {
                     lz_sys_execve(fn, argv + i, envp);
                     break;
                 }
     }
     return lz_sys_execve("/proc/self/exe", argv, envp);
+}
+
+/* The command as the kernel got it (/proc/self/cmdline: the strings stay
+ * where the kernel put them): ld.so run as a command has taken its own name
+ * and options (--preload) out of argv by the time it maps the libraries. */
+LZ_COLD static char **command_line(void)
+{
+    enum { MAX = 1 << 20 };
+    char *buf = lz_sys_alloc(MAX);
+    int fd = buf ? lz_sys_open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC) : -1;
+    if (fd < 0)
+        return 0;
+    size_t n = 0;
+    ssize_t r;
+    while (n < MAX - 1 && (r = pread(fd, buf + n, MAX - 1 - n, (off_t)n)) > 0)
+        n += (size_t)r;
+    lz_sys_close(fd);
+    if (!n || n >= MAX - 1)
+        return 0;
+    buf[n] = '\0';
+    size_t count = 0;
+    for (size_t i = 0; i < n; i++)
+        count += !buf[i];
+    char **argv = lz_sys_alloc((count + 1) * sizeof *argv);
+    if (!argv)
+        return 0;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i += strlen(buf + i) + 1)
+        argv[k++] = buf + i;
+    argv[k] = 0;
+    return argv;
 }
 
 /* Restart the process with its environment envp, saying why (why, then
@@ -108,7 +154,8 @@ LZ_COLD static void restart(char **envp, const char *why, const char *what)
     sbuf hb = {held, 0, sizeof held};
     put_num(&hb, need);
     lz_say("the libraries this process starts with hold ", held, " bytes of static TLS, ", why, what);
-    long rc = exec_again(lz_sys_argv(), envp);
+    char **argv = lz_sys_getauxval(AT_BASE) ? lz_sys_argv() : command_line();
+    long rc = argv ? exec_again(argv, envp) : -ENOMEM;
     char num[24];
     sbuf b = {num, 0, sizeof num};
     put_num(&b, (unsigned long long)-rc);
@@ -249,8 +296,9 @@ void lz_tlsfit_object(lz_mem_obj *o, const char *soname)
         return;
     acted = 1;
     /* Not where the restart would not be this program as it was started:
-     * setuid (glibc ignored the environment), or ld.so run as a command. */
-    if (lz_sys_getauxval(AT_SECURE) || !lz_sys_getauxval(AT_BASE))
+     * setuid (glibc ignored the environment). ld.so run as a command is
+     * restarted as that command (command_line). */
+    if (lz_sys_getauxval(AT_SECURE))
         return;
     if (has_tunable)
         restart_with_tunable();
