@@ -407,5 +407,28 @@ def fidelity_restart_keeps_identity():
     t.contains(wrapped.stdout, "environ GLIBC_TUNABLES", "the raised tunable is its only trace")
 
 
+@case
+def fidelity_gdb_over_a_restarted_inferior():
+    """gdb run under lazynccl-run over a program with jemalloc preloaded
+    (gdb starts it through a shell; the inferior restarts for static TLS):
+    the breakpoint at main is hit and the program exits normally, as plain
+    (addresses and process ids aside)."""
+    plain_only()
+    jemalloc = "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"
+    if not os.path.exists(jemalloc) or not shutil.which("gdb"):
+        raise t.Skip("needs libjemalloc2 and gdb")
+    d = t.workdir("fidelity_gdb")
+    prog = t.compile_c(os.path.join(d, "identity"), [os.path.join(FIXTURE, "identity.c")])
+
+    def normal(text):
+        text = re.sub(r"0x[0-9a-f]+", "ADDR", text)
+        text = re.sub(r"process \d+", "process PID", text)
+        return "\n".join(x for x in text.splitlines() if re.match(r"(Breakpoint|\[Inferior)", x))
+    p = same_job(["gdb", "-q", "-batch", "-ex", "break main", "-ex", "run", "-ex", "continue", prog],
+                 {"LD_PRELOAD": jemalloc}, normal=normal)
+    t.contains(p[1], "in main ()", "plain stopped at main")
+    t.contains(p[1], "exited normally", "and ran to its end")
+
+
 if __name__ == "__main__":
     raise SystemExit(t.main())
