@@ -15,6 +15,7 @@ import lztest as t
 from lztest import case
 
 RUN = os.path.join(t.BUILD, "lazynccl-run")
+SYSTEM_PY = "/usr/bin/python3"
 DROPINS = os.path.join(t.BUILD, "src", "dropin")
 FIXTURE = os.path.join(t.SOURCE, "tests", "fixtures", "fidelity")
 
@@ -37,14 +38,14 @@ class Job:
                                ("wheel/nvidia/nccl/lib", 22404), ("rpath", 22505)):
             self.dirs[where] = os.path.join(d, where)
             t.fake_nccl(self.dirs[where], version=version)
-        self.probe = t.compile_c(os.path.join(d, "probe"), [os.path.join(FIXTURE, "probe.c"), "-ldl"])
+        self.probe = t.compile_c(os.path.join(d, "probe"), [os.path.join(FIXTURE, "probe.c"), "-ldl", "-lpthread"])
 
     def linked(self, name, dtags):
         """The probe linked to libnccl.so.2 with a run path into the
         directory of the same name: DT_RUNPATH (new dtags) or DT_RPATH."""
         where = self.dirs[name]
         return t.compile_c(os.path.join(self.d, f"probe_{name}"),
-                           [os.path.join(FIXTURE, "probe.c"), "-DPROBE_LINKED", "-ldl",
+                           [os.path.join(FIXTURE, "probe.c"), "-DPROBE_LINKED", "-ldl", "-lpthread",
                             f"-L{where}", "-l:libnccl.so.2", f"-Wl,-rpath,{where}",
                             "-Wl,--enable-new-dtags" if dtags == "runpath" else "-Wl,--disable-new-dtags"])
 
@@ -428,6 +429,83 @@ def fidelity_gdb_over_a_restarted_inferior():
                  {"LD_PRELOAD": jemalloc}, normal=normal)
     t.contains(p[1], "in main ()", "plain stopped at main")
     t.contains(p[1], "exited normally", "and ran to its end")
+
+
+ADDED = ("LD_AUDIT", "LAZYNCCL_AUDIT_DROPINS", "VALGRIND_OPTS", "GLIBC_TUNABLES")
+
+
+def without_added(text):
+    """What lazynccl-run sets, out of identity.c's environment names."""
+    return "\n".join(x for x in text.splitlines() if not (x.startswith("environ ") and x[8:] in ADDED))
+
+
+@case
+def fidelity_process_state_rows():
+    """One row each, plain against wrapped, of what identity.c reports (comm,
+    AT_EXECFN, argv, signal mask and ignored signals, ids, open descriptors,
+    environment names): a dynamic program; one started with a signal blocked
+    and one ignored; with an extra descriptor open; a static and a
+    static-pie program (no dynamic linker, so no audit module); under
+    `env -i` (the wrapper's variables gone); setuid, run by another user
+    (glibc ignores LD_AUDIT there); beside another audit module stacked
+    before ours; and under a nested lazynccl-run."""
+    plain_only()
+    d = t.workdir("fidelity_state")
+    src = os.path.join(FIXTURE, "identity.c")
+    prog = t.compile_c(os.path.join(d, "identity"), [src])
+    rows = [("dynamic", [prog, "1"], {}),
+            ("a signal blocked, one ignored",
+             [SYSTEM_PY, "-c", "import os, signal; signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1}); "
+              "signal.signal(signal.SIGPIPE, signal.SIG_IGN); os.execv(%r, [%r, '2'])" % (prog, prog)], {}),
+            ("a descriptor open", ["/bin/sh", "-c", f'exec 7</etc/hostname; exec "{prog}" 3'], {}),
+            ("env -i", ["env", "-i", prog, "4"], {})]
+    if os.path.exists("/usr/lib/x86_64-linux-gnu/libc.a"):
+        rows.append(("static", [t.compile_c(os.path.join(d, "identity_static"), [src, "-static"]), "5"], {}))
+        rows.append(("static-pie",
+                     [t.compile_c(os.path.join(d, "identity_spie"), [src, "-static-pie"]), "6"], {}))
+    else:
+        t.check(False, "libc.a (libc6-dev) is needed for the static rows")
+    if os.geteuid() == 0 and shutil.which("setpriv"):
+        suid = os.path.join(d, "identity_suid")
+        shutil.copy(prog, suid)
+        os.chown(suid, 0, 0)
+        os.chmod(suid, 0o4755)
+        os.chmod(d, 0o755)
+        rows.append(("setuid, run by nobody",
+                     ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", suid, "7"], {}))
+    other = os.path.join(d, "libother-audit.so")
+    with open(os.path.join(d, "other.c"), "w") as f:
+        f.write("unsigned la_version(unsigned v) { return v; }\n")
+    t.run([*t.CC, "-shared", "-fPIC", "-o", other, os.path.join(d, "other.c")], check_rc=0)
+    rows.append(("another audit module first", [prog, "8"], {"LD_AUDIT": other}))
+    rows.append(("a nested launcher", [RUN, "--", prog, "9"], {}))
+    for name, cmd, env in rows:
+        # A setuid program's C library takes the unsafe variables (LD_AUDIT
+        # among them) out of its environment array, so the array's NULL
+        # moves: glibc's doing, where nothing of lazynccl runs (glibc loads
+        # no audit module there); the rest of the row must hold.
+        normal = (lambda x: "\n".join(y for y in without_added(x).splitlines()
+                                       if not y.startswith("auxv after environ"))) \
+            if name.startswith("setuid") else without_added
+        p = same_job(cmd, env, normal=normal)
+        t.check("comm " in p[1], f"{name}: the probe ran: {p}")
+    # what the rows mean held plain
+    blocked = side(rows[1][1], {}, False)[1]
+    mask = {k: int(v, 16) for k, v in re.findall(r"^(SigBlk|SigIgn):\s*([0-9a-f]+)", blocked, re.M)}
+    t.check(mask.get("SigBlk", 0) & 1 << (10 - 1) and mask.get("SigIgn", 0) & 1 << (13 - 1),
+            f"SIGUSR1 blocked, SIGPIPE ignored: {mask}")
+    t.contains(side(rows[2][1], {}, False)[1], "fd 7 /etc/hostname", "the extra descriptor")
+
+
+@case
+def fidelity_dlopen_cycles_and_racing_threads():
+    """10,000 rounds of dlopen, a call and dlclose of NCCL by name, and 64
+    threads opening and calling it at once: the same NCCL answered every
+    time, plain and wrapped (the version the dynamic linker's choice gives)."""
+    j = Job("cycles")
+    env = {"LD_LIBRARY_PATH": j.dirs["ldpath"]}
+    same_job([j.probe, "libnccl.so.2", "cycles", "10000"], env, want="cycles 10000: version 22101, every time")
+    same_job([j.probe, "libnccl.so.2", "threads", "64"], env, want="threads 64: version 22101, every time")
 
 
 if __name__ == "__main__":
