@@ -372,8 +372,10 @@ def cmd_finish_dropin(a, cc):
 
 def cmd_new(a, cc):
     import new_spec
-    if a.out and os.path.exists(a.out):
+    if a.out and os.path.lexists(a.out):
         raise GenError(a.out, "exists: not overwritten (name another file, or remove it)")
+    if a.out and not os.path.isdir(os.path.dirname(os.path.abspath(a.out))):
+        raise GenError(a.out, "its directory does not exist")
     text, notes = new_spec.new_spec(a.library, cc)
     for n in notes:
         print(f"lazygen: {n}", file=sys.stderr)

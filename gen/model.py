@@ -220,7 +220,7 @@ def _declarator(type_spelling, name):
     s = type_spelling
     if "(" in s:
         return f"__typeof__({s}) {name}"
-    m = re.match(r"^(.*?)\s*(\[[^\]]*\])$", s)
+    m = re.match(r"^(.*?)\s*((?:\[[^\]]*\])+)$", s)
     if m:
         base = m.group(1)
         return f"{base}{'' if base.endswith('*') else ' '}{name}{m.group(2)}"
@@ -400,8 +400,16 @@ def _function(ci, c):
         return (f"{where}: {c.spelling}: uses a type with no name ({unnamed[0]}), which no "
                 f"code outside the header can spell")
     params, args = [], []
+    # An array parameter sized by another (size_t n, const char buf[n]):
+    # its size names that parameter by the name it has here.
+    renamed = {a.spelling: f"a{i}" for i, a in enumerate(c.get_arguments()) if a.spelling}
     for i, a in enumerate(c.get_arguments()):
-        params.append(_declarator(a.type.spelling, f"a{i}"))
+        decl = _declarator(a.type.spelling, f"a{i}")
+        if "[" in decl and renamed:
+            head, _, dims = decl.partition("[")
+            dims = re.sub(r"\b[A-Za-z_]\w*\b", lambda w: renamed.get(w.group(0), w.group(0)), dims)
+            decl = f"{head}[{dims}"
+        params.append(decl)
         args.append(f"a{i}")
     variadic = ftype.is_function_variadic()
     if variadic:

@@ -70,8 +70,14 @@ def package_headers(lib, soname, includes):
     places += ["/usr" + p for p in places if p.startswith("/lib")]
     for place in dict.fromkeys(places):
         owner = _run(["dpkg-query", "-S", os.path.join(place, name)]).split(":")[0].strip()
-        files = [f for f in _run(["dpkg-query", "-L", owner]).splitlines()
-                 if f.endswith(".h")] if owner else []
+        listed = _run(["dpkg-query", "-L", owner]).splitlines() if owner else []
+        files = [f for f in listed if f.endswith(".h")]
+        # the include directories its pkg-config files add (libxml2's
+        # /usr/include/libxml2), searched before the compiler's
+        for pc in (f for f in listed if f.endswith(".pc")):
+            for flag in _run(["pkg-config", "--cflags-only-I", os.path.basename(pc)[:-3]]).split():
+                if flag[2:] and flag[2:] not in includes:
+                    includes.insert(0, flag[2:])
         # Each header named from its own directory of the compiler's
         # (jconfig.h in the multiarch one, jpeglib.h in /usr/include).
         rel, where = [], {}
@@ -184,7 +190,7 @@ def prefixes(names):
     return sorted(p for p in out if not any(q != p and p.startswith(q) for q in out))
 
 
-def draft(spec_id, soname, headers, pattern, exclude, version, nodes, prelude, defines=()):
+def draft(spec_id, soname, headers, pattern, exclude, version, nodes, prelude, defines=(), search=()):
     q = lambda s: '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'  # noqa: E731
     lines = [f"# {soname}: written by `lazygen new`; change what does not fit.",
              "# No [failure]: without the library every call stops the process, as the",
@@ -199,6 +205,8 @@ def draft(spec_id, soname, headers, pattern, exclude, version, nodes, prelude, d
              f"sonames = [{q(soname)}]",
              f"feature = {q(spec_id)}",
              f"description = {q(soname.split('.so')[0] + ', loaded on first call')}"]
+    if search:
+        lines.append(f"include_search = [{', '.join(q('dir:' + x) for x in search)}]")
     if defines:
         lines.append(f"defines = [{', '.join(q(x) for x in defines)}]")
     if exclude:
@@ -275,7 +283,7 @@ def new_spec(target, cc):
     if not functions:
         raise GenError(lib, "exports no function")
     spec_id = re.sub(r"\W", "", soname.split(".so")[0].removeprefix("lib")).lower() or "lib"
-    includes = system_dirs(cc)
+    includes = list(system_dirs(cc))
     found = package_headers(lib, soname, includes) or naming_headers(functions, includes)
     if not found:
         raise GenError(lib, "no header names its functions in the compiler's directories "
@@ -285,8 +293,11 @@ def new_spec(target, cc):
 
     defines = []
 
+    search = [] if inc in system_dirs(cc) else [inc]
+
     def write(headers, pattern, prelude, exclude=(), version=None, nodes=()):
-        return draft(spec_id, soname, headers, pattern, exclude, version, nodes, prelude, defines)
+        return draft(spec_id, soname, headers, pattern, exclude, version, nodes, prelude, defines,
+                     search)
     with tempfile.TemporaryDirectory() as d:
         kept, prelude, declared = _readable(cc, d, inc, rel, functions, write)
         headers = headers_key(inc, kept)
@@ -307,8 +318,15 @@ def new_spec(target, cc):
         # What the prefixes take besides: declared, not exported.
         exclude = sorted({f.name for f in _parse(cc, d, write(headers, pattern, prelude))
                           if f.name not in set(functions)})
+    # The library's own version as text where it has one: a name that is
+    # one of its prefixes and "version" (archive_version_string, not
+    # archive_zlib_version), a string before a number (uv_version_string,
+    # not uv_version's 76802), then the shortest.
+    own = re.compile(r"^(" + "|".join(re.escape(p) for p in prefixes([f.name for f in served]))
+                     + r")(lib)?(get_?)?version(_?string|_?number)?$", re.I)
     candidates = sorted((f for f in served if _VERSION.search(f.name) and _understood_version(f)),
-                        key=lambda f: (len(f.name), f.name))
+                        key=lambda f: (not own.match(f.name), "char" not in (f.ret_canonical or f.ret),
+                                       len(f.name), f.name))
     version = candidates[0].name if candidates else None
     untyped = sorted(set(functions) - {f.name for f in served})
     notes = [f"{lib}: {len(functions)} functions exported; {len(served)} declared by "

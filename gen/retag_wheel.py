@@ -62,7 +62,7 @@ def retag(path, strip=True, debug_dir=None):
         files = {i.filename: (i, z.read(i)) for i in z.infolist()}
     if strip:
         try:
-            files = {n: (i, strip_elf.strip_bytes(d, os.path.basename(n), debug_dir=debug_dir)
+            files = {n: (i, strip_elf.strip_bytes(d, n, debug_dir=debug_dir)
                          if d[:4] == b"\x7fELF" else d) for n, (i, d) in files.items()}
         except strip_elf.StripError as e:
             raise RetagError(str(e)) from None

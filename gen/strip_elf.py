@@ -27,15 +27,20 @@ class StripError(Exception):
     pass
 
 
-def strip_file(path, strip="strip", debug_dir=None):
+def strip_file(path, strip="strip", debug_dir=None, debug_name=None):
+    """debug_name: the debug file's path below debug_dir (default: the
+    file's name), so that files of one name from several directories (a
+    wheel's three audit modules) keep one each."""
     objcopy = os.path.join(os.path.dirname(strip), os.path.basename(strip).replace("strip", "objcopy"))
     try:
         if debug_dir:
-            os.makedirs(debug_dir, exist_ok=True)
-            debug = os.path.join(os.path.abspath(debug_dir), os.path.basename(path) + ".debug")
+            debug = os.path.join(os.path.abspath(debug_dir), (debug_name or os.path.basename(path)) + ".debug")
+            os.makedirs(os.path.dirname(debug), exist_ok=True)
             subprocess.run([objcopy, "--only-keep-debug", path, debug], check=True, capture_output=True,
                            text=True)
-            subprocess.run([strip, "--strip-all", f"--add-gnu-debuglink={debug}", path], check=True,
+            subprocess.run([strip, "--strip-all", path], check=True, capture_output=True, text=True)
+            # the link names the debug file and carries its checksum
+            subprocess.run([objcopy, f"--add-gnu-debuglink={debug}", path], check=True,
                            capture_output=True, text=True)
         else:
             subprocess.run([strip, "--strip-all", path], check=True, capture_output=True, text=True)
@@ -46,12 +51,13 @@ def strip_file(path, strip="strip", debug_dir=None):
 
 
 def strip_bytes(data, name, strip="strip", debug_dir=None):
-    """The stripped form of one ELF file's bytes (name: its file name)."""
+    """The stripped form of one ELF file's bytes (name: its path in the
+    wheel, which names its debug file)."""
     with tempfile.TemporaryDirectory() as d:
-        path = os.path.join(d, name)
+        path = os.path.join(d, os.path.basename(name))
         with open(path, "wb") as f:
             f.write(data)
-        strip_file(path, strip, debug_dir)
+        strip_file(path, strip, debug_dir, name)
         with open(path, "rb") as f:
             return f.read()
 

@@ -396,6 +396,42 @@ def built_output_moves_whole():
 
 
 @case
+def array_parameters_sized_by_another():
+    """A parameter declared as an array sized by an earlier parameter
+    (size_t n, const unsigned char buf[n]; double a[n][m]) keeps its type:
+    the shim builds (its sizes name the renamed parameters) and a program
+    through it gets the real library's answers."""
+    if t.SANITIZE not in ("", "none"):
+        raise t.Skip("lazygen build uses the plain compiler: checked once, in the default build")
+    d = t.workdir("vla")
+    with open(f"{d}/vla.h", "w") as f:
+        f.write("#include <stddef.h>\nint vla_sum(size_t n, const unsigned char buf[n]);\n"
+                "double vla_two(size_t n, size_t m, double a[n][m]);\n")
+    with open(f"{d}/vla.c", "w") as f:
+        f.write('#include "vla.h"\nint vla_sum(size_t n, const unsigned char buf[n]) { int s = 0; '
+                "for (size_t i = 0; i < n; i++) s += buf[i]; return s; }\n"
+                "double vla_two(size_t n, size_t m, double a[n][m]) { return a[n - 1][m - 1]; }\n")
+    with open(f"{d}/prog.c", "w") as f:
+        f.write('#include <stdio.h>\n#include "vla.h"\nint main(void) { unsigned char b[3] = {1, 2, 3}; '
+                'double a[2][3] = {{0}, {0, 0, 7.5}}; printf("%d %g\\n", vla_sum(3, b), vla_two(2, 3, a)); '
+                "return 0; }\n")
+    with open(f"{d}/vla.toml", "w") as f:
+        f.write('[library]\nid = "vla"\ndisplay = "vla"\nshim = "lazyvla"\nheaders = ["vla.h"]\n'
+                'function_pattern = "^vla_"\nsonames = ["libvla.so.1"]\nfeature = "vla"\n'
+                f'description = "vla"\ninclude_search = ["dir:{d}"]\n')
+    real = f"{d}/lib/libvla.so.1"
+    os.makedirs(os.path.dirname(real), exist_ok=True)
+    t.run([*t.CC, "-shared", "-fPIC", "-Wl,-soname,libvla.so.1", "-o", real, f"{d}/vla.c"], check_rc=0)
+    r = lazygen("build", f"{d}/vla.toml", "--out", f"{d}/out", "--library", real)
+    t.equal(r.returncode, 0, f"lazygen build: {r.stderr[-2000:]}")
+    exe = t.compile_c(f"{d}/prog", [f"{d}/prog.c", f"-I{d}"] + t.run(
+        ["pkg-config", "--cflags", "--libs", "lazyvla"], env={"PKG_CONFIG_PATH": f"{d}/out"},
+        check_rc=0).stdout.split())
+    got = t.run([exe], env={"LAZYVLA_LIBPATH": real})
+    t.equal((got.returncode, got.stdout), (0, "6 7.5\n"), "through the shim")
+
+
+@case
 def new_spec_builds_as_written():
     """`lazygen new` writes, from an installed library and its -dev
     headers, a spec that builds as written: under 20 lines, no made-up

@@ -419,5 +419,52 @@ def glibc231_runs(root):
         t.equal(out["after_call"], ["/opt/nccl/libnccl.so.2"], f"{preload}: one copy, the file asked for")
 
 
+@case
+def wheel_debug_sections_kept_apart():
+    """The wheel build's strip step (gen/retag_wheel.py through
+    gen/strip_elf.py) with a debug directory (`-C debug-dir=DIR`): every
+    binary stripped and linked (.gnu_debuglink) to its own debug file,
+    DIR/<its path in the wheel>.debug, so two binaries of one name in two
+    directories keep one each; the stripped drop-in still serves."""
+    sys.path.insert(0, os.path.join(t.SOURCE, "gen"))
+    import retag_wheel
+    d = t.workdir("wheel_debug")
+    src = os.path.join(d, "in")
+    shutil.rmtree(src, ignore_errors=True)
+    dropin = os.path.join(t.BUILD, "src", "dropin", "libnccl.so.2")
+    secs = t.run(["readelf", "-SW", dropin], check_rc=0).stdout
+    if ".debug_info" not in secs:
+        raise t.Skip("this build has no debug information to keep apart")
+    members = {"lazynccl/dropin/libnccl.so.2": dropin, "lazynccl/other/libnccl.so.2": dropin,
+               "lazynccl-0.1.0.dist-info/WHEEL": None, "lazynccl-0.1.0.dist-info/RECORD": None}
+    whl = os.path.join(d, "lazynccl-0.1.0-py3-none-any.whl")
+    with zipfile.ZipFile(whl, "w") as z:
+        for name, path in members.items():
+            z.writestr(name, open(path, "rb").read() if path else
+                       b"Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n" if name.endswith("WHEEL")
+                       else b"")
+    dbg = os.path.join(d, "debug")
+    shutil.rmtree(dbg, ignore_errors=True)
+    out = retag_wheel.retag(whl, debug_dir=dbg)
+    x = os.path.join(d, "x")
+    shutil.rmtree(x, ignore_errors=True)
+    with zipfile.ZipFile(out) as z:
+        z.extractall(x)
+    for name in ("lazynccl/dropin/libnccl.so.2", "lazynccl/other/libnccl.so.2"):
+        got = t.run(["readelf", "-SW", os.path.join(x, name)], check_rc=0).stdout
+        t.check(".debug_info" not in got and ".symtab" not in got and ".gnu_debuglink" in got,
+                f"{name}: stripped and linked")
+        debug = os.path.join(dbg, name + ".debug")
+        t.contains(t.run(["readelf", "-SW", debug], check_rc=0).stdout, ".debug_info", f"{debug}: kept")
+        link = t.run(["readelf", "--string-dump=.gnu_debuglink", os.path.join(x, name)], check_rc=0).stdout
+        t.contains(link, os.path.basename(debug), f"{name} names its debug file")
+    code = ("import ctypes; lib = ctypes.CDLL(%r); v = ctypes.c_int(); "
+            "print(lib.ncclGetVersion(ctypes.byref(v)), v.value)" % os.path.join(x, "lazynccl", "dropin",
+                                                                                "libnccl.so.2"))
+    r = t.run([SYSTEM_PY, "-c", code])
+    t.check(r.returncode == 0 and re.match(r"0 2\d{4}", r.stdout),
+            f"the stripped drop-in loads NCCL at its first call: {r.stdout}{r.stderr}")
+
+
 if __name__ == "__main__":
     raise SystemExit(t.main())
