@@ -98,13 +98,6 @@ static struct {
     const char *by;
 } byname LZ_HOT_DATA;
 
-static int same(const char *a, const char *b)
-{
-    while (*a && *a == *b)
-        a++, b++;
-    return *a == *b;
-}
-
 static const char *base_name(const char *p)
 {
     const char *b = p;
@@ -181,7 +174,7 @@ static void configure(void *stack_end)
     if (trace && *trace)
         return;
     const char *d = lz_sys_getenv("LAZYNCCL_DEBUG");
-    lz_sys_set_debug(d && *d && !same(d, "0"));
+    lz_sys_set_debug(d && *d && !lz_sys_same(d, "0"));
     read_targets(lz_sys_getenv(LZ_DROPINS_ENV));
 }
 
@@ -244,7 +237,7 @@ static int from_map(const struct link_map *map, lz_mem_obj *o)
 static target *by_soname(const char *soname)
 {
     for (int i = 0; soname && i < ntargets; i++)
-        if (same(targets[i].soname, soname))
+        if (lz_sys_same(targets[i].soname, soname))
             return &targets[i];
     return 0;
 }
@@ -409,7 +402,8 @@ LZ_COLD static int usable(target *t)
     if (t->id_state == 0) {
         struct stat st = {0};
         char soname[256];
-        int ok = file_soname(t->path, &st, soname, sizeof soname) && same(soname, t->soname);
+        int ok = file_soname(t->path, &st, soname, sizeof soname) &&
+                 lz_sys_same(soname, t->soname);
         t->id_state = ok ? 1 : -1;
         t->dev = st.st_dev, t->ino = st.st_ino;
         if (!ok)
@@ -473,7 +467,7 @@ static int in_dir(const char *path, const char *dir, const char *name)
 {
     while (*dir && *path == *dir)
         path++, dir++;
-    return !*dir && same(path, name);
+    return !*dir && lz_sys_same(path, name);
 }
 
 /* Whether path is t's candidate in the last directory of the dynamic
@@ -511,7 +505,7 @@ LZ_COLD static char *candidate(const char *name, unsigned int flag)
 {
     target *t = byname.t;
     const char *base = base_name(name);
-    if (!same(base, t->soname))
+    if (!lz_sys_same(base, t->soname))
         return (char *)name;
     struct stat st;
     if (would_map(name, &st)) {

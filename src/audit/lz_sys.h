@@ -44,6 +44,13 @@ LZ_SYS_API long lz_sys_execve(const char *path, char *const argv[], char *const 
 LZ_SYS_API void lz_sys_set_stack_end(void *argc);
 /* The first c or the terminating NUL of s, read a word at a time. */
 LZ_SYS_API const char *lz_sys_find(const char *s, char c);
+/* 1 when a and b are the same string (the module has no strcmp). */
+static inline int lz_sys_same(const char *a, const char *b)
+{
+    while (*a && *a == *b)
+        a++, b++;
+    return *a == *b;
+}
 LZ_SYS_API const char *lz_sys_getenv(const char *name);
 /* The index of NAME=... in the environment array, or -1. */
 LZ_SYS_API long lz_sys_env_index(const char *name);

@@ -71,13 +71,6 @@ static int starts(const char *s, const char *prefix)
 }
 
 
-static int same_text(const char *a, const char *b)
-{
-    while (*a && *a == *b)
-        a++, b++;
-    return *a == *b;
-}
-
 static int same_file(const char *path, const struct stat *running)
 {
     struct stat st;
@@ -107,7 +100,7 @@ LZ_COLD static long exec_again(char **argv, char **envp)
                 lz_sys_execve(argv[0], argv, envp);
         } else
             for (long i = 1; fn && i < 3 && argv[0] && argv[i]; i++)
-                if (same_text(argv[i], fn)) {
+                if (lz_sys_same(argv[i], fn)) {
                     lz_sys_execve(fn, argv + i, envp);
                     break;
                 }
