@@ -158,6 +158,20 @@ def _code_snprintf(divisors):
     return f"snprintf(out, size, \"{parts} (%ld)\", {vals}, (long)v0);\n"
 
 
+def version_shape(fn):
+    """How a version function is asked, or None where it cannot be:
+    "text" (const char *f(void), char *f(void)), "number" (an integer
+    f(void)), "pointers" (up to three pointers to integers)."""
+    ret = fn.ret_canonical or fn.ret
+    if fn.params == "void" and re.match(r"^(const )?char \*$", ret):
+        return "text"
+    if fn.params == "void" and _INTEGER.match(ret):
+        return "number"
+    params = [p.strip() for p in fn.params.split(",")]
+    types = [_pointee(p) for p in params]
+    return "pointers" if params and None not in types and len(params) <= 3 else None
+
+
 def version_function(spec, exports):
     """A function writing the loaded library's version as text (for
     lazynccl-info --load), called through the slot; "" when the spec names none."""
@@ -170,24 +184,24 @@ def version_function(spec, exports):
     i_d, fn = spec.id, e.fn
     call = f"LZ_C_CALL({e.typed_as if not e.declared else e.name}, {e.sym}, "
     out = [f"static int lz_version_{i_d}(char *out, size_t size)\n{{\n"]
-    if re.match(r"^(const )?char \*$", fn.ret_canonical or fn.ret) and fn.params == "void":
+    shape = version_shape(fn)
+    if shape == "text":
         out.append(f"    const char *v = {call}());\n"
                    f"    if (!v)\n        return -1;\n"
                    f"    snprintf(out, size, \"%s\", v);\n    return 0;\n}}\n")
         return "".join(out)
-    if fn.params == "void" and _INTEGER.match(fn.ret_canonical or fn.ret):
+    if shape == "number":
         # A number (sqlite3_libversion_number: 3040001), cut by version_code.
         out.append(f"    long v0 = (long){call}());\n    ")
         out.append(_code_snprintf(spec.version_code) if spec.version_code else
                    "snprintf(out, size, \"%ld\", v0);\n")
         out.append("    return 0;\n}\n")
         return "".join(out)
-    params = [p.strip() for p in fn.params.split(",")]
-    types = [_pointee(p) for p in params]
-    if not params or None in types or len(params) > 3:
+    if shape is None:
         raise GenError(spec.path, f"version_function {e.name}: takes ({fn.params}); only "
                                   f"'const char *f(void)', 'char *f(void)', an integer 'f(void)' "
                                   f"or pointers to integers are understood")
+    types = [_pointee(p.strip()) for p in fn.params.split(",")]
     for k, t in enumerate(types):
         out.append(f"    {t} v{k} = 0;\n")
     args = ", ".join(f"&v{k}" for k in range(len(types)))

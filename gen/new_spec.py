@@ -25,17 +25,12 @@ import subprocess
 import tempfile
 
 import elfvers
+from emit_stubs import version_shape
 from model import parse_functions, system_dirs
 from spec import GenError, load_spec
 
 # What a library's own header may use without including it (jpeglib.h: FILE).
 _PRELUDE = ["stdio.h"]  # FILE, size_t
-INCLUDE = []  # the compiler's directories, the library's headers' first (new_spec)
-
-
-def _path(rel):
-    return next((os.path.join(i, rel) for i in INCLUDE if os.path.isfile(os.path.join(i, rel))),
-                os.path.join(INCLUDE[0], rel) if INCLUDE else rel)
 _VERSION = re.compile(r"(^|_)(lib)?(get_?)?version(_?string|_?number)?$|Version$", re.I)
 
 
@@ -109,11 +104,18 @@ def naming_headers(names, includes):
     return None
 
 
-def _texts(rel):
+def _path(rel, dirs):
+    """A header named relative to the include directories dirs (the
+    library's own first), as the compiler finds it."""
+    return next((os.path.join(i, rel) for i in dirs if os.path.isfile(os.path.join(i, rel))),
+                os.path.join(dirs[0], rel))
+
+
+def _texts(rel, dirs):
     text = {}
     for r in rel:
         try:
-            text[r] = open(_path(r), encoding="utf-8", errors="replace").read()
+            text[r] = open(_path(r, dirs), encoding="utf-8", errors="replace").read()
         except OSError:
             pass
     return text
@@ -128,7 +130,7 @@ def _included(rel, text):
     return out
 
 
-def umbrellas(rel, functions):
+def umbrellas(rel, functions, dirs):
     """The headers a program includes: those of the package no other of it
     includes (lzma.h, not its lzma/base.h) whose declarations the build
     takes (the header itself, or its same-named subdirectory: gen/model.py)
@@ -140,7 +142,7 @@ def umbrellas(rel, functions):
     exported name (a macro renames it: GMP), the headers no other includes."""
     # C++ headers of a C library's package (ncurses' cursesapp.h) are not
     # its C API
-    text = {r: body for r, body in _texts(rel).items()
+    text = {r: body for r, body in _texts(rel, dirs).items()
             if not re.search(r"^\s*(class|template|namespace)\b", body, re.M)}
     inc = _included(rel, text)
     under = {x for xs in inc.values() for x in xs}
@@ -155,7 +157,8 @@ def umbrellas(rel, functions):
     inside = {x for c in chosen for x in inc.get(c, [])}
     chosen += [d for d in declaring if not any(covers(c, d) for c in chosen) and d not in inside]
     seen = set()  # one of the names of a header that has two (ncurses.h, ncursesw/ncurses.h)
-    return [r for r in chosen if not (os.path.realpath(_path(r)) in seen or seen.add(os.path.realpath(_path(r))))]
+    return [r for r in chosen if not (os.path.realpath(_path(r, dirs)) in seen or
+                                      seen.add(os.path.realpath(_path(r, dirs))))]
 
 
 def headers_key(inc, rel):
@@ -218,47 +221,41 @@ def draft(spec_id, soname, headers, pattern, exclude, version, nodes, prelude, d
     return "\n".join(lines) + "\n"
 
 
-def _understood_version(fn):
-    ret = fn.ret_canonical or fn.ret
-    return fn.params == "void" and (re.match(r"^(const )?char \*$", ret) or
-                                    re.match(r"^(unsigned |signed )?(int|long|long long|short)$", ret))
-
-
-def _parse(cc, d, text):
+def _parse(cc, d, text, dirs):
     path = os.path.join(d, "new.toml")
     with open(path, "w", encoding="utf-8") as f:
         f.write(text)
-    return parse_functions(cc, load_spec(path), INCLUDE)[1]
+    return parse_functions(cc, load_spec(path), dirs)[1]
 
 
-def _readable(cc, d, inc, rel, functions, write):
+def _readable(cc, d, inc, rel, functions, exact, write, dirs):
     """The headers as the build will read them, with the functions they
     declare that the library exports: the package's headers by one glob
     where they read together (gsl/gsl_*.h), else its umbrellas, with the C
     library's stdio.h first where a header needs it, less a header that
     cannot be read alone (an internal one: jpegint.h wants jpeglib.h first).
-    Returns (headers, prelude, functions)."""
-    exact = "^(" + "|".join(re.escape(n) for n in functions) + ")$"
+    exact: a pattern taking exactly the exported functions. Returns
+    (headers, prelude, functions)."""
     tries = []
     if len(headers_key(inc, rel)) == 1 and len(rel) > 1:
         tries += [(rel, []), (rel, list(_PRELUDE))]
     last = None
     for kept, prelude in tries:
         try:
-            return kept, prelude, _parse(cc, d, write(headers_key(inc, kept), exact, prelude))
+            return kept, prelude, _parse(cc, d, write(headers_key(inc, kept), exact, prelude), dirs)
         except GenError as e:
             last = e
-    kept, prelude = umbrellas(rel, set(functions)), []
+    kept, prelude = umbrellas(rel, set(functions), dirs), []
     for _ in range(len(rel) + 2):
         try:
-            return kept, prelude, _parse(cc, d, write(headers_key(inc, kept), exact, prelude))
+            return kept, prelude, _parse(cc, d, write(headers_key(inc, kept), exact, prelude), dirs)
         except GenError as e:
             last = e
             bad = re.search(r"(/\S+?):\d+:\d+: error", str(e))
-            bad = bad and next((r for r in kept if _path(r) == bad.group(1)), None)
+            bad = bad and next((r for r in kept if _path(r, dirs) == bad.group(1)), None)
             # a header not readable as C (gmpxx.h), or one that declares
             # nothing (an extension's macros): the ones it includes instead
-            inner = {r: [x for x in _included(rel, _texts([r])).get(r, []) if x not in kept]
+            inner = {r: [x for x in _included(rel, _texts([r], dirs)).get(r, []) if x not in kept]
                      for r in ([bad] if bad else kept)}
             if not prelude and bad:
                 prelude = list(_PRELUDE)
@@ -289,7 +286,7 @@ def new_spec(target, cc):
         raise GenError(lib, "no header names its functions in the compiler's directories "
                             f"({', '.join(includes)}): install its -dev package")
     inc, rel = found
-    INCLUDE[:] = [inc] + [i for i in includes if i != inc]
+    dirs = [inc] + [i for i in includes if i != inc]
 
     defines = []
 
@@ -298,37 +295,40 @@ def new_spec(target, cc):
     def write(headers, pattern, prelude, exclude=(), version=None, nodes=()):
         return draft(spec_id, soname, headers, pattern, exclude, version, nodes, prelude, defines,
                      search)
+    exported = set(functions)
+    exact = "^(" + "|".join(re.escape(n) for n in functions) + ")$"
     with tempfile.TemporaryDirectory() as d:
-        kept, prelude, declared = _readable(cc, d, inc, rel, functions, write)
+        kept, prelude, declared = _readable(cc, d, inc, rel, functions, exact, write, dirs)
         headers = headers_key(inc, kept)
         # Names a header declares only for large-file programs (zlib's
         # gzopen64): declared, so typed, with the macro those programs set.
-        missing = set(functions) - {f.name for f in declared}
+        missing = exported - {f.name for f in declared}
         if any(n.endswith("64") for n in missing) and "_LARGEFILE64_SOURCE" in "".join(
-                _texts(kept).values()):
+                _texts(kept, dirs).values()):
             defines = ["_LARGEFILE64_SOURCE=1"]
-            more = _parse(cc, d, write(headers, "^(" + "|".join(re.escape(n) for n in functions) + ")$",
-                                       prelude))
+            more = _parse(cc, d, write(headers, exact, prelude), dirs)
             if len(more) > len(declared):
                 declared = more
             else:
                 defines = []
-        served = [f for f in declared if f.name in set(functions)]
-        pattern = "^(" + "|".join(re.escape(p) for p in prefixes([f.name for f in served])) + ")"
+        served = [f for f in declared if f.name in exported]
+        groups = prefixes([f.name for f in served])
+        pattern = "^(" + "|".join(re.escape(p) for p in groups) + ")"
         # What the prefixes take besides: declared, not exported.
-        exclude = sorted({f.name for f in _parse(cc, d, write(headers, pattern, prelude))
-                          if f.name not in set(functions)})
+        exclude = sorted({f.name for f in _parse(cc, d, write(headers, pattern, prelude), dirs)
+                          if f.name not in exported})
     # The library's own version as text where it has one: a name that is
     # one of its prefixes and "version" (archive_version_string, not
     # archive_zlib_version), a string before a number (uv_version_string,
     # not uv_version's 76802), then the shortest.
-    own = re.compile(r"^(" + "|".join(re.escape(p) for p in prefixes([f.name for f in served]))
+    own = re.compile(r"^(" + "|".join(re.escape(p) for p in groups)
                      + r")(lib)?(get_?)?version(_?string|_?number)?$", re.I)
-    candidates = sorted((f for f in served if _VERSION.search(f.name) and _understood_version(f)),
-                        key=lambda f: (not own.match(f.name), "char" not in (f.ret_canonical or f.ret),
+    candidates = sorted((f for f in served if _VERSION.search(f.name)
+                         and version_shape(f) in ("text", "number")),
+                        key=lambda f: (not own.match(f.name), version_shape(f) != "text",
                                        len(f.name), f.name))
     version = candidates[0].name if candidates else None
-    untyped = sorted(set(functions) - {f.name for f in served})
+    untyped = sorted(exported - {f.name for f in served})
     notes = [f"{lib}: {len(functions)} functions exported; {len(served)} declared by "
              f"{', '.join(headers)} ({len(rel)} header(s) in its package), "
              f"{len(exclude)} declared but not exported (exclude); version function: "
