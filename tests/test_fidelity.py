@@ -476,7 +476,7 @@ def fidelity_process_state_rows():
     other = os.path.join(d, "libother-audit.so")
     with open(os.path.join(d, "other.c"), "w") as f:
         f.write("unsigned la_version(unsigned v) { return v; }\n")
-    t.run([*t.CC, "-shared", "-fPIC", "-o", other, os.path.join(d, "other.c")], check_rc=0)
+    t.compile_c(other, [os.path.join(d, "other.c")], shared=True)
     rows.append(("another audit module first", [prog, "8"], {"LD_AUDIT": other}))
     rows.append(("a nested launcher", [RUN, "--", prog, "9"], {}))
     for name, cmd, env in rows:

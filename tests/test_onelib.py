@@ -421,7 +421,7 @@ def array_parameters_sized_by_another():
                 f'description = "vla"\ninclude_search = ["dir:{d}"]\n')
     real = f"{d}/lib/libvla.so.1"
     os.makedirs(os.path.dirname(real), exist_ok=True)
-    t.run([*t.CC, "-shared", "-fPIC", "-Wl,-soname,libvla.so.1", "-o", real, f"{d}/vla.c"], check_rc=0)
+    t.compile_c(real, [f"{d}/vla.c"], ["-Wl,-soname,libvla.so.1"], shared=True)
     r = lazygen("build", f"{d}/vla.toml", "--out", f"{d}/out", "--library", real)
     t.equal(r.returncode, 0, f"lazygen build: {r.stderr[-2000:]}")
     exe = t.compile_c(f"{d}/prog", [f"{d}/prog.c", f"-I{d}"] + t.run(
