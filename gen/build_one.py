@@ -109,6 +109,15 @@ def build(gen, a, cc):
         return [obj(c, [], tag)[0] for c in ours]
 
     libs = ["-ldl", "-lpthread"]
+    # What the real library needs, the drop-ins need too (src/dropin/meson.build).
+    needed = []
+    for n in gen.needed_by(library):
+        if n != "libc.so.6" and not n.startswith("ld-linux") and n not in spec.sonames:
+            stub = os.path.join(work, "needed", n)
+            os.makedirs(os.path.dirname(stub), exist_ok=True)
+            _run(cc + ["-shared", "-fPIC", "-nostdlib", "-o", stub, f"-Wl,-soname,{n}",
+                       os.path.join(SRC, "dropin", "needed_stub.c")], stub)
+            needed.append(stub)
     shared = os.path.join(out, f"lib{spec.shim}.so.0")
     _run(cc + ["-shared", "-o", shared, f"-Wl,-soname,lib{spec.shim}.so.0"] + objs(".shared") +
          runtime_o + libs, shared)
@@ -124,7 +133,7 @@ def build(gen, a, cc):
     for soname, (m, tag) in maps.items():
         linked = os.path.join(work, soname)
         _run(cc + ["-shared", "-o", linked, f"-Wl,-soname,{soname}", f"-Wl,--version-script,{m}"]
-             + objs("." + tag) + runtime_o + libs, linked)
+             + objs("." + tag) + runtime_o + libs + ["-Wl,--no-as-needed"] + needed, linked)
         gen.cmd_finish_dropin(types.SimpleNamespace(
             input=linked, output=os.path.join(out, "dropin", soname), library=library or "-"), cc)
     if spec.control_api:

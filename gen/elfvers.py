@@ -25,7 +25,7 @@ _EV_CURRENT, _ELF_C_READ, _ELF_K_ELF = 1, 1, 3
 _SHT_DYNSYM, _SHT_DYNAMIC = 11, 6
 _SHT_GNU_VERDEF, _SHT_GNU_VERSYM = 0x6FFFFFFD, 0x6FFFFFFF
 _SHN_UNDEF, _SHN_ABS = 0, 0xFFF1
-_DT_SONAME, _DT_NULL = 14, 0
+_DT_SONAME, _DT_NULL, _DT_NEEDED = 14, 0, 1
 _VER_FLG_BASE, _VERSYM_HIDDEN = 1, 0x8000
 _STT_OBJECT, _STT_FUNC, _STT_TLS, _STT_GNU_IFUNC = 1, 2, 6, 10
 _STB_WEAK, _STB_GNU_UNIQUE = 2, 10
@@ -87,6 +87,7 @@ class Versions:
     path: str
     soname: str
     machine: int             # e_machine
+    needed: list = field(default_factory=list)    # DT_NEEDED, in order
     nodes: list = field(default_factory=list)     # [Node], definition order, base excluded
     symbols: dict = field(default_factory=dict)   # name -> [(node, is_default)]
     functions: set = field(default_factory=set)   # defined names that are functions
@@ -211,6 +212,8 @@ def _read(lib, elf, path):
                 break
             if d.d_tag == _DT_SONAME:
                 out.soname = text(sh.sh_link, d.d_val)
+            elif d.d_tag == _DT_NEEDED:
+                out.needed.append(text(sh.sh_link, d.d_val))
 
     by_index = {}
     if _SHT_GNU_VERDEF in secs:

@@ -348,6 +348,17 @@ def cmd_pkg_config(a, cc):
         beside=os.path.dirname(os.path.abspath(a.out)) == libdir))
 
 
+def cmd_needed(a, cc):
+    """The real library's DT_NEEDED, one a line: what its drop-in needs too,
+    so that objects that lean on them resolve as they do plain."""
+    print("\n".join(needed_by(a.library)))
+
+
+def needed_by(library):
+    """DT_NEEDED of the real library ([] for none found at build time)."""
+    return [] if not library or library == "-" else elfvers.read(library).needed
+
+
 def cmd_symbols(a, cc):
     """The library's exports into a symbol list (gen/symlist.py)."""
     v = elfvers.read(a.library)
@@ -529,6 +540,8 @@ def parser():
     p.add_argument("--include-dir", action="append", default=[],
                    help="the header's directory, and others the shim's users need")
     p.add_argument("--out", required=True)
+    p = command("needed", cmd_needed, "a real library's DT_NEEDED, one a line", spec=False)
+    p.add_argument("library", metavar="LIBRARY")
     p = command("symbols", cmd_symbols, "a real library's exports into a symbol list "
                 "(a spec's 'symbols': its drop-in then builds without it)", spec=False)
     p.add_argument("library", metavar="LIBRARY")

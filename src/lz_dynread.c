@@ -620,34 +620,67 @@ void lz_dyn_free(lz_dyn *d)
     d->nnames = 0;
 }
 
-int lz_dyn_soname(int fd, char *out, size_t size)
+/* The dynamic segment of an open file of this process's class, byte order
+ * and machine, read onto the caller's stack (no malloc: the audit module
+ * runs inside the dynamic linker): the number of entries, 0 when none. */
+typedef struct dr_small {
+    dr_view v;
+    unsigned char win[DR_WINDOW]; /* one: its reads go forward */
+    ElfW(Phdr) ph[DR_MAX_PHDRS];
+    ElfW(Dyn) dyn[DR_MAX_DYN];
+} dr_small;
+
+static size_t dr_small_read(int fd, dr_small *s, dr_tags *t)
 {
-    struct {
-        dr_view v;
-        unsigned char win[DR_WINDOW]; /* one: its reads go forward */
-        ElfW(Phdr) ph[DR_MAX_PHDRS];
-        ElfW(Dyn) dyn[DR_MAX_DYN];
-    } s; /* on the stack: ~80 KiB, no malloc inside the dynamic linker */
     lz_dyn d;
     struct stat sb;
-    if (fstat(fd, &sb) != 0 || sb.st_size <= 0 || size < 2)
+    if (fstat(fd, &sb) != 0 || sb.st_size <= 0)
         return 0;
-    dr_view_init(&s.v, fd, (unsigned long long)sb.st_size, s.win, DR_WINDOW, 1);
-    if (dr_read_head(&s.v, &d, NULL, 0) != 0 || d.machine != lz_dyn_own_machine() ||
-        dr_read_phdrs(&s.v, s.ph, &d, NULL, 0) != 0)
+    dr_view_init(&s->v, fd, (unsigned long long)sb.st_size, s->win, DR_WINDOW, 1);
+    if (dr_read_head(&s->v, &d, NULL, 0) != 0 || d.machine != lz_dyn_own_machine() ||
+        dr_read_phdrs(&s->v, s->ph, &d, NULL, 0) != 0)
         return 0;
-    dr_tags t;
-    dr_scan_tags(s.dyn, dr_read_dynamic(&s.v, s.dyn, DR_MAX_DYN), &t);
-    if (!t.has_strtab || !t.has_soname || t.soname >= t.strsz)
+    size_t count = dr_read_dynamic(&s->v, s->dyn, DR_MAX_DYN);
+    dr_scan_tags(s->dyn, count, t);
+    return t->has_strtab ? count : 0;
+}
+
+/* The string at offset at of the dynamic string table into out: 1 when it
+ * fits whole. */
+static int dr_small_string(int fd, dr_small *s, const dr_tags *t, unsigned long long at, char *out,
+                           size_t size)
+{
+    if (at >= t->strsz || size < 2)
         return 0;
     size_t want = size - 1;
-    if (want > t.strsz - t.soname)
-        want = (size_t)(t.strsz - t.soname);
-    unsigned long long off = dr_offset_of(&s.v, t.strtab + t.soname, want);
+    if (want > t->strsz - at)
+        want = (size_t)(t->strsz - at);
+    unsigned long long off = dr_offset_of(&s->v, t->strtab + at, want);
     if (off == (unsigned long long)-1 || dr_read_at(fd, out, want, off) != 0)
         return 0;
     out[want] = '\0';
-    return strnlen(out, want) < want || want == t.strsz - t.soname;
+    return strnlen(out, want) < want || want == t->strsz - at;
+}
+
+int lz_dyn_soname(int fd, char *out, size_t size)
+{
+    dr_small s; /* on the stack: ~80 KiB */
+    dr_tags t;
+    return dr_small_read(fd, &s, &t) && t.has_soname && dr_small_string(fd, &s, &t, t.soname, out, size);
+}
+
+int lz_dyn_needed(int fd, void (*each)(void *ctx, const char *name), void *ctx)
+{
+    dr_small s;
+    dr_tags t;
+    size_t count = dr_small_read(fd, &s, &t);
+    int n = 0;
+    char name[256];
+    for (size_t i = 0; i < count && s.dyn[i].d_tag != DT_NULL; i++)
+        if (s.dyn[i].d_tag == DT_NEEDED &&
+            dr_small_string(fd, &s, &t, s.dyn[i].d_un.d_val, name, sizeof name))
+            each(ctx, name), n++;
+    return n;
 }
 
 unsigned lz_dyn_own_machine(void)

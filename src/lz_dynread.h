@@ -52,6 +52,10 @@ LZ_DYN_API void lz_dyn_free(lz_dyn *d);
  * allocation (the audit module runs inside the dynamic linker): 1 when found. */
 LZ_DYN_API int lz_dyn_soname(int fd, char *out, size_t size);
 
+/* Each DT_NEEDED name of a file of this process's class, byte order and
+ * machine, in order, given to each (no allocation): how many. */
+LZ_DYN_API int lz_dyn_needed(int fd, void (*each)(void *ctx, const char *name), void *ctx);
+
 /* This process's e_machine, as compiled (not dladdr: it takes the dynamic
  * linker's lock, which a search must never wait for outside lz_dl.c). */
 LZ_DYN_API unsigned lz_dyn_own_machine(void);

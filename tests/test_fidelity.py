@@ -325,6 +325,50 @@ def launcher_refuses_a_broken_installation():
     t.contains(r.stderr, f"audit module {bad} is unreadable or not a library of this machine", "the message")
 
 
+CUDA_LIB = "/usr/local/cuda/lib64"
+
+
+def real_plugin(name, source, libs):
+    """A shared object under-linked as plugins are: it calls what only a
+    dependency of the library it links brings (nothing else links it)."""
+    plain_only()
+    d = t.workdir(f"fidelity_{name}")
+    src = os.path.join(d, f"{name}.c")
+    with open(src, "w") as f:
+        f.write(source)
+    return t.compile_c(os.path.join(d, f"{name}.so"), [src, f"-L{CUDA_LIB}", "-Wl,--no-as-needed"] + libs,
+                       shared=True)
+
+
+LOAD_NOW = ("import ctypes, os, sys\n"
+            "p = ctypes.CDLL(sys.argv[1], mode=os.RTLD_NOW)\n"
+            "print(sys.argv[2], getattr(p, sys.argv[2])())\n")
+
+
+@case
+def fidelity_plugin_leaning_on_a_dependency():
+    """A plugin linked -lcublas alone that calls cublasLtGetVersion (real
+    cuBLAS needs cuBLASLt), and one linked -lnccl alone that calls
+    libstdc++'s std::terminate handler (NCCL needs libstdc++), each opened
+    with RTLD_NOW: loaded and answering the same, plain and wrapped (the
+    drop-ins carry their real libraries' DT_NEEDED); wrapped, cuBLAS itself
+    is still not mapped after the call."""
+    if not os.path.exists(os.path.join(CUDA_LIB, "libcublas.so.13")):
+        raise t.Skip("cuBLAS is not installed here")
+    lt = real_plugin("lt_plugin", "#include <stddef.h>\nsize_t cublasLtGetVersion(void);\n"
+                     "int lt(void) { return (int)cublasLtGetVersion(); }\n", ["-lcublas"])
+    cxx = real_plugin("cxx_plugin", "typedef void (*handler)(void);\n"
+                      "handler _ZSt13get_terminatev(void);\n"
+                      "int cxx(void) { return _ZSt13get_terminatev() != 0; }\n", ["-lnccl"])
+    p = same_job([SYSTEM_PY, "-c", LOAD_NOW, lt, "lt"], {"LD_LIBRARY_PATH": CUDA_LIB})
+    t.check(re.fullmatch(r"lt \d{5,}\n", p[1]) is not None, f"cuBLASLt answered: {p[1]!r}")
+    same_job([SYSTEM_PY, "-c", LOAD_NOW, cxx, "cxx"], want="cxx 1")
+    code = LOAD_NOW + ("print(sorted({l.split()[-1].rsplit('/', 1)[-1] for l in open('/proc/self/maps')"
+                       " if '/libcublas' in l and '/dropin/' not in l}))\n")
+    r = t.run([RUN, SYSTEM_PY, "-c", code, lt, "lt"], check_rc=0)
+    t.contains(r.stdout, "['libcublasLt.so.13']", "wrapped: cuBLASLt only, cuBLAS still lazy")
+
+
 @case
 def fidelity_ldd_sees_the_libraries():
     """ldd (LD_TRACE_LOADED_OBJECTS) and `ld.so --list` of a program linked

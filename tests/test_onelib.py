@@ -157,6 +157,23 @@ def gsl_built_alone_serves_its_users():
     out = g.same_as_real()
     t.contains(out, "handler saw 1", "GSL called the program's handler")
     print(f"lazygen build of GSL: {g.seconds:.1f} s")
+    # The drop-in needs what libgsl.so.27 needs (libgslcblas.so.0 first): a
+    # plugin linked to GSL alone that calls CBLAS loads and runs as plain.
+    real_needed = lazygen("needed", g.real).stdout.split()
+    drop_needed = [l.split("[")[1].rstrip("]") for l in t.run(
+        ["readelf", "-d", f"{g.out}/dropin/libgsl.so.27"], check_rc=0).stdout.splitlines()
+        if "(NEEDED)" in l]
+    t.equal([n for n in drop_needed if n in real_needed], real_needed, "the real DT_NEEDED, in order")
+    src = f"{g.d}/plugin.c"
+    with open(src, "w") as f:
+        f.write("double cblas_ddot(int, const double *, int, const double *, int);\n"
+                "double dot3(void) { double a[3] = {1, 2, 3}; return cblas_ddot(3, a, 1, a, 1); }\n")
+    plugin = t.compile_c(f"{g.d}/plugin.so", [src, "-Wl,--no-as-needed", "-lgsl"], shared=True)
+    code = ("import ctypes, os; p = ctypes.CDLL(os.environ['P'], mode=os.RTLD_NOW); "
+            "p.dot3.restype = ctypes.c_double; print(p.dot3())")
+    want = t.run([sys.executable, "-c", code], env={"P": plugin}, check_rc=0).stdout
+    t.equal(t.run([sys.executable, "-c", code], env={"P": plugin, "LD_LIBRARY_PATH": f"{g.out}/dropin"},
+                  check_rc=0).stdout, want, "a plugin leaning on GSL's DT_NEEDED")
     if not shutil.which("gsl-randist"):
         raise t.Skip("no gsl-randist (Debian's gsl-bin): the program alone was checked")
     cmd = ["gsl-randist", "7", "20", "gaussian", "1.5"]

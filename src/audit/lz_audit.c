@@ -96,6 +96,9 @@ static pending_request *pending LZ_HOT_DATA;
 static struct {
     target *t;
     const char *by;
+    /* Asked by a drop-in that stands for a file asked for by path (ld.so
+     * named it by the drop-in's own path): that drop-in, and the file. */
+    const target *for_path;
 } byname LZ_HOT_DATA;
 
 static const char *base_name(const char *p)
@@ -159,6 +162,27 @@ LZ_AUDIT_API unsigned int la_version(unsigned int version)
     return version < LAV_CURRENT ? version : LAV_CURRENT;
 }
 
+/* Whether ld.so, run as a command (the kernel started it: AT_BASE is 0),
+ * was asked to list or verify the program's libraries (`ld.so --list`,
+ * ldd's `--verify`) rather than run it: its options come before the
+ * program's name; those that take a value are skipped with it. */
+LZ_COLD static int ldso_listing(void)
+{
+    char **argv = lz_sys_cmdline();
+    for (int i = 1; argv && argv[i] && argv[i][0] == '-' && argv[i][1] == '-'; i++) {
+        const char *o = argv[i] + 2;
+        if (lz_sys_same(o, "list") || lz_sys_same(o, "verify"))
+            return 1;
+        if (lz_sys_same(o, "library-path") || lz_sys_same(o, "inhibit-rpath") ||
+            lz_sys_same(o, "audit") || lz_sys_same(o, "preload") || lz_sys_same(o, "argv0") ||
+            lz_sys_same(o, "glibc-hwcaps-prepend") || lz_sys_same(o, "glibc-hwcaps-mask"))
+            i++;
+        if (!argv[i] || !o[0]) /* "--" ends ld.so's options */
+            break;
+    }
+    return 0;
+}
+
 /* Read the environment once the start-up stack is known (la_objopen of
  * ld.so, which glibc reports before any search). A secure-execution process
  * keeps what it had: glibc already refuses LD_AUDIT paths there; the module
@@ -168,10 +192,11 @@ static void configure(void *stack_end)
     lz_sys_set_stack_end(stack_end);
     if (lz_sys_getauxval(AT_SECURE))
         return;
-    /* ldd (LD_TRACE_LOADED_OBJECTS): the module stands aside, so that the
-     * list is the libraries the program would load, not drop-ins. */
+    /* ldd (LD_TRACE_LOADED_OBJECTS) and `ld.so --list`: the module stands
+     * aside, so that the list is the libraries the program would load, with
+     * their own dependencies, not drop-ins and theirs. */
     const char *trace = lz_sys_getenv("LD_TRACE_LOADED_OBJECTS");
-    if (trace && *trace)
+    if ((trace && *trace) || (!lz_sys_getauxval(AT_BASE) && ldso_listing()))
         return;
     const char *d = lz_sys_getenv("LAZYNCCL_DEBUG");
     lz_sys_set_debug(d && *d && !lz_sys_same(d, "0"));
@@ -470,6 +495,26 @@ static int in_dir(const char *path, const char *dir, const char *name)
     return !*dir && lz_sys_same(path, name);
 }
 
+/* 1 when path is a file of the directory that holds file. */
+static int in_dir_of(const char *path, const char *file)
+{
+    const char *end = base_name(file);
+    for (; file < end && *path == *file; path++, file++)
+        ;
+    return file == end && !lz_sys_find(path, '/')[0];
+}
+
+/* The directory of file followed by name, into out: 1 when it fits. */
+static int beside_of(const char *file, const char *name, char *out, size_t size)
+{
+    size_t dir = (size_t)(base_name(file) - file), len = strlen(name);
+    if (dir + len + 1 > size)
+        return 0;
+    memcpy(out, file, dir);
+    memcpy(out + dir, name, len + 1);
+    return 1;
+}
+
 /* Whether path is t's candidate in the last directory of the dynamic
  * linker's default search (glibc's system directories end with it): a
  * by-name request none of whose candidates up to it would map is one the
@@ -495,6 +540,26 @@ static const char *step_of(unsigned int flag)
     }
 }
 
+/* The run path's candidate ($ORIGIN) of a drop-in standing for a file
+ * asked for by path: ld.so named that drop-in by its own path, so its
+ * $ORIGIN is the drop-in directory where plain it is that file's (every
+ * drop-in's run path is $ORIGIN, as NVIDIA's libraries' are). The file of
+ * that name beside the asked one, where it would map; else none (0: ld.so
+ * goes on to its next step, as plain). */
+LZ_COLD static char *beside_asked(target *t, const char *base)
+{
+    char beside[PATH_MAX];
+    struct stat st;
+    if (!beside_of(byname.for_path->box->path, base, beside, sizeof beside) || !would_map(beside, &st))
+        return 0;
+    byname.t = 0;
+    if (!same_file(&st, t) && remember(t, beside, byname.by, step_of(LA_SER_RUNPATH)))
+        lz_say(t->soname, " needed by ", byname.by, ": the dynamic linker would map ", beside,
+               " (beside the file its drop-in stands for); the drop-in ", t->path,
+               " stands in and will load that file");
+    return (char *)t->path;
+}
+
 /* A candidate path of the by-name request being searched: where the
  * dynamic linker would map it, the drop-in stands in, told that path (it
  * loads exactly that file at its first call); where the dynamic linker
@@ -507,6 +572,8 @@ LZ_COLD static char *candidate(const char *name, unsigned int flag)
     const char *base = base_name(name);
     if (!lz_sys_same(base, t->soname))
         return (char *)name;
+    if (flag == LA_SER_RUNPATH && byname.for_path && in_dir_of(name, byname.for_path->path))
+        return beside_asked(t, base);
     struct stat st;
     if (would_map(name, &st)) {
         byname.t = 0;
@@ -525,6 +592,20 @@ LZ_COLD static char *candidate(const char *name, unsigned int flag)
         return (char *)t->path;
     }
     return (char *)name;
+}
+
+/* The target whose drop-in asker is, when that drop-in stands for a file
+ * asked for by path (its box holds the path, no search step): ld.so named
+ * the drop-in by its own path, so $ORIGIN in its run path is the drop-in
+ * directory where plain it is that file's. */
+static const target *standing_for_path(const struct link_map *asker)
+{
+    for (int i = 0; asker && i < ntargets; i++)
+        if (targets[i].dropin == asker && targets[i].box &&
+            __atomic_load_n(&targets[i].box->state, __ATOMIC_ACQUIRE) == LZ_ASKED_SET &&
+            !targets[i].box->step[0] && lz_sys_same(asker->l_name, targets[i].path))
+            return &targets[i];
+    return 0;
 }
 
 LZ_AUDIT_API char *la_objsearch(const char *name, uintptr_t *cookie, unsigned int flag)
@@ -571,7 +652,7 @@ LZ_AUDIT_API char *la_objsearch(const char *name, uintptr_t *cookie, unsigned in
     if (!by_path) {
         /* By name: the dynamic linker searches as it would plain; the
          * candidate it would map decides (candidate()). */
-        byname.t = t, byname.by = by;
+        byname.t = t, byname.by = by, byname.for_path = standing_for_path(asker);
         return (char *)name;
     }
     if (t->box)

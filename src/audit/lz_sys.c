@@ -267,3 +267,35 @@ unsigned long lz_sys_getauxval(unsigned long type)
             return a->a_un.a_val;
     return 0;
 }
+
+/* Read once: the strings stay where the first read put them. */
+char **lz_sys_cmdline(void)
+{
+    static char **argv;
+    enum { MAX = 1 << 20 };
+    if (argv)
+        return argv;
+    char *buf = lz_sys_alloc(MAX);
+    int fd = buf ? lz_sys_open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC) : -1;
+    if (fd < 0)
+        return 0;
+    size_t n = 0;
+    ssize_t r;
+    while (n < MAX - 1 && (r = pread(fd, buf + n, MAX - 1 - n, (off_t)n)) > 0)
+        n += (size_t)r;
+    lz_sys_close(fd);
+    if (!n || n >= MAX - 1)
+        return 0;
+    buf[n] = '\0';
+    size_t count = 0;
+    for (size_t i = 0; i < n; i++)
+        count += !buf[i];
+    char **list = lz_sys_alloc((count + 1) * sizeof *list);
+    if (!list)
+        return 0;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i += strlen(buf + i) + 1)
+        list[k++] = buf + i;
+    list[k] = 0;
+    return argv = list;
+}

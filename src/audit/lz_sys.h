@@ -59,6 +59,11 @@ LZ_SYS_API long lz_sys_env_index(const char *name);
 LZ_SYS_API char **lz_sys_argv(void);
 LZ_SYS_API char **lz_sys_environ(void);
 LZ_SYS_API unsigned long lz_sys_getauxval(unsigned long type);
+/* The command as the kernel got it (/proc/self/cmdline), NULL-terminated:
+ * ld.so run as a command has taken its own name and options (--preload,
+ * --list) out of argv by the time it maps the libraries. NULL when it
+ * cannot be read. */
+LZ_SYS_API char **lz_sys_cmdline(void);
 
 /* One line on stderr from its parts (NULL-terminated), prefixed
  * "lazynccl-audit: ", when LAZYNCCL_DEBUG asked for it (lz_sys_set_debug). */

@@ -108,37 +108,6 @@ LZ_COLD static long exec_again(char **argv, char **envp)
     return lz_sys_execve("/proc/self/exe", argv, envp);
 }
 
-/* The command as the kernel got it (/proc/self/cmdline: the strings stay
- * where the kernel put them): ld.so run as a command has taken its own name
- * and options (--preload) out of argv by the time it maps the libraries. */
-LZ_COLD static char **command_line(void)
-{
-    enum { MAX = 1 << 20 };
-    char *buf = lz_sys_alloc(MAX);
-    int fd = buf ? lz_sys_open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC) : -1;
-    if (fd < 0)
-        return 0;
-    size_t n = 0;
-    ssize_t r;
-    while (n < MAX - 1 && (r = pread(fd, buf + n, MAX - 1 - n, (off_t)n)) > 0)
-        n += (size_t)r;
-    lz_sys_close(fd);
-    if (!n || n >= MAX - 1)
-        return 0;
-    buf[n] = '\0';
-    size_t count = 0;
-    for (size_t i = 0; i < n; i++)
-        count += !buf[i];
-    char **argv = lz_sys_alloc((count + 1) * sizeof *argv);
-    if (!argv)
-        return 0;
-    size_t k = 0;
-    for (size_t i = 0; i < n; i += strlen(buf + i) + 1)
-        argv[k++] = buf + i;
-    argv[k] = 0;
-    return argv;
-}
-
 /* Restart the process with its environment envp, saying why (why, then
  * what: LAZYNCCL_DEBUG's line). */
 LZ_COLD static void restart(char **envp, const char *why, const char *what)
@@ -147,7 +116,7 @@ LZ_COLD static void restart(char **envp, const char *why, const char *what)
     sbuf hb = {held, 0, sizeof held};
     put_num(&hb, need);
     lz_say("the libraries this process starts with hold ", held, " bytes of static TLS, ", why, what);
-    char **argv = lz_sys_getauxval(AT_BASE) ? lz_sys_argv() : command_line();
+    char **argv = lz_sys_getauxval(AT_BASE) ? lz_sys_argv() : lz_sys_cmdline();
     long rc = argv ? exec_again(argv, envp) : -ENOMEM;
     char num[24];
     sbuf b = {num, 0, sizeof num};
@@ -290,7 +259,7 @@ void lz_tlsfit_object(lz_mem_obj *o, const char *soname)
     acted = 1;
     /* Not where the restart would not be this program as it was started:
      * setuid (glibc ignored the environment). ld.so run as a command is
-     * restarted as that command (command_line). */
+     * restarted as that command (lz_sys_cmdline). */
     if (lz_sys_getauxval(AT_SECURE))
         return;
     if (has_tunable)

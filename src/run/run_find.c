@@ -225,7 +225,29 @@ static int add(run_parts *p, const char *path)
     return 0;
 }
 
-int run_find_dropins(run_parts *p, const char *only, char *why, size_t whysize)
+/* A drop-in needs what its real library needs: where that is a library
+ * with a drop-in here (cuBLAS's cuBLASLt), it is served too, so that it
+ * stays lazy rather than load at start because a served one needs it. */
+static void serve_needed(void *ctx, const char *name)
+{
+    run_parts *p = ctx;
+    char path[PATH_MAX];
+    if (fmt(path, sizeof path, "%s/%s", p->dir, name) && is_file(path))
+        add(p, path);
+}
+
+static void add_needed(run_parts *p)
+{
+    for (int i = 0; i < p->ndropins; i++) { /* grows as it goes: the closure */
+        int fd = open(p->dropins[i], O_RDONLY | O_CLOEXEC);
+        if (fd >= 0) {
+            lz_dyn_needed(fd, serve_needed, p);
+            close(fd);
+        }
+    }
+}
+
+static int find_dropins(run_parts *p, const char *only, char *why, size_t whysize)
 {
     char stem[256], path[PATH_MAX];
     p->ndropins = 0;
@@ -284,6 +306,14 @@ int run_find_dropins(run_parts *p, const char *only, char *why, size_t whysize)
         item += len + 1;
     }
     return 0;
+}
+
+int run_find_dropins(run_parts *p, const char *only, char *why, size_t whysize)
+{
+    int rc = find_dropins(p, only, why, whysize);
+    if (rc == 0)
+        add_needed(p);
+    return rc;
 }
 
 /* Where x86-64's ld.so is, and where the 32-bit one is when 32-bit

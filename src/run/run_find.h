@@ -38,8 +38,9 @@ typedef struct run_parts {
  * reason in why. */
 int run_find_dir(run_parts *p, char *why, size_t whysize);
 /* The drop-ins to serve: only (a comma-separated list of families and
- * drop-in file names), or NULL for every family whose drop-in is here. 0,
- * or -1 with the reason. */
+ * drop-in file names), or NULL for every family whose drop-in is here, and
+ * with them every drop-in here that one of them needs (DT_NEEDED). 0, or -1
+ * with the reason. */
 int run_find_dropins(run_parts *p, const char *only, char *why, size_t whysize);
 /* The audit module and the redirector beside the drop-ins (p->module,
  * p->redirector; "" when absent or not nameable in LD_AUDIT/LD_PRELOAD),
