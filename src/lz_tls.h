@@ -20,6 +20,15 @@
  * with a preloaded library of each size); counted lower so that alignment
  * between blocks never makes a fit we promised fail. */
 #define LZ_TLS_FIXED_SURPLUS 1280ULL
+/* An audited process's surplus has one namespace's share more than a
+ * plain one's (BZ#25051's contract: a libc's and one other library's
+ * initial-exec TLS), and the libraries it starts with take theirs out of
+ * it, where a plain process's start-up TLS is all its own: past that share,
+ * a later dlopen of initial-exec TLS gets less room than plain. Measured
+ * with glibc 2.36 on x86-64: with 288 bytes of start-up TLS (libc's 144 and
+ * a library's 144) the largest such block a later dlopen gets is 1,696
+ * bytes wrapped and plain; with 400, 1,440 wrapped against 1,696. */
+#define LZ_TLS_AUDIT_SHARE 288ULL
 /* The first glibc with the tunable, and a symbol its libc.so.6 defines from
  * that release on (where the version string cannot be asked for: inside the
  * dynamic linker, or from a static program). */
@@ -71,6 +80,14 @@ static inline unsigned long long lz_tls_optional(const char *tunables)
 static inline int lz_tls_fits(unsigned long long need, unsigned long long optional)
 {
     return need <= optional + LZ_TLS_FIXED_SURPLUS;
+}
+
+/* 1 when need bytes of start-up TLS leave an audited process given the
+ * tunable's value optional at least the room a plain process has with
+ * glibc's default for a later dlopen of initial-exec TLS. */
+static inline int lz_tls_keeps_plain(unsigned long long need, unsigned long long optional)
+{
+    return need + LZ_TLS_DEFAULT_OPTIONAL <= optional + LZ_TLS_AUDIT_SHARE;
 }
 
 /* The tunable's value that serves need bytes, keeping glibc's default room

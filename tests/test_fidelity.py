@@ -453,6 +453,37 @@ def fidelity_restart_keeps_identity():
 
 
 @case
+def fidelity_later_dlopen_of_initial_exec_tls():
+    """A program whose start-up libraries hold 1,000 bytes of initial-exec
+    TLS dlopens a library of 1,400 more (it fits plain: glibc's surplus is
+    for such loads): it fits wrapped too, the audited process restarted with
+    the room plain keeps; and a program holding only 144 more than libc's
+    keeps plain's room without a restart."""
+    plain_only()
+    d = t.workdir("fidelity_ie_tls")
+    ie = os.path.join(d, "ie.c")
+    with open(ie, "w") as f:
+        f.write("__attribute__((tls_model(\"initial-exec\"))) __thread char NAME[SIZE];\n"
+                "int CALL(void) { NAME[0] = 1; return NAME[0]; }\n")
+    main = os.path.join(d, "main.c")
+    with open(main, "w") as f:
+        f.write("#include <dlfcn.h>\n#include <stdio.h>\nint start(void);\n"
+                "int main(int c, char **v) { start(); void *h = dlopen(v[1], RTLD_NOW);\n"
+                "  printf(\"%s\\n\", h ? \"loaded\" : dlerror()); return !h; }\n")
+    later = t.compile_c(os.path.join(d, "liblater.so"), [ie, "-DNAME=later", "-DSIZE=1400", "-DCALL=later_call"],
+                        shared=True)
+    for start in (1000, 144):
+        lib = t.compile_c(os.path.join(d, f"libstart{start}.so"),
+                          [ie, "-DNAME=early", f"-DSIZE={start}", "-DCALL=start"], shared=True)
+        prog = t.compile_c(os.path.join(d, f"prog{start}"), [main, f"-L{d}", f"-l:libstart{start}.so",
+                                                            f"-Wl,-rpath,{d}", "-ldl"])
+        same_job([prog, later], want="loaded")
+        r = t.run([RUN, prog, later], env={"LAZYNCCL_DEBUG": "1"}, check_rc=0)
+        restarted = "restarting it with glibc.rtld.optional_static_tls=" in r.stderr
+        t.equal(restarted, start == 1000, f"restarted with {start} bytes at start: {r.stderr[-800:]}")
+
+
+@case
 def fidelity_gdb_over_a_restarted_inferior():
     """gdb run under lazynccl-run over a program with jemalloc preloaded
     (gdb starts it through a shell; the inferior restarts for static TLS):

@@ -159,7 +159,7 @@ LZ_COLD static void restart_with_tunable(void)
     if (t < 0)
         envp[n++] = tun;
     envp[n] = 0;
-    restart(envp, "more than an audited process gets: restarting it with ", tun + sizeof TUNABLES);
+    restart(envp, "more than an audited process keeps as plain: restarting it with ", tun + sizeof TUNABLES);
 }
 
 /* The redirector beside the drop-ins (lz_dropins.h). */
@@ -253,8 +253,13 @@ void lz_tlsfit_object(lz_mem_obj *o, const char *soname)
         has_tunable = lz_mem_defined(o, LZ_TLS_SINCE_SYMBOL) != 0;
     }
     /* The C library's answer decides how: wait for it (every program that
-     * holds static TLS needs libc.so.6). */
-    if (!libc_seen || acted || lz_tls_fits(need, lz_tls_optional(lz_sys_getenv(TUNABLES))))
+     * holds static TLS needs libc.so.6). Where the tunable exists, a
+     * process is restarted as soon as it would keep less room for a later
+     * dlopen than plain; before it, only where it could not start. */
+    if (!libc_seen || acted)
+        return;
+    unsigned long long optional = lz_tls_optional(lz_sys_getenv(TUNABLES));
+    if (has_tunable ? lz_tls_keeps_plain(need, optional) : lz_tls_fits(need, optional))
         return;
     acted = 1;
     /* Not where the restart would not be this program as it was started:
