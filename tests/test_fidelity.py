@@ -483,6 +483,40 @@ def fidelity_later_dlopen_of_initial_exec_tls():
         t.equal(restarted, start == 1000, f"restarted with {start} bytes at start: {r.stderr[-800:]}")
 
 
+def print_env(args):
+    """The variables `lazynccl-run ARGS --print-env` sets, as a dict."""
+    import shlex
+    out = t.run([RUN] + args + ["--print-env"], check_rc=0).stdout
+    return {k[len("export "):]: shlex.split(v)[0] for k, _, v in
+            (line.partition("=") for line in out.splitlines() if line.startswith("export "))}
+
+
+@case
+def fidelity_32bit_programs():
+    """A 32-bit program, alone and started by a wrapped shell: under
+    `--quiet-32bit` (the module named through $LIB, its 32-bit stand-in
+    declining) every stream and the exit status equal plain; by default
+    they do but for ld.so's one "wrong ELF class" line, the documented
+    difference."""
+    plain_only()
+    if t.HOST_CPU != "x86_64" or not os.path.exists("/lib/ld-linux.so.2"):
+        raise t.Skip("no 32-bit x86 dynamic linker here (Debian's libc6-i386 on x86-64)")
+    d = t.workdir("fidelity_32bit")
+    exe = os.path.join(d, "hello32")
+    t.run(["as", "--32", "-o", exe + ".o", os.path.join(t.SOURCE, "tests", "launcher", "hello32.s")], check_rc=0)
+    t.run(["ld", "-m", "elf_i386", "-pie", "-dynamic-linker", "/lib/ld-linux.so.2", "-o", exe, exe + ".o"],
+          check_rc=0)
+    try:
+        subprocess.run([exe], capture_output=True, check=False)
+    except OSError as e:
+        raise t.Skip(f"this kernel cannot run 32-bit programs: {e.strerror}")
+    quiet = print_env(["--quiet-32bit"])
+    for cmd in ([exe], ["/bin/sh", "-c", f"{exe}; echo $?"]):
+        same_job(cmd, wrap_env=quiet, want="hello 32")
+        ldso_line = lambda s: "".join(l for l in s.splitlines(True) if "wrong ELF class" not in l)
+        same_job(cmd, normal=ldso_line, want="hello 32")
+
+
 @case
 def fidelity_gdb_over_a_restarted_inferior():
     """gdb run under lazynccl-run over a program with jemalloc preloaded
