@@ -270,7 +270,8 @@ def make_missing(d):
 def fidelity_rows_under_memcheck():
     """The module's own reads checked: the by-name rows (LD_LIBRARY_PATH
     over conda, a relative entry with a chdir, a file that is not ELF), the
-    namespace row and a missing drop-in run wrapped under valgrind's
+    namespace row, a missing drop-in and cuBLAS asked for by path (its
+    dependency found beside it) run wrapped under valgrind's
     memcheck, which sees the audit module's code run inside the dynamic
     linker: no error (valgrind's exit status), the same answer as plain."""
     if not shutil.which("valgrind"):
@@ -295,6 +296,28 @@ def fidelity_rows_under_memcheck():
         # valgrind lays memory out its own way: the files mapped, in any order
         t.equal(sorted(r.stdout.splitlines()), sorted(plain[1].splitlines()),
                 f"the answer under memcheck, {cmd[1:]}")
+    # A drop-in standing for cuBLAS asked for by path: its dependency on
+    # cuBLASLt searched beside the asked file (the module's $ORIGIN step).
+    if os.path.exists(os.path.join(CUDA_LIB, "libcublas.so.13")):
+        chosen = t.link_dir(os.path.join(j.d, "chosen"), os.path.join(CUDA_LIB, "libcublas.so.13"),
+                            os.path.join(CUDA_LIB, "libcublasLt.so.13"))
+        src = os.path.join(j.d, "open.c")
+        with open(src, "w") as f:
+            f.write("#include <dlfcn.h>\n#include <stdio.h>\nint main(int c, char **v) {\n"
+                    "  void *h = dlopen(v[1], RTLD_NOW); puts(h ? \"loaded\" : dlerror()); return !h; }\n")
+        opener = t.compile_c(os.path.join(j.d, "open"), [src, "-ldl"])
+        cmd = vg + [opener, os.path.join(chosen, "libcublas.so.13")]
+        plain = t.run(["timeout", "300"] + cmd)
+        r = t.run(["timeout", "300", RUN] + cmd, env={"LAZYNCCL_DEBUG": "1"})
+        # glibc 2.36's ld.so reads past "$ORIGIN" in its own strncmp while
+        # decomposing a run path (is_dst): memcheck says so plain too, for
+        # the real cuBLAS's. The verdicts are compared, and no error may
+        # name the module or a drop-in.
+        t.equal((r.returncode, r.stdout), (plain.returncode, "loaded\n"),
+                f"memcheck's verdict, cuBLAS by path: {r.stderr[-3000:]}")
+        ours = [l for l in r.stderr.splitlines() if l.startswith("==") and ("lazynccl" in l or "/dropin/" in l or re.search(r"\(lz_\w+\.[ch]:", l))]
+        t.equal(ours, [], "no memcheck error in the module or a drop-in")
+        t.contains(r.stderr, "(beside the file its drop-in stands for)", "the $ORIGIN step ran")
 
 
 @case
