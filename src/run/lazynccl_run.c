@@ -53,9 +53,10 @@ static void usage(FILE *out)
         "Drop-ins are looked for in $LAZYNCCL_DROPIN_DIR, else from this program's\n"
         "own file: %s, or src/dropin in a build tree; the audit module\n"
         "(liblazynccl-audit.so) in $LAZYNCCL_AUDIT_MODULE, else above the drop-ins.\n"
-        "Static TLS (jemalloc, TSan): each process that needs more than an audited\n"
-        "process gets restarts itself once, sized, before it runs (glibc >= %s), or\n"
-        "with the drop-ins preloaded instead (older glibc): docs/consumers.md.\n",
+        "Static TLS (jemalloc, TSan): a process whose libraries hold more than an\n"
+        "audited process keeps as plain restarts itself once, sized, before it runs\n"
+        "(glibc >= %s); with older glibc, one that could not start restarts with\n"
+        "the drop-ins preloaded instead: docs/consumers.md.\n",
         run_find_families(0), *more ? ", " : "", more,
         *more ? ",\n                 but " : "", more, *more ? " (the suite's test libraries)" : "",
         RUN_DROPIN_REL, LZ_TLS_SINCE_VERSION);
