@@ -231,8 +231,8 @@ def audit_debug_says_who_asked():
     d = t.workdir("audit_debug")
     r = run(d, "nccl", real, extra_env={"LAZYNCCL_DEBUG": "1"})
     exe = consumer(d)
-    t.contains(r.stderr, f'lazynccl-audit: dlopen("{real}") by {exe}: redirected to the drop-in '
-               f"{DROPINS}/libnccl.so.2; it will load that file at its first call", "redirect line")
+    t.contains(r.stderr, f'lazynccl-audit: dlopen("{real}") by {exe}: the drop-in '
+               f"{DROPINS}/libnccl.so.2 will load that file at its first call", "redirect line")
     t.contains(r.stderr, f"lazynccl: loaded {real} (found by: asked by path)", "the drop-in")
 
 
@@ -326,7 +326,7 @@ def audit_long_dropin_list_all_served():
     r = run(d, "nccl", real, under_run=False,
             extra_env={"LD_AUDIT": MODULE, "LAZYNCCL_AUDIT_DROPINS": dropins, "LAZYNCCL_DEBUG": "1"})
     t.equal(r.returncode, 0, r.stdout + r.stderr)
-    t.contains(r.stderr, f"redirected to the drop-in {DROPINS}/libnccl.so.2", "the last entry served")
+    t.contains(r.stderr, f"the drop-in {DROPINS}/libnccl.so.2 will load that file", "the last entry served")
     t.equal(real_after(r.stdout, "preload"), [], "real files mapped after the by-path preload")
     t.equal(len(real_after(r.stdout, "call")), 1, "one real copy after the call")
 

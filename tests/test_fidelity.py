@@ -405,6 +405,17 @@ def fidelity_ldd_sees_the_libraries():
     ldso = "/lib64/ld-linux-x86-64.so.2" if t.HOST_CPU == "x86_64" else "/lib/ld-linux-aarch64.so.1"
     p = same_job([ldso, "--list", prog], normal=no_addr)
     t.contains(p[1], f"libnccl.so.2 => {j.dirs['runpath']}/libnccl.so.2", "ld.so --list's line")
+    # Listing relocates nothing: a program whose libraries hold more static
+    # TLS than an audited process keeps is listed as it is, not restarted.
+    jemalloc = "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"
+    if os.path.exists(jemalloc):
+        same_job(["ldd", prog], {"LD_PRELOAD": jemalloc}, normal=no_addr)
+        for cmd, trace in (([ldso, "--list", prog], {}), ([ldso, "--inhibit-cache", "--list", prog], {}),
+                           ([prog], {"LD_TRACE_LOADED_OBJECTS": "1"})):
+            env = dict(trace, LD_PRELOAD=jemalloc)
+            same_job(cmd, env, normal=no_addr)
+            r = t.run([RUN] + cmd, env=dict(env, LAZYNCCL_DEBUG="1"), check_rc=0)
+            t.check("restarting" not in r.stderr, f"{cmd}: not restarted: {r.stderr[-1500:]}")
 
 
 @case
@@ -445,7 +456,9 @@ def fidelity_restart_keeps_identity():
     relative path and through a symbolic link; a script (its interpreter
     restarts); ld.so run as a command with its own --preload (restarted as
     that command, from /proc/self/cmdline: ld.so has taken its options out
-    of argv by then); and a caller's own variables kept in their order."""
+    of argv by then); a program started by fexecve, from a memfd or a file
+    opened close-on-exec (restarted from that descriptor); and a caller's
+    own variables kept in their order."""
     plain_only()
     jemalloc = "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"
     if not os.path.exists(jemalloc):
@@ -469,6 +482,20 @@ def fidelity_restart_keeps_identity():
                      (["/lib64/ld-linux-x86-64.so.2", "--preload", jemalloc, prog, "z"], None)):
         p = same_job(cmd, env, normal=normal, cwd=cwd)
         t.check("comm " in p[1], f"the probe ran: {p}")
+    # Started by fexecve: a memfd (close-on-exec or not) and a file opened
+    # close-on-exec; AT_EXECFN is /dev/fd/N and comm the file's own name.
+    fexec = ("import os, sys\n"
+             "how, prog = sys.argv[1], sys.argv[2]\n"
+             "if how == 'file':\n"
+             "    fd = os.open(prog, os.O_RDONLY | os.O_CLOEXEC)\n"
+             "else:\n"
+             "    fd = os.memfd_create('prog', os.MFD_CLOEXEC if how == 'memfd-cloexec' else 0)\n"
+             "    os.write(fd, open(prog, 'rb').read())\n"
+             "    os.set_inheritable(fd, how == 'memfd')\n"
+             "os.execve(fd, ['prog', 'f'], dict(os.environ))\n")
+    for how in ("memfd", "memfd-cloexec", "file"):
+        p = same_job([SYSTEM_PY, "-c", fexec, how, prog], env, normal=normal)
+        t.contains(p[1], "AT_EXECFN /dev/fd/", f"started by fexecve ({how})")
     wrapped = t.run([RUN, "--", prog], env=dict(env, LAZYNCCL_DEBUG="1"))
     t.contains(wrapped.stderr, "restarting it with glibc.rtld.optional_static_tls=",
                "the row is about a restarted process")

@@ -196,8 +196,10 @@ static void configure(void *stack_end)
      * aside, so that the list is the libraries the program would load, with
      * their own dependencies, not drop-ins and theirs. */
     const char *trace = lz_sys_getenv("LD_TRACE_LOADED_OBJECTS");
-    if ((trace && *trace) || (!lz_sys_getauxval(AT_BASE) && ldso_listing()))
+    if ((trace && *trace) || (!lz_sys_getauxval(AT_BASE) && ldso_listing())) {
+        lz_tlsfit_done(); /* nothing is relocated: no TLS to fit either */
         return;
+    }
     const char *d = lz_sys_getenv("LAZYNCCL_DEBUG");
     lz_sys_set_debug(d && *d && !lz_sys_same(d, "0"));
     read_targets(lz_sys_getenv(LZ_DROPINS_ENV));
@@ -298,12 +300,14 @@ LZ_COLD static int remember(target *t, const char *path, const char *by, const c
 
 LZ_COLD static void fill_box(target *t, const char *path, const char *by, const char *step)
 {
+    /* By name the dynamic linker's candidate, by path the program's own. */
+    const char *how = step ? " (the dynamic linker's candidate) for " : "\") by ";
     if (lz_asked_box_put(t->box, path, by, step))
-        lz_say("dlopen(\"", path, "\") by ", by, ": redirected to the drop-in ", t->path,
-            "; it will load that file at its first call");
+        lz_say(step ? "" : "dlopen(\"", path, how, by, ": the drop-in ", t->path,
+               " will load that file at its first call");
     else
-        lz_say("dlopen(\"", path, "\") by ", by, ": redirected to the drop-in ", t->path,
-            ", which keeps the path asked for earlier");
+        lz_say(step ? "" : "dlopen(\"", path, how, by, ": the drop-in ", t->path,
+               " keeps the path asked for earlier");
 }
 
 /* The object a redirected request mapped in a namespace of dlmopen's: when
@@ -352,7 +356,8 @@ LZ_AUDIT_API unsigned int la_objopen(struct link_map *map, Lmid_t lmid, uintptr_
         return 0;
     if ((t->box = lz_mem_dropin_box(&o, t->soname))) {
         t->dropin = map;
-        lz_say("drop-in ", map->l_name, " stands for ", t->soname, " until it is loaded");
+        lz_say("drop-in ", t->path, " (named ", map->l_name, ") stands for ", t->soname,
+               " until it is loaded");
         if (pending && pending->t == t)
             fill_box(t, pending->path, pending->by, pending->step);
         if (pending)

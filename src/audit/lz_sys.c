@@ -115,6 +115,18 @@ LZ_COLD long lz_sys_execve(const char *path, char *const argv[], char *const env
     return SYS(SYS_execve, path, argv, envp);
 }
 
+/* execveat(2) of the file open at fd itself (AT_EMPTY_PATH): fexecve. */
+LZ_COLD long lz_sys_fexecve(int fd, char *const argv[], char *const envp[])
+{
+    return sys6(SYS_execveat, fd, (long)"", (long)argv, (long)envp, AT_EMPTY_PATH, 0);
+}
+
+/* dup3(2) with O_CLOEXEC: the new descriptor, or a negative errno. */
+LZ_COLD long lz_sys_dup_cloexec(int fd, int to)
+{
+    return SYS(SYS_dup3, fd, to, O_CLOEXEC);
+}
+
 /* Zeroed private memory, never freed: for the rare state that does not fit
  * the module's one page of data (lz_audit.c). 0 when refused. */
 LZ_COLD void *lz_sys_alloc(size_t len)

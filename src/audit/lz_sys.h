@@ -35,6 +35,10 @@ LZ_SYS_API int lz_sys_mincore(void *start, size_t len, unsigned char *vec);
 LZ_SYS_API int lz_sys_getpid(void);
 /* execve(2): returns only on failure (a negative errno). */
 LZ_SYS_API long lz_sys_execve(const char *path, char *const argv[], char *const envp[]);
+/* execveat(2) of the file open at fd (fexecve): the same. */
+LZ_SYS_API long lz_sys_fexecve(int fd, char *const argv[], char *const envp[]);
+/* dup3(2) onto to, close-on-exec: to, or a negative errno. */
+LZ_SYS_API long lz_sys_dup_cloexec(int fd, int to);
 
 /* The process's start: arguments, environment and auxiliary vector, as the
  * kernel laid them out, from the address of argc (ld.so's

@@ -78,6 +78,37 @@ static int same_file(const char *path, const struct stat *running)
            st.st_ino == running->st_ino;
 }
 
+/* A program started by fexecve (AT_EXECFN "/dev/fd/N": a memfd, a file
+ * opened close-on-exec) started so again, from descriptor N, so that its
+ * AT_EXECFN and comm (the kernel's, from the file itself: "memfd:prog")
+ * are a plain start's: N where it is still the running file, else the
+ * running file opened there again, close-on-exec as it was. Returns only
+ * where that cannot be done. */
+LZ_COLD static void fexec_again(const char *num, char **argv, char **envp, const struct stat *running)
+{
+    long n = 0;
+    const char *p = num;
+    for (; *p >= '0' && *p <= '9' && n < 1 << 20; p++)
+        n = n * 10 + (*p - '0');
+    if (p == num || *p)
+        return;
+    struct stat st;
+    if (fstat((int)n, &st) == 0) {
+        if (st.st_dev == running->st_dev && st.st_ino == running->st_ino)
+            lz_sys_fexecve((int)n, argv, envp);
+        return;
+    }
+    int fd = lz_sys_open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    if (fd != n && lz_sys_dup_cloexec(fd, (int)n) == n) {
+        lz_sys_fexecve((int)n, argv, envp);
+        lz_sys_close((int)n);
+    } else if (fd == n)
+        lz_sys_fexecve(fd, argv, envp);
+    lz_sys_close(fd);
+}
+
 /* Exec this process again as it was started, so that it is the same
  * process to everyone who looks (its comm, AT_EXECFN, /proc/self/exe and
  * argv are the kernel's from that path and those arguments): the file it
@@ -93,6 +124,8 @@ LZ_COLD static long exec_again(char **argv, char **envp)
     const char *fn = (const char *)lz_sys_getauxval(AT_EXECFN);
     struct stat running;
     if (lz_sys_stat("/proc/self/exe", &running) == 0) {
+        if (fn && starts(fn, "/dev/fd/"))
+            fexec_again(fn + sizeof "/dev/fd/" - 1, argv, envp, &running);
         if (same_file(fn, &running))
             lz_sys_execve(fn, argv, envp);
         else if (!lz_sys_getauxval(AT_BASE)) {
