@@ -43,10 +43,10 @@ static __attribute__((noinline)) void *open_other_name(const char *path, const c
 {
     char other[PATH_MAX];
     const char *slash = strrchr(path, '/');
-    *e = "the path names the drop-in";
     if (slash && snprintf(other, sizeof other, "%.*s/.%s", (int)(slash - path), path, slash) <
                      (int)sizeof other)
         return lz_dlopen(other, LZ_DLOPEN_FLAGS, e);
+    *e = "the path names the drop-in, and is too long to name the file another way (dir/./file)";
     return NULL;
 }
 
