@@ -71,6 +71,13 @@ int lz_api_set_search_path(const lz_lib *lib, const char *list)
     return -1;
 }
 
+int lz_api_require(const lz_lib *lib, const char *names)
+{
+    (void)lib;
+    (void)names;
+    return -1;
+}
+
 void lz_api_set_log_callback(const lz_lib *lib, lz_log_fn fn, void *user)
 {
     (void)lib;

@@ -32,7 +32,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < 2; i++) {
         lz_probe p;
         double t0 = now();
-        rc |= lz_probe_file(lib, path, &p);
+        rc |= lz_probe_file(lib, path, NULL, &p);
         t[i] = now() - t0;
         if (rc == LZ_PROBE_OK)
             lz_probe_free(&p);

@@ -28,6 +28,13 @@ CONTROL_API = [
      "files or directories (NULL restores the default). The environment\n"
      "override, when set, still wins. 0 on success, -1 when the library is\n"
      "already loaded. Cost: a lock and a copy."),
+    ("require", "int", "const char *names", "names",
+     "Name functions the program needs from the library besides those its\n"
+     "loaded objects import (a vendored amalgamation's, a later dlopen's):\n"
+     "a ','-separated list, added to the environment's (LAZY<ID>_REQUIRE).\n"
+     "The first call then passes over a copy that lacks any, saying which, and\n"
+     "takes one only if none has them all. 0 on success, -1 when the library\n"
+     "is already loaded or out of memory. Cost: a lock and a copy."),
     ("set_log_callback", "void", "void (*fn)(void *user, const char *line), void *user",
      "fn, user",
      "Receive log lines (each search step and candidate) instead of stderr.\n"

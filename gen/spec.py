@@ -117,6 +117,7 @@ class Spec:
     default_dirs: list = setting(_LIST, [])
     debug_env: str = setting(_STR, "LAZYNCCL_DEBUG", c="debug_env")
     strict_env: str = setting(_STR, "LAZYNCCL_STRICT_VERSIONS", c="strict_env")
+    require_env: str = setting(_STR, "", c="require_env")  # "": LAZY<ID>_REQUIRE
     message_prefix: str = setting(_STR, "", c="prefix")  # "": the shim's name
     probe: bool = setting(_BOOL, True, c="probe")  # probe candidates with libelf before dlopen
     # The first failed call prints why on stderr, once: for a library whose
@@ -304,6 +305,7 @@ def _settings(path, lib, defaults_file, problems):
         if key in lib:
             setattr(spec, name, lib[key])
     spec.env = spec.env or f"LAZY{spec.id.upper()}_LIBPATH"
+    spec.require_env = spec.require_env or f"LAZY{spec.id.upper()}_REQUIRE"
     spec.message_prefix = spec.message_prefix or spec.shim
     spec.source_files = [defaults_file] if defaults_file else []
     spec.include_search = problems.check(_include_search, lib.get("include_search", []), where,
@@ -342,7 +344,7 @@ def _validate(spec, problems):
         if value not in allowed:
             problems.add(where, f"'{key}' must be {' or '.join(map(repr, allowed))}, "
                                 f"not {value!r}")
-    for key in ("id", "shim", "env", "debug_env", "strict_env"):
+    for key in ("id", "shim", "env", "debug_env", "strict_env", "require_env"):
         if not _IDENT.match(getattr(spec, key)):
             problems.add(where, f"'{key}' must be a C identifier")
     if not spec.sonames or not (spec.headers or spec.symbols):

@@ -154,6 +154,28 @@ int lz_api_set_search_path(const lz_lib *lib, const char *list)
     return rc;
 }
 
+int lz_api_require(const lz_lib *lib, const char *names)
+{
+    lz_state *st = lib->st;
+    int rc = -1;
+    int cs = lz_lock(lib);
+    if (names && lz_status(lib) != LZ_LOADED && !lz_self_loading(lib)) {
+        const char *old = __atomic_load_n(&st->required, __ATOMIC_ACQUIRE);
+        size_t a = old ? strlen(old) : 0, b = strlen(names);
+        char *both = malloc(a + b + 2);
+        if (both) {
+            memcpy(both, old ? old : "", a);
+            both[a] = ',';
+            memcpy(both + a + 1, names, b + 1);
+            /* The old list stays: a search may be reading it. */
+            __atomic_store_n(&st->required, both, __ATOMIC_RELEASE);
+            rc = 0;
+        }
+    }
+    lz_unlock(lib, cs);
+    return rc;
+}
+
 void lz_api_set_log_callback(const lz_lib *lib, lz_log_fn fn, void *user)
 {
     int cs = lz_lock(lib);

@@ -30,6 +30,7 @@ LZ_HIDDEN const char *lz_api_loaded_path(const lz_lib *lib);
 LZ_HIDDEN const char *lz_api_loaded_step(const lz_lib *lib);
 LZ_HIDDEN const char *lz_api_last_error(const lz_lib *lib);
 LZ_HIDDEN int lz_api_set_search_path(const lz_lib *lib, const char *list);
+LZ_HIDDEN int lz_api_require(const lz_lib *lib, const char *names);
 LZ_HIDDEN void lz_api_set_log_callback(const lz_lib *lib, lz_log_fn fn, void *user);
 LZ_HIDDEN int lz_api_would_load(const lz_lib *lib, char *path, size_t size);
 LZ_HIDDEN const char *lz_api_asked_path(const lz_lib *lib);

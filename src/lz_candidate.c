@@ -7,6 +7,7 @@
 #include "lz_probe.h"
 #include "lz_candidate.h"
 #include "lz_companions.h"
+#include "lz_needed.h"
 #include "lz_report.h"
 #include "lz_note.h"
 
@@ -162,12 +163,15 @@ static int load(lz_walk *w, const char *step, const char *path, lz_probe *p)
 }
 
 /* How well a probed file serves one name: 2 exactly; 1 only through an
- * older version of the same major; 0 not that family's major at all. */
+ * older version of the same major; 0 not at all (for a versioned name, not
+ * that family's major). */
 static int score_name(const lz_walk *w, const lz_probe *p, const lz_sym *want)
 {
     const lz_lib *lib = w->lib;
-    if (!want->family || lz_probe_exports(p, lz_sym_name(lib, want)))
+    if (lz_probe_exports(p, lz_sym_name(lib, want)))
         return 2;
+    if (!want->family)
+        return 0;
     int same_major = 0, any = 0;
     for (size_t j = 0; j < w->lib->nsyms; j++) {
         const lz_sym *s = &w->lib->syms[j];
@@ -207,11 +211,12 @@ static long rank(const lz_walk *w, const lz_probe *p, int *full, const lz_sym **
     return first * 100000L + sum;
 }
 
-/* 1 when some imported name is of the major a soname stands for. */
+/* 1 when some needed versioned name is of the major a soname stands for. */
 static int wanted_major_of(const lz_walk *w, const lz_probe *p)
 {
     for (size_t j = 0; w->req.wanted && j < w->lib->nsyms; j++)
-        if (w->req.wanted[j] && lz_probe_exports(p, lz_sym_name(w->lib, &w->lib->syms[j])))
+        if (w->req.wanted[j] && w->lib->syms[j].major >= 0 &&
+            lz_probe_exports(p, lz_sym_name(w->lib, &w->lib->syms[j])))
             return 1;
     return 0;
 }
@@ -248,7 +253,7 @@ int lz_try_file(lz_walk *w, const char *step, const char *path)
     if (!w->lib->probe)
         return load(w, step, path, NULL);
     lz_probe p;
-    int rc = lz_probe_file(w->lib, path, &p);
+    int rc = lz_probe_file(w->lib, path, w->req.asks, &p);
     /* The probe only reads, so it may run first and hand over the file's
      * identity; the verdict on the shim itself comes before its own. Only
      * a file that exports a shim's marker can be this shim: a real
@@ -289,9 +294,13 @@ int lz_try_file(lz_walk *w, const char *step, const char *path)
         lz_probe_free(&p);
         return rc;
     }
-    lz_verdict(w, step, path, LZ_KEPT, &p, "does not export %s%s", lz_sym_name(w->lib, worst),
-               worst_score ? "; kept in case no candidate does"
-                           : " nor an older version of its major; kept as a last resort");
+    char why[PATH_MAX + 64] = "";
+    if (!w->silent || w->req.on_event) /* a name's importer is looked for only to be said */
+        lz_needed_why(w->lib, lz_sym_name(w->lib, worst), why, sizeof why);
+    lz_verdict(w, step, path, LZ_KEPT, &p, "lacks %s, %s%s", lz_sym_name(w->lib, worst), why,
+               worst_score ? " (an older version of its major serves); kept in case no candidate "
+                             "serves every name"
+                           : "; kept as a last resort");
     lz_probe_free(&p);
     keep(w, step, path, r);
     return 0;
@@ -304,7 +313,7 @@ void lz_take_fallback(lz_walk *w)
     lz_note(w, "no candidate was a full match; taking the best one kept: %s",
             w->res.fallback_path);
     lz_probe p;
-    if (lz_probe_file(w->lib, w->res.fallback_path, &p) == LZ_PROBE_OK) {
+    if (lz_probe_file(w->lib, w->res.fallback_path, w->req.asks, &p) == LZ_PROBE_OK) {
         load(w, w->res.fallback_step, w->res.fallback_path, &p);
         lz_probe_free(&p);
     }

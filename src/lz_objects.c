@@ -506,13 +506,16 @@ int lz_objects_runpaths(const char *const *sonames, int runpath, lz_object_visit
     return visit_all(&q.out, visit, ctx);
 }
 
-/* --- imported versioned names --------------------------------------------- */
+/* --- the names loaded objects import --------------------------------------- */
 
 struct imports {
     const lz_lib *lib;
     unsigned char *marks;
-    size_t *index;   /* versioned exports of lib, sorted by name */
+    size_t *index;   /* lib's names, sorted */
     size_t n;
+    const char *self_soname;
+    const char *name; /* lz_objects_importer: the name asked about */
+    char *who;        /* and the first object importing it (malloc'd) */
 };
 
 static int by_sym_name(const void *a, const void *b, void *lib)
@@ -522,18 +525,40 @@ static int by_sym_name(const void *a, const void *b, void *lib)
                   lz_sym_name(l, &l->syms[*(const size_t *)b]));
 }
 
+/* Whether the object needs the library: one of its sonames, or this shim
+ * (a program linked to liblazynccl.so.0), in its DT_NEEDED. */
+static int needs_lib(const dynview *v, const struct imports *q)
+{
+    struct runpaths r = {.sonames = q->lib->sonames, .self_soname = q->self_soname};
+    return !v->self && needs(v, &r);
+}
+
+/* Each name an object needs from the library: an undefined, non-weak
+ * symbol of its dynamic symbol table (a weak one it does without). */
 static int imports_cb(struct dl_phdr_info *info, size_t size, void *data)
 {
     (void)size;
     struct imports *q = data;
     dynview v;
-    if (!view(info, &v) || v.self)
+    if (!view(info, &v) || !needs_lib(&v, q))
         return 0;
     for (size_t i = 1; i < v.m.nsyms; i++) {
         const ElfW(Sym) *s = &v.m.symtab[i];
         const char *name;
-        if (s->st_shndx != SHN_UNDEF || !s->st_name || !(name = str(&v, s->st_name)))
+        if (s->st_shndx != SHN_UNDEF || ELF64_ST_BIND(s->st_info) == STB_WEAK || !s->st_name ||
+            !(name = str(&v, s->st_name)))
             continue;
+        if (q->name) {
+            if (strcmp(name, q->name) == 0) {
+                /* The main program by the path it was started as (ld.so run
+                 * as a command makes that the program's, not its own). */
+                const char *fn = (const char *)getauxval(AT_EXECFN);
+                int main_program = !info->dlpi_name || !info->dlpi_name[0];
+                q->who = strdup(!main_program ? info->dlpi_name : fn ? fn : "the program");
+                return 1;
+            }
+            continue;
+        }
         size_t lo = 0, hi = q->n;
         while (lo < hi) {
             size_t mid = (lo + hi) / 2;
@@ -553,18 +578,24 @@ static int imports_cb(struct dl_phdr_info *info, size_t size, void *data)
 
 void lz_objects_imports(const lz_lib *lib, unsigned char *marks)
 {
-    struct imports q = {.lib = lib, .marks = marks};
+    struct imports q = {.lib = lib, .marks = marks, .self_soname = lz_objects_self_soname()};
     q.index = malloc(lib->nsyms * sizeof *q.index);
     if (!q.index)
         return;
     for (size_t i = 0; i < lib->nsyms; i++)
-        if (lib->syms[i].major >= 0)
-            q.index[q.n++] = i;
+        q.index[q.n++] = i;
     if (q.n) {
         qsort_r(q.index, q.n, sizeof *q.index, by_sym_name, (void *)lib);
         lz_dl_iterate_phdr(imports_cb, &q);
     }
     free(q.index);
+}
+
+char *lz_objects_importer(const lz_lib *lib, const char *name)
+{
+    struct imports q = {.lib = lib, .self_soname = lz_objects_self_soname(), .name = name};
+    lz_dl_iterate_phdr(imports_cb, &q);
+    return q.who;
 }
 
 /* --- imported variables ---------------------------------------------------- */

@@ -49,10 +49,13 @@ LZ_HIDDEN int lz_objects_program_path(char *out, size_t size);
 LZ_HIDDEN int lz_objects_runpaths(const char *const *sonames, int runpath,
                                   lz_object_visit_fn visit, void *ctx);
 
-/* Mark in marks[i] (lib->nsyms entries) every versioned name of lib that a
- * loaded object other than a shim of lib imports (an undefined symbol of its
- * dynamic symbol table): the names the loaded library will have to serve. */
+/* Mark in marks[i] (lib->nsyms entries) every name of lib that a loaded
+ * object needing the library (one of its sonames, or this shim, in its
+ * DT_NEEDED) imports: an undefined, non-weak symbol of its dynamic symbol
+ * table. The names the loaded library will have to serve. */
 LZ_HIDDEN void lz_objects_imports(const lz_lib *lib, unsigned char *marks);
+/* The first such object importing name (malloc'd), or NULL. */
+LZ_HIDDEN char *lz_objects_importer(const lz_lib *lib, const char *name);
 
 /* The SONAME of the object holding this code (NULL: none), found once. */
 LZ_HIDDEN const char *lz_objects_self_soname(void);

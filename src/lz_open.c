@@ -5,6 +5,7 @@
  * next round, which reports it with the reason. */
 #include "lz_open.h"
 #include "lz_dl.h"
+#include "lz_needed.h"
 #include "lz_note.h"
 #include "lz_objects.h"
 #include "lz_probe.h"
@@ -100,29 +101,39 @@ static void *open_chosen(const lz_lib *lib, const char *path, const lz_chosen *c
     return NULL;
 }
 
-/* The versioned names loaded objects import from us (marks over lib->syms),
- * so that the first call, whichever it is, loads a library that serves them. */
-static unsigned char *imported_names(const lz_lib *lib)
+/* The names a candidate is asked about: the first call's, then every one
+ * marked (NULL-terminated, malloc'd; NULL when out of memory). */
+static const char **asks_of(const lz_lib *lib, const lz_sym *want, const unsigned char *marks)
 {
-    /* Only a library with versioned names has any to mark (nvJitLink's;
-     * not NCCL's): nothing to allocate or walk for the others. */
-    size_t versioned = 0;
-    for (size_t i = 0; i < lib->nsyms && !versioned; i++)
-        versioned = lib->syms[i].major >= 0;
-    if (!versioned)
+    size_t n = 0;
+    for (size_t i = 0; marks && i < lib->nsyms; i++)
+        n += marks[i];
+    const char **asks = malloc((n + 2) * sizeof *asks);
+    if (!asks)
         return NULL;
-    unsigned char *marks = calloc(lib->nsyms, 1);
-    if (marks)
-        lz_objects_imports(lib, marks);
-    return marks;
+    size_t k = 0;
+    if (want)
+        asks[k++] = lz_sym_name(lib, want);
+    for (size_t i = 0; marks && i < lib->nsyms; i++)
+        if (marks[i] && &lib->syms[i] != want)
+            asks[k++] = lz_sym_name(lib, &lib->syms[i]);
+    asks[k] = NULL;
+    return asks;
 }
 
 void lz_walk_search(lz_walk *w)
 {
-    unsigned char *wanted = w->req.wanted ? NULL : imported_names(w->lib);
+    /* The names the process needs decide too, whichever call comes first. */
+    unsigned char *wanted = w->req.wanted ? NULL : lz_needed_marks(w->lib);
     if (wanted)
         w->req.wanted = wanted;
+    const char **asks = w->req.asks ? NULL : asks_of(w->lib, w->req.want, w->req.wanted);
+    if (asks)
+        w->req.asks = asks;
     lz_order(w); /* notes LZ_NOTE_NOTHING_FOUND itself */
+    if (asks)
+        w->req.asks = NULL;
+    free(asks);
     if (wanted)
         w->req.wanted = NULL;
     free(wanted);

@@ -40,13 +40,19 @@ static int by_name(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* The names a lean probe of lib asks, in ask (the required ones, then the
- * marker): how many required there are, or -1 when they do not fit (the
- * probe then reads every name). */
-static int lean_questions(const lz_lib *lib, const char **ask, size_t cap, char *marker, size_t msize)
+/* The names a lean probe of lib asks, in ask (the required ones, the
+ * extra ones, then the marker): how many come before the marker, or -1
+ * when they do not fit (the probe then reads every name). */
+static int lean_questions(const lz_lib *lib, const char *const *extra, const char **ask, size_t cap,
+                          char *marker, size_t msize)
 {
     size_t n = 0;
     for (const char *const *r = lib->required; *r; r++)
+        if (n + 2 < cap)
+            ask[n++] = *r;
+        else
+            return -1;
+    for (const char *const *r = extra; r && *r; r++)
         if (n + 2 < cap)
             ask[n++] = *r;
         else
@@ -61,7 +67,7 @@ int lz_probe_exports(const lz_probe *p, const char *name)
     if (p->lean) {
         const char *ask[LZ_PROBE_ASK_MAX];
         char marker[128];
-        int n = lean_questions(p->lean, ask, LZ_PROBE_ASK_MAX, marker, sizeof marker);
+        int n = lean_questions(p->lean, p->extra, ask, LZ_PROBE_ASK_MAX, marker, sizeof marker);
         for (int i = 0; i <= n; i++)
             if (strcmp(ask[i], name) == 0)
                 return (p->elf.answers >> i) & 1;
@@ -201,7 +207,7 @@ static int open_file(const char *path, lz_probe *p, int *fd, off_t *size)
     return LZ_PROBE_OK;
 }
 
-static int probe(const lz_lib *lib, const char *path, lz_probe *p)
+static int probe(const lz_lib *lib, const char *path, const char *const *extra, lz_probe *p)
 {
     int fd = -1;
     off_t size = 0;
@@ -211,15 +217,16 @@ static int probe(const lz_lib *lib, const char *path, lz_probe *p)
     const char *ask[LZ_PROBE_ASK_MAX];
     char marker[128];
     int lean = lib && !many_questions(lib)
-                   ? lean_questions(lib, ask, LZ_PROBE_ASK_MAX, marker, sizeof marker) : -1;
+                   ? lean_questions(lib, extra, ask, LZ_PROBE_ASK_MAX, marker, sizeof marker) : -1;
     if (lz_dyn_read(fd, size, lean >= 0 ? ask : NULL, &p->elf, p->reason, sizeof p->reason) != 0) {
         rc = LZ_PROBE_REJECTED;
     } else {
-        if (p->elf.names && many_questions(lib)) {
+        if (p->elf.names && (many_questions(lib) || lean < 0)) {
             qsort(p->elf.names, p->elf.nnames, sizeof *p->elf.names, by_name);
             p->sorted = 1;
         }
         p->lean = lean >= 0 ? lib : NULL;
+        p->extra = extra;
         p->shim = lib && lz_probe_exports(p, lz_shim_marker(lib, marker, sizeof marker));
         rc = native(p);
         if (rc == LZ_PROBE_OK && lib)
@@ -231,14 +238,14 @@ static int probe(const lz_lib *lib, const char *path, lz_probe *p)
     return rc;
 }
 
-int lz_probe_file(const lz_lib *lib, const char *path, lz_probe *p)
+int lz_probe_file(const lz_lib *lib, const char *path, const char *const *extra, lz_probe *p)
 {
-    return probe(lib, path, p);
+    return probe(lib, path, extra, p);
 }
 
 int lz_probe_read(const char *path, lz_probe *p)
 {
-    return probe(NULL, path, p);
+    return probe(NULL, path, NULL, p);
 }
 
 int lz_probe_rodata_string(const char *path, const char *marker, char *out, size_t size)

@@ -7,7 +7,9 @@
 #include "lz_runtime.h"
 
 enum {
-    LZ_PROBE_ASK_MAX = 8,     /* a lean probe's questions: the required names, the marker, the end */
+    /* A lean probe's questions: the required names, the names the walk
+     * needs, the marker, the end (answers are bits of one word). */
+    LZ_PROBE_ASK_MAX = 64,
     LZ_PROBE_OK = 0,          /* the file can serve */
     LZ_PROBE_REJECTED = 1,    /* it cannot; the reason says why */
 };
@@ -15,13 +17,15 @@ enum {
 /* What the probe read from the file: the file's own facts and the
  * verdict. elf.names are sorted (sorted: 1) where many names will be asked
  * for (a library with versioned names, and for tools). A library without
- * versioned names is asked only its required names and its shim marker:
- * lean is that library, and the file was asked those names alone (through
- * its hash table: elf.answers, no names read). */
+ * versioned names is asked only its required names, the names the walk
+ * needs (extra) and its shim marker where they fit: lean is that library,
+ * and the file was asked those names alone (through its hash table:
+ * elf.answers, no names read). */
 typedef struct lz_probe {
     lz_dyn elf;
     int sorted;
     const lz_lib *lean;
+    const char *const *extra; /* of a lean probe: the walk's names (it outlives the probe) */
     int shim;                /* exports a shim's marker (read before judging) */
     char reason[512];
     unsigned long long dev, ino; /* the file that was read */
@@ -29,8 +33,10 @@ typedef struct lz_probe {
 
 /* Read path as the dynamic linker would: a regular ELF shared object of this process's class
  * and machine, whose SONAME is one of lib's and which exports lib's required
- * symbols. Nothing is loaded; no constructor runs. */
-LZ_HIDDEN int lz_probe_file(const lz_lib *lib, const char *path, lz_probe *p);
+ * symbols. Nothing is loaded; no constructor runs. extra (NULL-terminated,
+ * or NULL): names the caller will ask lz_probe_exports about. */
+LZ_HIDDEN int lz_probe_file(const lz_lib *lib, const char *path, const char *const *extra,
+                            lz_probe *p);
 /* Read any ELF shared object (a net plugin, say) into p without judging it
  * against a library's spec: LZ_PROBE_OK when it could be read. */
 LZ_HIDDEN int lz_probe_read(const char *path, lz_probe *p);
@@ -48,7 +54,8 @@ LZ_HIDDEN const char *lz_shim_marker(const lz_lib *lib, char *buf, size_t size);
 /* "libnvrtc.so.13 or libnvrtc.so.12": every soname lib accepts. */
 LZ_HIDDEN void lz_soname_list(const lz_lib *lib, char *out, size_t size);
 /* 1 when the probed file exports name (of a lean probe: one of the names
- * it was asked, the required ones and the marker; any other is 0). */
+ * it was asked, the required ones, the extra ones and the marker; any
+ * other is 0). */
 LZ_HIDDEN int lz_probe_exports(const lz_probe *p, const char *name);
 LZ_HIDDEN void lz_probe_free(lz_probe *p);
 

@@ -130,6 +130,10 @@ typedef struct lz_state {
     /* Set (atomic) once a function has returned its failure value: the
      * error APIs then explain it when the library itself has nothing to say. */
     int failed_calls;
+    /* The names the program declared it needs (<shim>_require), ','
+     * separated (atomic): replaced whole by each call, never freed, so a
+     * search may read it without the lock. */
+    const char *required;
     /* Whether companions are left to load (atomic): companion_files. */
     int companions_pending;
     /* Whether the loaded library exports every name of the spec (atomic;
@@ -179,6 +183,7 @@ typedef struct lz_lib {
     const char *env_var;            /* the override (LAZYNCCL_LIBPATH) */
     const char *debug_env;          /* logging to stderr (LAZYNCCL_DEBUG) */
     const char *strict_env;         /* no versioned-name fallback */
+    const char *require_env;        /* names the program needs (LAZYNCCL_REQUIRE) */
     const char *no_error, *not_loaded;  /* "lazynvrtc: no error", ... */
     const char *version_marker;     /* start of the version string in .rodata */
     const char *const *sonames;     /* NULL-terminated, preference order */

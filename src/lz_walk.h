@@ -41,6 +41,9 @@ typedef struct lz_request {
     /* Versioned names loaded objects import (lib->nsyms marks, or NULL): the
      * library chosen must serve them too, whichever call comes first. */
     const unsigned char *wanted;
+    /* Their names and the first call's, NULL-terminated (or NULL): what a
+     * lean probe of each candidate is asked. */
+    const char *const *asks;
     const char *search_list; /* the program's list (a copy), or NULL */
     int dry_run;
     int exhaustive;

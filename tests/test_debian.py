@@ -418,5 +418,64 @@ def message_doctor_copies():
             "sonames mixed up")
 
 
+# --- The names decide (docs/search-order.md) ------------------------------------
+
+def names_job(name):
+    """A workdir, NCCL 2.22.3 and 2.28.9, and trixie's loader (2.22.3 needs
+    glibc 2.38): (d, old, new, [ld.so, --library-path, ...])."""
+    d = t.workdir(name)
+    old = nccl2223()
+    new = os.path.realpath(os.path.join(CUDA_LIB, "libnccl.so.2"))
+    ldso, libc = t.newer_loader()
+    return d, old, new, [ldso, "--library-path", f"{libc}:{t.SHIMS}"]
+
+
+@case
+def names_decide_an_import_passes_over_an_older_copy():
+    """A program importing ncclCommWindowRegister (2.28 only) from the shim,
+    with NCCL 2.22.3 first in LAZYNCCL_LIBPATH and 2.28.9 after it: its first
+    call (ncclGetVersion, which both have) gets 2.28.9, the report naming
+    what 2.22.3 lacks and who imports it; with 2.22.3 alone it gets 2.22.3,
+    and the 2.28 call fails saying so."""
+    d, old, new, run_by = names_job("names_decide_import")
+    exe = client(d)
+    out = t.run(run_by + [exe, "nccl-version"], env={"LAZYNCCL_LIBPATH": f"{old}:{new}",
+                                                      "LAZYNCCL_DEBUG": "1"}, check_rc=0)
+    expect(out.stdout, "nccl=22809 rc=0", f"nccl loaded={new}")
+    t.contains(out.stderr, f"[LAZYNCCL_LIBPATH] {old}: lacks ncclCommWindowRegister, which {exe} "
+               "imports; kept as a last resort", "the reason")
+    out = run(run_by + [exe, "nccl-version", "nccl-new"], {"LAZYNCCL_LIBPATH": old})
+    expect(out, "nccl=22203 rc=0", f"nccl loaded={old}",
+           f"ncclCommWindowRegister rc=2 last_error=lazynccl: ncclCommWindowRegister: not exported by {old}")
+
+
+@case
+def names_decide_what_the_program_requires():
+    """A program that imports only ncclGetVersion (an amalgamation's calls
+    are its own), 2.22.3 first: 2.22.3 serves it; with LAZYNCCL_REQUIRE=
+    ncclCommWindowRegister, or lazynccl_require() called before the first
+    call, 2.28.9 does, and the report says the program requires it."""
+    d, old, new, run_by = names_job("names_decide_require")
+    src = os.path.join(d, "small.c")
+    with open(src, "w") as f:
+        f.write("#include <nccl.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <lazynccl_control.h>\n"
+                "int main(void) {\n  const char *r = getenv(\"REQUIRE_BY_API\");\n"
+                "  if (r && lazynccl_require(r) != 0) return 3;\n"
+                "  int v = 0; ncclGetVersion(&v);\n"
+                "  printf(\"nccl=%d loaded=%s\\n\", v, lazynccl_loaded_path());\n  return 0; }\n")
+    exe = t.compile_c(os.path.join(d, "small"), [src, f"-I{t.NCCL_INCLUDE}", f"-I{t.SHIMS}", f"-I{t.BUILD}",
+                                                  f"-I{t.SOURCE}/include", f"-L{t.SHIMS}",
+                                                  f"-Wl,-rpath,{t.SHIMS}", "-llazynccl"] + t.sanitizer_link_args())
+    both = {"LAZYNCCL_LIBPATH": f"{old}:{new}"}
+    t.equal(run(run_by + [exe], both), f"nccl=22203 loaded={old}\n", "nothing required: the first served")
+    for extra in ({"LAZYNCCL_REQUIRE": "ncclCommShrink, ncclCommWindowRegister"},
+                  {"REQUIRE_BY_API": "ncclCommWindowRegister"}):
+        out = t.run(run_by + [exe], env=dict(both, LAZYNCCL_DEBUG="1", **extra), check_rc=0)
+        t.equal(out.stdout, f"nccl=22809 loaded={new}\n", f"required by {extra}")
+        by = "LAZYNCCL_REQUIRE" if "LAZYNCCL_REQUIRE" in extra else "lazynccl_require"
+        t.check(re.search(rf"{re.escape(old)}: lacks ncclComm\w+, which the program requires \({by}\)",
+                          out.stderr), f"the reason, {by}: {out.stderr[-2000:]}")
+
+
 if __name__ == "__main__":
     raise SystemExit(t.main())

@@ -17,7 +17,7 @@ static lz_state state = LZ_STATE_INIT;
 static const lz_lib fuzz_lib = {.id = "fuzz", .display = "fuzz", .shim = "lazyfuzz",
                                 .env_var = "LAZYFUZZ_LIBPATH", .sonames = sonames,
                                 .required = required, .prefix = "lazyfuzz",
-                                .debug_env = "LAZYFUZZ_DEBUG", .strict_env = "LAZYFUZZ_STRICT",
+                                .debug_env = "LAZYFUZZ_DEBUG", .strict_env = "LAZYFUZZ_STRICT", .require_env = "LAZYFUZZ_REQUIRE",
                                 .probe = 1, .st = &state};
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -30,7 +30,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char path[64];
     snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
     lz_probe p;
-    int rc = lz_probe_file(&fuzz_lib, path, &p);
+    int rc = lz_probe_file(&fuzz_lib, path, NULL, &p);
     if (rc == LZ_PROBE_OK) {
         (void)lz_probe_exports(&p, "ncclGetVersion");
         lz_probe_free(&p);

@@ -14,7 +14,7 @@ static lz_state state = LZ_STATE_INIT;
 static const lz_lib fuzz_lib = {.id = "fuzz", .display = "fuzz", .shim = "lazyfuzz",
                                 .env_var = "LAZYFUZZ_LIBPATH_UNSET", .sonames = sonames,
                                 .wheel_dirs = none, .required = none, .prefix = "lazyfuzz",
-                                .debug_env = "LAZYFUZZ_DEBUG", .strict_env = "LAZYFUZZ_STRICT",
+                                .debug_env = "LAZYFUZZ_DEBUG", .strict_env = "LAZYFUZZ_STRICT", .require_env = "LAZYFUZZ_REQUIRE",
                                 .probe = 1, .st = &state};
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
