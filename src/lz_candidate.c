@@ -168,7 +168,10 @@ static int load(lz_walk *w, const char *step, const char *path, lz_probe *p)
 static int score_name(const lz_walk *w, const lz_probe *p, const lz_sym *want)
 {
     const lz_lib *lib = w->lib;
-    if (lz_probe_exports(p, lz_sym_name(lib, want)))
+    /* A function the shim answers itself where the library lacks it is
+     * served by any copy. */
+    if (lz_probe_exports(p, lz_sym_name(lib, want)) ||
+        (lib->answers && lz_fn_at(lib->answers, (size_t)(want - lib->syms))))
         return 2;
     if (!want->family)
         return 0;

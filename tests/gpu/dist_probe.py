@@ -71,6 +71,8 @@ def main(mode):
             t.fill_(rank + 1)
             torch.cuda.synchronize()  # the fill done before the peer may read it
             hdl.barrier(channel=0)
+            dist.barrier()  # and seen done by the host of every rank (the device barrier alone
+            torch.cuda.synchronize()  # let rank 1 read rank 0's buffer early on 2 x H200)
             pulled = hdl.get_buffer(peer, t.shape, t.dtype).clone()
             torch.cuda.synchronize()
             hdl.barrier(channel=0)
