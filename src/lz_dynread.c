@@ -31,13 +31,13 @@ enum {
     /* Windows kept: a probe's reads go back and forth between the hash
      * table (beside the header), the symbols and the strings; with one
      * window each return was a pread (ten for NCCL; seven with two
-     * windows), with DR_WINDOWS they stay (four). Each refill takes the
-     * window filled longest ago. The price: two more fresh heap pages in
-     * the shared shim's first call (143 page faults against 141), which on
-     * the machine measured cost about what the six reads saved did
-     * (docs/data/firstcall-issue50-stop55.txt); where a page fault costs
-     * less than a pread, the windows win. */
-    DR_WINDOWS = 3,
+     * windows). A probe asks every name the process needs from the
+     * library, whose symbols span two windows of NCCL's: with five windows
+     * NCCL is read in five preads (eight with three). Each refill takes
+     * the window filled longest ago. The price: a fresh heap page per
+     * window in the first call, which on the machine measured cost about
+     * what a pread saved does (docs/data/firstcall-issue50-stop55.txt). */
+    DR_WINDOWS = 5,
     DR_MAX_SYMS = 1 << 22,          /* the largest real libraries have < 300,000 */
 };
 

@@ -237,13 +237,12 @@ def first_call_reads_nothing_under_proc():
 def first_call_system_calls_real_nccl():
     """The first call finds the real NCCL through ld.so.cache, in a process
     whose $CONDA_PREFIX/lib holds no NCCL (a conda environment without it),
-    with the system calls the search needs and no others (issue 50): the
-    probe reads NCCL's scattered tables (header and hash table, symbols,
-    strings and versions, the dynamic section) in four preads, where one
-    window took ten, and a quiet walk does not stat or faccessat a directory
+    with the system calls the search needs and no others: a quiet walk does not stat or faccessat a directory
     only to say why it was of no use (the report of a failure, which runs
     the walk again, still does: unreadable_and_dangling_directories).
-    Both fail on the runtime before the change."""
+    The probe reads NCCL's scattered tables (header and hash table,
+    dynamic section, strings and versions, the symbols of the names asked)
+    in at most five preads."""
     real = os.path.realpath(t.real_library("libnccl.so.2"))
     if not shutil.which("strace"):
         raise t.Skip("strace is not installed")
@@ -270,7 +269,9 @@ def first_call_system_calls_real_nccl():
             break
         if l.startswith(f"pread64({fd},"):
             reads.append(l)
-    t.check(1 <= len(reads) <= 4, f"the probe of NCCL read it in {len(reads)} preads (at most 4):\n"
+    # header and hash table, dynamic section, strings and versions, and the
+    # symbols of every name the process needs (two windows of NCCL's)
+    t.check(1 <= len(reads) <= 5, f"the probe of NCCL read it in {len(reads)} preads (at most 5):\n"
             + "\n".join(reads))
     # the probe's identity and size are its stat's: no fstat of its descriptor
     # (a file swapped in between is refused after the dlopen, tested by
