@@ -292,12 +292,22 @@ int lz_try_file(lz_walk *w, const char *step, const char *path)
         keep(w, step, path, r);
         return 0;
     }
+    char why[PATH_MAX + 64] = "";
+    if (!full && w->reusing && !worst->family) {
+        /* The copy this process already has: a second copy of the library
+         * would make two of it in one process, so it serves, lacking a name
+         * or not (the call of that name then fails, saying so). */
+        if (!w->silent || w->req.on_event)
+            lz_needed_why(w->lib, lz_sym_name(w->lib, worst), why, sizeof why);
+        lz_note(w, "[%s] %s lacks %s, %s; taken: it is the copy this process has", step, path,
+                lz_sym_name(w->lib, worst), why);
+        full = 1;
+    }
     if (full) {
         rc = load(w, step, path, &p);
         lz_probe_free(&p);
         return rc;
     }
-    char why[PATH_MAX + 64] = "";
     if (!w->silent || w->req.on_event) /* a name's importer is looked for only to be said */
         lz_needed_why(w->lib, lz_sym_name(w->lib, worst), why, sizeof why);
     lz_verdict(w, step, path, LZ_KEPT, &p, "lacks %s, %s%s", lz_sym_name(w->lib, worst), why,

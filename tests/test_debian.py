@@ -454,18 +454,23 @@ def names_decide_what_the_program_requires():
     """A program that imports only ncclGetVersion (an amalgamation's calls
     are its own), 2.22.3 first: 2.22.3 serves it; with LAZYNCCL_REQUIRE=
     ncclCommWindowRegister, or lazynccl_require() called before the first
-    call, 2.28.9 does, and the report says the program requires it."""
+    call, 2.28.9 does, and the report says the program requires it; with
+    2.22.3 already loaded, that copy serves (one NCCL per process), saying
+    what it lacks."""
     d, old, new, run_by = names_job("names_decide_require")
     src = os.path.join(d, "small.c")
     with open(src, "w") as f:
         f.write("#include <nccl.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <lazynccl_control.h>\n"
-                "int main(void) {\n  const char *r = getenv(\"REQUIRE_BY_API\");\n"
+                "#include <dlfcn.h>\n"
+                "int main(void) {\n  const char *r = getenv(\"REQUIRE_BY_API\"), *pre = getenv(\"PRELOAD\");\n"
+                "  if (pre && !dlopen(pre, RTLD_NOW | RTLD_GLOBAL)) return 4;\n"
                 "  if (r && lazynccl_require(r) != 0) return 3;\n"
                 "  int v = 0; ncclGetVersion(&v);\n"
                 "  printf(\"nccl=%d loaded=%s\\n\", v, lazynccl_loaded_path());\n  return 0; }\n")
     exe = t.compile_c(os.path.join(d, "small"), [src, f"-I{t.NCCL_INCLUDE}", f"-I{t.SHIMS}", f"-I{t.BUILD}",
                                                   f"-I{t.SOURCE}/include", f"-L{t.SHIMS}",
-                                                  f"-Wl,-rpath,{t.SHIMS}", "-llazynccl"] + t.sanitizer_link_args())
+                                                  f"-Wl,-rpath,{t.SHIMS}", "-llazynccl", "-ldl"]
+                      + t.sanitizer_link_args())
     both = {"LAZYNCCL_LIBPATH": f"{old}:{new}"}
     t.equal(run(run_by + [exe], both), f"nccl=22203 loaded={old}\n", "nothing required: the first served")
     for extra in ({"LAZYNCCL_REQUIRE": "ncclCommShrink, ncclCommWindowRegister"},
@@ -475,6 +480,13 @@ def names_decide_what_the_program_requires():
         by = "LAZYNCCL_REQUIRE" if "LAZYNCCL_REQUIRE" in extra else "lazynccl_require"
         t.check(re.search(rf"{re.escape(old)}: lacks ncclComm\w+, which the program requires \({by}\)",
                           out.stderr), f"the reason, {by}: {out.stderr[-2000:]}")
+    # A copy the process already holds serves, lacking the name or not: a
+    # second NCCL in one process would be two.
+    out = t.run(run_by + [exe], env={"PRELOAD": old, "LAZYNCCL_REQUIRE": "ncclCommWindowRegister",
+                                     "LAZYNCCL_DEBUG": "1"}, check_rc=0)
+    t.equal(out.stdout, f"nccl=22203 loaded={old}\n", "the copy already loaded")
+    t.contains(out.stderr, "lacks ncclCommWindowRegister, which the program requires (LAZYNCCL_REQUIRE); "
+               "taken: it is the copy this process has", "said")
 
 
 if __name__ == "__main__":
