@@ -547,8 +547,9 @@ static const char *step_of(unsigned int flag)
 
 /* The run path's candidate ($ORIGIN) of a drop-in standing for a file
  * asked for by path: ld.so named that drop-in by its own path, so its
- * $ORIGIN is the drop-in directory where plain it is that file's (every
- * drop-in's run path is $ORIGIN, as NVIDIA's libraries' are). The file of
+ * $ORIGIN is the drop-in directory where plain it is that file's (a
+ * drop-in that needs another family's library has the run path $ORIGIN,
+ * as NVIDIA's libraries do). The file of
  * that name beside the asked one, where it would map; else none (0: ld.so
  * goes on to its next step, as plain). */
 LZ_COLD static char *beside_asked(target *t, const char *base)
