@@ -249,10 +249,13 @@ def dlsym_checked_after_dlopen():
     with open(f"{d}/bad/f.c", "w") as f:
         f.write("int ncclGetVersion_impl(int *v) { *v = 1; return 0; }\n"
                 '__asm__(".symver ncclGetVersion_impl, ncclGetVersion@OLD_1");\n'
-                "const char *ncclGetErrorString(int r) { (void)r; return \"x\"; }\n")
+                "const char *ncclGetErrorString(int r) { (void)r; return \"x\"; }\n"
+                "int ncclGetUniqueId(void *id) { (void)id; return 0; }\n"
+                "int ncclCommCount(void *c, int *n) { (void)c; *n = 1; return 0; }\n")
+    # every other name the client imports, so that the probe passes it
     with open(f"{d}/bad/m.map", "w") as f:
         f.write("OLD_1 { global: ncclGetVersion; };\n"
-                "NEW_1 { global: ncclGetErrorString; local: *; } OLD_1;\n")
+                "NEW_1 { global: ncclGetErrorString; ncclGetUniqueId; ncclCommCount; local: *; } OLD_1;\n")
     bad = t.compile_c(f"{d}/bad/libnccl.so.2", [f"{d}/bad/f.c"],
                       ["-Wl,-soname,libnccl.so.2", f"-Wl,--version-script,{d}/bad/m.map"],
                       shared=True)
