@@ -294,6 +294,25 @@ def newer_loader(arch="amd64"):
     return ldso, libc
 
 
+def hello32(name):
+    """tests/launcher/hello32.s built as a 32-bit x86 PIE in workdir(name);
+    Skip where no 32-bit dynamic linker is installed or the kernel cannot
+    run 32-bit programs."""
+    if HOST_CPU != "x86_64":
+        raise Skip("32-bit x86 programs run on x86-64 hosts only")
+    if not os.path.exists("/lib/ld-linux.so.2"):
+        raise Skip("no 32-bit dynamic linker (Debian's libc6-i386)")
+    exe = os.path.join(workdir(name), "hello32")
+    run(["as", "--32", "-o", exe + ".o", os.path.join(SOURCE, "tests", "launcher", "hello32.s")], check_rc=0)
+    run(["ld", "-m", "elf_i386", "-pie", "-dynamic-linker", "/lib/ld-linux.so.2", "-o", exe, exe + ".o"],
+        check_rc=0)
+    try:
+        subprocess.run([exe], capture_output=True, check=False)
+    except OSError as e:  # ENOEXEC: IA32 emulation off (ia32_emulation=false)
+        raise Skip(f"this kernel cannot run 32-bit programs: {e.strerror}")
+    return exe
+
+
 def stage_source_tree(dst):
     """This repository's tree (what git would ship, as a wrap fetches it)
     copied to dst: a Meson subproject. Skip outside a git checkout."""

@@ -523,8 +523,8 @@ def fidelity_later_dlopen_of_initial_exec_tls():
     later = t.compile_c(os.path.join(d, "liblater.so"), [ie, "-DNAME=later", "-DSIZE=1400", "-DCALL=later_call"],
                         shared=True)
     for start in (1000, 144):
-        lib = t.compile_c(os.path.join(d, f"libstart{start}.so"),
-                          [ie, "-DNAME=early", f"-DSIZE={start}", "-DCALL=start"], shared=True)
+        t.compile_c(os.path.join(d, f"libstart{start}.so"),
+                    [ie, "-DNAME=early", f"-DSIZE={start}", "-DCALL=start"], shared=True)
         prog = t.compile_c(os.path.join(d, f"prog{start}"), [main, f"-L{d}", f"-l:libstart{start}.so",
                                                             f"-Wl,-rpath,{d}", "-ldl"])
         same_job([prog, later], want="loaded")
@@ -549,17 +549,7 @@ def fidelity_32bit_programs():
     they do but for ld.so's one "wrong ELF class" line, the documented
     difference."""
     plain_only()
-    if t.HOST_CPU != "x86_64" or not os.path.exists("/lib/ld-linux.so.2"):
-        raise t.Skip("no 32-bit x86 dynamic linker here (Debian's libc6-i386 on x86-64)")
-    d = t.workdir("fidelity_32bit")
-    exe = os.path.join(d, "hello32")
-    t.run(["as", "--32", "-o", exe + ".o", os.path.join(t.SOURCE, "tests", "launcher", "hello32.s")], check_rc=0)
-    t.run(["ld", "-m", "elf_i386", "-pie", "-dynamic-linker", "/lib/ld-linux.so.2", "-o", exe, exe + ".o"],
-          check_rc=0)
-    try:
-        subprocess.run([exe], capture_output=True, check=False)
-    except OSError as e:
-        raise t.Skip(f"this kernel cannot run 32-bit programs: {e.strerror}")
+    exe = t.hello32("fidelity_32bit")
     quiet = print_env(["--quiet-32bit"])
     for cmd in ([exe], ["/bin/sh", "-c", f"{exe}; echo $?"]):
         same_job(cmd, wrap_env=quiet, want="hello 32")
