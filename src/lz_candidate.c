@@ -293,12 +293,12 @@ int lz_try_file(lz_walk *w, const char *step, const char *path)
         return 0;
     }
     char why[PATH_MAX + 64] = "";
+    if (!full && (!w->silent || w->req.on_event)) /* a name's importer is looked for only to be said */
+        lz_needed_why(w->lib, lz_sym_name(w->lib, worst), why, sizeof why);
     if (!full && w->reusing && !worst->family) {
         /* The copy this process already has: a second copy of the library
          * would make two of it in one process, so it serves, lacking a name
          * or not (the call of that name then fails, saying so). */
-        if (!w->silent || w->req.on_event)
-            lz_needed_why(w->lib, lz_sym_name(w->lib, worst), why, sizeof why);
         lz_note(w, "[%s] %s lacks %s, %s; taken: it is the copy this process has", step, path,
                 lz_sym_name(w->lib, worst), why);
         full = 1;
@@ -308,8 +308,6 @@ int lz_try_file(lz_walk *w, const char *step, const char *path)
         lz_probe_free(&p);
         return rc;
     }
-    if (!w->silent || w->req.on_event) /* a name's importer is looked for only to be said */
-        lz_needed_why(w->lib, lz_sym_name(w->lib, worst), why, sizeof why);
     lz_verdict(w, step, path, LZ_KEPT, &p, "lacks %s, %s%s", lz_sym_name(w->lib, worst), why,
                worst_score ? " (an older version of its major serves); kept in case no candidate "
                              "serves every name"
