@@ -93,6 +93,28 @@ int lz_api_would_load(const lz_lib *lib, char *path, size_t size)
     return 0;
 }
 
+void lz_api_set_chooser(const lz_lib *lib, lz_choose_fn fn, void *user)
+{
+    (void)lib;
+    (void)fn;
+    (void)user;
+}
+
+int lz_api_adopt(const lz_lib *lib, void *handle)
+{
+    (void)lib;
+    (void)handle;
+    return -1;
+}
+
+int lz_api_resolve_all(const lz_lib *lib, char *missing, size_t size)
+{
+    (void)lib;
+    (void)missing;
+    (void)size;
+    return -1;
+}
+
 const char *lz_api_asked_path(const lz_lib *lib)
 {
     (void)lib;

@@ -35,6 +35,27 @@ CONTROL_API = [
      "The first call then passes over a copy that lacks any, saying which, and\n"
      "takes one only if none has them all. 0 on success, -1 when the library\n"
      "is already loaded or out of memory. Cost: a lock and a copy."),
+    ("set_chooser", "void", "void *(*fn)(void *user, char *path, size_t size), void *user",
+     "fn, user",
+     "Choose the library before the search: fn is called at the start of each\n"
+     "search (unless the environment override is set) with a PATH_MAX buffer.\n"
+     "It returns a handle from dlopen to use that library; or NULL, having\n"
+     "written an absolute path, to load that file; or NULL with path left\n"
+     "empty, to search as usual. The file is judged like any candidate and\n"
+     "nothing else is tried. fn must not call the library's functions. NULL\n"
+     "turns it off. Cost: a lock; then one call of fn per search."),
+    ("adopt", "int", "void *handle", "handle",
+     "Use a library the program has already opened (a handle dlopen\n"
+     "returned, which the program keeps open): its file is judged like any\n"
+     "candidate, then published as loaded (step \"adopted\"). 0 on success;\n"
+     "-1 when it is refused (_last_error says why) or another copy is\n"
+     "loaded. Cost: the probe of one file."),
+    ("resolve_all", "int", "char *missing, size_t size", "missing, size",
+     "Load the library and bind every export now: the number of names it\n"
+     "lacks (0: every call will reach it), listed in one message written to\n"
+     "missing (and kept for _last_error); -1 when it cannot be loaded\n"
+     "(missing: why). For a job's pre-flight. Cost: the load, one dlsym per\n"
+     "export, and the companions of every function loaded now."),
     ("set_log_callback", "void", "void (*fn)(void *user, const char *line), void *user",
      "fn, user",
      "Receive log lines (each search step and candidate) instead of stderr.\n"

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from control_api import c_functions
 from model import Function
-from spec import GenError, c_settings
+from spec import GenError, c_settings, peers
 
 
 @dataclass
@@ -260,6 +260,18 @@ def _string_array(name, items):
     return f"static const char *const {name}[] = {{\n{body}    NULL\n}};\n"
 
 
+def _peers_array(name, spec):
+    """The libraries released with spec (lz_peer, src/lz_runtime.h), {NULL}
+    terminated."""
+    out, rows = [], []
+    for k, (other, not_older) in enumerate(peers(spec)):
+        out.append(_string_array(f"{name}_{k}", other.sonames))
+        marker = _c_string(other.version_marker) if other.version_marker else "NULL"
+        rows.append(f"    {{{_c_string(other.display)}, {_c_string(other.shim)}, "
+                    f"{_c_string(other.version_scheme)}, {marker}, {name}_{k}, {not_older}}},\n")
+    return "".join(out) + f"static const lz_peer {name}[] = {{\n{''.join(rows)}    {{NULL}}\n}};\n"
+
+
 def dlopen_note_json(spec):
     sonames = ",".join(_c_string(s) for s in spec.sonames)
     return (f'[{{"feature":{_c_string(spec.feature)},'
@@ -430,7 +442,7 @@ class ShimWriter:
                     self.w(f"/* ---- stubs/{os.path.basename(path)} ---- */\n{f.read()}\n")
             else:
                 self.w(f'#include "{os.path.basename(path)}"\n')
-        self.w('#include <stdio.h>\n#include "lz_thunk.h"\n#include "lz_note.h"\n\n')
+        self.w('#include <dlfcn.h>\n#include <stdio.h>\n#include "lz_thunk.h"\n#include "lz_note.h"\n\n')
         self.w("/* Thunks of deprecated functions are still exported; forwarding is not use. */\n")
         self.w('#pragma GCC diagnostic ignored "-Wdeprecated-declarations"\n')
         self.w('#pragma GCC diagnostic ignored "-Wunused-parameter"\n\n')
@@ -567,6 +579,7 @@ class ShimWriter:
         self.w(_roots_array(f"lz_roots_after_{i_d}", spec.roots_after))
         for name in ("default_dirs", "required"):
             self.w(_string_array(f"lz_{name}_{i_d}", getattr(spec, name)))
+        self.w(_peers_array(f"lz_peers_{i_d}", spec))
 
     def write_state(self):
         i_d = self.id
@@ -598,7 +611,9 @@ class ShimWriter:
             fields += [("answers", f"lz_answers_{i_d}"), ("reals", f"lz_reals_{i_d}")]
         if self.version:
             fields.append(("version", f"lz_version_{i_d}"))
-        fields += [("system_only", "1" if spec.search == "system" else "0"),
+        fields += [("peers", f"lz_peers_{i_d}"),
+                   ("dlopen_flags", " | ".join(spec.dlopen_flags) or "0"),
+                   ("system_only", "1" if spec.search == "system" else "0"),
                    ("st", f"&lz_state_{i_d}")]
         return fields
 

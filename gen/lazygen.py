@@ -48,7 +48,7 @@ from emit_data import emit_data  # noqa: E402
 from emit_stubs import emit, emit_header, export_names  # noqa: E402
 from model import (enumerators, headers_in, macro_values, parse_functions, preprocess, system_dirs,  # noqa: E402
                    target_arch)
-from spec import GenError, Problems, load_spec  # noqa: E402
+from spec import GenError, Problems, load_spec, peers  # noqa: E402
 
 
 def write_if_changed(path, text):
@@ -319,7 +319,8 @@ def cmd_describe(a, cc):
 
 def cmd_spec_files(a, cc):
     spec = load_spec(a.spec)
-    print("\n".join([os.path.abspath(a.spec)] + spec.extra_headers + spec.source_files))
+    released = [os.path.abspath(other.path) for other, _ in peers(spec)]
+    print("\n".join([os.path.abspath(a.spec)] + spec.extra_headers + spec.source_files + released))
 
 
 def cmd_find_include(a, cc):

@@ -118,6 +118,15 @@ class Spec:
     debug_env: str = setting(_STR, "LAZYNCCL_DEBUG", c="debug_env")
     strict_env: str = setting(_STR, "LAZYNCCL_STRICT_VERSIONS", c="strict_env")
     require_env: str = setting(_STR, "", c="require_env")  # "": LAZY<ID>_REQUIRE
+    # Libraries of one release (docs/search-order.md, "Released together"):
+    # ids of specs beside this one; the policy's variable; the versions'
+    # scheme (versions compare only within one: "": the id).
+    released_with: list = setting(_LIST, [])
+    not_older_than: list = setting(_LIST, [])
+    release_env: str = setting(_STR, "LAZYNCCL_RELEASE_POLICY", c="release_env")
+    version_scheme: str = setting(_STR, "", c="scheme")
+    # Added to RTLD_LAZY | RTLD_LOCAL where the library needs them.
+    dlopen_flags: list = setting(_LIST, [])
     message_prefix: str = setting(_STR, "", c="prefix")  # "": the shim's name
     probe: bool = setting(_BOOL, True, c="probe")  # probe candidates with libelf before dlopen
     # The first failed call prints why on stderr, once: for a library whose
@@ -307,6 +316,7 @@ def _settings(path, lib, defaults_file, problems):
     spec.env = spec.env or f"LAZY{spec.id.upper()}_LIBPATH"
     spec.require_env = spec.require_env or f"LAZY{spec.id.upper()}_REQUIRE"
     spec.message_prefix = spec.message_prefix or spec.shim
+    spec.version_scheme = spec.version_scheme or spec.id
     spec.source_files = [defaults_file] if defaults_file else []
     spec.include_search = problems.check(_include_search, lib.get("include_search", []), where,
                                          os.path.dirname(os.path.abspath(path)), default=[])
@@ -344,7 +354,15 @@ def _validate(spec, problems):
         if value not in allowed:
             problems.add(where, f"'{key}' must be {' or '.join(map(repr, allowed))}, "
                                 f"not {value!r}")
-    for key in ("id", "shim", "env", "debug_env", "strict_env", "require_env"):
+    for flag in spec.dlopen_flags:
+        if flag not in DLOPEN_FLAGS:
+            problems.add(where, f"'dlopen_flags': {flag!r} is not one of "
+                                f"{', '.join(DLOPEN_FLAGS)}")
+    for key in ("released_with", "not_older_than"):
+        for other in getattr(spec, key):
+            if not _IDENT.match(other) or other == spec.id:
+                problems.add(where, f"'{key}': {other!r} is not the id of another spec")
+    for key in ("id", "shim", "env", "debug_env", "strict_env", "require_env", "release_env"):
         if not _IDENT.match(getattr(spec, key)):
             problems.add(where, f"'{key}' must be a C identifier")
     if not spec.sonames or not (spec.headers or spec.symbols):
@@ -364,6 +382,40 @@ def _validate(spec, problems):
         for name in getattr(spec, key):
             if not _IDENT.match(name):
                 problems.add(where, f"'{key}': {name!r} is not a C identifier")
+
+
+# The dlopen flags a spec may add: what a library may need of its loading
+# (RTLD_LAZY and RTLD_LOCAL are always there; RTLD_NOW would bind the whole
+# library at its first call).
+DLOPEN_FLAGS = ("RTLD_GLOBAL", "RTLD_DEEPBIND", "RTLD_NODELETE")
+
+
+def peers(spec):
+    """The libraries released with spec, as [(their Spec, relation)]
+    (relation 0: one release; 1: spec not older than it; 2: not newer): the
+    specs beside it that its released_with and not_older_than name, and
+    those that name it (a group is declared once, from either side)."""
+    here = os.path.dirname(os.path.abspath(spec.path))
+    wanted = {i: 0 for i in spec.released_with}
+    wanted.update({i: 1 for i in spec.not_older_than})
+    out = {}
+    for name in sorted(os.listdir(here)):
+        if not name.endswith(".toml") or os.path.join(here, name) == os.path.abspath(spec.path):
+            continue
+        try:
+            other = load_spec(os.path.join(here, name))
+        except GenError:
+            continue  # a broken spec beside it is its own build's error
+        if other.id in wanted:
+            out[other.id] = (other, wanted.pop(other.id))
+        elif spec.id in other.not_older_than:
+            out.setdefault(other.id, (other, 2))  # this one must not be newer than it
+        elif spec.id in other.released_with:
+            out.setdefault(other.id, (other, 0))
+    if wanted:
+        raise GenError(f"{spec.path} [library]", f"no spec beside it has the id "
+                                                 f"{', '.join(sorted(wanted))}")
+    return [out[k] for k in sorted(out)]
 
 
 _TOKEN = re.compile(r"\s*(?:(?P<num>(?:0[xX][0-9A-Fa-f]+|[0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?)"

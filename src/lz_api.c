@@ -7,6 +7,10 @@
 #include "lz_open.h"
 #include "lz_once.h"
 #include "lz_lock.h"
+#include "lz_stepnames.h"
+#include "lz_dl.h"
+
+#include <limits.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,11 +32,23 @@ static const char *state_message(const lz_lib *lib, int status)
 {
     if (status == LZ_FAILED)
         return failure_message(lib);
-    if (status == LZ_LOADED) {
-        lz_msg *m = __atomic_load_n(&lib->st->sym_msgs, __ATOMIC_ACQUIRE);
-        return m ? m->text : NULL;
-    }
-    return NULL;
+    /* Loaded: why a name is missing; untried: why a handle offered was refused. */
+    lz_msg *m = __atomic_load_n(status == LZ_LOADED ? &lib->st->sym_msgs : &lib->st->refusals,
+                                __ATOMIC_ACQUIRE);
+    return m ? m->text : NULL;
+}
+
+/* Add a message to a list of them (earlier ones stay valid). */
+static void add_message(lz_msg **list, const char *text)
+{
+    size_t len = strlen(text);
+    lz_msg *m = malloc(sizeof *m + len + 1);
+    if (!m)
+        return;
+    memcpy(m->text, text, len + 1);
+    m->next = __atomic_load_n(list, __ATOMIC_ACQUIRE);
+    while (!__atomic_compare_exchange_n(list, &m->next, m, 1, __ATOMIC_RELEASE, __ATOMIC_ACQUIRE))
+        ;
 }
 
 const char *lz_message(const lz_lib *lib)
@@ -195,8 +211,12 @@ int lz_inspect_search(const lz_lib *lib, const lz_request *req, lz_result *res, 
     w.rep.size = report_size;
     w.req.dry_run = 1;
     w.req.search_list = list;
+    char *chosen = NULL;
+    if (!w.req.chosen && (chosen = lz_chosen_file(lib, &w.req.chosen_step)))
+        w.req.chosen = chosen;
     if (!lost)
         lz_walk_search(&w);
+    free(chosen);
     free(list);
     *res = w.res;
     return w.res.found;
@@ -233,6 +253,64 @@ int lz_api_would_load(const lz_lib *lib, char *path, size_t size)
     if (path && size)
         snprintf(path, size, "%s", res.path);
     return 1;
+}
+
+void lz_api_set_chooser(const lz_lib *lib, lz_choose_fn fn, void *user)
+{
+    int cs = lz_lock(lib);
+    lib->st->chooser = fn;
+    lib->st->chooser_user = user;
+    lz_unlock(lib, cs);
+}
+
+int lz_api_adopt(const lz_lib *lib, void *handle)
+{
+    char *path = malloc(PATH_MAX), *report = malloc(LZ_MESSAGE_MAX);
+    int rc = -1;
+    if (!path || !report)
+        goto out;
+    int n = snprintf(report, LZ_MESSAGE_MAX, "%s: the handle offered to %s_adopt was refused:\n",
+                     lib->prefix, lib->shim);
+    if (lz_status(lib) == LZ_LOADED) {
+        /* The library this shim loaded: adopting it again changes nothing. */
+        rc = lz_dl_path_of(handle, path, PATH_MAX) && strcmp(path, lib->st->path) == 0 ? 0 : -1;
+        if (rc)
+            snprintf(report + n, LZ_MESSAGE_MAX - (size_t)n, "  %s is loaded already (%s)",
+                     lib->display, lib->st->path);
+    } else if (!lz_dl_path_of(handle, path, PATH_MAX)) {
+        snprintf(report + n, LZ_MESSAGE_MAX - (size_t)n, "  the dynamic linker names no file "
+                 "for it (the program itself, or not a handle dlopen returned)");
+    } else {
+        /* Judged first, without loading anything, as a search would judge
+         * it; then loaded through the search (one more reference to the
+         * same object), which publishes it as any load is. */
+        lz_request req = {.chosen = path, .chosen_step = LZ_STEP_ADOPTED};
+        lz_result *res = malloc(sizeof *res);
+        int ok = res && lz_inspect_search(lib, &req, res, report + n, LZ_MESSAGE_MAX - (size_t)n);
+        free(res);
+        if (ok) {
+            /* Never freed: a search may be reading it. */
+            char *keep = strdup(path);
+            int cs = lz_lock(lib);
+            if (keep && lz_status(lib) != LZ_LOADED && !lz_self_loading(lib)) {
+                __atomic_store_n(&lib->st->adopted, keep, __ATOMIC_RELEASE);
+                keep = NULL;
+            }
+            lz_unlock(lib, cs);
+            free(keep);
+            lz_retry(lib);
+            rc = lz_ensure_loaded(lib, NULL) == LZ_LOADED &&
+                 strcmp(lib->st->path, path) == 0 ? 0 : -1;
+            free(report); /* the failure, if any, is the search's report */
+            report = NULL;
+        }
+    }
+out:
+    if (rc && report)
+        add_message(&lib->st->refusals, report);
+    free(report);
+    free(path);
+    return rc;
 }
 
 const char *lz_api_asked_path(const lz_lib *lib)

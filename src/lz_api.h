@@ -34,6 +34,8 @@ LZ_HIDDEN int lz_api_require(const lz_lib *lib, const char *names);
 LZ_HIDDEN void lz_api_set_log_callback(const lz_lib *lib, lz_log_fn fn, void *user);
 LZ_HIDDEN int lz_api_would_load(const lz_lib *lib, char *path, size_t size);
 LZ_HIDDEN const char *lz_api_asked_path(const lz_lib *lib);
+LZ_HIDDEN void lz_api_set_chooser(const lz_lib *lib, lz_choose_fn fn, void *user);
+LZ_HIDDEN int lz_api_adopt(const lz_lib *lib, void *handle);
 LZ_HIDDEN int lz_api_loaded_version(const lz_lib *lib, char *buf, size_t size);
 
 

@@ -10,6 +10,7 @@
 #include "lz_needed.h"
 #include "lz_report.h"
 #include "lz_note.h"
+#include "lz_release.h"
 
 #include <dirent.h>
 #include <dlfcn.h>
@@ -224,8 +225,16 @@ static int wanted_major_of(const lz_walk *w, const lz_probe *p)
     return 0;
 }
 
-static void keep(lz_walk *w, const char *step, const char *path, long sc)
+/* The grades of a kept candidate beyond its names' rank: a full match of
+ * another major, one whose release cannot be told, one of another release. */
+enum { LZ_KEEP_OTHER_RELEASE = 0, LZ_KEEP_RELEASE_UNKNOWN = 1, LZ_KEEP_OTHER_MAJOR = 2,
+       LZ_KEEP_GRADES = 3 };
+
+/* Keep a candidate in case no better one is found: names first (rank),
+ * then grade. */
+static void keep(lz_walk *w, const char *step, const char *path, long rank_, int grade)
 {
+    long sc = rank_ * LZ_KEEP_GRADES + grade;
     if (sc > w->res.fallback_score) {
         w->res.fallback_score = sc;
         w->res.fallback_step = step;
@@ -249,6 +258,36 @@ static int is_self(lz_walk *w, unsigned long long dev, unsigned long long ino)
         free(self);
     }
     return (dev || ino) && w->self_known == 1 && dev == w->self_dev && ino == w->self_ino;
+}
+
+/* Whether a candidate that serves every name may be taken as to its
+ * release (lz_release.c): 1 when it is of the release of the peers loaded,
+ * or the policy is off; else it is rejected (strict) or kept (best_effort:
+ * taken only if no candidate is of their release), with the verdict. A
+ * copy already loaded, and the file a drop-in stands in for, are not
+ * judged: the process has the one, and plain would have loaded the other. */
+static int of_its_release(lz_walk *w, const char *step, const char *path, const lz_probe *p,
+                          long r)
+{
+    const lz_lib *lib = w->lib;
+    if (!lib->peers || !lib->peers[0].display)
+        return 1;
+    int policy = lz_release_policy(lib, NULL);
+    if (policy == LZ_RELEASE_OFF)
+        return 1;
+    char why[PATH_MAX + 256];
+    int grade = lz_release_judge(lib, path, p, why, sizeof why);
+    if (grade == LZ_RELEASE_MATCH)
+        return 1;
+    if (policy == LZ_RELEASE_STRICT) {
+        lz_verdict(w, step, path, LZ_REJECTED, p, "%s (%s=strict)", why, lib->release_env);
+        return 0;
+    }
+    lz_verdict(w, step, path, LZ_KEPT, p, "%s; kept in case no candidate is of its release "
+               "(%s=best_effort)", why, lib->release_env);
+    keep(w, step, path, r, grade == LZ_RELEASE_UNKNOWN ? LZ_KEEP_RELEASE_UNKNOWN
+                                                       : LZ_KEEP_OTHER_RELEASE);
+    return 0;
 }
 
 int lz_try_file(lz_walk *w, const char *step, const char *path)
@@ -289,7 +328,11 @@ int lz_try_file(lz_walk *w, const char *step, const char *path)
         lz_verdict(w, step, path, LZ_KEPT, &p, "%s is loaded, but this shim prefers %s; "
                    "kept in case none is found", p.elf.soname, w->lib->sonames[0]);
         lz_probe_free(&p);
-        keep(w, step, path, r);
+        keep(w, step, path, r, LZ_KEEP_OTHER_MAJOR);
+        return 0;
+    }
+    if (full && !w->reusing && !w->standing_in && !of_its_release(w, step, path, &p, r)) {
+        lz_probe_free(&p);
         return 0;
     }
     char why[PATH_MAX + 64] = "";
@@ -313,7 +356,7 @@ int lz_try_file(lz_walk *w, const char *step, const char *path)
                              "serves every name"
                            : "; kept as a last resort");
     lz_probe_free(&p);
-    keep(w, step, path, r);
+    keep(w, step, path, r, LZ_KEEP_OTHER_RELEASE);
     return 0;
 }
 
@@ -321,7 +364,8 @@ void lz_take_fallback(lz_walk *w)
 {
     if (w->res.found || w->res.fallback_score < 0)
         return;
-    lz_note(w, "no candidate was a full match; taking the best one kept: %s",
+    lz_note(w, "no candidate served every name and was of its release; taking the best one "
+               "kept: %s",
             w->res.fallback_path);
     lz_probe p;
     if (lz_probe_file(w->lib, w->res.fallback_path, w->req.asks, &p) == LZ_PROBE_OK) {

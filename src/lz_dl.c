@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <link.h>
 #include <sched.h>
+#include <string.h>
 #include <sys/auxv.h>
 #include <time.h>
 #include <unistd.h>
@@ -163,6 +164,22 @@ void *lz_dlopen(const char *path, int flags, const char **why)
     leave();
     *why = e ? e : "dlopen failed";
     return h;
+}
+
+int lz_dl_path_of(void *handle, char *out, size_t size)
+{
+    struct link_map *lm = NULL;
+    if (!handle || lz_dl_unsafe())
+        return 0;
+    enter();
+    int ok = dlinfo(handle, RTLD_DI_LINKMAP, &lm) == 0 && lm && lm->l_name && lm->l_name[0] &&
+             strlen(lm->l_name) < size;
+    if (ok)
+        memcpy(out, lm->l_name, strlen(lm->l_name) + 1);
+    else
+        dlerror(); /* cleared: the program's next dlerror is its own */
+    leave();
+    return ok;
 }
 
 void lz_dlclose(void *handle)

@@ -26,6 +26,9 @@
  * in a child forked while a window was open. */
 LZ_HIDDEN void *lz_dlopen(const char *path, int flags, const char **why);
 LZ_HIDDEN void lz_dlclose(void *handle);
+/* The file of a handle dlopen returned, as the link map names it: 1 when
+ * written (0 for the program itself, an unknown handle, a name too long). */
+LZ_HIDDEN int lz_dl_path_of(void *handle, char *out, size_t size);
 LZ_HIDDEN void *lz_dlsym(void *handle, const char *name);
 /* name at one ELF symbol version (name@version), for a drop-in's hidden
  * versions (gen/dropin_versions.py). */

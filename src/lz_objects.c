@@ -175,6 +175,7 @@ static void push_object(strlist *l, const struct dl_phdr_info *info)
 
 struct by_soname {
     const char *soname;
+    const char *unless;      /* a drop-in's marker: objects defining it are left out */
     strlist out;
 };
 
@@ -189,7 +190,7 @@ static int soname_cb(struct dl_phdr_info *info, size_t size, void *data)
     /* Not this object itself: a drop-in that lazynccl-run's audit module
      * mapped for a request by name is named by the path the dynamic linker
      * tried (a file that may not exist); it is never a copy to reuse. */
-    if (v.self)
+    if (v.self || (q->unless && lz_dynmem_defines(&v.m, q->unless)))
         return 0;
     push_object(&q->out, info);
     return 0;
@@ -198,6 +199,14 @@ static int soname_cb(struct dl_phdr_info *info, size_t size, void *data)
 int lz_objects_with_soname(const char *soname, lz_object_visit_fn visit, void *ctx)
 {
     struct by_soname q = {.soname = soname};
+    lz_dl_iterate_phdr(soname_cb, &q);
+    return visit_all(&q.out, visit, ctx);
+}
+
+int lz_objects_real_with_soname(const char *soname, const char *marker, lz_object_visit_fn visit,
+                                void *ctx)
+{
+    struct by_soname q = {.soname = soname, .unless = marker};
     lz_dl_iterate_phdr(soname_cb, &q);
     return visit_all(&q.out, visit, ctx);
 }

@@ -14,6 +14,10 @@ typedef int (*lz_object_visit_fn)(void *ctx, const char *path, const char *why);
 /* Every loaded object whose DT_SONAME is soname, in load order, passed to
  * visit (path of the file, "") until it returns 1. */
 LZ_HIDDEN int lz_objects_with_soname(const char *soname, lz_object_visit_fn visit, void *ctx);
+/* The same, leaving out every object that defines marker (another
+ * library's drop-ins, which carry its soname). */
+LZ_HIDDEN int lz_objects_real_with_soname(const char *soname, const char *marker,
+                                          lz_object_visit_fn visit, void *ctx);
 
 /* The file holding this code (malloc'd; NULL when unknown): a shared shim's
  * path as the dynamic linker mapped it, or /proc/self/exe for code in the

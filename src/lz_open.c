@@ -5,6 +5,9 @@
  * next round, which reports it with the reason. */
 #include "lz_open.h"
 #include "lz_dl.h"
+#include "lz_env.h"
+#include "lz_lock.h"
+#include "lz_stepnames.h"
 #include "lz_needed.h"
 #include "lz_note.h"
 #include "lz_objects.h"
@@ -40,13 +43,14 @@ static int is_shim(const lz_lib *lib, void *handle)
  * file named another way ("dir/./file") reaches the file itself. Apart
  * (noinline), so that its PATH_MAX buffer is not on the stack under every
  * first call's dlopen (a fresh stack page is a page fault). */
-static __attribute__((noinline)) void *open_other_name(const char *path, const char **e)
+static __attribute__((noinline)) void *open_other_name(const char *path, int flags,
+                                                       const char **e)
 {
     char other[PATH_MAX];
     const char *slash = strrchr(path, '/');
     if (slash && snprintf(other, sizeof other, "%.*s/.%s", (int)(slash - path), path, slash) <
                      (int)sizeof other)
-        return lz_dlopen(other, LZ_DLOPEN_FLAGS, e);
+        return lz_dlopen(other, LZ_DLOPEN_FLAGS | flags, e);
     *e = "the path names the drop-in, and is too long to name the file another way (dir/./file)";
     return NULL;
 }
@@ -62,14 +66,14 @@ static void *open_chosen(const lz_lib *lib, const char *path, const lz_chosen *c
     lz_asked_box *box = lib->st->asked;
     if (box) /* a drop-in: its own load, whoever ld.so sees asking (lz_note.h) */
         __atomic_store_n(&box->loading_tid, (int)syscall(SYS_gettid), __ATOMIC_RELAXED);
-    void *handle = lz_dlopen(path, LZ_DLOPEN_FLAGS, &e);
+    void *handle = lz_dlopen(path, LZ_DLOPEN_FLAGS | lib->dlopen_flags, &e);
     /* A probed file is no shim (the probe saw its exports), so dlopen hands
      * back a shim only where ld.so knows a drop-in by this path: checked in
      * drop-ins alone, the only objects the audit module maps for a path. */
     int shim = handle && (!probed || box) && is_shim(lib, handle);
     if (shim && probed) {
         lz_dlclose(handle);
-        handle = open_other_name(path, &e);
+        handle = open_other_name(path, lib->dlopen_flags, &e);
         shim = handle && is_shim(lib, handle);
     }
     if (box)
@@ -166,12 +170,14 @@ typedef struct lz_round {
  * formats nothing, the log being off: one getenv, not one per note). list
  * is the caller's copy of the search list. NULL when out of memory. */
 static lz_round *walk_round(const lz_lib *lib, const lz_sym *want, const char *list,
-                            const lz_skip *skips, int nskips, int report)
+                            const char *chosen, const char *chosen_step, const lz_skip *skips,
+                            int nskips, int report)
 {
     lz_round *r = malloc(sizeof *r + (report ? LZ_MESSAGE_MAX : 0));
     if (!r)
         return NULL;
-    lz_request req = {.want = want, .search_list = list, .skips = skips, .nskips = nskips};
+    lz_request req = {.want = want, .search_list = list, .chosen = chosen,
+                      .chosen_step = chosen_step, .skips = skips, .nskips = nskips};
     lz_walk *w = &r->w;
     lz_walk_init(w, lib, &req);
     w->silent = !report;
@@ -220,6 +226,35 @@ static int add_skip(lz_skip **skips, int *nskips, const lz_chosen *c, const char
     return 1;
 }
 
+char *lz_chosen_file(const lz_lib *lib, const char **step)
+{
+    const char *adopted = __atomic_load_n(&lib->st->adopted, __ATOMIC_ACQUIRE);
+    if (adopted) {
+        *step = LZ_STEP_ADOPTED;
+        return strdup(adopted);
+    }
+    const char *env = lz_getenv(lib->env_var);
+    if (env && *env)
+        return NULL; /* the override wins over the program's chooser */
+    int cs = lz_lock(lib);
+    lz_choose_fn fn = lib->st->chooser;
+    void *user = lib->st->chooser_user;
+    lz_unlock(lib, cs);
+    char *path = fn ? calloc(1, PATH_MAX) : NULL;
+    if (!path)
+        return NULL;
+    void *handle = fn(user, path, PATH_MAX);
+    path[PATH_MAX - 1] = '\0';
+    if (handle && !lz_dl_path_of(handle, path, PATH_MAX))
+        snprintf(path, PATH_MAX, "(the handle the chooser returned names no file)");
+    if (!path[0]) {
+        free(path);
+        return NULL; /* no answer: the usual search */
+    }
+    *step = LZ_STEP_CHOSEN;
+    return path;
+}
+
 /* The dlopen runs here, after the walk has returned, not at the bottom of
  * its calls: NCCL's dlopen is a few milliseconds, and on a virtual machine
  * every fresh page of stack or heap it would otherwise touch below the
@@ -229,8 +264,10 @@ void lz_search_and_open(const lz_lib *lib, const lz_sym *want, const char *list,
     lz_skip *skips = NULL;
     int nskips = 0;
     int report = lz_logging(lib);
+    const char *chosen_step = NULL;
+    char *chosen = lz_chosen_file(lib, &chosen_step);
     for (;;) {
-        lz_round *r = walk_round(lib, want, list, skips, nskips, report);
+        lz_round *r = walk_round(lib, want, list, chosen, chosen_step, skips, nskips, report);
         if (!r) {
             lz_log(lib, "%s could not be loaded: out of memory", lib->display);
             break;
@@ -252,6 +289,9 @@ void lz_search_and_open(const lz_lib *lib, const lz_sym *want, const char *list,
         free(r);
         char why[512];
         void *h = path ? open_chosen(lib, path, &c, why, sizeof why) : NULL;
+        if (h && (lib->dlopen_flags & ~(RTLD_LAZY | RTLD_LOCAL)))
+            lz_log(lib, "[%s] %s: opened with the spec's dlopen flags (0x%x)", c.step, path,
+                   (unsigned)lib->dlopen_flags);
         if (h) {
             lz_log(lib, "[%s] %s: chosen", c.step, path);
             out->handle = h;
@@ -270,4 +310,5 @@ void lz_search_and_open(const lz_lib *lib, const lz_sym *want, const char *list,
         }
     }
     free(skips);
+    free(chosen);
 }

@@ -18,7 +18,7 @@ void lz_order(lz_walk *w)
          * cannot plant a file in (docs/search-order.md). */
         (void)(lz_step_loaded(w) || lz_step_linker(w));
     else
-        (void)(lz_step_asked(w) || lz_step_loaded(w) || lz_step_wheel(w) || lz_step_roots(w, w->lib->roots_before) ||
+        (void)(lz_step_asked(w) || lz_step_loaded(w) || lz_step_release(w) || lz_step_wheel(w) || lz_step_roots(w, w->lib->roots_before) ||
                lz_step_linker(w) || lz_step_roots(w, w->lib->roots_after) || lz_step_default(w));
     if (!w->res.found)
         lz_take_fallback(w);

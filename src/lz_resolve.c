@@ -22,24 +22,27 @@ static int strict_versions(const lz_lib *lib)
 
 /* Record why a name could not be had. Each message is its own allocation,
  * published atomically and never changed, so a reader is never torn. */
-static void symbol_failed(const lz_lib *lib, const char *name, const char *why)
+static void add_symbol_message(const lz_lib *lib, const char *text)
 {
-    lz_state *st = lib->st;
-    char text[1024];
-    int n = snprintf(text, sizeof text, "%s: %s: not exported by %s%s", lib->prefix, name,
-                     st->path, why);
-    size_t len = n < 0 ? 0 : (size_t)n < sizeof text ? (size_t)n : sizeof text - 1;
+    size_t len = strlen(text);
     lz_msg *m = malloc(sizeof *m + len + 1);
     if (m) {
-        memcpy(m->text, text, len);
-        m->text[len] = '\0';
+        memcpy(m->text, text, len + 1);
         /* No lock: first calls of two names may fail at once. */
-        m->next = __atomic_load_n(&st->sym_msgs, __ATOMIC_ACQUIRE);
-        while (!__atomic_compare_exchange_n(&st->sym_msgs, &m->next, m, 1, __ATOMIC_RELEASE,
+        m->next = __atomic_load_n(&lib->st->sym_msgs, __ATOMIC_ACQUIRE);
+        while (!__atomic_compare_exchange_n(&lib->st->sym_msgs, &m->next, m, 1, __ATOMIC_RELEASE,
                                             __ATOMIC_ACQUIRE))
             ;
     }
     lz_log(lib, "%s", text + strlen(lib->prefix) + 2);
+}
+
+static void symbol_failed(const lz_lib *lib, const char *name, const char *why)
+{
+    char text[1024];
+    snprintf(text, sizeof text, "%s: %s: not exported by %s%s", lib->prefix, name, lib->st->path,
+             why);
+    add_symbol_message(lib, text);
 }
 
 /* Another member of the family: for a versioned name, an older version of the
@@ -136,6 +139,60 @@ lz_fn lz_resolve_publish(const lz_lib *lib, size_t i, void *p)
         f = answer;
     }
     return f;
+}
+
+int lz_api_resolve_all(const lz_lib *lib, char *missing, size_t size)
+{
+    if (missing && size)
+        missing[0] = '\0';
+    if (lz_api_load(lib) != 0) {
+        if (missing && size)
+            snprintf(missing, size, "%s", lz_message(lib));
+        return -1;
+    }
+    /* Every export bound now, as its first call would bind it (its
+     * companions loaded first); the names the library lacks gathered in
+     * one message. A name the shim answers itself is not missing; one with
+     * no failure value is left to its first call, which stops. */
+    char *text = malloc(LZ_MESSAGE_MAX);
+    size_t len = 0;
+    int n = 0;
+    for (size_t i = 0; i < lib->nsyms; i++) {
+        if (__atomic_load_n(&lib->slots[i], __ATOMIC_ACQUIRE) != lz_fn_at(lib->resolvers, i))
+            continue; /* bound already */
+        const char *name = lz_sym_name(lib, &lib->syms[i]);
+        void *p = lz_dlsym(lib->st->handle, name);
+        if (!p && lib->syms[i].family)
+            p = lookup(lib, i); /* an older version of its family may serve */
+        if (p) {
+            lz_companions_load(lib, name);
+            lz_resolve_publish(lib, i, p);
+            continue;
+        }
+        if (lib->answers && lz_fn_at(lib->answers, i))
+            continue;
+        if (lz_fn_at(lib->fails, i))
+            lz_resolve_publish(lib, i, NULL);
+        if (text) {
+            int k = snprintf(text + len, LZ_MESSAGE_MAX - len, "%s%s", n ? ", " : "", name);
+            if (k > 0 && len + (size_t)k < LZ_MESSAGE_MAX)
+                len += (size_t)k;
+        }
+        n++;
+    }
+    if (n && text) {
+        char *one = malloc(LZ_MESSAGE_MAX + 256);
+        if (one) {
+            snprintf(one, LZ_MESSAGE_MAX + 256, "%s: %s at %s lacks %d of its %zu functions: %s",
+                     lib->prefix, lib->display, lib->st->path, n, lib->nsyms, text);
+            add_symbol_message(lib, one);
+            if (missing && size)
+                snprintf(missing, size, "%s", one);
+            free(one);
+        }
+    }
+    free(text);
+    return n;
 }
 
 lz_fn lz_resolve_version(const lz_lib *lib, size_t i, const char *node, lz_fn *slot)

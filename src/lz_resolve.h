@@ -22,4 +22,9 @@ LZ_HIDDEN lz_fn lz_resolve_publish(const lz_lib *lib, size_t i, void *p);
  * versions serve old binaries only. */
 LZ_HIDDEN lz_fn lz_resolve_version(const lz_lib *lib, size_t i, const char *node, lz_fn *slot);
 
+/* <shim>_resolve_all: load, bind every export now, and say in one
+ * message (missing, and the library's last error) every name the library
+ * lacks: how many, or -1 when it cannot be loaded (missing: the report). */
+LZ_HIDDEN int lz_api_resolve_all(const lz_lib *lib, char *missing, size_t size);
+
 #endif

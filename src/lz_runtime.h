@@ -71,6 +71,9 @@ enum { LZ_UNTRIED = 0, LZ_LOADED = 1, LZ_FAILED = 2 };
 #define LZ_MESSAGE_MAX 8192
 
 typedef void (*lz_log_fn)(void *user, const char *message);
+/* The program's chooser (<shim>_set_chooser): a handle to adopt, or NULL
+ * with a path written (to load that file) or left empty (to search). */
+typedef void *(*lz_choose_fn)(void *user, char *path, size_t size);
 
 typedef struct lz_msg {
     struct lz_msg *next;
@@ -134,6 +137,16 @@ typedef struct lz_state {
      * separated (atomic): replaced whole by each call, never freed, so a
      * search may read it without the lock. */
     const char *required;
+    /* The program's chooser and its argument (both under mu), called at
+     * the start of each search unless the override is set. */
+    lz_choose_fn chooser;
+    void *chooser_user;
+    /* The file of a handle the program adopts (<shim>_adopt; atomic, never
+     * freed): a search then judges that file alone. */
+    const char *adopted;
+    /* Why the last handle offered to <shim>_adopt was refused (atomic; a
+     * list, so that earlier messages stay valid). */
+    struct lz_msg *refusals;
     /* Whether companions are left to load (atomic): companion_files. */
     int companions_pending;
     /* Whether the loaded library exports every name of the spec (atomic;
@@ -168,6 +181,17 @@ typedef struct lz_unsupported {
     const char *soname, *what;
 } lz_unsupported;
 
+/* Another library released with this one (spec: released_with,
+ * not_older_than): a copy of it already loaded decides which copy of this
+ * one is of its release (lz_release.c). */
+typedef struct lz_peer {
+    const char *display, *shim;
+    const char *scheme;             /* versions compare only within one scheme */
+    const char *version_marker;     /* its version in .rodata, or NULL */
+    const char *const *sonames;     /* NULL-terminated */
+    int relation;                   /* 0: one release; 1: this one not older than it; 2: not newer */
+} lz_peer;
+
 /* An environment variable naming a prefix, and the subdirectories searched
  * below it ({"CUDA_HOME", {"lib64", "lib"}}); {NULL} ends a list. */
 typedef struct lz_root {
@@ -184,6 +208,9 @@ typedef struct lz_lib {
     const char *debug_env;          /* logging to stderr (LAZYNCCL_DEBUG) */
     const char *strict_env;         /* no versioned-name fallback */
     const char *require_env;        /* names the program needs (LAZYNCCL_REQUIRE) */
+    const char *release_env;        /* the release policy (LAZYNCCL_RELEASE_POLICY) */
+    const char *scheme;             /* whose versions this library's compare with */
+    const lz_peer *peers;           /* {NULL} terminated: released with it */
     const char *no_error, *not_loaded;  /* "lazynvrtc: no error", ... */
     const char *version_marker;     /* start of the version string in .rodata */
     const char *const *sonames;     /* NULL-terminated, preference order */
@@ -215,6 +242,7 @@ typedef struct lz_lib {
     /* Search only the override, loaded copies, ld.so.cache and the system
      * directories (spec: search = "system"): for a library loaded unprobed. */
     int system_only;
+    int dlopen_flags;               /* added to RTLD_LAZY | RTLD_LOCAL (spec: dlopen_flags) */
     lz_state *st;
 } lz_lib;
 

@@ -9,9 +9,12 @@
 #ifndef LZ_STEPNAMES_H
 #define LZ_STEPNAMES_H
 
+#define LZ_STEP_ADOPTED "adopted"                     /* found_via: adopted-handle */
+#define LZ_STEP_CHOSEN "chosen by the program"        /* found_via: chosen-by-program */
 #define LZ_STEP_SEARCH_LIST "search list"              /* found_via: search-list */
 #define LZ_STEP_ASKED "asked by path"                  /* found_via: asked-by-path */
 #define LZ_STEP_LOADED "already loaded"                /* found_via: was-already-loaded-from-elsewhere */
+#define LZ_STEP_RELEASE "same release"                /* found_via: same-release */
 #define LZ_STEP_WHEEL "wheel"                          /* found_via: site-packages */
 #define LZ_STEP_LD_LIBRARY_PATH "LD_LIBRARY_PATH"      /* found_via: system-search */
 #define LZ_STEP_RUN_PATH "run path"                    /* found_via: system-search */

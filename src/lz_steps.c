@@ -11,6 +11,7 @@
 #include "lz_report.h"
 #include "lz_path.h"
 #include "lz_objects.h"
+#include "lz_release.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -70,10 +71,29 @@ static int try_list(lz_walk *w, const char *step, const char *list)
     }
 }
 
-/* 1. The override: authoritative when set. 1 when the walk must stop. */
+/* The one file the program chose: judged like any candidate, and nothing
+ * else is tried (the program said which file). */
+static int step_chosen(lz_walk *w)
+{
+    const char *path = w->req.chosen, *step = w->req.chosen_step;
+    lz_looked(w, step, path);
+    if (!try_entry(w, step, path, strlen(path))) {
+        lz_report_close(w);
+        lz_note(w, "%s", strcmp(step, LZ_STEP_ADOPTED) == 0
+                             ? "the program adopted that file's handle, so nothing else was tried"
+                             : "the program's chooser named that file, so nothing else was tried");
+    }
+    return 1;
+}
+
+/* 1. The override: authoritative when set, after a handle the program
+ * adopts (already in the process) and before its chooser and search list.
+ * 1 when the walk must stop. */
 int lz_step_override(lz_walk *w)
 {
     const lz_lib *lib = w->lib;
+    if (w->req.chosen && strcmp(w->req.chosen_step, LZ_STEP_ADOPTED) == 0)
+        return step_chosen(w);
     if (lz_secure() && getenv(lib->env_var))
         lz_note(w, "[%s] ignored: secure-execution process (setuid/setcap)", lib->env_var);
     const char *env = lz_getenv(lib->env_var);
@@ -94,6 +114,8 @@ int lz_step_override(lz_walk *w)
         }
         return 1;
     }
+    if (w->req.chosen)
+        return step_chosen(w);
     if (w->req.search_list) {
         if (!try_list(w, LZ_STEP_SEARCH_LIST, w->req.search_list)) {
             lz_report_close(w);
@@ -116,7 +138,10 @@ int lz_step_asked(lz_walk *w)
     lz_looked(w, step, asked);
     lz_log(w->lib, "the program asked for %s (%s by %s)", asked,
            strcmp(step, LZ_STEP_ASKED) == 0 ? "dlopen" : "needed", by);
-    if (lz_try_file(w, step, asked))
+    w->standing_in = 1;
+    int rc = lz_try_file(w, step, asked);
+    w->standing_in = 0;
+    if (rc)
         return 1;
     /* Nothing else is tried: plain, the request would have got this file
      * or failed; another file would make a different job. */
@@ -148,6 +173,21 @@ int lz_step_loaded(lz_walk *w)
         rc = lz_objects_with_soname(*s, visit_loaded, w);
     }
     w->reusing = 0;
+    return rc;
+}
+
+/* 2b. The directory of a library released with this one that the process
+ * has loaded (cuBLASLt's, for cuBLAS): where its release lies
+ * (docs/search-order.md, "Released together"). */
+int lz_step_release(lz_walk *w)
+{
+    if (!w->lib->peers || !w->lib->peers[0].display ||
+        lz_release_policy(w->lib, NULL) == LZ_RELEASE_OFF)
+        return 0;
+    char *dir = malloc(PATH_MAX);
+    int rc = dir && lz_release_peer_dir(w->lib, dir, PATH_MAX) &&
+             lz_try_dir(w, LZ_STEP_RELEASE, dir, 0);
+    free(dir);
     return rc;
 }
 

@@ -7,13 +7,16 @@
 
 #include "lz_walk.h"
 
-/* 1. LAZYNCCL_LIBPATH (or the library's own variable), else a search list
- * the program set: authoritative when set. */
+/* 1. A handle the program adopts, LAZYNCCL_LIBPATH (or the library's own
+ * variable), the program's chooser, else a search list the program set:
+ * authoritative when set. */
 LZ_HIDDEN int lz_step_override(lz_walk *w);
 /* 1b. The file the program asked for by path (lazynccl-run's audit module). */
 LZ_HIDDEN int lz_step_asked(lz_walk *w);
 /* 2. A copy already in the process. */
 LZ_HIDDEN int lz_step_loaded(lz_walk *w);
+/* 2b. Beside a library of its release already loaded. */
+LZ_HIDDEN int lz_step_release(lz_walk *w);
 /* 4. and 6. Directories below the prefixes the spec's roots name. */
 LZ_HIDDEN int lz_step_roots(lz_walk *w, const lz_root *roots);
 /* 5. The dynamic linker's own search. */

@@ -45,6 +45,10 @@ typedef struct lz_request {
      * lean probe of each candidate is asked. */
     const char *const *asks;
     const char *search_list; /* the program's list (a copy), or NULL */
+    /* The one file the program chose (its chooser's answer, a handle it
+     * adopts), and the step that names it (LZ_STEP_CHOSEN, LZ_STEP_ADOPTED). */
+    const char *chosen;
+    const char *chosen_step;
     int dry_run;
     int exhaustive;
     const char *origin;
@@ -105,6 +109,7 @@ typedef struct lz_walk {
     const lz_lib *lib;
     lz_request req;
     int reusing;             /* judging copies already loaded (step 2) */
+    int standing_in;         /* judging the file a drop-in stands in for (step 1b) */
     /* Nothing it says is kept (no report text, no tool, no log): notes
      * and verdicts are not even formatted (lz_report.c). */
     int silent;

@@ -492,5 +492,137 @@ def names_decide_what_the_program_requires():
                "taken: it is the copy this process has", "said")
 
 
+# --- Released together, loaded together -----------------------------------------
+
+def loaded(out, what):
+    """The file a release_client line says was loaded for what."""
+    m = re.search(rf"^{what} rc=0 version=\d+ loaded=(\S+)", out, re.M)
+    t.check(m, f"{what} loaded: {out}")
+    return m.group(1)
+
+
+def release_job(name):
+    """A workdir, tests/progs/release_client.c linked to the NVRTC, nvJitLink,
+    cuBLAS and cuBLASLt shims, and a directory holding CUDA 12.4's NVRTC,
+    builtins and nvJitLink together, as a distribution's lib/ does."""
+    d = t.workdir(name)
+    exe = t.compile_c(os.path.join(d, "release_client"), [os.path.join(t.PROGS, "release_client.c")],
+                      t.link_shim_args("nvrtc", "nvjitlink", "cublas", "cublaslt"))
+    lib124 = t.link_dir(f"{d}/cuda124", os.path.join(t.debian("libnvrtc12"), "libnvrtc.so.12"),
+                        os.path.join(t.debian("libnvrtc-builtins12.4"), "libnvrtc-builtins.so.12.4"),
+                        nvjitlink124())
+    return d, exe, lib124
+
+
+@case
+def release_policy_nvjitlink_not_older_than_nvrtc():
+    """NVRTC 13.0 loaded, then nvJitLink with 12.4 first in
+    LAZYNVJITLINK_LIBPATH and 13.0 after: by default (best_effort) 12.4 is
+    passed over as older than NVRTC and 13.0 taken; with 12.4 alone it is
+    taken, the log saying why it was kept; strict refuses it with that
+    reason; off takes it first. NVRTC 12.4 then nvJitLink 13.0 (newer) is
+    taken under strict, found beside nothing: its release is read from its
+    versioned names."""
+    d, exe, lib124 = release_job("release_policy_nvjitlink")
+    jit124 = f"{lib124}/libnvJitLink.so.12"
+    jit13 = os.path.realpath(os.path.join(CUDA_LIB, "libnvJitLink.so.13"))
+    both = {"LAZYNVJITLINK_LIBPATH": f"{jit124}:{jit13}"}
+    out = run([exe, "nvrtc", "nvjitlink"], both)
+    expect(out, f"nvjitlink rc=0 version=13000 loaded={jit13} step=LAZYNVJITLINK_LIBPATH")
+    out = run([exe, "nvrtc", "nvjitlink"], dict(both, LAZYNCCL_RELEASE_POLICY="off"))
+    expect(out, f"nvjitlink rc=0 version=12040 loaded={jit124} step=LAZYNVJITLINK_LIBPATH")
+    nvrtc13 = loaded(out, "nvrtc")
+    why = f"version 12.4.127 is older than NVRTC 13.0, loaded from {nvrtc13}"
+    r = t.run([exe, "nvrtc", "nvjitlink"], env={"LAZYNVJITLINK_LIBPATH": jit124, "LAZYNCCL_DEBUG": "1"},
+              check_rc=0)
+    expect(r.stdout, f"nvjitlink rc=0 version=12040 loaded={jit124}")
+    t.contains(r.stderr, f"[LAZYNVJITLINK_LIBPATH] {jit124}: {why}; kept in case no candidate is of "
+               "its release (LAZYNCCL_RELEASE_POLICY=best_effort)", "best_effort says why")
+    out = run([exe, "nvrtc", "nvjitlink"], {"LAZYNVJITLINK_LIBPATH": jit124,
+                                             "LAZYNCCL_RELEASE_POLICY": "strict"})
+    expect(out, "nvjitlink rc=6 version=0 loaded=(none)",
+           f"[LAZYNVJITLINK_LIBPATH] {jit124}: rejected: {why} (LAZYNCCL_RELEASE_POLICY=strict)")
+    out = run([exe, "nvrtc", "nvjitlink"], {"LAZYNVRTC_LIBPATH": lib124,
+                                             "LAZYNVJITLINK_LIBPATH": jit13,
+                                             "LAZYNCCL_RELEASE_POLICY": "strict"})
+    expect(out, "nvrtc rc=0 version=12040", f"nvjitlink rc=0 version=13000 loaded={jit13}")
+
+
+@case
+def release_nvrtc_not_newer_than_nvjitlink():
+    """nvJitLink 12.4 loaded first, then NVRTC with 13.0 offered first and
+    12.4 after: 13.0 is newer than the nvJitLink that must link its output,
+    so 12.4 is taken; strict with 13.0 alone refuses it."""
+    d, exe, lib124 = release_job("release_nvrtc_not_newer")
+    nvrtc13 = os.path.realpath(os.path.join(CUDA_LIB, "libnvrtc.so.13"))
+    env = {"LAZYNVJITLINK_LIBPATH": lib124, "LAZYNVRTC_LIBPATH": f"{nvrtc13}:{lib124}"}
+    out = run([exe, "nvjitlink", "nvrtc"], env)
+    expect(out, "nvjitlink rc=0 version=12040", f"nvrtc rc=0 version=12040 loaded={lib124}/libnvrtc.so.12")
+    out = run([exe, "nvjitlink", "nvrtc"], dict(env, LAZYNVRTC_LIBPATH=nvrtc13,
+                                                 LAZYNCCL_RELEASE_POLICY="strict"))
+    expect(out, f"{nvrtc13}: rejected: version 13.0 is newer than nvJitLink 12.4.127, loaded from "
+                f"{lib124}/libnvJitLink.so.12")
+
+
+@case
+def release_the_second_prefers_the_first_directory():
+    """NVRTC 12.4 loaded from a directory that holds nvJitLink 12.4 too: with
+    no override, nvJitLink comes from that directory (step "same release"),
+    not from the dynamic linker's 13.0; under off, from the dynamic linker."""
+    d, exe, lib124 = release_job("release_second_prefers")
+    lib = lib124
+    env = {"LAZYNVRTC_LIBPATH": lib}
+    out = run([exe, "nvrtc", "nvjitlink"], env)
+    expect(out, f"nvjitlink rc=0 version=12040 loaded={lib}/libnvJitLink.so.12 step=same release")
+    out = run([exe, "nvrtc", "nvjitlink"], dict(env, LAZYNCCL_RELEASE_POLICY="off"))
+    t.check("nvjitlink rc=0 version=13000" in out, f"off: the usual search: {out}")
+
+
+# --- The program's controls -----------------------------------------------------
+
+def controls_client(d):
+    return t.compile_c(os.path.join(d, "controls_client"),
+                       [os.path.join(t.PROGS, "controls_client.c")],
+                       t.link_shim_args("nccl") + ["-ldl"])
+
+
+@case
+def controls_chooser_adopt_and_resolve_all():
+    """On NCCL 2.22.3 and 2.28.9 (trixie's loader): a chooser's path and a
+    chooser's handle are what loads (step "chosen by the program"), a chooser
+    that answers nothing leaves the usual search, LAZYNCCL_LIBPATH wins over
+    it (never called); an adopted handle is the library (step "adopted"),
+    one of another library is refused with the probe's reason; resolve-all
+    on 2.28.9 binds everything, on 2.22.3 names every missing function in
+    one message, which last_error keeps."""
+    d, old, new, run_by = names_job("controls")
+    exe = controls_client(d)
+    san = {"ASAN_OPTIONS": "detect_leaks=0"} if t.SANITIZE not in ("", "none") else {}
+    out = run(run_by + [exe, f"choose-path={old}", "version"], san)
+    expect(out, "version rc=0 nccl=22203", f"loaded={old} step=chosen by the program chooser_calls=1")
+    out = run(run_by + [exe, f"choose-handle={old}", "version"], san)
+    expect(out, "version rc=0 nccl=22203", f"loaded={old} step=chosen by the program chooser_calls=1")
+    out = run(run_by + [exe, "choose-none", "version"], dict(san, LAZYNCCL_LIBPATH=f"{old}:{new}"))
+    expect(out, f"loaded={old} step=LAZYNCCL_LIBPATH chooser_calls=0")
+    out = run(run_by + [exe, "choose-path=/nonexistent/libnccl.so.2", "version"], san)
+    expect(out, "version rc=2 nccl=0", "[chosen by the program] /nonexistent/libnccl.so.2: rejected: "
+           "No such file or directory", "the program's chooser named that file, so nothing else was tried")
+    out = run(run_by + [exe, f"adopt={old}", "version"], san)
+    expect(out, "adopt rc=0\n", "version rc=0 nccl=22203", f"loaded={old} step=adopted")
+    zlib = os.path.realpath("/lib/x86_64-linux-gnu/libz.so.1")
+    out = run(run_by + [exe, f"adopt={zlib}", "version"], san)
+    expect(out, "adopt rc=-1 last_error=lazynccl: the handle offered to lazynccl_adopt was refused:\n"
+                f"  [adopted] {zlib}: rejected: SONAME libz.so.1 is not libnccl.so.2", "version rc=0 nccl=22809")
+    out = run(run_by + [exe, "resolve-all"], dict(san, LAZYNCCL_LIBPATH=new))
+    expect(out, "resolve_all=0 \n")
+    out = run(run_by + [exe, "resolve-all"], dict(san, LAZYNCCL_LIBPATH=old))
+    m = re.search(r"resolve_all=(\d+) lazynccl: NCCL at (\S+) lacks (\d+) of its \d+ functions: (.*)", out)
+    t.check(m and m.group(1) == m.group(3) and m.group(2) == old, f"one message: {out}")
+    names = m.group(4).split(", ")
+    t.equal(len(names), int(m.group(1)), "every missing name listed")
+    t.check("ncclCommWindowRegister" in names and "ncclGetVersion" not in names, f"which: {names}")
+    t.contains(out, f"last_error=lazynccl: NCCL at {old} lacks", "kept for last_error")
+
+
 if __name__ == "__main__":
     raise SystemExit(t.main())

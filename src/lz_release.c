@@ -1,0 +1,224 @@
+/* SPDX-License-Identifier: MIT
+ * Released together, loaded together: a library's peers (cuBLAS and
+ * cuBLASLt, NVRTC and nvJitLink, ...) work only with copies of one release,
+ * and the dynamic linker reuses a peer already loaded whatever its release
+ * (cuBLAS's DT_NEEDED on cuBLASLt is met by the cuBLASLt in memory). So a
+ * candidate is judged against the peers the process has already loaded:
+ * of one release when it lies beside one (its directory, or the wheel tree
+ * it came from), or when the versions of one scheme agree. */
+#include "lz_release.h"
+#include "lz_env.h"
+#include "lz_objects.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int lz_release_policy(const lz_lib *lib, int *bad)
+{
+    const char *v = lib->release_env ? lz_getenv(lib->release_env) : NULL;
+    if (bad)
+        *bad = 0;
+    if (!v || !*v || strcmp(v, "best_effort") == 0)
+        return LZ_RELEASE_BEST_EFFORT;
+    if (strcmp(v, "strict") == 0)
+        return LZ_RELEASE_STRICT;
+    if (strcmp(v, "off") == 0)
+        return LZ_RELEASE_OFF;
+    if (bad)
+        *bad = 1;
+    return LZ_RELEASE_BEST_EFFORT;
+}
+
+const char *lz_release_policy_name(int policy)
+{
+    return policy == LZ_RELEASE_STRICT ? "strict" : policy == LZ_RELEASE_OFF ? "off"
+                                                                             : "best_effort";
+}
+
+/* "12.4.127" from "libnvrtc.so.12.4.127": what follows ".so." when it is
+ * a version of at least two numbers. */
+static int version_in_name(const char *real, char *out, size_t size)
+{
+    const char *base = strrchr(real, '/');
+    const char *so = strstr(base ? base : real, ".so.");
+    if (!so)
+        return 0;
+    const char *v = so + 4;
+    size_t n = strspn(v, "0123456789.");
+    if (n == 0 || v[n] || !strchr(v, '.') || v[n - 1] == '.' || n >= size)
+        return 0;
+    memcpy(out, v, n);
+    out[n] = '\0';
+    return 1;
+}
+
+/* "13.0" from the string marker starts in .rodata ("libnvrtc-builtins.so.13.0",
+ * "NCCL version 2.28.9+cuda13.0"): the numbers after the marker. */
+static int version_in_rodata(const char *path, const char *marker, char *out, size_t size)
+{
+    char text[256];
+    if (!marker || !lz_probe_rodata_string(path, marker, text, sizeof text))
+        return 0;
+    const char *v = text + strlen(marker);
+    size_t n = strspn(v, "0123456789.");
+    while (n && v[n - 1] == '.')
+        n--;
+    if (n == 0 || n >= size)
+        return 0;
+    memcpy(out, v, n);
+    out[n] = '\0';
+    return 1;
+}
+
+/* "13.0" from __nvJitLinkCreate_13_0: the newest version of the library's
+ * versioned names the file exports. */
+static int version_in_exports(const lz_lib *lib, const char *path, char *out, size_t size)
+{
+    int major = -1, minor = -1, any = 0;
+    for (size_t i = 0; i < lib->nsyms && !any; i++)
+        any = lib->syms[i].major >= 0;
+    lz_probe p;
+    if (!any || lz_probe_read(path, &p) != LZ_PROBE_OK)
+        return 0;
+    for (size_t i = 0; i < lib->nsyms; i++) {
+        const lz_sym *s = &lib->syms[i];
+        if (s->major < 0 || (s->major < major || (s->major == major && s->minor <= minor)))
+            continue;
+        if (lz_probe_exports(&p, lz_sym_name(lib, s))) {
+            major = s->major;
+            minor = s->minor;
+        }
+    }
+    lz_probe_free(&p);
+    return major >= 0 && snprintf(out, size, "%d.%d", major, minor) < (int)size;
+}
+
+int lz_release_version(const lz_lib *lib, const char *path, char *out, size_t size)
+{
+    char *real = realpath(path, NULL);
+    int ok = real && version_in_name(real, out, size);
+    free(real);
+    return ok || version_in_rodata(path, lib->version_marker, out, size) ||
+           version_in_exports(lib, path, out, size);
+}
+
+/* Major and minor of "12.4.127" (minor 0 when absent). */
+static void major_minor(const char *v, long *major, long *minor)
+{
+    char *end;
+    *major = strtol(v, &end, 10);
+    *minor = *end == '.' ? strtol(end + 1, NULL, 10) : 0;
+}
+
+/* One release's place: its directory, and for a file below a wheel's
+ * nvidia/ tree (nvidia/cublas/lib, nvidia/cu13/lib), that tree. */
+static int same_place(const char *a, const char *b)
+{
+    const char *sa = strrchr(a, '/'), *sb = strrchr(b, '/');
+    if (sa && sb && sa - a == sb - b && memcmp(a, b, (size_t)(sa - a)) == 0)
+        return 1;
+    const char *ta = strstr(a, "/site-packages/nvidia/"), *tb = strstr(b, "/site-packages/nvidia/");
+    return ta && tb && ta - a == tb - b && memcmp(a, b, (size_t)(ta - a)) == 0;
+}
+
+struct found {
+    char *path;              /* the first real copy of the peer */
+};
+
+static int first_copy(void *ctx, const char *path, const char *why)
+{
+    (void)why;
+    struct found *f = ctx;
+    if (!path)
+        return 0;
+    f->path = strdup(path);
+    return 1;
+}
+
+/* The loaded copy of peer (malloc'd), or NULL. */
+static char *loaded_peer(const lz_peer *peer)
+{
+    char marker[160];
+    snprintf(marker, sizeof marker, "%s_load", peer->shim);
+    struct found f = {NULL};
+    for (const char *const *s = peer->sonames; *s && !f.path; s++)
+        lz_objects_real_with_soname(*s, marker, first_copy, &f);
+    return f.path;
+}
+
+int lz_release_peer_dir(const lz_lib *lib, char *dir, size_t size)
+{
+    /* The directory as the dynamic linker names the peer: where it was
+     * found (a directory of links, say), not where the links lead. */
+    for (const lz_peer *peer = lib->peers; peer && peer->display; peer++) {
+        char *at = loaded_peer(peer);
+        char *slash = at ? strrchr(at, '/') : NULL;
+        int ok = slash && slash > at && (size_t)(slash - at) < size;
+        if (ok) {
+            memcpy(dir, at, (size_t)(slash - at));
+            dir[slash - at] = '\0';
+        }
+        free(at);
+        if (ok)
+            return 1;
+    }
+    return 0;
+}
+
+/* The finding for one peer loaded from at (as named; at_real: the file
+ * it is), for the candidate path (real: the file it is). */
+static int judge_one(const lz_lib *lib, const lz_peer *peer, const char *path, const char *real,
+                     const char *at, const char *at_real, char *why, size_t size)
+{
+    char mine[64], theirs[64];
+    int comparable = strcmp(peer->scheme, lib->scheme) == 0 &&
+                     lz_release_version(lib, path, mine, sizeof mine) &&
+                     (version_in_name(at_real, theirs, sizeof theirs) ||
+                      version_in_rodata(at, peer->version_marker, theirs, sizeof theirs));
+    if (!comparable) {
+        if (same_place(path, at) || same_place(real, at_real))
+            return LZ_RELEASE_MATCH;
+        snprintf(why, size, "%s is loaded from %s, and the releases cannot be compared (versions "
+                 "unknown, and not beside it)", peer->display, at);
+        return LZ_RELEASE_UNKNOWN;
+    }
+    long a, b, x, y;
+    major_minor(mine, &a, &b);
+    major_minor(theirs, &x, &y);
+    int cmp = a != x ? (a < x ? -1 : 1) : b != y ? (b < y ? -1 : 1) : 0;
+    const char *rule = peer->relation == 1 ? "older than" : peer->relation == 2 ? "newer than"
+                                                                                  : "not of the release of";
+    int bad = peer->relation == 1 ? cmp < 0 : peer->relation == 2 ? cmp > 0 : cmp != 0;
+    if (!bad)
+        return LZ_RELEASE_MATCH;
+    snprintf(why, size, "version %s is %s %s %s, loaded from %s", mine, rule, peer->display, theirs,
+             at);
+    return LZ_RELEASE_MISMATCH;
+}
+
+int lz_release_judge(const lz_lib *lib, const char *path, const lz_probe *p, char *why,
+                     size_t size)
+{
+    (void)p;
+    int worst = LZ_RELEASE_MATCH;
+    char *real = NULL;
+    for (const lz_peer *peer = lib->peers; peer && peer->display; peer++) {
+        char *at = loaded_peer(peer);
+        char *at_real = at ? realpath(at, NULL) : NULL;
+        if (at_real && !real)
+            real = realpath(path, NULL);
+        char one[2 * PATH_MAX + 160];
+        int r = at_real && real ? judge_one(lib, peer, path, real, at, at_real, one, sizeof one)
+                                : LZ_RELEASE_MATCH;
+        free(at);
+        free(at_real);
+        if (r > worst) {
+            worst = r;
+            snprintf(why, size, "%s", one);
+        }
+    }
+    free(real);
+    return worst;
+}
