@@ -7,6 +7,7 @@ drop-in, and, with the library absent, an exit status and the soname named,
 never a made-up answer. Debian's GSL (266 headers, exported data,
 callbacks) and libjpeg (errors through a callback that longjmps)."""
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -492,6 +493,47 @@ def new_spec_builds_as_written():
         t.check(out.strip(), f"{soname}: the program said nothing")
         for how, exe, env in own.each():
             stops_naming(absent(real, [exe], env), soname, f"{soname} {how}")
+
+
+@case
+def dlopen_flags_from_the_spec():
+    """tests/specs/zlib.toml with dlopen_flags = ["RTLD_GLOBAL"], by lazygen
+    build: the first call opens libz into the global scope (the dynamic
+    linker's LD_DEBUG=scopes: "add .../libz.so.1 [0] to global scope"), and
+    the same spec without the key does not; a flag not in the list is named
+    with the ones allowed."""
+    if t.SANITIZE not in ("", "none"):
+        raise t.Skip("lazygen build uses the plain compiler whatever the build: checked once, "
+                     "in the default one")
+    d = t.workdir("onelib_dlopen_flags")
+    with open(os.path.join(t.SOURCE, "tests", "specs", "zlib.toml")) as f:
+        text = f.read()
+    src = os.path.join(d, "first.c")
+    with open(src, "w") as f:
+        f.write("#include <zlib.h>\n#include <stdio.h>\n"
+                "int main(void) { printf(\"zlib %s\\n\", zlibVersion()); return 0; }\n")
+    seen = {}
+    for name, extra in (("global", 'dlopen_flags = ["RTLD_GLOBAL"]\n'), ("plain", "")):
+        os.makedirs(f"{d}/{name}", exist_ok=True)
+        spec = f"{d}/{name}/zlib.toml"
+        with open(spec, "w") as f:
+            f.write(text.replace('sonames = ["libz.so.1"]\n', 'sonames = ["libz.so.1"]\n' + extra))
+        out = f"{d}/{name}/out"
+        t.equal(lazygen("build", spec, "--out", out).returncode, 0, f"{name}: lazygen build")
+        exe = t.compile_c(f"{d}/{name}/first", [src, f"-I{out}", f"-L{out}", f"-Wl,-rpath,{out}",
+                                               "-llazyzlib"])
+        r = t.run([exe], env={"LD_DEBUG": "scopes"}, check_rc=0)
+        t.contains(r.stdout, "zlib 1.", f"{name}: the call")
+        seen[name] = re.search(r"add \S*/libz\.so\.1 \[0\] to global scope", r.stderr) is not None
+    t.equal(seen, {"global": True, "plain": False}, "libz in the global scope")
+    bad = f"{d}/bad/zlib.toml"
+    os.makedirs(os.path.dirname(bad), exist_ok=True)
+    with open(bad, "w") as f:
+        f.write(text.replace('sonames = ["libz.so.1"]\n', 'sonames = ["libz.so.1"]\ndlopen_flags = ["RTLD_NOW"]\n'))
+    r = lazygen("build", bad, "--out", f"{d}/bad/out")
+    t.equal(r.returncode, 1, "a flag not allowed")
+    t.contains(r.stderr, "'dlopen_flags': 'RTLD_NOW' is not one of RTLD_GLOBAL, RTLD_DEEPBIND, RTLD_NODELETE",
+               "named")
 
 
 if __name__ == "__main__":

@@ -226,5 +226,39 @@ def bench_versus_runs_as_documented():
         t.equal(cells[1:], ["exit 0, rc 2", "exit 0, rc 2"], "the shims without the library")
 
 
+@case
+def release_cublas_beside_cublaslt():
+    """cuBLASLt loaded first, then cuBLAS (tests/progs/release_client.c):
+    with no override, cuBLAS comes from the directory cuBLASLt was loaded
+    from (step "same release"), a directory of links included; offered a
+    copy of cuBLAS in another directory first (its version cannot be read),
+    then the toolkit's: best_effort passes over the copy and takes the
+    toolkit's, strict refuses the copy alone with the reason, off takes it."""
+    lt = t.real_library("libcublasLt.so.13")
+    blas = t.real_library("libcublas.so.13")
+    d = t.workdir("release_cublas")
+    exe = t.compile_c(os.path.join(d, "release_client"), [os.path.join(t.PROGS, "release_client.c")],
+                      t.link_shim_args("nvrtc", "nvjitlink", "cublas", "cublaslt"))
+    links = t.link_dir(f"{d}/links", lt, blas)
+    r = t.run([exe, "cublaslt", "cublas"], env={"LAZYCUBLASLT_LIBPATH": links}, check_rc=0)
+    t.contains(r.stdout, f"cublas rc=0 version=13 loaded={links}/libcublas.so.13 step=same release",
+               "beside cuBLASLt")
+    other = os.path.join(d, "other")
+    os.makedirs(other, exist_ok=True)
+    shutil.copy(blas, os.path.join(other, "libcublas.so.13"))
+    copy = os.path.join(other, "libcublas.so.13")
+    r = t.run([exe, "cublaslt", "cublas"], env={"LAZYCUBLAS_LIBPATH": f"{copy}:{blas}"}, check_rc=0)
+    t.contains(r.stdout, f"cublas rc=0 version=13 loaded={blas} step=LAZYCUBLAS_LIBPATH", "best_effort")
+    lt_at = r.stdout.split("cublaslt rc=0 version=")[1].split(" loaded=")[1].split()[0]
+    r = t.run([exe, "cublaslt", "cublas"], env={"LAZYCUBLAS_LIBPATH": copy,
+                                                "LAZYNCCL_RELEASE_POLICY": "strict"}, check_rc=0)
+    t.contains(r.stdout, f"[LAZYCUBLAS_LIBPATH] {copy}: rejected: cuBLASLt is loaded from {lt_at}, and "
+               "the releases cannot be compared (versions unknown, and not beside it) "
+               "(LAZYNCCL_RELEASE_POLICY=strict)", "strict")
+    r = t.run([exe, "cublaslt", "cublas"], env={"LAZYCUBLAS_LIBPATH": f"{copy}:{blas}",
+                                                "LAZYNCCL_RELEASE_POLICY": "off"}, check_rc=0)
+    t.contains(r.stdout, f"cublas rc=0 version=13 loaded={copy}", "off")
+
+
 if __name__ == "__main__":
     raise SystemExit(t.main())
