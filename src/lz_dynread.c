@@ -449,7 +449,8 @@ static int dr_read_symbols(dr_view *v, const dr_tags *t, const dr_symtab *st, lz
     if (!st->count)
         return 0;
     d->names = malloc((size_t)st->count * sizeof *d->names);
-    if (!d->names)
+    d->imports = malloc((size_t)st->count * sizeof *d->imports);
+    if (!d->names || !d->imports)
         return dr_fail(why, n, "out of memory");
     /* through the window, a page of symbols at a time: no copy of the table */
     for (long long i = 0; i < st->count; i++) {
@@ -458,6 +459,29 @@ static int dr_read_symbols(dr_view *v, const dr_tags *t, const dr_symtab *st, lz
             return dr_fail(why, n, "truncated ELF: the dynamic symbols cannot be read");
         if (sym.st_shndx != SHN_UNDEF && sym.st_name && sym.st_name < t->strsz)
             d->names[d->nnames++] = d->strings + sym.st_name;
+        else if (sym.st_name && sym.st_name < t->strsz && ELF64_ST_BIND(sym.st_info) == STB_GLOBAL)
+            d->imports[d->nimports++] = d->strings + sym.st_name;
+    }
+    return 0;
+}
+
+/* DT_NEEDED, DT_RPATH and DT_RUNPATH, as strings of the table read whole. */
+static int dr_read_paths(const ElfW(Dyn) *dyn, size_t count, unsigned long long strsz, lz_dyn *d,
+                         char *why, size_t n)
+{
+    if (!(d->needed = malloc((count + 1) * sizeof *d->needed)))
+        return dr_fail(why, n, "out of memory");
+    for (size_t i = 0; i < count && dyn[i].d_tag != DT_NULL; i++) {
+        unsigned long long off = dyn[i].d_un.d_val;
+        const char *s = off < strsz ? d->strings + off : NULL;
+        if (!s)
+            continue;
+        if (dyn[i].d_tag == DT_NEEDED)
+            d->needed[d->nneeded++] = s;
+        else if (dyn[i].d_tag == DT_RPATH)
+            d->rpath = s;
+        else if (dyn[i].d_tag == DT_RUNPATH)
+            d->runpath = s;
     }
     return 0;
 }
@@ -597,6 +621,8 @@ int lz_dyn_read(int fd, off_t size, const char *const *ask, lz_dyn *d, char *why
     rc = dr_locate_symbols(v, &t, &st, why, whysize);
     if (rc == 0 && !ask)
         rc = dr_read_symbols(v, &t, &st, d, why, whysize);
+    if (rc == 0 && !ask)
+        rc = dr_read_paths(dyn, count, t.strsz, d, why, whysize);
     for (unsigned i = 0; rc == 0 && ask && ask[i] && i < 64; i++)
         if (dr_answer(v, &t, &st, ask[i]))
             d->answers |= 1ull << i;
@@ -614,10 +640,13 @@ out:
 void lz_dyn_free(lz_dyn *d)
 {
     free(d->names);
+    free(d->imports);
+    free(d->needed);
     free(d->strings);
-    d->names = NULL;
+    d->names = d->imports = d->needed = NULL;
     d->strings = NULL;
-    d->nnames = 0;
+    d->rpath = d->runpath = NULL;
+    d->nnames = d->nimports = d->nneeded = 0;
 }
 
 /* The dynamic segment of an open file of this process's class, byte order

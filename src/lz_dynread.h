@@ -30,6 +30,13 @@ typedef struct lz_dyn {
     char *strings;        /* the dynamic string table (owned; names point into it) */
     const char **names;   /* the defined dynamic symbols, unsorted (owned) */
     size_t nnames;
+    /* Read with every name (ask NULL) only, pointing into strings: what a
+     * pre-flight of a program needs (lazynccl-info --check). */
+    const char **imports; /* undefined, not weak: what the dynamic linker must find (owned) */
+    size_t nimports;
+    const char **needed;  /* DT_NEEDED, in order (owned) */
+    size_t nneeded;
+    const char *rpath, *runpath; /* DT_RPATH, DT_RUNPATH, or NULL */
     unsigned long long answers; /* bit i: the file defines ask[i] (lz_dyn_read) */
 } lz_dyn;
 

@@ -81,7 +81,10 @@ static int step_chosen(lz_walk *w)
         lz_report_close(w);
         lz_note(w, "%s", strcmp(step, LZ_STEP_ADOPTED) == 0
                              ? "the program adopted that file's handle, so nothing else was tried"
-                             : "the program's chooser named that file, so nothing else was tried");
+                         : strcmp(step, LZ_STEP_CHOSEN) == 0
+                             ? "the program's chooser named that file, so nothing else was tried"
+                             : "that is the file the dynamic linker would load, so nothing else "
+                               "was tried");
     }
     return 1;
 }

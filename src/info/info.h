@@ -8,6 +8,7 @@
 #include "lz_report.h"
 #include "lz_probe.h"
 #include "lz_ldso.h"
+#include "lz_release.h"
 
 #include <stdio.h>
 
@@ -65,11 +66,18 @@ int info_version_cmp(const char *a, const char *b);
 /* Where the dynamic linker would find soname (LD_LIBRARY_PATH, cache, system). */
 int info_find_soname(const char *soname, char *out, size_t size);
 
+/* --check: the families target's closure needs, each judged with the
+ * names it imports (check.c): 0 when all serve, 1 when not, 2 when the
+ * target cannot be read. */
+int check_target(FILE *f, const char *target, const lz_lib *const *libs);
+
 /* Environment checks (doctor.c). */
 void doctor_run(doctor_report *r, info_lib *libs, int nlibs);
 
 /* Output (print.c). */
-void print_text(FILE *f, info_lib *libs, int nlibs, const doctor_report *d, int color);
+/* d: --doctor's findings, printed first as verdicts (the per-candidate
+ * tables then only when verbose). */
+void print_text(FILE *f, info_lib *libs, int nlibs, const doctor_report *d, int verbose, int color);
 /* unknown: the names asked for that no shim here serves. */
 void print_json(FILE *f, info_lib *libs, int nlibs, const char *const *unknown, int nunknown,
                 const doctor_report *d);

@@ -32,8 +32,15 @@ static const char usage[] =
     "                 files of one library), audit (lazynccl-run's environment\n"
     "                 reached this process), static-tls (what a process whose\n"
     "                 libraries need static TLS does here)\n"
+    "  --verbose      with --doctor: each library's candidates after the\n"
+    "                 verdicts (without --doctor they are always shown)\n"
     "  --from PATH    search wheels as a shim at PATH would (e.g. the .so\n"
     "                 vendored in site-packages/<pkg>/)\n"
+    "  --check FILE   a job's pre-flight: for the program or library FILE and\n"
+    "                 the libraries it needs (found as the dynamic linker\n"
+    "                 would), which file each library served would load and\n"
+    "                 whether it exports every function they import from it;\n"
+    "                 nothing is loaded. Exit status 1 when one would fail\n"
     "  --help         this text\n"
     "\n"
     "Libraries: by default those this installation serves; 'all' adds those\n"
@@ -100,8 +107,8 @@ static void load(info_lib *li)
 
 int main(int argc, char **argv)
 {
-    int json = 0, doctor = 0, do_load = 0, nlibs = 0;
-    const char *origin = NULL;
+    int json = 0, doctor = 0, do_load = 0, verbose = 0, nlibs = 0;
+    const char *origin = NULL, *check = NULL;
     enum { MAX_LIBS = 32 };
     const lz_lib *want[MAX_LIBS];
     const char *unknown[MAX_LIBS];
@@ -114,8 +121,12 @@ int main(int argc, char **argv)
             doctor = 1;
         else if (strcmp(a, "--load") == 0)
             do_load = 1;
+        else if (strcmp(a, "--verbose") == 0 || strcmp(a, "-v") == 0)
+            verbose = 1;
         else if (strcmp(a, "--from") == 0 && i + 1 < argc)
             origin = argv[++i];
+        else if (strcmp(a, "--check") == 0 && i + 1 < argc)
+            check = argv[++i];
         else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             print_usage(stdout);
             return 0;
@@ -136,6 +147,16 @@ int main(int argc, char **argv)
             print_usage(stderr);
             return 2;
         }
+    }
+    if (check) {
+        const lz_lib *chosen[MAX_LIBS + 1];
+        int n = 0;
+        for (int i = 0; i < nlibs; i++)
+            chosen[n++] = want[i];
+        for (const lz_lib *const *l = lz_served; !nlibs && *l && n < MAX_LIBS; l++)
+            chosen[n++] = *l;
+        chosen[n] = NULL;
+        return nunknown ? 1 : check_target(stdout, check, chosen);
     }
     /* Asked for nothing: every served library is shown, with the reason
      * for each that would not load, and only the required families (the
@@ -171,7 +192,7 @@ int main(int argc, char **argv)
     if (json)
         print_json(stdout, libs, nlibs, unknown, nunknown, doctor ? &d : NULL);
     else
-        print_text(stdout, libs, nlibs, doctor ? &d : NULL,
+        print_text(stdout, libs, nlibs, doctor ? &d : NULL, verbose,
                    isatty(STDOUT_FILENO) && !getenv("NO_COLOR"));
     return status;
 }

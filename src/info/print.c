@@ -53,8 +53,76 @@ static const char *verdict_color(int verdict)
     return verdict == LZ_CHOSEN ? GREEN : verdict == LZ_REJECTED ? RED : "";
 }
 
-void print_text(FILE *f, info_lib *libs, int nlibs, const doctor_report *d, int color)
+/* The release policy every shim applies (docs/search-order.md, "Released
+ * together"), as the first library's spec names its variable. */
+static const char *policy_line(const info_lib *libs, int nlibs, char *out, size_t size)
 {
+    const lz_lib *lib = nlibs ? libs[0].lib : NULL;
+    if (!lib || !lib->release_env)
+        return NULL;
+    int bad;
+    int p = lz_release_policy(lib, &bad);
+    const char *v = lz_getenv(lib->release_env);
+    snprintf(out, size, "%s (%s%s%s%s)", lz_release_policy_name(p), lib->release_env,
+             v && *v ? "=" : " unset", v && *v ? v : "", bad ? ", not a policy: best_effort" : "");
+    return out;
+}
+
+/* --doctor's lead: one line per library, one per finding that is not ok. */
+static int print_verdicts(FILE *f, const info_lib *libs, int nlibs, const doctor_report *d,
+                          int color)
+{
+    int problems = 0, passed = 0;
+    for (int l = 0; l < nlibs; l++)
+        problems += !libs[l].would_load && libs[l].lib->must_load;
+    for (int i = 0; d && i < d->n; i++)
+        problems += strcmp(d->f[i].status, "problem") == 0;
+    fprintf(f, "%sdoctor%s: %s%s%s\n", paint(color, BOLD), paint(color, RESET),
+            paint(color, problems ? RED : GREEN), problems ? "problems found" : "ok",
+            paint(color, RESET));
+    for (int l = 0; l < nlibs; l++) {
+        const info_lib *li = &libs[l];
+        const char *st = li->would_load ? "ok" : li->lib->must_load ? "problem" : "absent";
+        fprintf(f, "  %s%-8s%s %-18s %s%s%s",
+                paint(color, li->would_load ? GREEN : li->lib->must_load ? RED : YELLOW), st,
+                paint(color, RESET), li->lib->display, li->would_load ? li->chosen : "nothing would load",
+                li->would_load ? " (found by: " : li->lib->must_load ? "" : " (not required)",
+                li->would_load ? li->chosen_step : "");
+        if (li->would_load)
+            fputs(")", f);
+        fputs("\n", f);
+    }
+    for (int i = 0; d && i < d->n; i++) {
+        const doctor_finding *x = &d->f[i];
+        if (strcmp(x->status, "ok") == 0) {
+            passed++;
+            continue;
+        }
+        const char *c = strcmp(x->status, "problem") == 0 ? RED
+                        : strcmp(x->status, "warning") == 0 ? YELLOW : GREEN;
+        fprintf(f, "  %s%-8s%s ", paint(color, c), x->status, paint(color, RESET));
+        wrapped_rest(f, 11, x->message);
+        if (x->fix[0]) {
+            fprintf(f, "  %-8s ", "fix:");
+            wrapped_rest(f, 11, x->fix);
+        }
+    }
+    char policy[256];
+    if (policy_line(libs, nlibs, policy, sizeof policy))
+        fprintf(f, "  release policy: %s\n", policy);
+    fprintf(f, "  %d other check%s passed; each library's candidates: --doctor --verbose\n", passed,
+            passed == 1 ? "" : "s");
+    return problems;
+}
+
+void print_text(FILE *f, info_lib *libs, int nlibs, const doctor_report *d, int verbose, int color)
+{
+    if (d) {
+        print_verdicts(f, libs, nlibs, d, color);
+        if (!verbose)
+            return;
+        fputs("\n", f);
+    }
     for (int l = 0; l < nlibs; l++) {
         info_lib *li = &libs[l];
         const lz_lib *lib = li->lib;
@@ -106,11 +174,12 @@ void print_text(FILE *f, info_lib *libs, int nlibs, const doctor_report *d, int 
                     li->dropped, INFO_MAX_CANDIDATES);
         fprintf(f, "\n");
     }
-    if (!d)
+    char policy[256];
+    if (!d && policy_line(libs, nlibs, policy, sizeof policy))
+        fprintf(f, "release policy: %s\n", policy);
+    if (!d || !verbose)
         return;
-    fprintf(f, "%sdoctor%s\n", paint(color, BOLD), paint(color, RESET));
-    if (d->n == 0)
-        fprintf(f, "  %sok%s       nothing to report\n", paint(color, GREEN), paint(color, RESET));
+    fprintf(f, "%sdoctor's checks%s\n", paint(color, BOLD), paint(color, RESET));
     for (int i = 0; i < d->n; i++) {
         const doctor_finding *x = &d->f[i];
         const char *c = strcmp(x->status, "problem") == 0 ? RED
@@ -189,7 +258,12 @@ void print_json(FILE *f, info_lib *libs, int nlibs, const char *const *unknown, 
         }
         fprintf(f, "],\n   \"candidates_not_shown\": %d}", li->dropped);
     }
-    fputs("],\n \"not_served\": [", f);
+    char policy[256];
+    fputs("],\n ", f);
+    field(f, 1, "release_policy", nlibs ? lz_release_policy_name(lz_release_policy(libs[0].lib, NULL))
+                                        : NULL);
+    (void)policy;
+    fputs(",\n \"not_served\": [", f);
     for (int i = 0; i < nunknown; i++) {
         fputs(i ? ", " : "", f);
         info_json_string(f, unknown[i]);
