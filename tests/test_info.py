@@ -133,7 +133,10 @@ def doctor_net_plugin():
     t.contains(r.stdout, "problem  NCCL_NET_PLUGIN=nowhere, but libnccl-net-nowhere.so is not found", "doctor")
     plugin = t.compile_c(f"{d}/libnccl-net-fake.so", [os.path.join(t.FAKES, "fake_net_plugin.c")],
                          [f"-I{t.FAKES}"], shared=True)
+    # A check that passed is a line of its own only with --verbose.
     r = info("nccl", "--doctor", env={"NCCL_NET_PLUGIN": "fake", "LD_LIBRARY_PATH": d})
+    t.check("net plugin" not in r.stdout and "2 other checks passed" in r.stdout, r.stdout)
+    r = info("nccl", "--doctor", "--verbose", env={"NCCL_NET_PLUGIN": "fake", "LD_LIBRARY_PATH": d})
     t.contains(t.flat(r.stdout), f"ok net plugin {plugin} exports ncclCollNet_v8, ncclNetPlugin_v9, "
                                  "ncclNet_v8", "doctor")
 
@@ -268,6 +271,57 @@ def load_version_of_an_old_nccl_code():
         lib = t.fake_nccl(f"{d}/v{code}", version=code)
         doc = json.loads(info("--json", "--load", "nccl", env={"LAZYNCCL_LIBPATH": lib}, rc=0).stdout)
         t.equal(doc["libraries"][0]["loaded"]["version"], want, f"NCCL code {code}")
+
+
+def check_prog(d, name, link):
+    """A program calling ncclGetVersion and ncclCommWindowRegister (2.28),
+    linked as link says."""
+    src = os.path.join(d, f"{name}.c")
+    with open(src, "w") as f:
+        f.write("#include <nccl.h>\nint main(int argc, char **argv) { int v; (void)argv;\n"
+                "  ncclGetVersion(&v); if (argc > 5) ncclCommWindowRegister(0, 0, 0, 0, 0);\n"
+                "  return 0; }\n")
+    return t.compile_c(os.path.join(d, name), [src, f"-I{t.NCCL_INCLUDE}"] + link)
+
+
+@case
+def check_a_program_before_it_runs():
+    """--check reads a program's closure without loading anything: linked to
+    the shim, NCCL's search and the two functions it imports are ok (exit
+    0); linked to NCCL itself with an older NCCL (a fake lacking
+    ncclCommWindowRegister) first in LD_LIBRARY_PATH, the dynamic linker's
+    choice is a problem naming what it lacks and who imports it (exit 1),
+    and LAZYNCCL_LIBPATH naming 2.28.9 makes it ok; a soname nothing
+    resolves is a problem; a file that is no ELF object exits 2."""
+    real = t.real_library("libnccl.so.2")
+    d = t.workdir("info_check")
+    shimmed = check_prog(d, "shimmed", t.link_shim_args("nccl"))
+    r = info("--check", shimmed, rc=0)
+    t.contains(r.stdout, f"check: {shimmed}\n", "head")
+    t.check(re.search(r"^NCCL: ok: \S+libnccl.so.2 \(the shim's search, step \S+\) exports all 2 "
+                      r"functions the target imports$", r.stdout, re.M), r.stdout)
+    t.contains(r.stdout, "verdict: ok", "verdict")
+    direct = check_prog(d, "direct", [f"-L{os.path.dirname(real)}", "-l:libnccl.so.2"])
+    old = t.fake_nccl(f"{d}/old")
+    r = info("--check", direct, env={"LD_LIBRARY_PATH": f"{d}/old"}, rc=1)
+    t.contains(r.stdout, f"NCCL: problem: {old} (the dynamic linker's choice, kept by a drop-in) lacks "
+               f"1 of the 2 functions the target imports: ncclCommWindowRegister (imported by {direct})",
+               "the problem")
+    t.contains(r.stdout, "verdict: problems found", "verdict")
+    r = info("--check", direct, env={"LD_LIBRARY_PATH": f"{d}/old", "LAZYNCCL_LIBPATH": real}, rc=0)
+    t.contains(r.stdout, f"NCCL: ok: {real} (its override, step LAZYNCCL_LIBPATH)", "the override")
+    os.makedirs(f"{d}/gone", exist_ok=True)
+    with open(f"{d}/gone/gone.c", "w") as f:
+        f.write("int gone(void) { return 1; }\n")
+    t.compile_c(f"{d}/gone/libgone.so", [f"{d}/gone/gone.c", "-Wl,-soname,libgone.so.1"], shared=True)
+    with open(f"{d}/needy.c", "w") as f:
+        f.write("int gone(void);\nint main(void) { return gone(); }\n")
+    needy = t.compile_c(os.path.join(d, "needy"), [f"{d}/needy.c", f"-L{d}/gone", "-lgone"])
+    os.remove(f"{d}/gone/libgone.so")
+    r = info("--check", needy, rc=1)
+    t.contains(r.stdout, f"libgone.so.1, needed by {needy}: not found", "a soname nothing resolves")
+    r = info("--check", "/etc/passwd", rc=2)
+    t.contains(r.stderr, "--check /etc/passwd: not an ELF file", "not ELF")
 
 
 if __name__ == "__main__":

@@ -267,10 +267,13 @@ static int check_family(FILE *f, const lz_lib *lib, const check_closure *c)
                 lib->display, res.path, how, nlacks, names, lacks);
     else if (kept)
         fprintf(f, "%s: problem: %s (%s): %s\n", lib->display, res.path, how, kept);
-    else
+    else if (names)
         fprintf(f, "%s: ok: %s (%s, step %s) exports all %d function%s the target imports\n",
                 lib->display, res.path, how, from_linker ? "linker" : res.chosen.step, names,
                 names == 1 ? "" : "s");
+    else
+        fprintf(f, "%s: ok: %s (%s, step %s); the target needs it and imports none of its "
+                "functions\n", lib->display, res.path, how, from_linker ? "linker" : res.chosen.step);
     free(marks);
     return ok;
 }
