@@ -147,20 +147,25 @@ int run_find_dir(run_parts *p, char *why, size_t whysize)
     return 0;
 }
 
-/* The newest major of stem present in the directory: libnvrtc.so.13 over
- * .12. 1 when one is. */
+/* The newest version of stem present in the directory: libnvrtc.so.13 over
+ * .12; a soname with a minor (libnvrtc-builtins.so.13.0) by major, then
+ * minor. 1 when one is. */
 static int newest(const run_parts *p, const char *stem, char *out, size_t size)
 {
     size_t len = strlen(stem);
-    long best = -1;
+    long best = -1, best_minor = -1;
     for (size_t i = 0; i < p->nnames; i++) {
-        const char *n = p->names[i];
-        if (strncmp(n, stem, len) != 0 || n[len] != '.' || !n[len + 1] ||
-            strspn(n + len + 1, "0123456789") != strlen(n + len + 1))
+        const char *n = p->names[i], *v = n + len + 1;
+        if (strncmp(n, stem, len) != 0 || n[len] != '.' || !*v ||
+            strspn(v, "0123456789.") != strlen(v) || v[strlen(v) - 1] == '.')
             continue;
-        long major = strtol(n + len + 1, NULL, 10);
-        if (major > best && fmt(out, size, "%s/%s", p->dir, n))
+        char *end;
+        long major = strtol(v, &end, 10), minor = *end == '.' ? strtol(end + 1, NULL, 10) : -1;
+        if ((major > best || (major == best && minor > best_minor)) &&
+            fmt(out, size, "%s/%s", p->dir, n)) {
             best = major;
+            best_minor = minor;
+        }
     }
     return best >= 0;
 }
