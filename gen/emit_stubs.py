@@ -266,9 +266,9 @@ def _peers_array(name, spec):
     out, rows = [], []
     for k, (other, not_older) in enumerate(peers(spec)):
         out.append(_string_array(f"{name}_{k}", other.sonames))
-        marker = _c_string(other.version_marker) if other.version_marker else "NULL"
         rows.append(f"    {{{_c_string(other.display)}, {_c_string(other.shim)}, "
-                    f"{_c_string(other.version_scheme)}, {marker}, {name}_{k}, {not_older}}},\n")
+                    f"{_c_string(other.version_scheme)}, {1 if other.versioned else 0}, {name}_{k}, "
+                    f"{not_older}}},\n")
     return "".join(out) + f"static const lz_peer {name}[] = {{\n{''.join(rows)}    {{NULL}}\n}};\n"
 
 

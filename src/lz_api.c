@@ -38,6 +38,17 @@ static const char *state_message(const lz_lib *lib, int status)
     return m ? m->text : NULL;
 }
 
+/* A handle offered to <shim>_adopt and refused in this generation (after
+ * a failed load, which a refusal does not undo). */
+static const char *refusal(const lz_lib *lib)
+{
+    int cs = lz_lock(lib);
+    unsigned g = __atomic_load_n(&lib->st->refused_gen, __ATOMIC_ACQUIRE), now = lib->st->gen;
+    lz_unlock(lib, cs);
+    lz_msg *m = __atomic_load_n(&lib->st->refusals, __ATOMIC_ACQUIRE);
+    return m && g && g == now + 1 ? m->text : NULL;
+}
+
 /* Add a message to a list of them (earlier ones stay valid). */
 static void add_message(lz_msg **list, const char *text)
 {
@@ -147,7 +158,9 @@ const char *lz_api_loaded_step(const lz_lib *lib)
 
 const char *lz_api_last_error(const lz_lib *lib)
 {
-    return state_message(lib, lz_status(lib));
+    int status = lz_status(lib);
+    const char *r = status == LZ_FAILED ? refusal(lib) : NULL;
+    return r ? r : state_message(lib, status);
 }
 
 int lz_api_set_search_path(const lz_lib *lib, const char *list)
@@ -271,7 +284,10 @@ int lz_api_adopt(const lz_lib *lib, void *handle)
         goto out;
     int n = snprintf(report, LZ_MESSAGE_MAX, "%s: the handle offered to %s_adopt was refused:\n",
                      lib->prefix, lib->shim);
-    if (lz_status(lib) == LZ_LOADED) {
+    if (lz_self_loading(lib)) {
+        snprintf(report + n, LZ_MESSAGE_MAX - (size_t)n, "  called from inside a search of %s "
+                 "(its chooser, a constructor it ran)", lib->display);
+    } else if (lz_status(lib) == LZ_LOADED) {
         /* The library this shim loaded: adopting it again changes nothing. */
         rc = lz_dl_path_of(handle, path, PATH_MAX) && strcmp(path, lib->st->path) == 0 ? 0 : -1;
         if (rc)
@@ -306,8 +322,12 @@ int lz_api_adopt(const lz_lib *lib, void *handle)
         }
     }
 out:
-    if (rc && report)
+    if (rc && report) {
         add_message(&lib->st->refusals, report);
+        int cs = lz_lock(lib);
+        __atomic_store_n(&lib->st->refused_gen, lib->st->gen + 1, __ATOMIC_RELEASE);
+        lz_unlock(lib, cs);
+    }
     free(report);
     free(path);
     return rc;

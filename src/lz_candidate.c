@@ -225,9 +225,10 @@ static int wanted_major_of(const lz_walk *w, const lz_probe *p)
     return 0;
 }
 
-/* The grades of a kept candidate beyond its names' rank: a full match of
- * another major, one whose release cannot be told, one of another release. */
-enum { LZ_KEEP_OTHER_RELEASE = 0, LZ_KEEP_RELEASE_UNKNOWN = 1, LZ_KEEP_OTHER_MAJOR = 2,
+/* The grades of a kept candidate beyond its names' rank, worst first: of
+ * another release, of a release that cannot be told, of its peers' release
+ * (or with none loaded; a full match of another major too). */
+enum { LZ_KEEP_OTHER_RELEASE = 0, LZ_KEEP_RELEASE_UNKNOWN = 1, LZ_KEEP_OF_RELEASE = 2,
        LZ_KEEP_GRADES = 3 };
 
 /* Keep a candidate in case no better one is found: names first (rank),
@@ -260,34 +261,31 @@ static int is_self(lz_walk *w, unsigned long long dev, unsigned long long ino)
     return (dev || ino) && w->self_known == 1 && dev == w->self_dev && ino == w->self_ino;
 }
 
-/* Whether a candidate that serves every name may be taken as to its
- * release (lz_release.c): 1 when it is of the release of the peers loaded,
- * or the policy is off; else it is rejected (strict) or kept (best_effort:
- * taken only if no candidate is of their release), with the verdict. A
- * copy already loaded, and the file a drop-in stands in for, are not
- * judged: the process has the one, and plain would have loaded the other. */
-static int of_its_release(lz_walk *w, const char *step, const char *path, const lz_probe *p,
-                          long r)
+/* A candidate judged against the libraries released with it that the
+ * process has loaded (lz_release.c): LZ_KEEP_GRADES when it is of their
+ * release (or there is none, or the policy is off); -1 when the policy is
+ * strict and it is not (the verdict said); else the grade it is kept with
+ * (best_effort: taken only if no candidate is of their release), with the
+ * reason in why. A copy already loaded, and the file a drop-in stands in
+ * for, are not judged: the process has the one, and plain would have
+ * loaded the other. */
+static int release_grade(lz_walk *w, const char *step, const char *path, const lz_probe *p,
+                         char *why, size_t size)
 {
     const lz_lib *lib = w->lib;
-    if (!lib->peers || !lib->peers[0].display)
-        return 1;
+    if (!lib->peers || !lib->peers[0].display || w->reusing || w->standing_in)
+        return LZ_KEEP_GRADES;
     int policy = lz_release_policy(lib, NULL);
     if (policy == LZ_RELEASE_OFF)
-        return 1;
-    char why[PATH_MAX + 256];
-    int grade = lz_release_judge(lib, path, p, why, sizeof why);
-    if (grade == LZ_RELEASE_MATCH)
-        return 1;
+        return LZ_KEEP_GRADES;
+    int r = lz_release_judge(lib, path, why, size);
+    if (r == LZ_RELEASE_MATCH)
+        return LZ_KEEP_GRADES;
     if (policy == LZ_RELEASE_STRICT) {
         lz_verdict(w, step, path, LZ_REJECTED, p, "%s (%s=strict)", why, lib->release_env);
-        return 0;
+        return -1;
     }
-    lz_verdict(w, step, path, LZ_KEPT, p, "%s; kept in case no candidate is of its release "
-               "(%s=best_effort)", why, lib->release_env);
-    keep(w, step, path, r, grade == LZ_RELEASE_UNKNOWN ? LZ_KEEP_RELEASE_UNKNOWN
-                                                       : LZ_KEEP_OTHER_RELEASE);
-    return 0;
+    return r == LZ_RELEASE_UNKNOWN ? LZ_KEEP_RELEASE_UNKNOWN : LZ_KEEP_OTHER_RELEASE;
 }
 
 int lz_try_file(lz_walk *w, const char *step, const char *path)
@@ -328,11 +326,20 @@ int lz_try_file(lz_walk *w, const char *step, const char *path)
         lz_verdict(w, step, path, LZ_KEPT, &p, "%s is loaded, but this shim prefers %s; "
                    "kept in case none is found", p.elf.soname, w->lib->sonames[0]);
         lz_probe_free(&p);
-        keep(w, step, path, r, LZ_KEEP_OTHER_MAJOR);
+        keep(w, step, path, r, LZ_KEEP_OF_RELEASE);
         return 0;
     }
-    if (full && !w->reusing && !w->standing_in && !of_its_release(w, step, path, &p, r)) {
+    char rwhy[2 * PATH_MAX + 256];
+    int grade = release_grade(w, step, path, &p, rwhy, sizeof rwhy);
+    if (grade < 0) { /* strict: rejected */
         lz_probe_free(&p);
+        return 0;
+    }
+    if (full && grade < LZ_KEEP_GRADES) {
+        lz_verdict(w, step, path, LZ_KEPT, &p, "%s; kept in case no candidate is of its release "
+                   "(%s=best_effort)", rwhy, w->lib->release_env);
+        lz_probe_free(&p);
+        keep(w, step, path, r, grade);
         return 0;
     }
     char why[PATH_MAX + 64] = "";
@@ -356,7 +363,7 @@ int lz_try_file(lz_walk *w, const char *step, const char *path)
                              "serves every name"
                            : "; kept as a last resort");
     lz_probe_free(&p);
-    keep(w, step, path, r, LZ_KEEP_OTHER_RELEASE);
+    keep(w, step, path, r, grade < LZ_KEEP_GRADES ? grade : LZ_KEEP_OF_RELEASE);
     return 0;
 }
 

@@ -6,7 +6,9 @@
 #include <elf.h>
 #include <errno.h>
 #include <link.h>
+#include <limits.h>
 #include <sched.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/auxv.h>
 #include <time.h>
@@ -169,7 +171,8 @@ void *lz_dlopen(const char *path, int flags, const char **why)
 int lz_dl_path_of(void *handle, char *out, size_t size)
 {
     struct link_map *lm = NULL;
-    if (!handle || lz_dl_unsafe())
+    /* RTLD_DEFAULT and RTLD_NEXT are no objects: dlinfo would read them as one. */
+    if (!handle || handle == RTLD_NEXT || lz_dl_unsafe())
         return 0;
     enter();
     int ok = dlinfo(handle, RTLD_DI_LINKMAP, &lm) == 0 && lm && lm->l_name && lm->l_name[0] &&
@@ -178,6 +181,18 @@ int lz_dl_path_of(void *handle, char *out, size_t size)
         memcpy(out, lm->l_name, strlen(lm->l_name) + 1);
     else
         dlerror(); /* cleared: the program's next dlerror is its own */
+    /* Opened by a relative name ("./libx.so"): named from its origin, the
+     * directory the dynamic linker made absolute when it loaded it (the
+     * current directory may have changed since). */
+    if (ok && out[0] != '/') {
+        char origin[PATH_MAX], base[NAME_MAX + 1];
+        const char *slash = strrchr(out, '/');
+        ok = snprintf(base, sizeof base, "%s", slash ? slash + 1 : out) < (int)sizeof base &&
+             dlinfo(handle, RTLD_DI_ORIGIN, origin) == 0 &&
+             snprintf(out, size, "%s/%s", origin, base) < (int)size;
+        if (!ok)
+            dlerror();
+    }
     leave();
     return ok;
 }

@@ -246,7 +246,8 @@ char *lz_chosen_file(const lz_lib *lib, const char **step)
     void *handle = fn(user, path, PATH_MAX);
     path[PATH_MAX - 1] = '\0';
     if (handle && !lz_dl_path_of(handle, path, PATH_MAX))
-        snprintf(path, PATH_MAX, "(the handle the chooser returned names no file)");
+        snprintf(path, PATH_MAX, "(the chooser returned a handle that names no file: the "
+                 "program itself, RTLD_DEFAULT or RTLD_NEXT, or no handle dlopen returned)");
     if (!path[0]) {
         free(path);
         return NULL; /* no answer: the usual search */

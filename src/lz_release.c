@@ -9,11 +9,13 @@
 #include "lz_release.h"
 #include "lz_env.h"
 #include "lz_objects.h"
+#include "lz_probe.h"
 
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 int lz_release_policy(const lz_lib *lib, int *bad)
 {
@@ -54,24 +56,6 @@ static int version_in_name(const char *real, char *out, size_t size)
     return 1;
 }
 
-/* "13.0" from the string marker starts in .rodata ("libnvrtc-builtins.so.13.0",
- * "NCCL version 2.28.9+cuda13.0"): the numbers after the marker. */
-static int version_in_rodata(const char *path, const char *marker, char *out, size_t size)
-{
-    char text[256];
-    if (!marker || !lz_probe_rodata_string(path, marker, text, sizeof text))
-        return 0;
-    const char *v = text + strlen(marker);
-    size_t n = strspn(v, "0123456789.");
-    while (n && v[n - 1] == '.')
-        n--;
-    if (n == 0 || n >= size)
-        return 0;
-    memcpy(out, v, n);
-    out[n] = '\0';
-    return 1;
-}
-
 /* "13.0" from __nvJitLinkCreate_13_0: the newest version of the library's
  * versioned names the file exports. */
 static int version_in_exports(const lz_lib *lib, const char *path, char *out, size_t size)
@@ -97,11 +81,12 @@ static int version_in_exports(const lz_lib *lib, const char *path, char *out, si
 
 int lz_release_version(const lz_lib *lib, const char *path, char *out, size_t size)
 {
+    /* Not the spec's .rodata marker: reading .rodata takes libelf and the
+     * whole section (tens of megabytes for NVRTC), on a first call's way. */
     char *real = realpath(path, NULL);
     int ok = real && version_in_name(real, out, size);
     free(real);
-    return ok || version_in_rodata(path, lib->version_marker, out, size) ||
-           version_in_exports(lib, path, out, size);
+    return ok || version_in_exports(lib, path, out, size);
 }
 
 /* Major and minor of "12.4.127" (minor 0 when absent). */
@@ -123,6 +108,43 @@ static int same_place(const char *a, const char *b)
     return ta && tb && ta - a == tb - b && memcmp(a, b, (size_t)(ta - a)) == 0;
 }
 
+/* 1 when a and b are one file (a hard link, a copy named twice). */
+static int same_file(const char *a, const char *b)
+{
+    struct stat x, y;
+    return stat(a, &x) == 0 && stat(b, &y) == 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
+}
+
+/* "13.0" from a loaded peer's newest versioned export (__nvJitLinkCreate_13_0),
+ * for a peer whose names carry versions. */
+static int peer_version_in_exports(const lz_peer *peer, const char *path, char *out, size_t size)
+{
+    lz_probe p;
+    if (!peer->versioned || lz_probe_read(path, &p) != LZ_PROBE_OK)
+        return 0;
+    long major = -1, minor = -1;
+    for (size_t i = 0; i < p.elf.nnames; i++) {
+        const char *n = p.elf.names[i];
+        size_t len = strlen(n);
+        /* __nameMAJOR_MINOR: two numbers at the end, after underscores */
+        const char *u2 = len > 4 && n[0] == '_' && n[1] == '_' ? strrchr(n, '_') : NULL;
+        if (!u2 || !u2[1] || strspn(u2 + 1, "0123456789") != strlen(u2 + 1))
+            continue;
+        const char *u1 = u2 - 1;
+        while (u1 > n && *u1 >= '0' && *u1 <= '9')
+            u1--;
+        if (*u1 != '_' || u1 + 1 == u2)
+            continue;
+        long x = strtol(u1 + 1, NULL, 10), y = strtol(u2 + 1, NULL, 10);
+        if (x > major || (x == major && y > minor)) {
+            major = x;
+            minor = y;
+        }
+    }
+    lz_probe_free(&p);
+    return major >= 0 && snprintf(out, size, "%ld.%ld", major, minor) < (int)size;
+}
+
 struct found {
     char *path;              /* the first real copy of the peer */
 };
@@ -137,7 +159,8 @@ static int first_copy(void *ctx, const char *path, const char *why)
     return 1;
 }
 
-/* The loaded copy of peer (malloc'd), or NULL. */
+/* The loaded copy of peer as the dynamic linker names it (malloc'd), or
+ * NULL. */
 static char *loaded_peer(const lz_peer *peer)
 {
     char marker[160];
@@ -155,7 +178,9 @@ int lz_release_peer_dir(const lz_lib *lib, char *dir, size_t size)
     for (const lz_peer *peer = lib->peers; peer && peer->display; peer++) {
         char *at = loaded_peer(peer);
         char *slash = at ? strrchr(at, '/') : NULL;
-        int ok = slash && slash > at && (size_t)(slash - at) < size;
+        /* Never a relative name (dlopen("./x"), LD_LIBRARY_PATH=.): the
+         * current directory may not be the one it was loaded from. */
+        int ok = slash && at[0] == '/' && slash > at && (size_t)(slash - at) < size;
         if (ok) {
             memcpy(dir, at, (size_t)(slash - at));
             dir[slash - at] = '\0';
@@ -167,58 +192,63 @@ int lz_release_peer_dir(const lz_lib *lib, char *dir, size_t size)
     return 0;
 }
 
-/* The finding for one peer loaded from at (as named; at_real: the file
- * it is), for the candidate path (real: the file it is). */
-static int judge_one(const lz_lib *lib, const lz_peer *peer, const char *path, const char *real,
-                     const char *at, const char *at_real, char *why, size_t size)
+int lz_release_compare(const lz_lib *lib, const lz_peer *peer, const char *path, const char *at,
+                       char *why, size_t size)
 {
+    char *real = realpath(path, NULL), *at_real = at[0] == '/' ? realpath(at, NULL) : NULL;
+    int r = LZ_RELEASE_MATCH;
     char mine[64], theirs[64];
-    int comparable = strcmp(peer->scheme, lib->scheme) == 0 &&
-                     lz_release_version(lib, path, mine, sizeof mine) &&
-                     (version_in_name(at_real, theirs, sizeof theirs) ||
-                      version_in_rodata(at, peer->version_marker, theirs, sizeof theirs));
-    if (!comparable) {
-        if (same_place(path, at) || same_place(real, at_real))
-            return LZ_RELEASE_MATCH;
-        snprintf(why, size, "%s is loaded from %s, and the releases cannot be compared (versions "
-                 "unknown, and not beside it)", peer->display, at);
-        return LZ_RELEASE_UNKNOWN;
+    if (at[0] != '/') {
+        snprintf(why, size, "%s is loaded by a relative name, %s, so where it lies cannot be told",
+                 peer->display, at);
+        r = LZ_RELEASE_UNKNOWN;
+    } else if (!real || !at_real) {
+        snprintf(why, size, "%s is loaded from %s, whose file %s", peer->display, at,
+                 at_real ? "the candidate's path does not lead to a file" : "is gone");
+        r = LZ_RELEASE_UNKNOWN;
+    } else if (same_place(path, at) || same_place(real, at_real) || same_file(real, at_real)) {
+        r = LZ_RELEASE_MATCH; /* one place holds one release: nothing is read */
+    } else if (strcmp(peer->scheme, lib->scheme) != 0 ||
+               !(version_in_name(at_real, theirs, sizeof theirs) ||
+                 peer_version_in_exports(peer, at_real, theirs, sizeof theirs))) {
+        snprintf(why, size, "%s is loaded from %s, whose version cannot be read, and this copy "
+                 "is not beside it", peer->display, at);
+        r = LZ_RELEASE_UNKNOWN;
+    } else if (!lz_release_version(lib, path, mine, sizeof mine)) {
+        snprintf(why, size, "its version cannot be read, and it is not beside %s %s, loaded from "
+                 "%s", peer->display, theirs, at);
+        r = LZ_RELEASE_UNKNOWN;
+    } else {
+        long a, b, x, y;
+        major_minor(mine, &a, &b);
+        major_minor(theirs, &x, &y);
+        int cmp = a != x ? (a < x ? -1 : 1) : b != y ? (b < y ? -1 : 1) : 0;
+        const char *rule = peer->relation == 1 ? "older than"
+                           : peer->relation == 2 ? "newer than" : "not of the release of";
+        int bad = peer->relation == 1 ? cmp < 0 : peer->relation == 2 ? cmp > 0 : cmp != 0;
+        if (bad) {
+            snprintf(why, size, "version %s is %s %s %s, loaded from %s", mine, rule, peer->display,
+                     theirs, at);
+            r = LZ_RELEASE_MISMATCH;
+        }
     }
-    long a, b, x, y;
-    major_minor(mine, &a, &b);
-    major_minor(theirs, &x, &y);
-    int cmp = a != x ? (a < x ? -1 : 1) : b != y ? (b < y ? -1 : 1) : 0;
-    const char *rule = peer->relation == 1 ? "older than" : peer->relation == 2 ? "newer than"
-                                                                                  : "not of the release of";
-    int bad = peer->relation == 1 ? cmp < 0 : peer->relation == 2 ? cmp > 0 : cmp != 0;
-    if (!bad)
-        return LZ_RELEASE_MATCH;
-    snprintf(why, size, "version %s is %s %s %s, loaded from %s", mine, rule, peer->display, theirs,
-             at);
-    return LZ_RELEASE_MISMATCH;
+    free(real);
+    free(at_real);
+    return r;
 }
 
-int lz_release_judge(const lz_lib *lib, const char *path, const lz_probe *p, char *why,
-                     size_t size)
+int lz_release_judge(const lz_lib *lib, const char *path, char *why, size_t size)
 {
-    (void)p;
     int worst = LZ_RELEASE_MATCH;
-    char *real = NULL;
     for (const lz_peer *peer = lib->peers; peer && peer->display; peer++) {
         char *at = loaded_peer(peer);
-        char *at_real = at ? realpath(at, NULL) : NULL;
-        if (at_real && !real)
-            real = realpath(path, NULL);
-        char one[2 * PATH_MAX + 160];
-        int r = at_real && real ? judge_one(lib, peer, path, real, at, at_real, one, sizeof one)
-                                : LZ_RELEASE_MATCH;
+        char one[2 * PATH_MAX + 200];
+        int r = at ? lz_release_compare(lib, peer, path, at, one, sizeof one) : LZ_RELEASE_MATCH;
         free(at);
-        free(at_real);
         if (r > worst) {
             worst = r;
             snprintf(why, size, "%s", one);
         }
     }
-    free(real);
     return worst;
 }

@@ -6,7 +6,6 @@
 #ifndef LZ_RELEASE_H
 #define LZ_RELEASE_H
 
-#include "lz_probe.h"
 #include "lz_runtime.h"
 
 enum { LZ_RELEASE_OFF, LZ_RELEASE_BEST_EFFORT, LZ_RELEASE_STRICT };
@@ -23,15 +22,17 @@ LZ_HIDDEN const char *lz_release_policy_name(int policy);
  * drop-in), written to dir: 1 when there is one. */
 LZ_HIDDEN int lz_release_peer_dir(const lz_lib *lib, char *dir, size_t size);
 
-/* Judge the file path (p: its probe, or NULL) against every loaded peer:
- * LZ_RELEASE_MATCH when there is none or each is of its release, else the
- * worst finding, with why ("cuBLASLt 13.0.0.19 is loaded from DIR; this
- * copy is 12.4.5.8"). */
-LZ_HIDDEN int lz_release_judge(const lz_lib *lib, const char *path, const lz_probe *p, char *why,
-                               size_t size);
+/* Judge the file path against every loaded peer: LZ_RELEASE_MATCH when
+ * there is none or each is of its release, else the worst finding, with
+ * why ("version 12.4.127 is older than NVRTC 13.0.88, loaded from ..."). */
+LZ_HIDDEN int lz_release_judge(const lz_lib *lib, const char *path, char *why, size_t size);
+/* The same against one peer at the file at (loaded or not: lazynccl-info
+ * compares the files each would load). */
+LZ_HIDDEN int lz_release_compare(const lz_lib *lib, const lz_peer *peer, const char *path,
+                                 const char *at, char *why, size_t size);
 
-/* The version of the file path as its name, its spec's version marker or
- * its newest versioned export says ("12.4.127", "13.0"); 0 when none does. */
+/* The version of the file path as its real name or its newest versioned
+ * export says ("12.4.127", "13.0"); 0 when neither does. */
 LZ_HIDDEN int lz_release_version(const lz_lib *lib, const char *path, char *out, size_t size);
 
 #endif

@@ -4,6 +4,7 @@
 #include "lz_resolve.h"
 #include "lz_api.h"
 #include "lz_companions.h"
+#include "lz_needed.h"
 #include "lz_once.h"
 #include "lz_env.h"
 #include "lz_report.h"
@@ -141,6 +142,18 @@ lz_fn lz_resolve_publish(const lz_lib *lib, size_t i, void *p)
     return f;
 }
 
+/* Whether export i can be had from the loaded library: itself, an older
+ * version of its major, or the shim's own answer. */
+static void *available(const lz_lib *lib, size_t i, int *answered)
+{
+    const char *name = lz_sym_name(lib, &lib->syms[i]);
+    void *p = lz_dlsym(lib->st->handle, name);
+    if (!p && lib->syms[i].family)
+        p = family_fallback(lib, &lib->syms[i]);
+    *answered = !p && lib->answers && lz_fn_at(lib->answers, i);
+    return p;
+}
+
 int lz_api_resolve_all(const lz_lib *lib, char *missing, size_t size)
 {
     if (missing && size)
@@ -151,28 +164,34 @@ int lz_api_resolve_all(const lz_lib *lib, char *missing, size_t size)
         return -1;
     }
     /* Every export bound now, as its first call would bind it (its
-     * companions loaded first); the names the library lacks gathered in
-     * one message. A name the shim answers itself is not missing; one with
-     * no failure value is left to its first call, which stops. */
+     * companions loaded first). Counted and named: the functions this
+     * process needs (what its loaded objects import, LAZY<ID>_REQUIRE,
+     * <shim>_require) that the library lacks; the header's others it lacks
+     * (another major's versioned names, newer functions) only counted.
+     * Each is judged afresh, whatever earlier calls published. A function
+     * with no failure value is left to its first call, which stops. */
+    unsigned char *need = lz_needed_marks(lib);
     char *text = malloc(LZ_MESSAGE_MAX);
     size_t len = 0;
-    int n = 0;
+    int n = 0, others = 0, needed = 0;
     for (size_t i = 0; i < lib->nsyms; i++) {
-        if (__atomic_load_n(&lib->slots[i], __ATOMIC_ACQUIRE) != lz_fn_at(lib->resolvers, i))
-            continue; /* bound already */
+        int answered;
+        void *p = available(lib, i, &answered);
+        int bound = __atomic_load_n(&lib->slots[i], __ATOMIC_ACQUIRE) != lz_fn_at(lib->resolvers, i);
         const char *name = lz_sym_name(lib, &lib->syms[i]);
-        void *p = lz_dlsym(lib->st->handle, name);
-        if (!p && lib->syms[i].family)
-            p = lookup(lib, i); /* an older version of its family may serve */
-        if (p) {
+        needed += need && need[i];
+        if (p && !bound) {
             lz_companions_load(lib, name);
             lz_resolve_publish(lib, i, p);
+        } else if (!p && !answered && !bound && lz_fn_at(lib->fails, i)) {
+            lz_resolve_publish(lib, i, NULL);
+        }
+        if (p || answered)
+            continue;
+        if (!need || !need[i]) {
+            others++;
             continue;
         }
-        if (lib->answers && lz_fn_at(lib->answers, i))
-            continue;
-        if (lz_fn_at(lib->fails, i))
-            lz_resolve_publish(lib, i, NULL);
         if (text) {
             int k = snprintf(text + len, LZ_MESSAGE_MAX - len, "%s%s", n ? ", " : "", name);
             if (k > 0 && len + (size_t)k < LZ_MESSAGE_MAX)
@@ -180,18 +199,20 @@ int lz_api_resolve_all(const lz_lib *lib, char *missing, size_t size)
         }
         n++;
     }
-    if (n && text) {
-        char *one = malloc(LZ_MESSAGE_MAX + 256);
-        if (one) {
-            snprintf(one, LZ_MESSAGE_MAX + 256, "%s: %s at %s lacks %d of its %zu functions: %s",
-                     lib->prefix, lib->display, lib->st->path, n, lib->nsyms, text);
+    char *one = malloc(LZ_MESSAGE_MAX + 512);
+    if (one && (n || others)) {
+        snprintf(one, LZ_MESSAGE_MAX + 512, "%s: %s at %s lacks %d of the %d functions this "
+                 "process needs%s%s; %d other functions of its header are not in it (nothing "
+                 "here needs them)", lib->prefix, lib->display, lib->st->path, n, needed,
+                 n ? ": " : "", n && text ? text : "", others);
+        if (n)
             add_symbol_message(lib, one);
-            if (missing && size)
-                snprintf(missing, size, "%s", one);
-            free(one);
-        }
+        if (missing && size)
+            snprintf(missing, size, "%s", one);
     }
+    free(one);
     free(text);
+    free(need);
     return n;
 }
 

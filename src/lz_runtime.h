@@ -145,8 +145,10 @@ typedef struct lz_state {
      * freed): a search then judges that file alone. */
     const char *adopted;
     /* Why the last handle offered to <shim>_adopt was refused (atomic; a
-     * list, so that earlier messages stay valid). */
+     * list, so that earlier messages stay valid), and the generation it was
+     * refused in, plus one (0: none): _last_error says it until a retry. */
     struct lz_msg *refusals;
+    unsigned refused_gen;
     /* Whether companions are left to load (atomic): companion_files. */
     int companions_pending;
     /* Whether the loaded library exports every name of the spec (atomic;
@@ -187,7 +189,7 @@ typedef struct lz_unsupported {
 typedef struct lz_peer {
     const char *display, *shim;
     const char *scheme;             /* versions compare only within one scheme */
-    const char *version_marker;     /* its version in .rodata, or NULL */
+    int versioned;                  /* its names carry versions (__nvJitLinkCreate_13_0) */
     const char *const *sonames;     /* NULL-terminated */
     int relation;                   /* 0: one release; 1: this one not older than it; 2: not newer */
 } lz_peer;

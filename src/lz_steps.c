@@ -77,7 +77,9 @@ static int step_chosen(lz_walk *w)
 {
     const char *path = w->req.chosen, *step = w->req.chosen_step;
     lz_looked(w, step, path);
-    if (!try_entry(w, step, path, strlen(path))) {
+    if (path[0] == '(') /* no file: lz_chosen_file's words for a handle that names none */
+        lz_verdict(w, step, "", LZ_REJECTED, NULL, "%s", path);
+    else if (!try_entry(w, step, path, strlen(path))) {
         lz_report_close(w);
         lz_note(w, "%s", strcmp(step, LZ_STEP_ADOPTED) == 0
                              ? "the program adopted that file's handle, so nothing else was tried"
@@ -184,9 +186,13 @@ int lz_step_loaded(lz_walk *w)
  * (docs/search-order.md, "Released together"). */
 int lz_step_release(lz_walk *w)
 {
+    int bad;
     if (!w->lib->peers || !w->lib->peers[0].display ||
-        lz_release_policy(w->lib, NULL) == LZ_RELEASE_OFF)
+        lz_release_policy(w->lib, &bad) == LZ_RELEASE_OFF)
         return 0;
+    if (bad)
+        lz_note(w, "[%s] '%s' is not a policy (strict, best_effort, off): best_effort",
+                w->lib->release_env, lz_getenv(w->lib->release_env));
     char *dir = malloc(PATH_MAX);
     int rc = dir && lz_release_peer_dir(w->lib, dir, PATH_MAX) &&
              lz_try_dir(w, LZ_STEP_RELEASE, dir, 0);

@@ -299,14 +299,14 @@ def check_a_program_before_it_runs():
     r = info("--check", shimmed, rc=0)
     t.contains(r.stdout, f"check: {shimmed}\n", "head")
     t.check(re.search(r"^NCCL: ok: \S+libnccl.so.2 \(the shim's search, step \S+\) exports all 2 "
-                      r"functions the target imports$", r.stdout, re.M), r.stdout)
+                      r"functions the target needs$", r.stdout, re.M), r.stdout)
     t.contains(r.stdout, "verdict: ok", "verdict")
     direct = check_prog(d, "direct", [f"-L{os.path.dirname(real)}", "-l:libnccl.so.2"])
     old = t.fake_nccl(f"{d}/old")
     r = info("--check", direct, env={"LD_LIBRARY_PATH": f"{d}/old"}, rc=1)
-    t.contains(r.stdout, f"NCCL: problem: {old} (the dynamic linker's choice, kept by a drop-in) lacks "
-               f"1 of the 2 functions the target imports: ncclCommWindowRegister (imported by {direct})",
-               "the problem")
+    t.contains(r.stdout, f"NCCL: problem: {old} (the dynamic linker's choice, which a drop-in under "
+               f"lazynccl-run keeps) lacks 1 of the 2 functions the target needs: ncclCommWindowRegister "
+               f"(imported by {direct})", "the problem")
     t.contains(r.stdout, "verdict: problems found", "verdict")
     r = info("--check", direct, env={"LD_LIBRARY_PATH": f"{d}/old", "LAZYNCCL_LIBPATH": real}, rc=0)
     t.contains(r.stdout, f"NCCL: ok: {real} (its override, step LAZYNCCL_LIBPATH)", "the override")

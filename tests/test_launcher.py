@@ -304,9 +304,9 @@ def launcher_slurm_single_node():
             import time
             time.sleep(0.5)
         check_ranks(d, 2, f"sbatch with the eval ({open(f'{d}/job.log').read()})")
-        reached = t.run(["timeout", "60", RUN] + srun[:1] + ["-n", "1", info, "--doctor"], env=env).stdout
+        reached = t.run(["timeout", "60", RUN] + srun[:1] + ["-n", "1", info, "--doctor", "--verbose"], env=env).stdout
         t.contains(t.flat(reached), "through the audit module", "doctor in a task under the wrapper")
-        dropped = t.run(["timeout", "60", RUN, "srun", "-n", "1", "--export=NONE", info, "--doctor"],
+        dropped = t.run(["timeout", "60", RUN, "srun", "-n", "1", "--export=NONE", info, "--doctor", "--verbose"],
                         env=env).stdout
         t.contains(t.flat(dropped), "lazynccl-run's environment did not reach this process",
                    "doctor in a task under --export=NONE")

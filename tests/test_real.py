@@ -252,8 +252,8 @@ def release_cublas_beside_cublaslt():
     lt_at = r.stdout.split("cublaslt rc=0 version=")[1].split(" loaded=")[1].split()[0]
     r = t.run([exe, "cublaslt", "cublas"], env={"LAZYCUBLAS_LIBPATH": copy,
                                                 "LAZYNCCL_RELEASE_POLICY": "strict"}, check_rc=0)
-    t.contains(r.stdout, f"[LAZYCUBLAS_LIBPATH] {copy}: rejected: cuBLASLt is loaded from {lt_at}, and "
-               "the releases cannot be compared (versions unknown, and not beside it) "
+    t.contains(r.stdout, f"[LAZYCUBLAS_LIBPATH] {copy}: rejected: cuBLASLt is loaded from {lt_at}, "
+               "whose version cannot be read, and this copy is not beside it "
                "(LAZYNCCL_RELEASE_POLICY=strict)", "strict")
     r = t.run([exe, "cublaslt", "cublas"], env={"LAZYCUBLAS_LIBPATH": f"{copy}:{blas}",
                                                 "LAZYNCCL_RELEASE_POLICY": "off"}, check_rc=0)

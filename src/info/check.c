@@ -28,6 +28,7 @@ typedef struct check_closure {
     check_obj o[CHECK_MAX_OBJECTS];
     int n;
     int missing;             /* sonames nothing resolves */
+    int capped;              /* objects past CHECK_MAX_OBJECTS */
     char *cwd;
 } check_closure;
 
@@ -107,11 +108,19 @@ static void follow(check_closure *c, FILE *f)
         for (size_t k = 0; k < c->o[i].p.elf.nneeded; k++) {
             const char *so = c->o[i].p.elf.needed[k];
             int seen = 0;
-            for (int j = 0; j < c->n && !seen; j++)
+            for (int j = 0; j < c->n && !seen; j++) {
+                const char *slash = strrchr(c->o[j].path, '/');
                 seen = strcmp(c->o[j].p.elf.soname, so) == 0 ||
-                       strcmp(strrchr(c->o[j].path, '/') + 1, so) == 0;
-            if (seen || c->n == CHECK_MAX_OBJECTS)
+                       strcmp(slash ? slash + 1 : c->o[j].path, so) == 0;
+            }
+            if (seen)
                 continue;
+            if (c->n == CHECK_MAX_OBJECTS) {
+                if (!c->capped++)
+                    fprintf(f, "  more than %d objects: the rest of the closure is not read, and "
+                            "what they need is not checked\n", CHECK_MAX_OBJECTS);
+                continue;
+            }
             char *out = malloc(PATH_MAX);
             check_obj *o = &c->o[c->n];
             if (out && resolve(c, i, so, out, &o->p)) {
@@ -187,7 +196,8 @@ static int missing_names(const lz_lib *lib, const unsigned char *marks, const ch
 }
 
 /* One family: 1 when it would load and serve every name. */
-static int check_family(FILE *f, const lz_lib *lib, const check_closure *c)
+static int check_family(FILE *f, const lz_lib *lib, const check_closure *c, int named,
+                        char *chosen, size_t chosen_size)
 {
     char shim_soname[128];
     snprintf(shim_soname, sizeof shim_soname, "lib%s.so.0", lib->shim);
@@ -214,7 +224,27 @@ static int check_family(FILE *f, const lz_lib *lib, const check_closure *c)
                     names++;
                 }
     }
-    if (via_shim < 0 && direct < 0) {
+    /* The names the environment requires (a static shim's calls are the
+     * program's own: nothing imports them). */
+    const char *env = lib->require_env ? lz_getenv(lib->require_env) : NULL;
+    int required = 0;
+    for (const char *e = env; marks && e && *e;) {
+        size_t len = strcspn(e, ", ");
+        for (size_t j = 0; len && j < lib->nsyms; j++) {
+            const char *nm = lz_sym_name(lib, &lib->syms[j]);
+            if (strlen(nm) == len && strncmp(nm, e, len) == 0 && !marks[j]) {
+                marks[j] = 1;
+                names++;
+                required++;
+            }
+        }
+        e += len;
+        e += strspn(e, ", ");
+    }
+    if (via_shim < 0 && direct < 0 && !required) {
+        if (named)
+            fprintf(f, "%s: not needed: nothing in the closure needs %s or its shim, and %s names "
+                    "nothing\n", lib->display, lib->sonames[0], lib->require_env);
         free(marks);
         return 1; /* the target does not need it */
     }
@@ -237,7 +267,7 @@ static int check_family(FILE *f, const lz_lib *lib, const check_closure *c)
     static check_seen seen;
     seen.nkept = 0;
     lz_request req = {.wanted = marks, .origin = shim_at, .on_event = on_event, .ctx = &seen};
-    int from_linker = via_shim < 0 && !(override && *override);
+    int from_linker = via_shim < 0 && direct >= 0 && !(override && *override);
     if (from_linker) {
         if (!linked) {
             fprintf(f, "%s: problem: %s needs %s, which the dynamic linker does not find\n",
@@ -251,8 +281,10 @@ static int check_family(FILE *f, const lz_lib *lib, const check_closure *c)
     static lz_result res;
     static char report[LZ_MESSAGE_MAX];
     int found = lz_inspect_search(lib, &req, &res, report, sizeof report);
-    const char *how = from_linker ? "the dynamic linker's choice, kept by a drop-in"
-                                  : via_shim >= 0 ? "the shim's search" : "its override";
+    const char *how = from_linker ? "the dynamic linker's choice, which a drop-in under "
+                                    "lazynccl-run keeps"
+                                  : via_shim >= 0 ? "the shim's search"
+                                  : override && *override ? "its override" : "its search";
     const char *kept = NULL;
     for (int k = 0; found && k < seen.nkept && !kept; k++)
         if (strcmp(seen.path[k], res.path) == 0)
@@ -263,22 +295,25 @@ static int check_family(FILE *f, const lz_lib *lib, const check_closure *c)
     if (!found)
         fprintf(f, "%s: problem: nothing would load (%s)\n%s", lib->display, how, report);
     else if (nlacks)
-        fprintf(f, "%s: problem: %s (%s) lacks %d of the %d functions the target imports: %s\n",
+        fprintf(f, "%s: problem: %s (%s) lacks %d of the %d functions the target needs: %s\n",
                 lib->display, res.path, how, nlacks, names, lacks);
     else if (kept)
         fprintf(f, "%s: problem: %s (%s): %s\n", lib->display, res.path, how, kept);
     else if (names)
-        fprintf(f, "%s: ok: %s (%s, step %s) exports all %d function%s the target imports\n",
-                lib->display, res.path, how, from_linker ? "linker" : res.chosen.step, names,
-                names == 1 ? "" : "s");
+        fprintf(f, "%s: ok: %s (%s%s%s) exports all %d function%s the target needs\n",
+                lib->display, res.path, how, from_linker ? "" : ", step ",
+                from_linker ? "" : res.chosen.step, names, names == 1 ? "" : "s");
     else
-        fprintf(f, "%s: ok: %s (%s, step %s); the target needs it and imports none of its "
-                "functions\n", lib->display, res.path, how, from_linker ? "linker" : res.chosen.step);
+        fprintf(f, "%s: ok: %s (%s%s%s); the target needs it and imports none of its "
+                "functions\n", lib->display, res.path, how, from_linker ? "" : ", step ",
+                from_linker ? "" : res.chosen.step);
+    if (found)
+        snprintf(chosen, chosen_size, "%s", res.path);
     free(marks);
     return ok;
 }
 
-int check_target(FILE *f, const char *target, const lz_lib *const *libs)
+int check_target(FILE *f, const char *target, const lz_lib *const *libs, int named)
 {
     static check_closure c;
     memset(&c, 0, sizeof c);
@@ -286,8 +321,11 @@ int check_target(FILE *f, const char *target, const lz_lib *const *libs)
     if (!readable(target, &c.o[0].p)) {
         lz_probe p;
         int rc = lz_probe_read(target, &p);
-        fprintf(stderr, "lazynccl-info: --check %s: %s\n", target,
-                rc == LZ_PROBE_OK ? "not an object of this machine" : p.reason);
+        fprintf(stderr, "lazynccl-info: --check %s: %s%s\n", target,
+                rc == LZ_PROBE_OK ? "not an object of this machine" : p.reason,
+                rc != LZ_PROBE_OK && strstr(p.reason, "ELF type 2")
+                    ? " (a program linked without -pie: --check reads position-independent "
+                      "programs and shared libraries)" : "");
         if (rc == LZ_PROBE_OK)
             lz_probe_free(&p);
         free(c.cwd);
@@ -299,9 +337,32 @@ int check_target(FILE *f, const char *target, const lz_lib *const *libs)
     fprintf(f, "check: %s\n", target);
     follow(&c, f);
     fprintf(f, "  %d objects in its closure\n", c.n);
-    int problems = c.missing;
-    for (const lz_lib *const *l = libs; *l; l++)
-        problems += !check_family(f, *l, &c);
+    int problems = c.missing, n = 0;
+    static char chosen[64][PATH_MAX];
+    for (const lz_lib *const *l = libs; *l && n < 64; l++, n++) {
+        chosen[n][0] = '\0';
+        problems += !check_family(f, *l, &c, named, chosen[n], PATH_MAX);
+    }
+    /* Libraries released together (docs/search-order.md), each file judged
+     * against the file its peer would load, as if the peer loaded first. */
+    for (int i = 0; i < n; i++)
+        for (const lz_peer *peer = libs[i]->peers; chosen[i][0] && peer && peer->display; peer++)
+            for (int j = 0; j < n; j++) {
+                char why[2 * PATH_MAX + 256];
+                if (j <= i || !chosen[j][0] || strcmp(libs[j]->shim, peer->shim) != 0 ||
+                    lz_release_compare(libs[i], peer, chosen[i], chosen[j], why, sizeof why) ==
+                        LZ_RELEASE_MATCH)
+                    continue;
+                int policy = lz_release_policy(libs[i], NULL);
+                if (policy == LZ_RELEASE_OFF)
+                    continue;
+                fprintf(f, "%s: %s: %s (%s=%s: %s)\n", libs[i]->display,
+                        policy == LZ_RELEASE_STRICT ? "problem" : "warning", why,
+                        libs[i]->release_env, lz_release_policy_name(policy),
+                        policy == LZ_RELEASE_STRICT ? "refused when it loads second"
+                                                    : "another copy is preferred if one is found");
+                problems += policy == LZ_RELEASE_STRICT;
+            }
     fprintf(f, "verdict: %s\n", problems ? "problems found" : "ok");
     for (int i = 0; i < c.n; i++) {
         free(c.o[i].path);

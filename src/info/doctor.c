@@ -175,8 +175,9 @@ static void check_copies_of(doctor_report *r, const info_lib *il, const char *so
     if (il->would_load)
         snprintf(used, sizeof used, "used: %s (found by %s, the first step that has one)",
                  il->chosen, il->chosen_step);
-    add(r, "copies", "warning", "set the library's override variable to the one you mean",
-        "%d copies of %s: %s; %s", nseen, soname, list, used);
+    char fix[128];
+    snprintf(fix, sizeof fix, "set %s to the one you mean", il->lib->env_var);
+    add(r, "copies", "warning", fix, "%d copies of %s: %s; %s", nseen, soname, list, used);
 }
 
 /* lazynccl-run's variables (docs/consumers.md): the audit module in
@@ -412,6 +413,32 @@ static void check_copies(doctor_report *r, info_lib *libs, int nlibs)
             check_copies_of(r, &libs[l], *s);
 }
 
+/* Libraries released together (docs/search-order.md): the file each would
+ * load judged against the file its peer would load. */
+static void check_release(doctor_report *r, info_lib *libs, int nlibs)
+{
+    for (int i = 0; i < nlibs; i++)
+        for (const lz_peer *peer = libs[i].lib->peers; libs[i].would_load && peer && peer->display;
+             peer++)
+            for (int j = 0; j < nlibs; j++) {
+                char why[2 * PATH_MAX + 256];
+                int policy = lz_release_policy(libs[i].lib, NULL);
+                if (j <= i || !libs[j].would_load || strcmp(libs[j].lib->shim, peer->shim) != 0 ||
+                    policy == LZ_RELEASE_OFF ||
+                    lz_release_compare(libs[i].lib, peer, libs[i].chosen, libs[j].chosen, why,
+                                       sizeof why) == LZ_RELEASE_MATCH)
+                    continue;
+                char fix[256];
+                snprintf(fix, sizeof fix, "name copies of one release in %s and %s", libs[i].lib->env_var,
+                         libs[j].lib->env_var);
+                add(r, "release", policy == LZ_RELEASE_STRICT ? "problem" : "warning", fix,
+                    "%s %s: %s (%s=%s: %s)", libs[i].lib->display, libs[i].chosen, why,
+                    libs[i].lib->release_env, lz_release_policy_name(policy),
+                    policy == LZ_RELEASE_STRICT ? "refused when it loads second"
+                                                : "another copy is preferred if one is found");
+            }
+}
+
 void doctor_run(doctor_report *r, info_lib *libs, int nlibs)
 {
     memset(r, 0, sizeof *r);
@@ -424,6 +451,7 @@ void doctor_run(doctor_report *r, info_lib *libs, int nlibs)
     }
     check_shadowing(r, libs, nlibs);
     check_copies(r, libs, nlibs);
+    check_release(r, libs, nlibs);
     check_audit(r, libs, nlibs);
     check_static_tls(r);
 }

@@ -69,7 +69,7 @@ int info_find_soname(const char *soname, char *out, size_t size);
 /* --check: the families target's closure needs, each judged with the
  * names it imports (check.c): 0 when all serve, 1 when not, 2 when the
  * target cannot be read. */
-int check_target(FILE *f, const char *target, const lz_lib *const *libs);
+int check_target(FILE *f, const char *target, const lz_lib *const *libs, int named);
 
 /* Environment checks (doctor.c). */
 void doctor_run(doctor_report *r, info_lib *libs, int nlibs);

@@ -25,15 +25,18 @@ static const char usage[] =
     "                 its version function\n"
     "  --json         one JSON document (schema lazynccl-info/1, see\n"
     "                 docs/lazynccl-info.md)\n"
-    "  --doctor       check the environment, each check named in its output:\n"
+    "  --doctor       check the environment (each check named in --json's output):\n"
     "                 nccl-net (NCCL_NET's transport can be had), nccl-net-plugin\n"
     "                 (NCCL_NET_PLUGIN loads and exports a net API), shadowing\n"
     "                 (LD_LIBRARY_PATH hides a wheel's library), copies (several\n"
     "                 files of one library), audit (lazynccl-run's environment\n"
     "                 reached this process), static-tls (what a process whose\n"
-    "                 libraries need static TLS does here)\n"
-    "  --verbose      with --doctor: each library's candidates after the\n"
-    "                 verdicts (without --doctor they are always shown)\n"
+    "                 libraries need static TLS does here), release (libraries\n"
+    "                 released together would load of one release), wrapper\n"
+    "                 (lazynccl-run's environment did not reach this process)\n"
+    "  --verbose      with --doctor: each library's candidates and every check\n"
+    "                 that applies, passed ones too (without --doctor the\n"
+    "                 candidates are always shown)\n"
     "  --from PATH    search wheels as a shim at PATH would (e.g. the .so\n"
     "                 vendored in site-packages/<pkg>/)\n"
     "  --check FILE   a job's pre-flight: for the program or library FILE and\n"
@@ -148,6 +151,16 @@ int main(int argc, char **argv)
             return 2;
         }
     }
+    for (int i = 0; check && i < nunknown; i++) {
+        fprintf(stderr, "lazynccl-info: '%s': this installation has no shim for it (it serves:",
+                unknown[i]);
+        print_served(stderr, 0);
+        fputs(")\n", stderr);
+    }
+    if (check && (json || doctor || do_load || origin)) {
+        fprintf(stderr, "lazynccl-info: --check takes none of --json, --doctor, --load, --from\n");
+        return 2;
+    }
     if (check) {
         const lz_lib *chosen[MAX_LIBS + 1];
         int n = 0;
@@ -156,7 +169,7 @@ int main(int argc, char **argv)
         for (const lz_lib *const *l = lz_served; !nlibs && *l && n < MAX_LIBS; l++)
             chosen[n++] = *l;
         chosen[n] = NULL;
-        return nunknown ? 1 : check_target(stdout, check, chosen);
+        return nunknown ? 1 : check_target(stdout, check, chosen, nlibs > 0);
     }
     /* Asked for nothing: every served library is shown, with the reason
      * for each that would not load, and only the required families (the

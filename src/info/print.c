@@ -70,7 +70,7 @@ static const char *policy_line(const info_lib *libs, int nlibs, char *out, size_
 
 /* --doctor's lead: one line per library, one per finding that is not ok. */
 static int print_verdicts(FILE *f, const info_lib *libs, int nlibs, const doctor_report *d,
-                          int color)
+                          int verbose, int color)
 {
     int problems = 0, passed = 0;
     for (int l = 0; l < nlibs; l++)
@@ -110,15 +110,15 @@ static int print_verdicts(FILE *f, const info_lib *libs, int nlibs, const doctor
     char policy[256];
     if (policy_line(libs, nlibs, policy, sizeof policy))
         fprintf(f, "  release policy: %s\n", policy);
-    fprintf(f, "  %d other check%s passed; each library's candidates: --doctor --verbose\n", passed,
-            passed == 1 ? "" : "s");
+    fprintf(f, "  %d other check%s passed%s\n", passed, passed == 1 ? "" : "s",
+            verbose ? "" : "; all of them: --doctor --verbose");
     return problems;
 }
 
 void print_text(FILE *f, info_lib *libs, int nlibs, const doctor_report *d, int verbose, int color)
 {
     if (d) {
-        print_verdicts(f, libs, nlibs, d, color);
+        print_verdicts(f, libs, nlibs, d, verbose, color);
         if (!verbose)
             return;
         fputs("\n", f);
