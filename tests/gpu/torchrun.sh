@@ -50,9 +50,8 @@ for run in dict.fromkeys(r["run"] for r in rows):
     want = [system] if "LIBPATH=system" in run else plain_nccl(run.startswith("symm"))
     one = all(r["nccl_end"] == want for r in rs)
     imported = sorted({k for r in rs for k in r["after_import_torch"]})
-    # NVRTC's builtins: PyTorch preloads them by path, and no drop-in stands
-    # in for a companion (docs/consumers.md)
-    lazy_import = "plain" in run or set(imported) <= {"libcudart", "libnvrtc-builtins"}
+    # PyTorch preloads NVRTC's builtins by path too: their drop-in stands in
+    lazy_import = "plain" in run or set(imported) <= {"libcudart"}
     extra = ""
     if run.startswith("symm"):
         nv = [(r["nvshmem_before"], r.get("nvshmem_after_rendezvous"), r["nvshmem_end"]) for r in rs]
