@@ -605,6 +605,30 @@ def release_the_second_prefers_the_first_directory():
     t.check("nvjitlink rc=0 version=13000" in out, f"off: the usual search: {out}")
 
 
+@case
+def release_never_searches_a_relative_directory():
+    """NVRTC 12.4 opened by a relative name ("./libnvrtc.so.12") from its
+    directory, then the current directory changed to one holding another
+    nvJitLink: the step "same release" does not search "." (where the
+    dynamic linker found NVRTC is not where "." is now), and under strict a
+    candidate cannot be judged against it. And strict refuses a candidate
+    of another release that lacks a name as well (taken before as a last
+    resort)."""
+    d, exe, lib124 = release_job("release_relative")
+    other = t.link_dir(f"{d}/other", nvjitlink124())
+    out = t.run([exe, "open=./libnvrtc.so.12", f"chdir={other}", "nvjitlink"], cwd=lib124,
+                check_rc=0).stdout
+    t.check("step=same release" not in out and "loaded=./" not in out and "loaded=/" in out,
+            f"never the current directory: {out}")
+    nv13 = nvrtc13_named(f"{d}/nv13")
+    out = run([exe, "nvrtc", "nvjitlink"], {"LAZYNVRTC_LIBPATH": nv13,
+                                             "LAZYNVJITLINK_LIBPATH": f"{lib124}/libnvJitLink.so.12",
+                                             "LAZYNVJITLINK_REQUIRE": "__nvJitLinkCreate_13_0",
+                                             "LAZYNCCL_RELEASE_POLICY": "strict"})
+    expect(out, "nvjitlink rc=6 version=0 loaded=(none)",
+           f"{lib124}/libnvJitLink.so.12: rejected: version 12.4.127 is older than NVRTC 13.0.88")
+
+
 # --- The program's controls -----------------------------------------------------
 
 def controls_client(d):
@@ -642,6 +666,13 @@ def controls_chooser_adopt_and_resolve_all():
     out = run(run_by + [exe, f"adopt={zlib}", "version"], san)
     expect(out, "adopt rc=-1 last_error=lazynccl: the handle offered to lazynccl_adopt was refused:\n"
                 f"  [adopted] {zlib}: rejected: SONAME libz.so.1 is not libnccl.so.2", "version rc=0 nccl=22809")
+    out = run(run_by + [exe, "adopt-next", "version"], san)
+    expect(out, "adopt rc=-1 last_error=lazynccl: the handle offered to lazynccl_adopt was refused:\n"
+                "  the dynamic linker names no file for it", "version rc=0 nccl=22809")
+    out = t.run(run_by + [exe, "adopt=./libnccl.so.2", "version"], env=san, cwd=os.path.dirname(new),
+                check_rc=0).stdout
+    expect(out, "adopt rc=0\n", "version rc=0 nccl=22809", "step=adopted")
+    t.check(re.search(r"loaded=/\S*libnccl.so.2 step=adopted", out), f"named from its origin: {out}")
     out = run(run_by + [exe, "resolve-all"], dict(san, LAZYNCCL_LIBPATH=new))
     expect(out, "resolve_all=0 \n")
     need = dict(san, LAZYNCCL_LIBPATH=old, LAZYNCCL_REQUIRE="ncclCommShrink,ncclCommWindowRegister")

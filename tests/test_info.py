@@ -320,6 +320,10 @@ def check_a_program_before_it_runs():
     os.remove(f"{d}/gone/libgone.so")
     r = info("--check", needy, rc=1)
     t.contains(r.stdout, f"libgone.so.1, needed by {needy}: not found", "a soname nothing resolves")
+    r = t.run([os.path.join(t.BUILD, "lazynccl-info"), "--check", "shimmed"], cwd=d, check_rc=0)
+    t.contains(r.stdout, "check: shimmed\n", "a target named without a slash")
+    r = info("--check", shimmed, "--json", rc=2)
+    t.contains(r.stderr, "--check takes none of --json, --doctor, --load, --from", "text only")
     r = info("--check", "/etc/passwd", rc=2)
     t.contains(r.stderr, "--check /etc/passwd: not an ELF file", "not ELF")
 

@@ -4,9 +4,11 @@
  *   choose-handle=P   a chooser that dlopens P and returns the handle
  *   choose-none       a chooser that answers nothing
  *   adopt=P           dlopen P and adopt the handle
+ *   adopt-next        adopt RTLD_NEXT (no object)
  *   resolve-all       bind every export now
  *   version           ncclGetVersion
  * Each prints one line; the last line says what is loaded and how. */
+#define _GNU_SOURCE
 #include <dlfcn.h>
 #include <lazynccl_control.h>
 #include <nccl.h>
@@ -54,6 +56,10 @@ int main(int argc, char **argv)
             int rc = h ? lazynccl_adopt(h) : -2;
             const char *e = lazynccl_last_error();
             printf("adopt rc=%d%s%s\n", rc, rc ? " last_error=" : "", rc && e ? e : "");
+        } else if (strcmp(a, "adopt-next") == 0) {
+            int rc = lazynccl_adopt(RTLD_NEXT);
+            const char *e = lazynccl_last_error();
+            printf("adopt rc=%d last_error=%s\n", rc, e ? e : "(none)");
         } else if (strcmp(a, "resolve-all") == 0) {
             char missing[8192];
             int n = lazynccl_resolve_all(missing, sizeof missing);

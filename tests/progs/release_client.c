@@ -2,7 +2,10 @@
  * Libraries released together, loaded in the order the arguments name
  * ("nvrtc", "nvjitlink", "cublaslt", "cublas"): each one's version function
  * called through its shim, then one line of what was loaded, from where,
- * and on failure why. */
+ * and on failure why. "open=PATH" dlopens PATH (as named), "chdir=DIR"
+ * changes the current directory. */
+#include <dlfcn.h>
+#include <unistd.h>
 #include <cublasLt.h>
 #include <cublas_api.h>
 #include <lazynccl.h>
@@ -26,7 +29,13 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         int rc = 0;
         long v = 0;
-        if (strcmp(argv[i], "nvrtc") == 0) {
+        if (strncmp(argv[i], "open=", 5) == 0) {
+            if (!dlopen(argv[i] + 5, RTLD_NOW | RTLD_GLOBAL))
+                return 3;
+        } else if (strncmp(argv[i], "chdir=", 6) == 0) {
+            if (chdir(argv[i] + 6) != 0)
+                return 4;
+        } else if (strcmp(argv[i], "nvrtc") == 0) {
             int a = 0, b = 0;
             rc = nvrtcVersion(&a, &b);
             say("nvrtc", rc, a * 1000 + b * 10, lazynvrtc_loaded_path(), lazynvrtc_loaded_step(),
