@@ -6,7 +6,7 @@
  * references to them make the linker write a broken PLT, and a sanitizer
  * build is no wheel).
  *
- * glibc 2.34 moved dlopen, dlsym, dlclose and dlerror into
+ * glibc 2.34 moved dlopen, dlsym, dlclose, dlerror and dlinfo into
  * libc with new versions; the old versions are still there (and, before
  * 2.34, in libdl and libpthread: link -ldl -lpthread for processes that do
  * not load those already; every CPython does). glibc 2.33 made stat, lstat,
@@ -29,10 +29,12 @@
 #if defined(__GLIBC__) && !defined(LAZYNCCL_NATIVE_GLIBC)
 #if defined(__x86_64__)
 #define LZ_GLIBC_BASE "GLIBC_2.2.5"
+#define LZ_GLIBC_DLINFO "GLIBC_2.3.3"
 #define LZ_GLIBC_FXSTATAT "GLIBC_2.4"
 #define LZ_STAT_VER 1
 #elif defined(__aarch64__)
 #define LZ_GLIBC_BASE "GLIBC_2.17"
+#define LZ_GLIBC_DLINFO "GLIBC_2.17"
 #define LZ_GLIBC_FXSTATAT "GLIBC_2.17"
 #define LZ_STAT_VER 0
 #endif
@@ -48,6 +50,7 @@ __asm__(".symver dlsym,dlsym@" LZ_GLIBC_BASE);
 __asm__(".symver dlvsym,dlvsym@" LZ_GLIBC_BASE);
 __asm__(".symver dlclose,dlclose@" LZ_GLIBC_BASE);
 __asm__(".symver dlerror,dlerror@" LZ_GLIBC_BASE);
+__asm__(".symver dlinfo,dlinfo@" LZ_GLIBC_DLINFO);
 
 extern int __xstat(int ver, const char *path, struct stat *buf);
 extern int __lxstat(int ver, const char *path, struct stat *buf);
