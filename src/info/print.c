@@ -53,6 +53,19 @@ static const char *verdict_color(int verdict)
     return verdict == LZ_CHOSEN ? GREEN : verdict == LZ_REJECTED ? RED : "";
 }
 
+/* One finding of --doctor: its status, its message, and its fix. */
+static void print_finding(FILE *f, const doctor_finding *x, int color)
+{
+    const char *c = strcmp(x->status, "problem") == 0 ? RED
+                    : strcmp(x->status, "warning") == 0 ? YELLOW : GREEN;
+    fprintf(f, "  %s%-8s%s ", paint(color, c), x->status, paint(color, RESET));
+    wrapped_rest(f, 11, x->message);
+    if (x->fix[0]) {
+        fprintf(f, "  %-8s ", "fix:");
+        wrapped_rest(f, 11, x->fix);
+    }
+}
+
 /* The release policy every shim applies (docs/search-order.md, "Released
  * together"), as the first library's spec names its variable. */
 static const char *policy_line(const info_lib *libs, int nlibs, char *out, size_t size)
@@ -98,14 +111,7 @@ static int print_verdicts(FILE *f, const info_lib *libs, int nlibs, const doctor
             passed++;
             continue;
         }
-        const char *c = strcmp(x->status, "problem") == 0 ? RED
-                        : strcmp(x->status, "warning") == 0 ? YELLOW : GREEN;
-        fprintf(f, "  %s%-8s%s ", paint(color, c), x->status, paint(color, RESET));
-        wrapped_rest(f, 11, x->message);
-        if (x->fix[0]) {
-            fprintf(f, "  %-8s ", "fix:");
-            wrapped_rest(f, 11, x->fix);
-        }
+        print_finding(f, x, color);
     }
     char policy[256];
     if (policy_line(libs, nlibs, policy, sizeof policy))
@@ -182,14 +188,7 @@ void print_text(FILE *f, info_lib *libs, int nlibs, const doctor_report *d, int 
     fprintf(f, "%sdoctor's checks%s\n", paint(color, BOLD), paint(color, RESET));
     for (int i = 0; i < d->n; i++) {
         const doctor_finding *x = &d->f[i];
-        const char *c = strcmp(x->status, "problem") == 0 ? RED
-                        : strcmp(x->status, "warning") == 0 ? YELLOW : GREEN;
-        fprintf(f, "  %s%-8s%s ", paint(color, c), x->status, paint(color, RESET));
-        wrapped_rest(f, 11, x->message);
-        if (x->fix[0]) {
-            fprintf(f, "  %-8s ", "fix:");
-            wrapped_rest(f, 11, x->fix);
-        }
+        print_finding(f, x, color);
     }
 }
 
@@ -258,11 +257,9 @@ void print_json(FILE *f, info_lib *libs, int nlibs, const char *const *unknown, 
         }
         fprintf(f, "],\n   \"candidates_not_shown\": %d}", li->dropped);
     }
-    char policy[256];
     fputs("],\n ", f);
     field(f, 1, "release_policy", nlibs ? lz_release_policy_name(lz_release_policy(libs[0].lib, NULL))
                                         : NULL);
-    (void)policy;
     fputs(",\n \"not_served\": [", f);
     for (int i = 0; i < nunknown; i++) {
         fputs(i ? ", " : "", f);
