@@ -261,15 +261,15 @@ def _string_array(name, items):
 
 
 def _peers_array(name, spec):
-    """The libraries released with spec (lz_peer, src/lz_runtime.h), {NULL}
-    terminated."""
+    """The libraries released with spec (lz_peer, src/lz_runtime.h), ended
+    by a row of NULLs (every field named: clang warns of missing ones)."""
     out, rows = [], []
     for k, (other, not_older) in enumerate(peers(spec)):
         out.append(_string_array(f"{name}_{k}", other.sonames))
         rows.append(f"    {{{_c_string(other.display)}, {_c_string(other.shim)}, "
                     f"{_c_string(other.version_scheme)}, {1 if other.versioned else 0}, {name}_{k}, "
                     f"{not_older}}},\n")
-    return "".join(out) + f"static const lz_peer {name}[] = {{\n{''.join(rows)}    {{NULL}}\n}};\n"
+    return "".join(out) + f"static const lz_peer {name}[] = {{\n{''.join(rows)}    {{NULL, NULL, NULL, 0, NULL, 0}}\n}};\n"
 
 
 def dlopen_note_json(spec):
