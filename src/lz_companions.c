@@ -4,17 +4,21 @@
  * before the first call that needs them. */
 #include "lz_companions.h"
 #include "lz_dl.h"
+#include "lz_dynread.h"
 #include "lz_ldso.h"
+#include "lz_objects.h"
 #include "lz_path.h"
 #include "lz_probe.h"
 #include "lz_report.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* The companion's file name (prefix "libnvrtc-builtins.so.") beside the
  * library in dir: the one name prefix + major + "." + minor there, the major
@@ -25,6 +29,9 @@
 static int companion_beside(const char *dir, const char *prefix, const char *soname, char *name,
                             size_t size)
 {
+    size_t plen = strlen(prefix);
+    if (plen && prefix[plen - 1] != '.') /* a whole name: "libcudnn_ops.so.9" */
+        return snprintf(name, size, "%s", prefix) < (int)size;
     const char *so = soname ? strstr(soname, ".so.") : NULL;
     if (!so || so[4] < '0' || so[4] > '9')
         return 0;
@@ -56,11 +63,20 @@ static int companion_beside(const char *dir, const char *prefix, const char *son
 
 /* 1 when the dynamic linker, asked for name by the library itself, would
  * open file: then the library finds its companion without us, when it
- * needs it, as it does when loaded by a bare dlopen. */
+ * needs it, as it does when loaded by a bare dlopen. Asked from the
+ * library's code, ld.so takes an object already loaded under that SONAME,
+ * else searches the library's own run paths (cuDNN's $ORIGIN) around
+ * LD_LIBRARY_PATH. The DT_RPATH of the objects above the library (the
+ * program's), which ld.so also follows where the library has no
+ * DT_RUNPATH, is not read: the linker has written DT_RUNPATH by default
+ * for years, and a miss here only loads the companion early. */
+enum { LZ_RUN_PATH_MAX = 4096 };
+
 struct same_file {
     dev_t dev;
     ino_t ino;
     int same;
+    char *other; /* the file it would take instead (malloc'd), or NULL */
 };
 
 static int visit_same(void *ctx, const char *step, const char *path)
@@ -69,16 +85,36 @@ static int visit_same(void *ctx, const char *step, const char *path)
     struct same_file *want = ctx;
     struct stat sb;
     want->same = stat(path, &sb) == 0 && sb.st_dev == want->dev && sb.st_ino == want->ino;
+    if (!want->same && !want->other)
+        want->other = strdup(path);
     return 1; /* the first file found is the one it would open */
 }
 
-static int found_by_name(const char *name, const struct stat *file)
+static int loaded_same(void *ctx, const char *path, const char *why)
 {
-    struct same_file want = {file->st_dev, file->st_ino, 0};
+    (void)why;
+    return visit_same(ctx, "loaded", path);
+}
+
+static int found_by_name(const char *name, const struct stat *file, const char *library,
+                         const char *origin, struct same_file *want)
+{
+    *want = (struct same_file){file->st_dev, file->st_ino, 0, NULL};
+    if (lz_objects_with_soname(name, loaded_same, want))
+        return want->same;
+    char *paths = malloc(2 * LZ_RUN_PATH_MAX);
+    int fd = paths ? open(library, O_RDONLY | O_CLOEXEC) : -1;
+    if (fd >= 0) {
+        if (!lz_dyn_run_paths(fd, paths, paths + LZ_RUN_PATH_MAX, LZ_RUN_PATH_MAX))
+            paths[0] = paths[LZ_RUN_PATH_MAX] = '\0';
+        close(fd);
+    }
     const char *const names[] = {name, NULL};
-    lz_ldso_hooks h = {.visit = visit_same, .ctx = &want};
-    lz_ldso_lookup(names, &h);
-    return want.same;
+    lz_ldso_hooks h = {.visit = visit_same, .ctx = want};
+    lz_ldso_lookup_from(names, origin, fd >= 0 ? paths : NULL,
+                        fd >= 0 ? paths + LZ_RUN_PATH_MAX : NULL, &h);
+    free(paths);
+    return want->same;
 }
 
 /* Record the companions the library opens by bare name (NVRTC's builtins)
@@ -113,10 +149,14 @@ void lz_companions_record(lz_walk *w, const char *step, const char *path, const 
                     path, name);
             continue;
         }
-        if (found_by_name(name, &sb)) {
+        struct same_file by_name;
+        if (found_by_name(name, &sb, path, dir, &by_name)) {
             lz_log(w->lib, "companion %s: the library finds it by name (left to it)", file);
             continue;
         }
+        if (by_name.other)
+            lz_log(w->lib, "companion %s: by name the library would take %s", file, by_name.other);
+        free(by_name.other);
         size_t used = w->res.companions_len;
         int wrote = snprintf(w->res.companions + used, sizeof w->res.companions - used, "%s%s",
                              used ? "\n" : "", file);
@@ -124,8 +164,9 @@ void lz_companions_record(lz_walk *w, const char *step, const char *path, const 
             w->res.companions_len += (size_t)wrote;
         else
             w->res.companions[used] = '\0';
+        const char *first = w->lib->companions_for[0];
         lz_log(w->lib, "companion %s: loaded before the first call of %s", file,
-               w->lib->companions_for[0]);
+               strcmp(first, "*") == 0 ? "any of its functions" : first);
     }
     free(b);
 }
@@ -136,7 +177,7 @@ int lz_companions_waiting(const lz_lib *lib, const char *name)
         return 0;
     int wanted = 0;
     for (const char *const *f = lib->companions_for; f && *f; f++)
-        wanted |= strcmp(*f, name) == 0;
+        wanted |= strcmp(*f, name) == 0 || strcmp(*f, "*") == 0;
     return wanted;
 }
 

@@ -712,6 +712,25 @@ int lz_dyn_needed(int fd, void (*each)(void *ctx, const char *name), void *ctx)
     return n;
 }
 
+int lz_dyn_run_paths(int fd, char *rpath, char *runpath, size_t size)
+{
+    /* On the heap: a first call's thread may have a small stack. */
+    dr_small *s = malloc(sizeof *s);
+    dr_tags t;
+    size_t count = s ? dr_small_read(fd, s, &t) : 0;
+    rpath[0] = runpath[0] = '\0';
+    int ok = count > 0;
+    for (size_t i = 0; i < count && s->dyn[i].d_tag != DT_NULL; i++) {
+        char *out = s->dyn[i].d_tag == DT_RPATH ? rpath : s->dyn[i].d_tag == DT_RUNPATH ? runpath : NULL;
+        if (out && !dr_small_string(fd, s, &t, s->dyn[i].d_un.d_val, out, size)) {
+            out[0] = '\0';
+            ok = 0;
+        }
+    }
+    free(s);
+    return ok;
+}
+
 unsigned lz_dyn_own_machine(void)
 {
 #if defined(__x86_64__)

@@ -63,39 +63,48 @@ static int visit_runpath(void *ctx, const char *dir, const char *why)
     return linker_dir(lw, LZ_STEP_RUN_PATH, dir);
 }
 
-/* Each LD_LIBRARY_PATH directory, as ld.so expands it. */
-static int linker_llp(struct linker_walk *lw, const char *llp)
+/* Each directory of a search list (LD_LIBRARY_PATH, a DT_RPATH or
+ * DT_RUNPATH), as ld.so expands it; origin: what $ORIGIN stands for there. */
+static int linker_list(struct linker_walk *lw, const char *step, const char *list,
+                       const char *origin)
 {
     struct {
-        char exe[PATH_MAX], cwd[PATH_MAX], dir[PATH_MAX], why[768];
+        char cwd[PATH_MAX], dir[PATH_MAX], why[768];
     } *b = malloc(sizeof *b);
     if (!b) {
         if (lw->h->note)
-            lw->h->note(lw->h->ctx, LZ_STEP_LD_LIBRARY_PATH, "out of memory: not searched");
+            lw->h->note(lw->h->ctx, step, "out of memory: not searched");
         return 0;
-    }
-    /* ld.so's $ORIGIN in LD_LIBRARY_PATH: the program's directory, read
-     * (under /proc) only where an entry may name it. */
-    const char *origin = NULL;
-    char *slash = strchr(llp, '$') && lz_objects_program_path(b->exe, sizeof b->exe)
-                      ? strrchr(b->exe, '/') : NULL;
-    if (slash) {
-        *slash = '\0';
-        origin = slash == b->exe ? "/" : b->exe;
     }
     const char *here = getcwd(b->cwd, sizeof b->cwd);
     int rc = 0;
-    for (const char *p = llp; *p && !rc;) {
+    for (const char *p = list; *p && !rc;) {
         size_t len = lz_path_next(p, ":;");
         if (!lz_path_entry(p, len, origin, here, lz_secure(), b->dir, sizeof b->dir, b->why,
                            sizeof b->why)) {
             if (lw->h->note)
-                lw->h->note(lw->h->ctx, LZ_STEP_LD_LIBRARY_PATH, b->why);
+                lw->h->note(lw->h->ctx, step, b->why);
         } else
-            rc = linker_dir(lw, LZ_STEP_LD_LIBRARY_PATH, b->dir);
+            rc = linker_dir(lw, step, b->dir);
         p += len + (p[len] != '\0');
     }
     free(b);
+    return rc;
+}
+
+/* LD_LIBRARY_PATH, where ld.so's $ORIGIN is the program's directory, read
+ * (under /proc) only where an entry may name it. */
+static int linker_llp(struct linker_walk *lw, const char *llp)
+{
+    char *exe = strchr(llp, '$') ? malloc(PATH_MAX) : NULL;
+    char *slash = exe && lz_objects_program_path(exe, PATH_MAX) ? strrchr(exe, '/') : NULL;
+    const char *origin = NULL;
+    if (slash) {
+        *slash = '\0';
+        origin = slash == exe ? "/" : exe;
+    }
+    int rc = linker_list(lw, LZ_STEP_LD_LIBRARY_PATH, llp, origin);
+    free(exe);
     return rc;
 }
 
@@ -109,6 +118,22 @@ int lz_ldso_lookup(const char *const *sonames, const lz_ldso_hooks *hooks)
     if (llp && *llp && linker_llp(&lw, llp))
         return 1;
     if (lz_objects_runpaths(sonames, 1, visit_runpath, &lw))
+        return 1;
+    return lz_ldso_system_lookup(sonames, hooks);
+}
+
+int lz_ldso_lookup_from(const char *const *sonames, const char *origin, const char *rpath,
+                        const char *runpath, const lz_ldso_hooks *hooks)
+{
+    struct linker_walk lw = {sonames, hooks};
+    /* A DT_RPATH counts only where the object has no DT_RUNPATH. */
+    if (rpath && *rpath && !(runpath && *runpath) &&
+        linker_list(&lw, LZ_STEP_RUN_PATH, rpath, origin))
+        return 1;
+    const char *llp = lz_getenv("LD_LIBRARY_PATH");
+    if (llp && *llp && linker_llp(&lw, llp))
+        return 1;
+    if (runpath && *runpath && linker_list(&lw, LZ_STEP_RUN_PATH, runpath, origin))
         return 1;
     return lz_ldso_system_lookup(sonames, hooks);
 }

@@ -135,6 +135,42 @@ def nvrtc13_builtins_left_to_nvrtc_on_linker_path():
     t.contains(r.stderr, "the library finds it by name (left to it)", "the log")
 
 
+@case
+def companions_follow_the_librarys_own_run_path():
+    """A library that finds its companions through its own DT_RUNPATH
+    ($ORIGIN, as cuDNN's wheel finds its sub-libraries): NVRTC 12.4 given
+    RUNPATH $ORIGIN (patchelf), named by LAZYNVRTC_LIBPATH. With nothing in
+    the way the shim leaves the builtins to it (NVRTC maps its own at the
+    compile); with another copy of the builtins first on LD_LIBRARY_PATH,
+    which NVRTC's own dlopen would take, the shim maps the one beside NVRTC
+    before the compile."""
+    patchelf = shutil.which("patchelf")
+    if not patchelf:
+        raise t.Skip("patchelf is not installed (.ci/run installs it)")
+    d = t.workdir("companions_run_path")
+    a, b = f"{d}/a", f"{d}/b"
+    os.makedirs(a)
+    os.makedirs(b)
+    builtins = os.path.join(t.debian("libnvrtc-builtins12.4"), "libnvrtc-builtins.so.12.4")
+    shutil.copy(os.path.join(t.debian("libnvrtc12"), "libnvrtc.so.12"), f"{a}/libnvrtc.so.12")
+    t.run([patchelf, "--set-rpath", "$ORIGIN", f"{a}/libnvrtc.so.12"], check_rc=0)
+    shutil.copy(builtins, a)
+    shutil.copy(builtins, b)
+    exe = rtc_companion(d)
+    env = {"LAZYNVRTC_LIBPATH": f"{a}/libnvrtc.so.12", "LAZYNCCL_DEBUG": "1"}
+    mine = [f"{a}/libnvrtc-builtins.so.12.4"]
+    r = t.run([exe], env=env, check_rc=0)
+    t.equal((builtins_after(r.stdout, "version"), builtins_after(r.stdout, "compile")), ([], mine),
+            f"nothing in the way: {r.stdout}")
+    t.contains(r.stderr, "the library finds it by name (left to it)", "nothing in the way")
+    env["LD_LIBRARY_PATH"] = b + ":" + os.environ.get("LD_LIBRARY_PATH", "")
+    r = t.run([exe], env=env, check_rc=0)
+    t.equal((builtins_after(r.stdout, "version"), builtins_after(r.stdout, "compile")), ([], mine),
+            f"another copy on LD_LIBRARY_PATH: {r.stdout}")
+    t.contains(r.stderr, f"by name the library would take {b}/libnvrtc-builtins.so.12.4",
+               "another copy on LD_LIBRARY_PATH")
+
+
 # --- the dynamic linker's order -------------------------------------------------
 
 @case
