@@ -49,8 +49,7 @@ static const char *refusal(const lz_lib *lib)
     return m && g && g == now + 1 ? m->text : NULL;
 }
 
-/* Add a message to a list of them (earlier ones stay valid). */
-static void add_message(lz_msg **list, const char *text)
+void lz_message_push(lz_msg **list, const char *text)
 {
     size_t len = strlen(text);
     lz_msg *m = malloc(sizeof *m + len + 1);
@@ -323,7 +322,7 @@ int lz_api_adopt(const lz_lib *lib, void *handle)
     }
 out:
     if (rc && report) {
-        add_message(&lib->st->refusals, report);
+        lz_message_push(&lib->st->refusals, report);
         int cs = lz_lock(lib);
         __atomic_store_n(&lib->st->refused_gen, lib->st->gen + 1, __ATOMIC_RELEASE);
         lz_unlock(lib, cs);

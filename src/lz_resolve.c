@@ -25,16 +25,8 @@ static int strict_versions(const lz_lib *lib)
  * published atomically and never changed, so a reader is never torn. */
 static void add_symbol_message(const lz_lib *lib, const char *text)
 {
-    size_t len = strlen(text);
-    lz_msg *m = malloc(sizeof *m + len + 1);
-    if (m) {
-        memcpy(m->text, text, len + 1);
-        /* No lock: first calls of two names may fail at once. */
-        m->next = __atomic_load_n(&lib->st->sym_msgs, __ATOMIC_ACQUIRE);
-        while (!__atomic_compare_exchange_n(&lib->st->sym_msgs, &m->next, m, 1, __ATOMIC_RELEASE,
-                                            __ATOMIC_ACQUIRE))
-            ;
-    }
+    /* No lock: first calls of two names may fail at once. */
+    lz_message_push(&lib->st->sym_msgs, text);
     lz_log(lib, "%s", text + strlen(lib->prefix) + 2);
 }
 

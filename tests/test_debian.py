@@ -171,6 +171,32 @@ def companions_follow_the_librarys_own_run_path():
                "another copy on LD_LIBRARY_PATH")
 
 
+@case
+def release_mismatch_in_info_doctor_and_check():
+    """NVRTC 13.0.88 and nvJitLink 12.4 named by their overrides:
+    `lazynccl-info --doctor` and `--check` (of a program linked to both
+    shims) each say that NVRTC 13.0.88 is newer than nvJitLink 12.4 (the
+    pair judged once, from the side listed first), as a warning under best_effort (exit 0 for --check) and a problem under
+    strict (exit 1); off says nothing."""
+    d, exe, lib124 = release_job("release_info")
+    nv13 = nvrtc13_named(f"{d}/nv13")
+    env = {"LAZYNVRTC_LIBPATH": nv13, "LAZYNVJITLINK_LIBPATH": f"{lib124}/libnvJitLink.so.12"}
+    info = os.path.join(t.BUILD, "lazynccl-info")
+    why = "version 13.0.88 is newer than nvJitLink 12.4.127"
+    for policy, word, rc in (("best_effort", "warning", 0), ("strict", "problem", 1)):
+        e = dict(env, LAZYNCCL_RELEASE_POLICY=policy)
+        doctor = t.run([info, "--doctor", "nvrtc", "nvjitlink"], env=e)
+        t.contains(t.flat(doctor.stdout), why, f"--doctor, {policy}")
+        t.contains(t.flat(doctor.stdout), f"LAZYNCCL_RELEASE_POLICY={policy}", f"--doctor, {policy}")
+        check = t.run([info, "--check", exe, "nvrtc", "nvjitlink"], env=e)
+        line = next((l for l in check.stdout.splitlines() if why in l), "")
+        t.check(line.startswith(f"NVRTC: {word}: "), f"--check, {policy}:\n{check.stdout}")
+        t.equal(check.returncode, rc, f"--check's exit, {policy}:\n{check.stdout}")
+    for args in (["--doctor", "nvrtc", "nvjitlink"], ["--check", exe, "nvrtc", "nvjitlink"]):
+        off = t.run([info] + args, env=dict(env, LAZYNCCL_RELEASE_POLICY="off"))
+        t.check(why not in t.flat(off.stdout), f"{args[0]}, off:\n{off.stdout}")
+
+
 # --- the dynamic linker's order -------------------------------------------------
 
 @case

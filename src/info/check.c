@@ -313,6 +313,22 @@ static int check_family(FILE *f, const lz_lib *lib, const check_closure *c, int 
     return ok;
 }
 
+/* A pair of files not of one release (info_release_mismatches). */
+struct release_out {
+    FILE *f;
+    const lz_lib *const *libs;
+    int strict;
+};
+
+static void print_mismatch(void *ctx, int i, int j, int policy, const char *text)
+{
+    (void)j;
+    struct release_out *o = ctx;
+    fprintf(o->f, "%s: %s: %s\n", o->libs[i]->display,
+            policy == LZ_RELEASE_STRICT ? "problem" : "warning", text);
+    o->strict += policy == LZ_RELEASE_STRICT;
+}
+
 int check_target(FILE *f, const char *target, const lz_lib *const *libs, int named)
 {
     static check_closure c;
@@ -343,26 +359,12 @@ int check_target(FILE *f, const char *target, const lz_lib *const *libs, int nam
         chosen[n][0] = '\0';
         problems += !check_family(f, *l, &c, named, chosen[n], PATH_MAX);
     }
-    /* Libraries released together (docs/search-order.md), each file judged
-     * against the file its peer would load, as if the peer loaded first. */
+    const char *names[64];
     for (int i = 0; i < n; i++)
-        for (const lz_peer *peer = libs[i]->peers; chosen[i][0] && peer && peer->display; peer++)
-            for (int j = 0; j < n; j++) {
-                char why[2 * PATH_MAX + 256];
-                if (j <= i || !chosen[j][0] || strcmp(libs[j]->shim, peer->shim) != 0 ||
-                    lz_release_compare(libs[i], peer, chosen[i], chosen[j], why, sizeof why) ==
-                        LZ_RELEASE_MATCH)
-                    continue;
-                int policy = lz_release_policy(libs[i], NULL);
-                if (policy == LZ_RELEASE_OFF)
-                    continue;
-                fprintf(f, "%s: %s: %s (%s=%s: %s)\n", libs[i]->display,
-                        policy == LZ_RELEASE_STRICT ? "problem" : "warning", why,
-                        libs[i]->release_env, lz_release_policy_name(policy),
-                        policy == LZ_RELEASE_STRICT ? "refused when it loads second"
-                                                    : "another copy is preferred if one is found");
-                problems += policy == LZ_RELEASE_STRICT;
-            }
+        names[i] = chosen[i];
+    struct release_out out = {f, libs, 0};
+    info_release_mismatches(libs, names, n, print_mismatch, &out);
+    problems += out.strict;
     fprintf(f, "verdict: %s\n", problems ? "problems found" : "ok");
     for (int i = 0; i < c.n; i++) {
         free(c.o[i].path);

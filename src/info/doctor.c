@@ -413,30 +413,33 @@ static void check_copies(doctor_report *r, info_lib *libs, int nlibs)
             check_copies_of(r, &libs[l], *s);
 }
 
-/* Libraries released together (docs/search-order.md): the file each would
- * load judged against the file its peer would load. */
+/* Libraries released together: a finding per pair not of one release. */
+struct release_ctx {
+    doctor_report *r;
+    info_lib *libs;
+};
+
+static void add_mismatch(void *ctx, int i, int j, int policy, const char *text)
+{
+    struct release_ctx *c = ctx;
+    char fix[256];
+    snprintf(fix, sizeof fix, "name copies of one release in %s and %s", c->libs[i].lib->env_var,
+             c->libs[j].lib->env_var);
+    add(c->r, "release", policy == LZ_RELEASE_STRICT ? "problem" : "warning", fix, "%s %s: %s",
+        c->libs[i].lib->display, c->libs[i].chosen, text);
+}
+
 static void check_release(doctor_report *r, info_lib *libs, int nlibs)
 {
-    for (int i = 0; i < nlibs; i++)
-        for (const lz_peer *peer = libs[i].lib->peers; libs[i].would_load && peer && peer->display;
-             peer++)
-            for (int j = 0; j < nlibs; j++) {
-                char why[2 * PATH_MAX + 256];
-                int policy = lz_release_policy(libs[i].lib, NULL);
-                if (j <= i || !libs[j].would_load || strcmp(libs[j].lib->shim, peer->shim) != 0 ||
-                    policy == LZ_RELEASE_OFF ||
-                    lz_release_compare(libs[i].lib, peer, libs[i].chosen, libs[j].chosen, why,
-                                       sizeof why) == LZ_RELEASE_MATCH)
-                    continue;
-                char fix[256];
-                snprintf(fix, sizeof fix, "name copies of one release in %s and %s", libs[i].lib->env_var,
-                         libs[j].lib->env_var);
-                add(r, "release", policy == LZ_RELEASE_STRICT ? "problem" : "warning", fix,
-                    "%s %s: %s (%s=%s: %s)", libs[i].lib->display, libs[i].chosen, why,
-                    libs[i].lib->release_env, lz_release_policy_name(policy),
-                    policy == LZ_RELEASE_STRICT ? "refused when it loads second"
-                                                : "another copy is preferred if one is found");
-            }
+    const lz_lib *l[64];
+    const char *chosen[64];
+    int n = nlibs < 64 ? nlibs : 64;
+    for (int i = 0; i < n; i++) {
+        l[i] = libs[i].lib;
+        chosen[i] = libs[i].would_load ? libs[i].chosen : "";
+    }
+    struct release_ctx c = {r, libs};
+    info_release_mismatches(l, chosen, n, add_mismatch, &c);
 }
 
 void doctor_run(doctor_report *r, info_lib *libs, int nlibs)

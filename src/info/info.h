@@ -71,6 +71,14 @@ int info_find_soname(const char *soname, char *out, size_t size);
  * target cannot be read. */
 int check_target(FILE *f, const char *target, const lz_lib *const *libs, int named);
 
+/* Each pair of libraries released together (lz_peer) whose chosen files
+ * (chosen[i] of libs[i]; "" for none) are not of one release, under a
+ * policy other than off: each(ctx, i, j, policy, text), text saying why
+ * and what the policy does. The number of pairs (release.c). */
+typedef void (*info_mismatch_fn)(void *ctx, int i, int j, int policy, const char *text);
+int info_release_mismatches(const lz_lib *const *libs, const char *const *chosen, int n,
+                            info_mismatch_fn each, void *ctx);
+
 /* Environment checks (doctor.c). */
 void doctor_run(doctor_report *r, info_lib *libs, int nlibs);
 
