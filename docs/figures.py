@@ -83,7 +83,15 @@ class Sources:
 
     @staticmethod
     def newest(pattern):
-        runs = sorted(glob.glob(os.path.join(TOP, "docs", "data", pattern)))  # named by stop: the last is the newest
+        # Runs are named by what they measure, the day and the commit
+        # (versus-2026-11-25-f52b836.txt): the day orders them, and the
+        # commit's time, where git knows it, orders one day's.
+        def when(path):
+            m = re.search(r"-(\d{4}-\d{2}-\d{2})-([0-9a-f]{7,40})\b", os.path.basename(path))
+            t = subprocess.run(["git", "log", "-1", "--format=%ct", m.group(2)], cwd=TOP,
+                               capture_output=True, text=True).stdout.strip() if m else ""
+            return (m.group(1) if m else "", int(t) if t.isdigit() else 0, path)
+        runs = sorted(glob.glob(os.path.join(TOP, "docs", "data", pattern)), key=when)
         if not runs:
             raise KeyError(f"no docs/data/{pattern}")
         return runs[-1]
@@ -92,7 +100,7 @@ class Sources:
         """bench/versus's table and its header line, from its newest run;
         without parts, not the rows that take the first call apart or
         give its floors (the README's short table)."""
-        path = self.newest("versus-issue50-*.txt")
+        path = self.newest("versus-*.txt")
         with open(path) as f:
             lines = f.read().splitlines()
         table = [line for line in lines if line.startswith("|") and (parts or not line.startswith(("| parts:", "| floor:")))]
@@ -103,7 +111,7 @@ class Sources:
     def tree(self):
         """lazynccl-run's ratio to plain for a tree of /bin/true, in the
         last run of the newest recorded bench/tree, and that file."""
-        path = self.newest("tree-issue46-stop*.txt")
+        path = self.newest("tree-2*.txt")
         with open(path) as f:
             text = f.read()
         section = text[text.rindex("x /bin/true"):]
@@ -123,7 +131,7 @@ class Sources:
     def tree_table(self):
         """bench/tree's runs side by side: each variant's ratio in every
         run's loops, and the paired spawns of the runs that have them."""
-        path = self.newest("tree-issue46-stop*.txt")
+        path = self.newest("tree-2*.txt")
         with open(path) as f:
             runs = f.read().split("\n## run ")[1:]
         cols = {"true": [], "py": [], "ptrue": [], "ppy": []}
@@ -156,7 +164,7 @@ class Sources:
 
     def ci(self):
         """The newest fresh-clone CI's totals and wall time, and that file."""
-        path = self.newest("ci-stop*.txt")
+        path = self.newest("ci-*.txt")
         with open(path) as f:
             text = f.read()
         total = re.findall(r"^(\d+ passed, \d+ failed, \d+ skipped)$", text, re.M)
@@ -206,7 +214,7 @@ class Sources:
     }
 
     def bench_file(self):
-        return self.newest("bench-issue39.txt")
+        return self.newest("bench-2026-11-24-7d92251.txt")
 
     def bench_table(self):
         """The run's machine, date and table. That run printed "MB" for

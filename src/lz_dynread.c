@@ -36,7 +36,7 @@ enum {
      * NCCL is read in five preads (eight with three). Each refill takes
      * the window filled longest ago. The price: a fresh heap page per
      * window in the first call, which on the machine measured cost about
-     * what a pread saved does (docs/data/firstcall-issue50-stop55.txt). */
+     * what a pread saved does (docs/data/firstcall-2026-11-25-6e7f8b1.txt). */
     DR_WINDOWS = 5,
     DR_MAX_SYMS = 1 << 22,          /* the largest real libraries have < 300,000 */
 };

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 """The packaging recipes of docs/vendoring.md, each a project under
-tests/vendor/recipes/ built end to end with Debian's own tools: setuptools
+examples/vendoring/recipes/ built end to end with Debian's own tools: setuptools
 (sdist, then the wheel built from it), CMake driven from setuptools (the
 scikit-build way), meson-python with lazynccl as a subproject; each wheel
 installed into a fresh venv, imported with nothing NVIDIA mapped, then
@@ -21,7 +21,7 @@ import zipfile
 import lztest as t
 from lztest import case
 
-VENDOR = os.path.join(t.SOURCE, "tests", "vendor")
+VENDOR = os.path.join(t.SOURCE, "examples", "vendoring")
 RECIPES = os.path.join(VENDOR, "recipes")
 # What manylinux lets an extension need (auditwheel's policy, glibc part).
 MANYLINUX_LIBS = {"libc.so.6", "libdl.so.2", "libpthread.so.0", "libm.so.6", "librt.so.1",
@@ -63,7 +63,7 @@ def real_version():
 
 
 def stage(recipe, d):
-    """The recipe completed as docs/vendoring.md says (tests/vendor/stage.py):
+    """The recipe completed as docs/vendoring.md says (examples/vendoring/stage.py):
     its files, the amalgamation in vendor/, the extension's source."""
     proj = f"{d}/proj"
     t.run([sys.executable, os.path.join(VENDOR, "stage.py"), recipe, proj, "--include-dir", t.NCCL_INCLUDE],

@@ -2,11 +2,11 @@
 # SPDX-License-Identifier: MIT
 """Complete a vendoring recipe into a project you can build (docs/vendoring.md):
 the recipe's files, its extension's source among them (a link in the
-folder to tests/vendor/lazyext.c, which stands for your own code, copied
+folder to examples/vendoring/lazyext.c, which stands for your own code, copied
 as a file), and the amalgamation generated into vendor/ with the
 documented command: generated code is never kept in the tree.
 The suite stages every recipe through here (tests/test_recipes.py).
-Usage: /usr/bin/python3 tests/vendor/stage.py RECIPE DEST [--include-dir DIR]
+Usage: /usr/bin/python3 examples/vendoring/stage.py RECIPE DEST [--include-dir DIR]
 RECIPE: setuptools, cmake or mesonpy. Run with the Python that has
 libclang's bindings (Debian's /usr/bin/python3 with python3-clang-14)."""
 import argparse
