@@ -66,16 +66,12 @@ static int companion_beside(const char *dir, const char *prefix, const char *son
  * needs it, as it does when loaded by a bare dlopen. Asked from the
  * library's code, ld.so takes an object already loaded under that SONAME,
  * else searches the library's own run paths (cuDNN's $ORIGIN) around
- * LD_LIBRARY_PATH. The DT_RPATH of the objects above the library (the
- * program's), which ld.so also follows where the library has no
- * DT_RUNPATH, is not read: the linker has written DT_RUNPATH by default
- * for years, and a miss here only loads the companion early. */
-enum { LZ_RUN_PATH_MAX = 4096 };
-
+ * LD_LIBRARY_PATH (lz_ldso_lookup_from). */
 struct same_file {
     dev_t dev;
     ino_t ino;
     int same;
+    int loaded;  /* the answer is an object already loaded */
     char *other; /* the file it would take instead (malloc'd), or NULL */
 };
 
@@ -93,27 +89,27 @@ static int visit_same(void *ctx, const char *step, const char *path)
 static int loaded_same(void *ctx, const char *path, const char *why)
 {
     (void)why;
+    ((struct same_file *)ctx)->loaded = 1;
     return visit_same(ctx, "loaded", path);
 }
 
 static int found_by_name(const char *name, const struct stat *file, const char *library,
                          const char *origin, struct same_file *want)
 {
-    *want = (struct same_file){file->st_dev, file->st_ino, 0, NULL};
+    *want = (struct same_file){file->st_dev, file->st_ino, 0, 0, NULL};
     if (lz_objects_with_soname(name, loaded_same, want))
         return want->same;
-    char *paths = malloc(2 * LZ_RUN_PATH_MAX);
-    int fd = paths ? open(library, O_RDONLY | O_CLOEXEC) : -1;
+    char *rpath = NULL, *runpath = NULL;
+    int fd = open(library, O_RDONLY | O_CLOEXEC);
     if (fd >= 0) {
-        if (!lz_dyn_run_paths(fd, paths, paths + LZ_RUN_PATH_MAX, LZ_RUN_PATH_MAX))
-            paths[0] = paths[LZ_RUN_PATH_MAX] = '\0';
+        lz_dyn_run_paths(fd, &rpath, &runpath);
         close(fd);
     }
     const char *const names[] = {name, NULL};
     lz_ldso_hooks h = {.visit = visit_same, .ctx = want};
-    lz_ldso_lookup_from(names, origin, fd >= 0 ? paths : NULL,
-                        fd >= 0 ? paths + LZ_RUN_PATH_MAX : NULL, &h);
-    free(paths);
+    lz_ldso_lookup_from(names, origin, rpath, runpath, &h);
+    free(rpath);
+    free(runpath);
     return want->same;
 }
 
@@ -154,6 +150,14 @@ void lz_companions_record(lz_walk *w, const char *step, const char *path, const 
             lz_log(w->lib, "companion %s: the library finds it by name (left to it)", file);
             continue;
         }
+        if (by_name.loaded) {
+            /* Loading ours would add a copy the library never binds to:
+             * ld.so answers its dlopen with the object of that SONAME. */
+            lz_note(w, "[%s] %s: companion %s: another copy, %s, is loaded already; the library "
+                    "will use it", step, path, name, by_name.other ? by_name.other : "?");
+            free(by_name.other);
+            continue;
+        }
         if (by_name.other)
             lz_log(w->lib, "companion %s: by name the library would take %s", file, by_name.other);
         free(by_name.other);
@@ -162,8 +166,12 @@ void lz_companions_record(lz_walk *w, const char *step, const char *path, const 
                              used ? "\n" : "", file);
         if (wrote > 0 && (size_t)wrote < sizeof w->res.companions - used)
             w->res.companions_len += (size_t)wrote;
-        else
+        else {
             w->res.companions[used] = '\0';
+            lz_note(w, "[%s] %s: companion %s: no room left to record it (left to the library)",
+                    step, path, file);
+            continue;
+        }
         const char *first = w->lib->companions_for[0];
         lz_log(w->lib, "companion %s: loaded before the first call of %s", file,
                strcmp(first, "*") == 0 ? "any of its functions" : first);

@@ -22,6 +22,7 @@ enum {
     DR_MAX_PHDRS = 128,
     DR_MAX_DYN = 4096,                 /* dynamic entries read (64 KiB) */
     DR_MAX_TABLE = 256 << 20,          /* strings or symbols: a hostile file costs no more */
+    DR_RUN_PATH_MAX = 1 << 20,         /* a DT_RPATH or DT_RUNPATH read alone */
     /* Bytes cached per read. Not more: a larger window saves system calls
      * (a 24 KiB one holds the whole head of NCCL, NVRTC and nvJitLink: one
      * pread for five) but writes more fresh heap pages than the dlopen after
@@ -712,22 +713,36 @@ int lz_dyn_needed(int fd, void (*each)(void *ctx, const char *name), void *ctx)
     return n;
 }
 
-int lz_dyn_run_paths(int fd, char *rpath, char *runpath, size_t size)
+int lz_dyn_run_paths(int fd, char **rpath, char **runpath)
 {
     /* On the heap: a first call's thread may have a small stack. */
     dr_small *s = malloc(sizeof *s);
     dr_tags t;
     size_t count = s ? dr_small_read(fd, s, &t) : 0;
-    rpath[0] = runpath[0] = '\0';
+    *rpath = *runpath = NULL;
     int ok = count > 0;
     for (size_t i = 0; i < count && s->dyn[i].d_tag != DT_NULL; i++) {
-        char *out = s->dyn[i].d_tag == DT_RPATH ? rpath : s->dyn[i].d_tag == DT_RUNPATH ? runpath : NULL;
-        if (out && !dr_small_string(fd, s, &t, s->dyn[i].d_un.d_val, out, size)) {
-            out[0] = '\0';
+        char **out = s->dyn[i].d_tag == DT_RPATH ? rpath : s->dyn[i].d_tag == DT_RUNPATH ? runpath : NULL;
+        unsigned long long at = s->dyn[i].d_un.d_val;
+        if (!out || *out)
+            continue;
+        /* As long as the string table allows, within a bound a hostile
+         * file cannot push past. */
+        size_t size = at < t.strsz ? (size_t)(t.strsz - at) + 1 : 0;
+        if (size > DR_RUN_PATH_MAX)
+            size = DR_RUN_PATH_MAX;
+        if (!size || !(*out = malloc(size)) || !dr_small_string(fd, s, &t, at, *out, size)) {
+            free(*out);
+            *out = NULL;
             ok = 0;
         }
     }
     free(s);
+    if (!ok) {
+        free(*rpath);
+        free(*runpath);
+        *rpath = *runpath = NULL;
+    }
     return ok;
 }
 

@@ -64,9 +64,9 @@ LZ_DYN_API int lz_dyn_soname(int fd, char *out, size_t size);
 LZ_DYN_API int lz_dyn_needed(int fd, void (*each)(void *ctx, const char *name), void *ctx);
 
 /* The DT_RPATH and DT_RUNPATH strings of a file of this process's class,
- * byte order and machine ("" for a tag it lacks; each at most size bytes):
- * 1 when the file's dynamic segment was read and both fit. */
-LZ_DYN_API int lz_dyn_run_paths(int fd, char *rpath, char *runpath, size_t size);
+ * byte order and machine, malloc'd (NULL for a tag it lacks): 1 when the
+ * file's dynamic segment and both strings were read (else both NULL). */
+LZ_DYN_API int lz_dyn_run_paths(int fd, char **rpath, char **runpath);
 
 /* This process's e_machine, as compiled (not dladdr: it takes the dynamic
  * linker's lock, which a search must never wait for outside lz_dl.c). */

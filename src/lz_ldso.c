@@ -63,10 +63,11 @@ static int visit_runpath(void *ctx, const char *dir, const char *why)
     return linker_dir(lw, LZ_STEP_RUN_PATH, dir);
 }
 
-/* Each directory of a search list (LD_LIBRARY_PATH, a DT_RPATH or
- * DT_RUNPATH), as ld.so expands it; origin: what $ORIGIN stands for there. */
+/* Each directory of a search list, as ld.so splits (seps: ":;" for
+ * LD_LIBRARY_PATH, ":" for a DT_RPATH or DT_RUNPATH) and expands it;
+ * origin: what $ORIGIN stands for there. */
 static int linker_list(struct linker_walk *lw, const char *step, const char *list,
-                       const char *origin)
+                       const char *seps, const char *origin)
 {
     struct {
         char cwd[PATH_MAX], dir[PATH_MAX], why[768];
@@ -79,7 +80,7 @@ static int linker_list(struct linker_walk *lw, const char *step, const char *lis
     const char *here = getcwd(b->cwd, sizeof b->cwd);
     int rc = 0;
     for (const char *p = list; *p && !rc;) {
-        size_t len = lz_path_next(p, ":;");
+        size_t len = lz_path_next(p, seps);
         if (!lz_path_entry(p, len, origin, here, lz_secure(), b->dir, sizeof b->dir, b->why,
                            sizeof b->why)) {
             if (lw->h->note)
@@ -103,7 +104,7 @@ static int linker_llp(struct linker_walk *lw, const char *llp)
         *slash = '\0';
         origin = slash == exe ? "/" : exe;
     }
-    int rc = linker_list(lw, LZ_STEP_LD_LIBRARY_PATH, llp, origin);
+    int rc = linker_list(lw, LZ_STEP_LD_LIBRARY_PATH, llp, ":;", origin);
     free(exe);
     return rc;
 }
@@ -126,14 +127,17 @@ int lz_ldso_lookup_from(const char *const *sonames, const char *origin, const ch
                         const char *runpath, const lz_ldso_hooks *hooks)
 {
     struct linker_walk lw = {sonames, hooks};
-    /* A DT_RPATH counts only where the object has no DT_RUNPATH. */
-    if (rpath && *rpath && !(runpath && *runpath) &&
-        linker_list(&lw, LZ_STEP_RUN_PATH, rpath, origin))
+    /* Where the library has no DT_RUNPATH, ld.so follows its DT_RPATH, then
+     * those of the objects that loaded it, up to the program's: here the
+     * objects that are or need this code (the shim, the program). */
+    int no_runpath = !(runpath && *runpath);
+    if (no_runpath && ((rpath && *rpath && linker_list(&lw, LZ_STEP_RUN_PATH, rpath, ":", origin)) ||
+                       lz_objects_runpaths(sonames, 0, visit_runpath, &lw)))
         return 1;
     const char *llp = lz_getenv("LD_LIBRARY_PATH");
     if (llp && *llp && linker_llp(&lw, llp))
         return 1;
-    if (runpath && *runpath && linker_list(&lw, LZ_STEP_RUN_PATH, runpath, origin))
+    if (runpath && *runpath && linker_list(&lw, LZ_STEP_RUN_PATH, runpath, ":", origin))
         return 1;
     return lz_ldso_system_lookup(sonames, hooks);
 }

@@ -22,9 +22,10 @@ typedef struct lz_ldso_hooks {
  * order): 1 when a visit returned 1. */
 LZ_HIDDEN int lz_ldso_lookup(const char *const *sonames, const lz_ldso_hooks *hooks);
 /* The search of a library that opens sonames by bare name itself
- * (dlopen from its own code): its DT_RPATH (where it has no DT_RUNPATH),
- * LD_LIBRARY_PATH, its DT_RUNPATH, then the system's; origin is its
- * directory ($ORIGIN). rpath and runpath may be NULL or "". */
+ * (dlopen from its own code): where it has no DT_RUNPATH, its DT_RPATH and
+ * those of the objects above it (this code's object and those needing it);
+ * LD_LIBRARY_PATH; its DT_RUNPATH; then the system's. origin is its
+ * directory ($ORIGIN); rpath and runpath may be NULL or "". */
 LZ_HIDDEN int lz_ldso_lookup_from(const char *const *sonames, const char *origin,
                                   const char *rpath, const char *runpath,
                                   const lz_ldso_hooks *hooks);

@@ -97,13 +97,19 @@ static void major_minor(const char *v, long *major, long *minor)
     *minor = *end == '.' ? strtol(end + 1, NULL, 10) : 0;
 }
 
-/* One release's place: its directory, and for a file below a wheel's
- * nvidia/ tree (nvidia/cublas/lib, nvidia/cu13/lib), that tree. */
-static int same_place(const char *a, const char *b)
+/* One release's place: one directory. */
+static int same_dir(const char *a, const char *b)
 {
     const char *sa = strrchr(a, '/'), *sb = strrchr(b, '/');
-    if (sa && sb && sa - a == sb - b && memcmp(a, b, (size_t)(sa - a)) == 0)
-        return 1;
+    return sa && sb && sa - a == sb - b && memcmp(a, b, (size_t)(sa - a)) == 0;
+}
+
+/* One wheel environment's nvidia/ tree (nvidia/cuda_nvrtc/lib beside
+ * nvidia/nvjitlink/lib): separate packages, installed together, each of
+ * its own version; where a version cannot be read, the tree stands for
+ * the release pip resolved. */
+static int same_tree(const char *a, const char *b)
+{
     const char *ta = strstr(a, "/site-packages/nvidia/"), *tb = strstr(b, "/site-packages/nvidia/");
     return ta && tb && ta - a == tb - b && memcmp(a, b, (size_t)(ta - a)) == 0;
 }
@@ -206,18 +212,18 @@ int lz_release_compare(const lz_lib *lib, const lz_peer *peer, const char *path,
         snprintf(why, size, "%s is loaded from %s, whose file %s", peer->display, at,
                  at_real ? "the candidate's path does not lead to a file" : "is gone");
         r = LZ_RELEASE_UNKNOWN;
-    } else if (same_place(path, at) || same_place(real, at_real) || same_file(real, at_real)) {
-        r = LZ_RELEASE_MATCH; /* one place holds one release: nothing is read */
+    } else if (same_dir(path, at) || same_dir(real, at_real) || same_file(real, at_real)) {
+        r = LZ_RELEASE_MATCH; /* one directory holds one release: nothing is read */
     } else if (strcmp(peer->scheme, lib->scheme) != 0 ||
                !(version_in_name(at_real, theirs, sizeof theirs) ||
                  peer_version_in_exports(peer, at_real, theirs, sizeof theirs))) {
         snprintf(why, size, "%s is loaded from %s, whose version cannot be read, and this copy "
                  "is not beside it", peer->display, at);
-        r = LZ_RELEASE_UNKNOWN;
+        r = same_tree(path, at) || same_tree(real, at_real) ? LZ_RELEASE_MATCH : LZ_RELEASE_UNKNOWN;
     } else if (!lz_release_version(lib, path, mine, sizeof mine)) {
         snprintf(why, size, "its version cannot be read, and it is not beside %s %s, loaded from "
                  "%s", peer->display, theirs, at);
-        r = LZ_RELEASE_UNKNOWN;
+        r = same_tree(path, at) || same_tree(real, at_real) ? LZ_RELEASE_MATCH : LZ_RELEASE_UNKNOWN;
     } else {
         long a, b, x, y;
         major_minor(mine, &a, &b);

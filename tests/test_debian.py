@@ -169,6 +169,29 @@ def companions_follow_the_librarys_own_run_path():
             f"another copy on LD_LIBRARY_PATH: {r.stdout}")
     t.contains(r.stderr, f"by name the library would take {b}/libnvrtc-builtins.so.12.4",
                "another copy on LD_LIBRARY_PATH")
+    # Another copy loaded before: the library will bind to it (ld.so
+    # answers by SONAME), so the shim loads nothing and says so.
+    r = t.run([exe], env=dict(env, LD_PRELOAD=f"{b}/libnvrtc-builtins.so.12.4"), check_rc=0)
+    t.equal(builtins_after(r.stdout, "compile"), [f"{b}/libnvrtc-builtins.so.12.4"],
+            f"another copy loaded before: {r.stdout}")
+    t.contains(r.stderr, f"another copy, {b}/libnvrtc-builtins.so.12.4, is loaded already",
+               "another copy loaded before")
+    # ";" separates LD_LIBRARY_PATH's entries, not a run path's: ld.so reads
+    # "/nonexistent;$ORIGIN" as one directory, so NVRTC would not find its
+    # builtins, and the shim loads them.
+    t.run([patchelf, "--set-rpath", "/nonexistent;$ORIGIN", f"{a}/libnvrtc.so.12"], check_rc=0)
+    env.pop("LD_LIBRARY_PATH")
+    r = t.run([exe], env=env, check_rc=0)
+    t.equal(builtins_after(r.stdout, "compile"), mine, f"a run path with ';': {r.stdout}")
+    t.contains(r.stderr, f"companion {a}/libnvrtc-builtins.so.12.4: loaded before the first call",
+               "a run path with ';'")
+    # A run path longer than a page, its last entry another copy: read whole.
+    long_path = ":".join([f"/nonexistent/{'x' * 60}"] * 80 + [b])
+    t.run([patchelf, "--set-rpath", long_path, f"{a}/libnvrtc.so.12"], check_rc=0)
+    r = t.run([exe], env=env, check_rc=0)
+    t.equal(builtins_after(r.stdout, "compile"), mine, f"a run path of {len(long_path)} bytes: {r.stdout}")
+    t.contains(r.stderr, f"by name the library would take {b}/libnvrtc-builtins.so.12.4",
+               f"a run path of {len(long_path)} bytes")
 
 
 @case
@@ -195,6 +218,23 @@ def release_mismatch_in_info_doctor_and_check():
     for args in (["--doctor", "nvrtc", "nvjitlink"], ["--check", exe, "nvrtc", "nvjitlink"]):
         off = t.run([info] + args, env=dict(env, LAZYNCCL_RELEASE_POLICY="off"))
         t.check(why not in t.flat(off.stdout), f"{args[0]}, off:\n{off.stdout}")
+
+
+@case
+def release_versions_decide_within_one_wheel_tree():
+    """NVRTC 13.0.88 and nvJitLink 12.4 in two packages of one
+    site-packages/nvidia/ tree (as nvidia-cuda-nvrtc and nvidia-nvjitlink
+    install, each of its own version): their versions can be read, so they
+    decide, and strict refuses 12.4 there as anywhere."""
+    d, exe, lib124 = release_job("release_wheel_tree")
+    tree = f"{d}/venv/lib/python3.11/site-packages/nvidia"
+    nv13 = nvrtc13_named(f"{tree}/cuda_nvrtc/lib")
+    jit = t.link_dir(f"{tree}/nvjitlink/lib", nvjitlink124())
+    out = run([exe, "nvrtc", "nvjitlink"], {"LAZYNVRTC_LIBPATH": nv13,
+                                             "LAZYNVJITLINK_LIBPATH": f"{jit}/libnvJitLink.so.12",
+                                             "LAZYNCCL_RELEASE_POLICY": "strict"})
+    expect(out, "nvrtc rc=0 version=13000", "nvjitlink rc=6 version=0 loaded=(none)",
+           "version 12.4.127 is older than NVRTC 13.0.88")
 
 
 # --- the dynamic linker's order -------------------------------------------------

@@ -326,6 +326,9 @@ def check_a_program_before_it_runs():
     t.contains(r.stderr, "--check takes none of --json, --doctor, --load, --from", "text only")
     r = info("--check", "/etc/passwd", rc=2)
     t.contains(r.stderr, "--check /etc/passwd: not an ELF file", "not ELF")
+    r = info("--check", rc=2)
+    t.equal(r.stderr, "lazynccl-info: --check needs a FILE: the program or library to check\n",
+            "no FILE")
 
 
 if __name__ == "__main__":

@@ -130,6 +130,10 @@ int main(int argc, char **argv)
             origin = argv[++i];
         else if (strcmp(a, "--check") == 0 && i + 1 < argc)
             check = argv[++i];
+        else if (strcmp(a, "--check") == 0) {
+            fprintf(stderr, "lazynccl-info: --check needs a FILE: the program or library to check\n");
+            return 2;
+        }
         else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             print_usage(stdout);
             return 0;
