@@ -173,33 +173,6 @@ class Sources:
             raise KeyError(f"{path}: no totals or no '# wall time: N min' line")
         return f"{took.group(1)} minutes on this machine's 2 cores, {total[-1]}: docs/data/{os.path.basename(path)}"
 
-    def torch_bw(self):
-        """torch.distributed's AllReduce bus bandwidth on 2 x H200, plain and
-        under lazynccl-run (tests/gpu/audit_torch.sh's records): each
-        round's figure the mean of the two ranks', the ratio that of the
-        rounds' means."""
-        path = os.path.join(TOP, "docs", "data", "audit-torch-h200x2.jsonl")
-        runs = {"bw_plain": [], "bw_lazy": []}
-        with open(path) as f:
-            for line in f:
-                rec = json.loads(line)
-                if rec["run"] in runs and rec["r"].get("mode") == "bw":
-                    runs[rec["run"]].append(rec["r"]["busbw_GBps"])
-        rounds = {k: [v[i:i + 2] for i in range(0, len(v), 2)] for k, v in runs.items()}  # rank 0, rank 1
-
-        def mean(xs):
-            return sum(xs) / len(xs)
-
-        out = ["", "  | size | plain (round 1 / 2) | lazynccl-run (round 1 / 2) | ratio of the means |",
-               "  |---|---|---|---|"]
-        for size in rounds["bw_plain"][0][0]:
-            cells = {k: [mean([rank[size] for rank in r]) for r in rs] for k, rs in rounds.items()}
-            label = f"{int(size)} MiB" if int(size) < 1024 else f"{int(size) // 1024} GiB"
-            out.append(f"  | {label} | " + " / ".join(f"{x:.1f}" for x in cells["bw_plain"]) + " GB/s | "
-                       + " / ".join(f"{x:.1f}" for x in cells["bw_lazy"]) + " GB/s | "
-                       + f"{mean(cells['bw_lazy']) / mean(cells['bw_plain']):.3f} |")
-        return "\n".join(out) + "\n  "
-
     # bench/run's table: a figure names a row by its label and a column
     # (1 value, 2 ratio).
     BENCH_ROWS = {
@@ -261,8 +234,6 @@ class Sources:
             return self.tree_table()
         if name == "tree.file":
             return self.tree()[1]
-        if name == "torch.bw":
-            return self.torch_bw()
         if name == "ci.summary":
             return self.ci()
         if name == "bench.table":

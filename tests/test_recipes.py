@@ -271,7 +271,7 @@ def pkg_config_relocatable_and_static():
 
 @case
 def pkg_config_uninstalled_both_shims():
-    """README's uninstalled form, PKG_CONFIG_PATH=build/meson-uninstalled:
+    """The uninstalled form of docs/getting-started.md, PKG_CONFIG_PATH=build/meson-uninstalled:
     lazynccl-static names the build tree's archive and headers (it named an
     archive under lib/ that no build tree has, and no header directory), so
     its program links and runs with nothing else set; lazynccl links the
