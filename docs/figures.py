@@ -133,7 +133,8 @@ class Sources:
         run's loops, and the paired spawns of the runs that have them."""
         path = self.newest("tree-2*.txt")
         with open(path) as f:
-            runs = f.read().split("\n## run ")[1:]
+            text = f.read()
+        runs = text.split("\n## run ")[1:] or [text]  # a record of one run has no "## run"
         cols = {"true": [], "py": [], "ptrue": [], "ppy": []}
         for run in runs:
             parts = {"true": run.split("x /bin/true\n", 1)[-1].split("\n\n")[0],

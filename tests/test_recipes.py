@@ -158,9 +158,7 @@ def recipe_meson_python_subproject():
     need("mesonpy", "python3-mesonpy")
     want = real_version()
     d = t.workdir("recipe_mesonpy")
-    proj = stage("mesonpy", d)
-    shutil.rmtree(f"{proj}/vendor")   # the subproject generates it
-    t.stage_source_tree(f"{proj}/subprojects/lazynccl")
+    proj = stage("mesonpy", d)   # with lazynccl as its subproject
     wheel = build(proj, "--wheel")
     ext, names = wheel_extension(wheel, d)
     payload = sorted(n for n in names if ".dist-info/" not in n)

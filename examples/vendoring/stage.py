@@ -4,7 +4,9 @@
 the recipe's files, its extension's source among them (a link in the
 folder to examples/vendoring/lazyext.c, which stands for your own code, copied
 as a file), and the amalgamation generated into vendor/ with the
-documented command: generated code is never kept in the tree.
+documented command (for mesonpy, this checkout staged as the subproject
+subprojects/lazynccl, which generates it): generated code is never kept in
+the tree.
 The suite stages every recipe through here (tests/test_recipes.py).
 Usage: /usr/bin/python3 examples/vendoring/stage.py RECIPE DEST [--include-dir DIR]
 RECIPE: setuptools, cmake or mesonpy. Run with the Python that has
@@ -27,12 +29,22 @@ def stage(recipe, dest, include_dir):
     if os.path.exists(dest):
         raise SystemExit(f"stage.py: {dest} exists: give a new directory")
     shutil.copytree(os.path.join(HERE, "recipes", recipe), dest)  # links followed: files
-    os.makedirs(os.path.join(dest, "vendor"))
-    subprocess.run([sys.executable, os.path.join(TOP, "gen", "lazygen.py"), "amalgamate",
-                    os.path.join(TOP, "stubs", "nccl.toml"), "--include-dir", include_dir,
-                    "--prefix", "mypkg_", "--libelf-spec", os.path.join(TOP, "stubs", "libelf.toml"),
-                    "--out-c", os.path.join(dest, "vendor", "lazynccl_amalg.c"),
-                    "--out-h", os.path.join(dest, "vendor", "lazynccl_amalg.h")], check=True)
+    if recipe == "mesonpy":
+        # lazynccl as a Meson subproject, which generates the amalgamation
+        # itself: this checkout's files, as a wrap would fetch them.
+        files = subprocess.run(["git", "-C", TOP, "ls-files", "--cached", "--others", "--exclude-standard"],
+                               check=True, capture_output=True, text=True).stdout.split()
+        for f in files:
+            target = os.path.join(dest, "subprojects", "lazynccl", f)
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            shutil.copy2(os.path.join(TOP, f), target)
+    else:
+        os.makedirs(os.path.join(dest, "vendor"))
+        subprocess.run([sys.executable, os.path.join(TOP, "gen", "lazygen.py"), "amalgamate",
+                        os.path.join(TOP, "stubs", "nccl.toml"), "--include-dir", include_dir,
+                        "--prefix", "mypkg_", "--libelf-spec", os.path.join(TOP, "stubs", "libelf.toml"),
+                        "--out-c", os.path.join(dest, "vendor", "lazynccl_amalg.c"),
+                        "--out-h", os.path.join(dest, "vendor", "lazynccl_amalg.h")], check=True)
     if not os.path.isfile(os.path.join(dest, EXTENSION[recipe])):
         raise SystemExit(f"stage.py: the recipe lacks its extension's source {EXTENSION[recipe]}")
     return dest
