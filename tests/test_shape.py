@@ -600,5 +600,19 @@ def docs_hold_no_history():
     t.equal([n for n in data if n not in everything], [], "docs/data files nothing cites")
 
 
+@case
+def generator_worked_example_is_the_spec():
+    """docs/generator.md's cuBLAS worked example says the same keys and
+    values as stubs/cublas.toml, which it says it is."""
+    import tomllib
+    with open(os.path.join(t.SOURCE, "docs", "generator.md"), encoding="utf-8") as f:
+        text = f.read()
+    start = text.index("This is `stubs/cublas.toml`")
+    block = re.search(r"```toml\n(.*?)```", text[start:], re.S).group(1)
+    with open(os.path.join(t.SOURCE, "stubs", "cublas.toml"), "rb") as f:
+        spec = tomllib.load(f)
+    t.equal(tomllib.loads(block), spec, "docs/generator.md's example against stubs/cublas.toml")
+
+
 if __name__ == "__main__":
     raise SystemExit(t.main())
