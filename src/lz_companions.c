@@ -14,9 +14,7 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <fcntl.h>
-#include <link.h>
 #include <limits.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,39 +94,13 @@ static int loaded_same(void *ctx, const char *path, const char *why)
     return visit_same(ctx, "loaded", path);
 }
 
-/* Whether the object holding an address is the C library or the dynamic
- * linker (dl_iterate_phdr's callback). */
-struct holder {
-    uintptr_t addr;
-    int libc;
-};
-
-static int holder_of(struct dl_phdr_info *info, size_t size, void *data)
-{
-    (void)size;
-    struct holder *h = data;
-    for (int i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        uintptr_t start = info->dlpi_addr + ph->p_vaddr;
-        if (ph->p_type != PT_LOAD || h->addr < start || h->addr - start >= ph->p_memsz)
-            continue;
-        const char *n = info->dlpi_name ? info->dlpi_name : "";
-        h->libc = strstr(n, "/libc.so") || strstr(n, "/libdl.so") || strstr(n, "/ld-linux") ||
-                  strstr(n, "/ld64.so");
-        return 1;
-    }
-    return 0;
-}
-
 /* 1 when the library's own dlopen reaches another object's first (ASan's
  * interceptor, a preloaded tracer): that object then calls the C library's,
  * and ld.so searches its run paths as the caller's, not the library's. */
 static int dlopen_interposed(void)
 {
-    struct holder h = {(uintptr_t)lz_dlsym(RTLD_DEFAULT, "dlopen"), 1};
-    if (h.addr)
-        lz_dl_iterate_phdr(holder_of, &h);
-    return !h.libc;
+    void *p = lz_dlsym(RTLD_DEFAULT, "dlopen");
+    return p && lz_objects_outside_c_library(p);
 }
 
 static int found_by_name(const char *name, const struct stat *file, const char *library,

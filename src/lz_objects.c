@@ -722,6 +722,32 @@ int lz_objects_defines_all(const void *inside, const char *(*name)(const void *c
     return q.all;
 }
 
+/* --- the object holding an address ------------------------------------------ */
+
+struct holder {
+    uintptr_t addr;
+    int outside; /* in a loaded object other than the C library and ld.so */
+};
+
+static int holder_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    struct holder *h = data;
+    if (!mapped(info, h->addr, 1))
+        return 0;
+    const char *n = info->dlpi_name ? info->dlpi_name : "";
+    h->outside = !strstr(n, "/libc.so") && !strstr(n, "/libdl.so") && !strstr(n, "/ld-linux") &&
+                 !strstr(n, "/ld64.so");
+    return 1;
+}
+
+int lz_objects_outside_c_library(const void *addr)
+{
+    struct holder h = {(uintptr_t)addr, 0};
+    lz_dl_iterate_phdr(holder_cb, &h);
+    return h.outside;
+}
+
 /* --- read-only after relocation ---------------------------------------------- */
 
 struct relro {

@@ -81,6 +81,9 @@ LZ_HIDDEN int lz_objects_self_exports(const char *name);
 LZ_HIDDEN int lz_objects_defines_all(const void *inside, const char *(*name)(const void *ctx, size_t i),
                                      const void *ctx, size_t n);
 
+/* 1 when addr lies in a loaded object other than the C library (libc,
+ * libdl) and the dynamic linker: a function interposed on theirs. */
+LZ_HIDDEN int lz_objects_outside_c_library(const void *addr);
 /* 1 when addr lies in an object's PT_GNU_RELRO (made read-only once
  * relocated): where a copy relocation puts a program's copy of a library's
  * const variable. */
