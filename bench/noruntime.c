@@ -6,8 +6,8 @@
  * of the runtime's code or data: what a shim's interface alone costs at
  * start-up, so that (c) - (g) is what the runtime itself costs there. Never
  * called. */
-#include "lz_api.h"
-#include "lz_resolve.h"
+#include "api/lz_api.h"
+#include "api/lz_resolve.h"
 #include "register_at_load.h"
 
 const char *lz_message(const lz_lib *lib)

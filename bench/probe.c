@@ -3,7 +3,7 @@
  * file with the runtime's probe twice (the first is cold: its code, the C
  * library's and the heap are first touched) and prints both times; "dlopen
  * PATH" prints the time of a dlopen. Linked with the static shims, whose runtime is hidden but linkable. */
-#include "lz_probe.h"
+#include "elf/lz_probe.h"
 
 #include <dlfcn.h>
 #include <stdio.h>

@@ -9,29 +9,38 @@ import re
 from control_api import declarations
 from emit_stubs import _pinned_defines, emit, emit_header
 
-# Pinned first, by the build as by the amalgamation (src/lz_glibc_compat.h).
-_COMPAT = "lz_glibc_compat.h"
-_RUNTIME_INCLUDE = re.compile(r'^\s*#\s*include\s+"(lz_\w+\.h)"', re.M)
+# Pinned first, by the build as by the amalgamation (src/arch/lz_glibc_compat.h).
+_COMPAT = "arch/lz_glibc_compat.h"
+_RUNTIME_INCLUDE = re.compile(r'^\s*#\s*include\s+"((?:\w+/)?lz_\w+\.h)"', re.M)
+# The runtime's folders, by phase (docs/architecture.md); audit/, run/ and
+# info/ hold programs and modules of their own.
+RUNTIME_DIRS = ("arch", "common", "base", "elf", "process", "search", "load", "api")
 
 
 def runtime_files(src_dir):
-    """The runtime's headers and sources (src/lz_*.[ch]), each after the
-    headers it includes: a file added to the runtime needs no line here."""
-    names = sorted(f for f in os.listdir(src_dir)
-                   if f.startswith("lz_") and f.endswith((".c", ".h")) and f != _COMPAT)
+    """The runtime's sources (src/<phase>/lz_*.c) and the headers they
+    include, each after the headers it includes, as paths below src_dir: a
+    file added to a runtime folder needs no line here."""
+    sources = sorted(f"{d}/{f}" for d in RUNTIME_DIRS if os.path.isdir(os.path.join(src_dir, d))
+                     for f in os.listdir(os.path.join(src_dir, d))
+                     if f.startswith("lz_") and f.endswith(".c"))
     includes = {}
-    for f in names:
-        with open(os.path.join(src_dir, f), encoding="utf-8") as fh:
-            includes[f] = [h for h in _RUNTIME_INCLUDE.findall(fh.read()) if h != _COMPAT]
+
+    def includes_of(f):
+        if f not in includes:
+            with open(os.path.join(src_dir, f), encoding="utf-8") as fh:
+                includes[f] = [h for h in _RUNTIME_INCLUDE.findall(fh.read()) if h != _COMPAT]
+        return includes[f]
+
     order = []
 
     def visit(f):
         if f not in order:
-            for h in includes.get(f, ()):
+            for h in includes_of(f):
                 visit(h)
             order.append(f)
 
-    for f in names:
+    for f in sources:
         visit(f)
     return [f for f in order if f.endswith(".h")], [f for f in order if f.endswith(".c")]
 

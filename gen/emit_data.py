@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 """The C text of <id>_data.c: the library's exported variables, defined by
-the shim (src/lz_data.h says how they are served).
+the shim (src/api/lz_data.h says how they are served).
 
 Its own file, so its own member of the static shim: a program that uses no
 variable does not link it, and its constructor never runs there. A library
@@ -76,7 +76,7 @@ class DataWriter:
             self.w(f"#include <{h}>\n")
         for path in self.spec.extra_headers:
             self.w(f'#include "{os.path.basename(path)}"\n')
-        self.w('#include "lz_api.h"\n#include "lz_data.h"\n#include "lz_thunk.h"\n\n'
+        self.w('#include "api/lz_api.h"\n#include "api/lz_data.h"\n#include "arch/lz_thunk.h"\n\n'
                f"#undef LZ_LIB\n#define LZ_LIB lz_lib_{self.spec.id}\n"
                "LZ_DECL_DATA const lz_lib LZ_LIB;\n")
 
@@ -127,7 +127,7 @@ class DataWriter:
                f"{int(self.hooks)}, lz_start_{i_d}, {len(start)}, LZ_DATA_SONAME}};\n\n")
         if self.hooks:
             # Each trampoline's first call: its index, then this one routine
-            # (every argument register kept: src/lz_thunk.h).
+            # (every argument register kept: src/arch/lz_thunk.h).
             self.w(f"__attribute__((used)) static lz_fn lz_dcall_{i_d}(size_t i)\n"
                    f"{{\n    return lz_data_call(&LZ_LIB, i);\n}}\n"
                    f"LZ_ASM_FORWARD_COMMON(\"lz_dcall_{i_d}_fwd\", \"lz_dcall_{i_d}\")\n\n")

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 """Where the real library is at build time, for what only it can say (its
-symbol versions, gen/elfvers.py). Not the run-time search (src/lz_order.c):
+symbol versions, gen/elfvers.py). Not the run-time search (src/search/lz_order.c):
 that one serves the running process; this one the machine the shim is
 built for, so it looks where that machine's libraries are:
 

@@ -11,7 +11,7 @@ the package directory, which it reads as pure). This reads the highest GLIBC_x.y
 version the wheel's ELF files need (objdump -T) and writes, beside the
 input, the same wheel tagged py3-none-manylinux_<x>_<y>_<arch> (WHEEL and
 RECORD updated, Root-Is-Purelib false); prints its file name. The binaries
-are built against glibc 2.17 symbol versions (src/lz_glibc_compat.h), so
+are built against glibc 2.17 symbol versions (src/arch/lz_glibc_compat.h), so
 that is manylinux_2_17 (manylinux2014). Every ELF file is stripped on the
 way (gen/strip_elf.py: what the dynamic linker reads stays; debug_dir keeps
 the debug sections apart). Standard library and binutils only:

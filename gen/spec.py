@@ -80,7 +80,7 @@ def setting(kind, default=MISSING, *, required=False, key=None, copied=True, c=N
     schema load_spec checks), whether it is required, its name when not the
     field's (key), whether load_spec copies the value as it is (copied; else
     it is read by hand below), and the lz_lib member the generator writes it
-    to (c; the runtime's side of the same setting, src/lz_runtime.h)."""
+    to (c; the runtime's side of the same setting, src/base/lz_runtime.h)."""
     meta = {"kind": kind, "required": required, "key": key, "c": c,
             "copied": copied and not required}
     if isinstance(default, list):

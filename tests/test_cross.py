@@ -56,7 +56,7 @@ def thunks_are_a_plt_entry():
     """Every exported thunk of every shim (variadic ones included) is
     adrp + add + ldar + br: four instructions, as long as a PLT entry. The
     shared shim exports each own-answer function as an indirect function
-    (src/lz_bind.h): its thunk is the local NAME.lzj, the export its
+    (src/api/lz_bind.h): its thunk is the local NAME.lzj, the export its
     resolver, which hands lz_bind_pick the library, the index and that
     thunk."""
     need_cross()
@@ -170,7 +170,7 @@ def complete_fake(d):
 @case
 def callers_bound_after_load_arm64():
     """On AArch64 too, an own-answer function's call bound after the load is
-    the library's own function in the program's PLT slot (src/lz_bind.h)
+    the library's own function in the program's PLT slot (src/api/lz_bind.h)
     where the library defines every name of the spec (a complete fake);
     with Debian's arm64 NCCL 2.22.3, which lacks 2.28's names, it keeps its
     thunk. A plain export and a call bound before the load keep theirs."""

@@ -440,7 +440,7 @@ def nccl2223_served_by_2289_shim():
 def nccl2223_own_answers_stay_on_thunk():
     """NCCL 2.22.3 lacks names the 2.28.9 shim exports, so a call can still
     fail after the load: the own-answer functions stay on their thunks
-    (src/lz_bind.h), bound after the load or not, and ncclGetLastError still
+    (src/api/lz_bind.h), bound after the load or not, and ncclGetLastError still
     says why a missing function failed."""
     d = t.workdir("nccl2223_own_answers_stay_on_thunk")
     lib = nccl2223()

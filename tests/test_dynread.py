@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""The probe reads what the dynamic linker reads (src/lz_dynread.c: program
+"""The probe reads what the dynamic linker reads (src/elf/lz_elffile.c: program
 headers, the dynamic segment, the hash table's symbol count, DT_VERNEED).
 These tests hold it against binutils, which read the section headers, on
 every real library at hand: the NVIDIA libraries of CUDA 13.0, Debian's
@@ -16,7 +16,7 @@ from lztest import case
 def dumper(d):
     src = os.path.join(t.SOURCE, "src")
     return t.compile_c(os.path.join(d, "dynread_dump"),
-                       [os.path.join(t.PROGS, "dynread_dump.c"), os.path.join(src, "lz_dynread.c")],
+                       [os.path.join(t.PROGS, "dynread_dump.c")] + [os.path.join(src, "elf", f) for f in ("lz_elffile.c", "lz_elfview.c", "lz_elfpeek.c", "lz_version.c")],
                        [f"-I{src}", "-D_GNU_SOURCE"] + t.sanitizer_link_args())
 
 
@@ -166,7 +166,7 @@ def dynread_lookups_match_the_full_read():
 def defines_all_counts_default_versions_only():
     """lz_objects_defines_all, which decides whether a loaded library exports
     every name of its spec (own answers bound to the real function,
-    src/lz_bind.h): a name defined unversioned or at its default version
+    src/api/lz_bind.h): a name defined unversioned or at its default version
     counts, one at a hidden version alone does not (where dlsym may still
     find it), nor one the library lacks; and all names together only when
     each does."""

@@ -90,7 +90,7 @@ def nvrtc_nvjitlink_bytes():
 @case
 def callers_bound_after_load_reach_library():
     """An own-answer function's call bound after the load is one jump into
-    the real library, as if linked to it (src/lz_bind.h): the program's PLT
+    the real library, as if linked to it (src/api/lz_bind.h): the program's PLT
     slot holds NCCL's own ncclGetErrorString and ncclGetLastError (NCCL
     2.28.9 exports every name of the spec). Every other export stays a
     plain function whose thunk is one jump from NCCL (ncclCommCount, bound

@@ -390,7 +390,7 @@ def ld_so_cache_lookup_as_ldconfig():
     d = t.workdir("ldcache_lookup")
     src = os.path.join(t.SOURCE, "src")
     exe = t.compile_c(os.path.join(d, "ldcache_lookup"),
-                      [os.path.join(t.PROGS, "ldcache_lookup.c"), os.path.join(src, "lz_ldcache.c")],
+                      [os.path.join(t.PROGS, "ldcache_lookup.c"), os.path.join(src, "elf", "lz_ldcache.c")],
                       ["-I" + src, "-D_GNU_SOURCE"])
     absent = ["libnot-there.so.1", "libc.so", "libc.so.60", "libc.so.6.1", "lib", ""]
     names = sorted(want) + [n for n in absent if n not in want]

@@ -131,7 +131,7 @@ def one_jump(body):
 def hot_path():
     """Every exported thunk is a load of its slot and one indirect jump. In
     the shared shim an own-answer function is an indirect function
-    (src/lz_bind.h): its resolver asks lz_bind_pick, and its thunk is the
+    (src/api/lz_bind.h): its resolver asks lz_bind_pick, and its thunk is the
     local NAME.lzj; every other export, and every export of the static
     shim, is the thunk itself."""
     if t.OPTIMIZATION in ("0", "plain"):
@@ -345,11 +345,11 @@ def includes_each_carry_a_name():
 
 @case
 def step_names_from_one_table():
-    """The search steps' names are written once, in src/lz_stepnames.h: no C
+    """The search steps' names are written once, in src/common/lz_stepnames.h: no C
     file of src/ and no file of the Python package spells one as a string
     (an environment variable of the same name read by getenv aside), and
     the generator reads every one with its found_via (issue 48)."""
-    with open(os.path.join(t.SOURCE, "src", "lz_stepnames.h")) as f:
+    with open(os.path.join(t.SOURCE, "src", "common", "lz_stepnames.h")) as f:
         steps = re.findall(r'#define LZ_STEP_\w+ "([^"]+)"\s*/\* found_via: \S+ \*/', f.read())
     t.check(len(steps) >= 9, f"steps in lz_stepnames.h: {steps}")
     spelled = []
@@ -366,7 +366,7 @@ def step_names_from_one_table():
                     if (n.endswith(".c") and f'"{step}"' in line) or (n.endswith(".py") and re.search(
                             rf"""["']{q}["']\s*:|[=!]=\s*["']{q}["']|["']{q}["']\s*[=!]=""", line)):
                         spelled.append(f"{os.path.relpath(os.path.join(root, n), t.SOURCE)}:{i}: {step!r}")
-    t.equal(spelled, [], "step names spelled outside src/lz_stepnames.h")
+    t.equal(spelled, [], "step names spelled outside src/common/lz_stepnames.h")
     out = os.path.join(t.workdir("step_names"), "_libraries.py")
     specs = sorted(os.path.join(t.SOURCE, "stubs", f) for f in os.listdir(os.path.join(t.SOURCE, "stubs"))
                    if f.endswith(".toml"))

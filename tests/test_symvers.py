@@ -174,7 +174,7 @@ def own_answers_beside_hidden_versions_refused():
     """A spec whose library has own answers and hidden symbol versions is
     refused when its drop-in is generated, with the reason: a call at a
     hidden version can fail after the load, which an own answer bound to the
-    real function (src/lz_bind.h) would not explain."""
+    real function (src/api/lz_bind.h) would not explain."""
     fx = Fixture("symvers_own_answers_hidden")
     spec = os.path.join(fx.d, "fix.toml")
     with open(fx.spec) as f, open(spec, "w") as out:

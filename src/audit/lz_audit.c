@@ -17,7 +17,7 @@
  * la_objsearch the cookie of the object whose dlopen (or DT_NEEDED) asks,
  * and that cookie starts as the object's link map. An object holding a
  * lazynccl runtime carries a .note.lazynccl listing the sonames it may load
- * (src/lz_note.h); its requests for those are never redirected.
+ * (src/common/lz_note.h); its requests for those are never redirected.
  *
  * lazynccl-run names the drop-ins in LAZYNCCL_AUDIT_DROPINS (absolute
  * paths, ':'-separated, each file named by the SONAME it stands for).
@@ -31,13 +31,13 @@
 #include "lz_sys.h"
 
 #define LZ_DROPINS_FIND lz_sys_find
-#include "lz_dropins.h"
+#include "common/lz_dropins.h"
 #include "lz_memobj.h"
 #include "lz_rule.h"
 #include "lz_tlsfit.h"
-#include "../lz_dynread.h"
-#include "../lz_note.h"
-#include "../lz_stepnames.h"
+#include "elf/lz_elfpeek.h"
+#include "common/lz_note.h"
+#include "common/lz_stepnames.h"
 
 #include <elf.h>
 #include <fcntl.h>
@@ -417,7 +417,7 @@ LZ_COLD static int open_regular(const char *path, struct stat *st)
 LZ_COLD static int file_soname(const char *path, struct stat *st, char *soname, size_t size)
 {
     int fd = open_regular(path, st);
-    int ok = fd >= 0 && lz_dyn_soname(fd, soname, size);
+    int ok = fd >= 0 && lz_elfpeek_soname(fd, soname, size);
     if (fd >= 0)
         lz_sys_close(fd);
     return ok;
@@ -486,7 +486,7 @@ static int loading_here(void)
 LZ_COLD static int would_map(const char *path, struct stat *st)
 {
     int fd = open_regular(path, st);
-    int ok = fd >= 0 && lz_dyn_native(fd);
+    int ok = fd >= 0 && lz_elfpeek_native(fd);
     if (fd >= 0)
         lz_sys_close(fd);
     return ok;

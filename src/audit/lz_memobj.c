@@ -94,22 +94,22 @@ lz_asked_box *lz_mem_dropin_box(const lz_mem_obj *o, const char *soname)
     return each_note(o, dropin_box, &q) ? q.box : 0;
 }
 
-static const lz_dynmem *view(lz_mem_obj *o)
+static const lz_elfmem *view(lz_mem_obj *o)
 {
     if (!o->viewed)
-        o->viewed = lz_dynmem_view(&o->view, o->base, o->ph, o->phnum) ? 1 : -1;
+        o->viewed = lz_elfmem_view(&o->view, o->base, o->ph, o->phnum) ? 1 : -1;
     return o->viewed > 0 ? &o->view : 0;
 }
 
 const char *lz_mem_soname(lz_mem_obj *o)
 {
-    const lz_dynmem *v = view(o);
-    return v ? lz_dynmem_soname(v) : 0;
+    const lz_elfmem *v = view(o);
+    return v ? lz_elfmem_soname(v) : 0;
 }
 
 void *lz_mem_defined(lz_mem_obj *o, const char *name)
 {
-    const lz_dynmem *v = view(o);
-    const ElfW(Sym) *s = v ? lz_dynmem_lookup(v, name) : 0;
+    const lz_elfmem *v = view(o);
+    const ElfW(Sym) *s = v ? lz_elfmem_lookup(v, name) : 0;
     return s ? (void *)(o->base + s->st_value) : 0;
 }

@@ -1,15 +1,15 @@
 /* SPDX-License-Identifier: MIT
  * A loaded object read in memory (lz_memobj.c): its lazynccl notes
  * (lz_note.h), and, through the runtime's own bounds-checked reader of
- * dynamic sections (lz_dynmem.h), its SONAME and the symbols it defines.
+ * dynamic sections (lz_elfmem.h), its SONAME and the symbols it defines.
  * Shared by the audit module (from la_objopen's link maps) and the preload
  * redirector (from dl_iterate_phdr); it calls no library function but
  * memcmp and strlen. */
 #ifndef LZ_MEMOBJ_H
 #define LZ_MEMOBJ_H
 
-#include "../lz_dynmem.h"
-#include "../lz_note.h"
+#include "elf/lz_elfmem.h"
+#include "common/lz_note.h"
 
 #include <link.h>
 #include <stddef.h>
@@ -26,7 +26,7 @@ typedef struct lz_mem_obj {
      * (every audited process asks two of ld.so and of libc.so.6):
      * viewed 0 not yet, 1 read, -1 unreadable. Zero it with the rest. */
     signed char viewed;
-    lz_dynmem view;
+    lz_elfmem view;
 } lz_mem_obj;
 
 /* From dl_iterate_phdr's view of an object. */

@@ -19,11 +19,11 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "lz_dropins.h"
+#include "common/lz_dropins.h"
 #include "lz_memobj.h"
 #include "lz_rule.h"
 #include "lz_sys.h"
-#include "../lz_dynread.h"
+#include "elf/lz_elfpeek.h"
 
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -111,7 +111,7 @@ static const char *redirect(const char *file, const void *caller)
         return file; /* dlopen will say why it cannot be had */
     struct stat sb;
     char soname[256];
-    int ok = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && lz_dyn_soname(fd, soname, sizeof soname);
+    int ok = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && lz_elfpeek_soname(fd, soname, sizeof soname);
     lz_sys_close(fd);
     if (!ok || !served(soname, 0))
         return file;

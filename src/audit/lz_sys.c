@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* System calls and string functions without a C library (lz_sys.h). The
- * string functions keep their C names: lz_dynread.c, shared with the
+ * string functions keep their C names: lz_elffile.c, shared with the
  * runtime, calls them, and here they resolve to these hidden copies. */
 #include "lz_sys.h"
 
@@ -140,7 +140,7 @@ int lz_sys_mincore(void *start, size_t len, unsigned char *vec)
     return SYS(SYS_mincore, start, len, vec) < 0 ? -1 : 0;
 }
 
-/* What lz_dynread.c calls (pread and fstat may be pread64 and fstat64:
+/* What lz_elffile.c calls (pread and fstat may be pread64 and fstat64:
  * the C library's header names the definitions as it names the calls). */
 ssize_t pread(int fd, void *buf, size_t len, off_t off)
 {

@@ -18,8 +18,8 @@
  * its TLS fits (the tunable it was given is what it needs), so it goes on
  * as it was started, its environment block as the kernel wrote it. */
 #include "lz_tlsfit.h"
-#include "lz_dropins.h"
-#include "../lz_tls.h"
+#include "common/lz_dropins.h"
+#include "common/lz_tls.h"
 
 #include <elf.h>
 #include <errno.h>

@@ -10,7 +10,7 @@
  * library itself, the dynamic linker's choice, which a drop-in under
  * lazynccl-run keeps, unless the library's override names another. */
 #include "info.h"
-#include "lz_path.h"
+#include "base/lz_path.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -35,7 +35,7 @@ typedef struct check_closure {
 static int readable(const char *path, lz_probe *p)
 {
     return access(path, F_OK) == 0 && lz_probe_read(path, p) == LZ_PROBE_OK && p->elf.native &&
-           p->elf.machine == lz_dyn_own_machine();
+           p->elf.machine == lz_elf_own_machine();
 }
 
 /* soname in the entries of list (DT_RPATH, LD_LIBRARY_PATH, DT_RUNPATH),
@@ -94,8 +94,8 @@ static int resolve(const check_closure *c, int i, const char *soname, char *out,
     }
     if (!found) {
         const char *const sonames[] = {soname, NULL};
-        lz_ldso_hooks h = {first_found, NULL, NULL, out};
-        found = lz_ldso_system_lookup(sonames, &h) && readable(out, p);
+        lz_linker_hooks h = {first_found, NULL, NULL, out};
+        found = lz_linker_system_lookup(sonames, &h) && readable(out, p);
     }
     return found;
 }
@@ -204,7 +204,7 @@ static int check_family(FILE *f, const lz_lib *lib, const check_closure *c, int 
     unsigned char *marks = calloc(lib->nsyms ? lib->nsyms : 1, 1);
     int names = 0, via_shim = -1, direct = -1;
     for (int i = 0; marks && i < c->n; i++) {
-        const lz_dyn *d = &c->o[i].p.elf;
+        const lz_elffile *d = &c->o[i].p.elf;
         int shim = 0, real = 0;
         for (size_t k = 0; k < d->nneeded; k++) {
             shim |= strcmp(d->needed[k], shim_soname) == 0;

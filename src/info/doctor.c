@@ -2,10 +2,11 @@
  * lazynccl-info --doctor: the environment traps users hit, each said in one
  * line with the fix in the next. */
 #include "info.h"
-#include "lz_stepnames.h"
-#include "lz_path.h"
-#include "lz_tls.h"
-#include "audit/lz_dropins.h"
+#include "common/lz_stepnames.h"
+#include "base/lz_path.h"
+#include "common/lz_tls.h"
+#include "elf/lz_version.h"
+#include "common/lz_dropins.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -345,7 +346,7 @@ static void check_audit(doctor_report *r, info_lib *libs, int nlibs)
 }
 
 /* The static TLS the preloaded libraries hold against what an audited
- * process gets (the rule is src/lz_tls.h's, which the audit module applies
+ * process gets (the rule is src/common/lz_tls.h's, which the audit module applies
  * in every process: docs/consumers.md, "Static TLS"). */
 static void check_static_tls(doctor_report *r)
 {

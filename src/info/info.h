@@ -3,12 +3,12 @@
 #ifndef LZ_INFO_H
 #define LZ_INFO_H
 
-#include "lz_api.h"
-#include "lz_env.h"
-#include "lz_report.h"
-#include "lz_probe.h"
-#include "lz_ldso.h"
-#include "lz_release.h"
+#include "api/lz_api.h"
+#include "base/lz_env.h"
+#include "base/lz_report.h"
+#include "elf/lz_probe.h"
+#include "search/lz_linker.h"
+#include "search/lz_release.h"
 
 #include <stdio.h>
 

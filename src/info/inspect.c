@@ -114,6 +114,6 @@ int info_find_soname(const char *soname, char *out, size_t size)
 {
     struct first_file f = {out, size};
     const char *const sonames[] = {soname, NULL};
-    lz_ldso_hooks h = {take_first, NULL, NULL, &f};
-    return lz_ldso_lookup(sonames, &h);
+    lz_linker_hooks h = {take_first, NULL, NULL, &f};
+    return lz_linker_lookup(sonames, &h);
 }

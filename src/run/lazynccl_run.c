@@ -13,9 +13,10 @@
 #include "run_env.h"
 #include "run_find.h"
 #include "run_quote.h"
-#include "../lz_dynread.h"
-#include "../lz_ldcache.h"
-#include "../lz_tls.h"
+#include "elf/lz_elffile.h"
+#include "elf/lz_elfpeek.h"
+#include "elf/lz_ldcache.h"
+#include "common/lz_tls.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -82,14 +83,14 @@ static int libc_has_tunable(void)
             close(fd);
         return -1;
     }
-    lz_dyn d = {0};
+    lz_elffile d = {0};
     char why[256];
-    int rc = lz_dyn_read(fd, st.st_size, NULL, &d, why, sizeof why) == 0 ? 0 : -1;
+    int rc = lz_elffile_read(fd, st.st_size, NULL, &d, why, sizeof why) == 0 ? 0 : -1;
     close(fd);
     for (size_t i = 0; rc == 0 && i < d.nnames; i++)
         if (strcmp(d.names[i], LZ_TLS_SINCE_SYMBOL) == 0)
             rc = 1;
-    lz_dyn_free(&d);
+    lz_elffile_free(&d);
     return rc;
 }
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The environment lazynccl-run gives a command (run_env.h). */
 #include "run_env.h"
-#include "../audit/lz_dropins.h"
+#include "common/lz_dropins.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Where lazynccl-run's pieces are (run_find.h). */
 #include "run_find.h"
-#include "../audit/lz_dropins.h"
-#include "../lz_dynread.h"
+#include "common/lz_dropins.h"
+#include "elf/lz_elfpeek.h"
 
 #include <dirent.h>
 #include <stdarg.h>
@@ -246,7 +246,7 @@ static void add_needed(run_parts *p)
     for (int i = 0; i < p->ndropins; i++) { /* grows as it goes: the closure */
         int fd = open(p->dropins[i], O_RDONLY | O_CLOEXEC);
         if (fd >= 0) {
-            lz_dyn_needed(fd, serve_needed, p);
+            lz_elfpeek_needed(fd, serve_needed, p);
             close(fd);
         }
     }
@@ -419,7 +419,7 @@ static int object_of_this_machine(const char *path)
     if (fd < 0)
         return 0;
     struct stat st;
-    int ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && lz_dyn_native(fd);
+    int ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && lz_elfpeek_native(fd);
     close(fd);
     return ok;
 }

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT
  * libFuzzer target: the LD_LIBRARY_PATH / run-path entry parser
- * (src/lz_path.c). The input is split into a list, an origin and a
+ * (src/base/lz_path.c). The input is split into a list, an origin and a
  * current directory; every entry must get a verdict, and a followed one must
  * be an absolute path, without NUL, shorter than PATH_MAX, without trailing
  * slash (but "/"), without $ORIGIN left, and never followed in secure mode
  * unless it was absolute with no token. */
-#include "lz_path.h"
+#include "base/lz_path.h"
 
 #include <limits.h>
 #include <stdint.h>

@@ -3,7 +3,7 @@
  * a verdict (accepted or rejected with a reason), never a crash, a leak or
  * undefined behaviour. The bytes are served through a memfd, so the probe
  * reads them by path, as it reads candidates. */
-#include "lz_probe.h"
+#include "elf/lz_probe.h"
 
 #include <stdint.h>
 #include <stdio.h>

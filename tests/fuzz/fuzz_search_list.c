@@ -2,7 +2,7 @@
  * libFuzzer target: the override list parser (LAZYNCCL_LIBPATH and
  * <shim>_set_search_path), through a dry-run walk of the real search code.
  * Any string must be walked to a verdict without a crash or a load. */
-#include "lz_order.h"
+#include "search/lz_order.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -25,7 +25,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memcpy(list, data, size);
     list[size] = '\0';
     char report[4096];
-    lz_walk w = {.lib = &fuzz_lib, .req = {.dry_run = 1, .search_list = list},
+    lz_search w = {.lib = &fuzz_lib, .req = {.dry_run = 1, .search_list = list},
                  .rep = {.text = report, .size = sizeof report}};
     lz_order(&w);
     if (w.rep.len >= sizeof report)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # On the GPU machine (bundle from tests/gpu/bundle.sh): the shared shim's
-# own answers as indirect functions (src/lz_bind.h) beside real
+# own answers as indirect functions (src/api/lz_bind.h) beside real
 # collectives. The collectives program linked with lazy binding and again
 # run under LD_BIND_NOW=1, each checking its results; which file the
 # program's PLT slots point into (tests/progs/bind_client.c: an own answer

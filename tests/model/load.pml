@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT
  *
- * A model of the load protocol of src/lz_once.c (with lz_lock.c), src/lz_resolve.c and
- * src/lz_dl.c (one library), checked by spin in the test suite
+ * A model of the load protocol of src/load/lz_once.c (with lz_lock.c), src/api/lz_resolve.c and
+ * src/base/lz_dl.c (one library), checked by spin in the test suite
  * (tests/test_model.py; docs/reliability.md, "The load protocol").
  *
  * -DCALLERS=n sets the number of first-calling threads (1 by default);

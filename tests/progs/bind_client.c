@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT
  * Where this program's own calls of NCCL are bound (tests/test_real.py,
- * tests/test_debian.py; src/lz_bind.h). Linked to a shim with lazy
+ * tests/test_debian.py; src/api/lz_bind.h). Linked to a shim with lazy
  * binding; each argument is one step, run in order:
  *   version       ncclGetVersion                  -> version=N
  *   errstr        ncclGetErrorString(ncclSuccess) -> errstr=TEXT

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT
- * lz_objects_defines_all (src/lz_objects.h) on a loaded library, beside
+ * lz_objects_defines_all (src/process/lz_objects.h) on a loaded library, beside
  * dlsym (tests/test_dynread.py):
  *   defines_all LIB ANCHOR NAME...
  * loads LIB, finds ANCHOR in it (the address that names the object), and

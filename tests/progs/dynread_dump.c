@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT
- * Print what src/lz_dynread.c reads of a file, for comparison with binutils:
+ * Print what src/elf/lz_elffile.c reads of a file, for comparison with binutils:
  *   dynread_dump FILE  ->  class=C machine=M native=N soname=S glibc=G
  *                          then one defined dynamic symbol per line
  *   or: error=REASON (exit 1)
@@ -13,12 +13,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "lz_dynread.h"
+#include "elf/lz_elffile.h"
 
-static void head(int fd, const lz_dyn *d)
+static void head(int fd, const lz_elffile *d)
 {
     char soname[256] = "";
-    int has = lz_dyn_soname(fd, soname, sizeof soname);
+    int has = lz_elfpeek_soname(fd, soname, sizeof soname);
     printf("class=%d machine=%u native=%d soname=%s glibc=%s soname_only=%s\n", d->elf_class,
            d->machine, d->native, d->soname[0] ? d->soname : "-", d->glibc[0] ? d->glibc : "-",
            has ? soname : "-");
@@ -40,9 +40,9 @@ static int ask(int fd, off_t size)
         if (n < 63 && more)
             continue;
         batch[n] = NULL;
-        lz_dyn d;
+        lz_elffile d;
         char why[512];
-        if (lz_dyn_read(fd, size, batch, &d, why, sizeof why) != 0) {
+        if (lz_elffile_read(fd, size, batch, &d, why, sizeof why) != 0) {
             printf("error=%s\n", why);
             return 1;
         }
@@ -73,16 +73,16 @@ int main(int argc, char **argv)
     }
     if (asking)
         return ask(fd, sb.st_size);
-    lz_dyn d;
+    lz_elffile d;
     char why[512];
-    if (lz_dyn_read(fd, sb.st_size, NULL, &d, why, sizeof why) != 0) {
+    if (lz_elffile_read(fd, sb.st_size, NULL, &d, why, sizeof why) != 0) {
         printf("error=%s\n", why);
         return 1;
     }
     head(fd, &d);
     for (size_t i = 0; i < d.nnames; i++)
         printf("%s\n", d.names[i]);
-    lz_dyn_free(&d);
+    lz_elffile_free(&d);
     close(fd);
     return 0;
 }

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT
- * What src/lz_ldcache.c finds in a cache file for each soname:
+ * What src/elf/lz_ldcache.c finds in a cache file for each soname:
  *   ldcache_lookup CACHE SONAME...  ->  one line each: "SONAME PATH" or
  *                                       "SONAME -" when not found */
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "lz_ldcache.h"
+#include "elf/lz_ldcache.h"
 
 int main(int argc, char **argv)
 {

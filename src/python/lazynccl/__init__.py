@@ -31,7 +31,7 @@ __all__ = ["LIBRARIES", "LibraryStatus", "LoadError", "status", "would_load", "l
 
 # LIBRARIES, id: (control API prefix, drop-ins newest first, version function); FOUND_VIA,
 # the search steps as cuda.pathfinder names its own where they mean the same (its
-# LoadedDL.found_via): both generated, the steps from the C code's table (src/lz_stepnames.h).
+# LoadedDL.found_via): both generated, the steps from the C code's table (src/common/lz_stepnames.h).
 from lazynccl._libraries import FOUND_VIA as _FOUND_VIA, LIBRARIES
 
 

@@ -1,0 +1,156 @@
+/* SPDX-License-Identifier: MIT
+ * Exported variables (lz_data.h). */
+#include "api/lz_data.h"
+
+#include "api/lz_api.h"
+#include "base/lz_dl.h"
+#include "load/lz_once.h"
+#include "process/lz_objects.h"
+#include "process/lz_objects_imports.h"
+#include "base/lz_report.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+static const lz_data *data_of(const lz_lib *lib, int hooks)
+{
+    return __atomic_load_n(&lib->st->data[hooks], __ATOMIC_ACQUIRE);
+}
+
+static int untouched(const unsigned char *p, size_t size)
+{
+    for (size_t i = 0; i < size; i++)
+        if (p[i])
+            return 0;
+    return 1;
+}
+
+/* The library's initial value into the variable. A program linked to the
+ * real library holds its copy of a const variable in its RELRO segment,
+ * read-only since relocation: writable for the copy, read-only again. */
+static void copy(const lz_datum *d, const void *real, int relro)
+{
+    if (!relro) {
+        memcpy(d->addr, real, d->size);
+        return;
+    }
+    uintptr_t page = (uintptr_t)getpagesize();
+    uintptr_t start = (uintptr_t)d->addr & ~(page - 1);
+    size_t len = ((uintptr_t)d->addr + d->size - start + page - 1) & ~(page - 1);
+    if (mprotect((void *)start, len, PROT_READ | PROT_WRITE) != 0)
+        return; /* it keeps the shim's zero: the library's own copy is unaffected */
+    memcpy(d->addr, real, d->size);
+    mprotect((void *)start, len, PROT_READ);
+}
+
+/* The filling of one library's variables from the library just loaded:
+ * prepared by each search that opened it (the look-ups call into the
+ * dynamic linker: outside the runtime's lock), committed by the one that
+ * publishes it, under the lock, before the status says loaded (lz_once.c).
+ * Each item's decision is kept in the plan, so that a commit run again (a
+ * child forked half-way through one) copies what the first decided and
+ * nothing twice. */
+enum { UNDECIDED, COPY, SKIP };
+
+typedef struct fill_item {
+    const lz_datum *d;
+    const void *real;      /* the library's definition */
+    unsigned char relro;   /* the variable is in a RELRO segment */
+    unsigned char state;   /* UNDECIDED, COPY or SKIP */
+} fill_item;
+
+typedef struct fill_plan {
+    size_t n;
+    fill_item items[];
+} fill_plan;
+
+static void *prepare(const lz_lib *lib, void *handle)
+{
+    const lz_data *tables[2] = {data_of(lib, 0), data_of(lib, 1)};
+    size_t n = (tables[0] ? tables[0]->n : 0) + (tables[1] ? tables[1]->n : 0);
+    fill_plan *plan = calloc(1, sizeof *plan + n * sizeof plan->items[0]);
+    if (!plan)
+        return NULL;
+    for (int t = 0; t < 2; t++)
+        for (size_t i = 0; tables[t] && i < tables[t]->n; i++) {
+            const lz_datum *d = &tables[t]->items[i];
+            const void *real = lz_dlsym(handle, d->name);
+            if (!real || real == d->addr)
+                continue; /* the library's own definition is the one in use */
+            plan->items[plan->n++] = (fill_item){d, real, !d->tramp && lz_objects_relro(d->addr),
+                                                 UNDECIDED};
+        }
+    return plan;
+}
+
+static void commit(const lz_lib *lib, void *p)
+{
+    (void)lib;
+    fill_plan *plan = p;
+    for (size_t i = 0; i < plan->n; i++) {
+        fill_item *it = &plan->items[i];
+        const lz_datum *d = it->d;
+        if (d->tramp) {
+            /* Still the trampoline: the function the library put there. A
+             * compare-and-swap, so it is done once and never over a write. */
+            void *expect = (void *)d->tramp, *value;
+            memcpy(&value, it->real, sizeof value);
+            __atomic_compare_exchange_n((void **)d->addr, &expect, value, 0, __ATOMIC_RELEASE,
+                                        __ATOMIC_RELAXED);
+            continue;
+        }
+        if (it->state == UNDECIDED)
+            it->state = untouched(d->addr, d->size) ? COPY : SKIP;
+        if (it->state == COPY)
+            copy(d, it->real, it->relro);
+    }
+}
+
+static const lz_ready fill_ready = {prepare, commit, free};
+
+void lz_data_start(const lz_lib *lib, const lz_data *data)
+{
+    __atomic_store_n(&lib->st->data[data->hooks != 0], data, __ATOMIC_RELEASE);
+    __atomic_store_n(&lib->st->ready, &fill_ready, __ATOMIC_RELEASE);
+    if (!data->nstart)
+        return;
+    const char *self = lz_objects_self_soname();
+    const char *who;
+    if (!self || strcmp(self, data->soname) != 0) {
+        /* The static shim's member, linked because the program uses one. The
+         * library binds to the program's definitions only where the program
+         * exports them (a program exports nothing it is not told to). */
+        who = "the program links this code because it uses one";
+        /* Each check is a pass over the loaded objects: made only to be said. */
+        for (size_t i = 0; lz_logging(lib) && i < data->nstart; i++)
+            if (!lz_objects_self_exports(data->loaded_at_start[i]))
+                lz_log(lib, "%s is not exported by the program, so the library keeps its own "
+                       "copy and does not see the program's writes: link with "
+                       "-Wl,--export-dynamic-symbol=%s", data->loaded_at_start[i],
+                       data->loaded_at_start[i]);
+    } else if (!(who = lz_objects_import_any(data->soname, data->loaded_at_start, data->nstart)))
+        return;
+    lz_log(lib, "loading %s before main: its variables are used (%s)", lib->display, who);
+    lz_ensure_loaded(lib, NULL);
+}
+
+lz_fn lz_data_call(const lz_lib *lib, size_t i)
+{
+    const lz_datum *d = &data_of(lib, 1)->items[i];
+    if (lz_ensure_loaded(lib, NULL) == LZ_LOADED) {
+        /* The variable, or the library's own where this table was registered
+         * after the library was loaded (another table's constructor loaded
+         * it before this one's ran), so the load did not fill it. */
+        void *value = __atomic_load_n((void **)d->addr, __ATOMIC_ACQUIRE);
+        const void *real;
+        if (value == d->tramp && (real = lz_dlsym(lib->st->handle, d->name)))
+            memcpy(&value, real, sizeof value);
+        if (value && value != d->tramp)
+            return (lz_fn)value;
+    }
+    if (!d->fail)
+        lz_stop(lib, d->name);
+    return d->fail;
+}

@@ -1,0 +1,231 @@
+/* SPDX-License-Identifier: MIT
+ * Resolving one export on its first call, with the versioned-name policy
+ * (docs/search-order.md, "Versioned names"). */
+#include "api/lz_resolve.h"
+#include "api/lz_api.h"
+#include "search/lz_companions.h"
+#include "process/lz_needed.h"
+#include "load/lz_once.h"
+#include "base/lz_env.h"
+#include "base/lz_report.h"
+#include "base/lz_dl.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int strict_versions(const lz_lib *lib)
+{
+    const char *v = lz_getenv(lib->strict_env);
+    return v && *v && strcmp(v, "0") != 0;
+}
+
+/* Record why a name could not be had. Each message is its own allocation,
+ * published atomically and never changed, so a reader is never torn. */
+static void add_symbol_message(const lz_lib *lib, const char *text)
+{
+    /* No lock: first calls of two names may fail at once. */
+    lz_message_push(&lib->st->sym_msgs, text);
+    lz_log(lib, "%s", text + strlen(lib->prefix) + 2);
+}
+
+static void symbol_failed(const lz_lib *lib, const char *name, const char *why)
+{
+    char text[1024];
+    snprintf(text, sizeof text, "%s: %s: not exported by %s%s", lib->prefix, name, lib->st->path,
+             why);
+    add_symbol_message(lib, text);
+}
+
+/* Another member of the family: for a versioned name, an older version of the
+ * same major; for the unversioned name, the newest version. The table lists a
+ * family's members by ascending version, so walk it backwards. */
+static void *family_fallback(const lz_lib *lib, const lz_sym *want)
+{
+    void *handle = lib->st->handle;
+    for (size_t j = lib->nsyms; j-- > 0;) {
+        const lz_sym *s = &lib->syms[j];
+        if (!s->family || s->major < 0 || s->family != want->family)
+            continue;
+        if (want->major >= 0 && (s->major != want->major || s->minor >= want->minor))
+            continue;
+        void *p = lz_dlsym(handle, lz_sym_name(lib, s));
+        if (p) {
+            lz_log(lib, "%s: not exported by %s; using %s", lz_sym_name(lib, want), lib->st->path,
+                   lz_sym_name(lib, s));
+            return p;
+        }
+    }
+    return NULL;
+}
+
+static void *lookup(const lz_lib *lib, size_t i)
+{
+    const lz_sym *s = &lib->syms[i];
+    const char *name = lz_sym_name(lib, s);
+    void *p = lz_dlsym(lib->st->handle, name);
+    if (p || !s->family)
+        goto out;
+    if (s->major >= 0 && strict_versions(lib)) {
+        char why[128];
+        snprintf(why, sizeof why, " (%s is set: no fallback)", lib->strict_env);
+        symbol_failed(lib, name, why);
+        return NULL;
+    }
+    p = family_fallback(lib, s);
+out:
+    if (!p)
+        symbol_failed(lib, name, s->major >= 0 ? " nor an older version of its major "
+                                                    "(another major is never used)" : "");
+    return p;
+}
+
+/* What a call gets when its function cannot be had: the spec's failure
+ * function, or, where the API has no failure value for it (a 0 entry: no
+ * code generated), the stop, which reads the name from the table. */
+static lz_fn failure(const lz_lib *lib, size_t i)
+{
+    lz_fn f = lz_fn_at(lib->fails, i);
+    if (!f)
+        lz_stop(lib, lz_sym_name(lib, &lib->syms[i]));
+    return f;
+}
+
+lz_fn lz_resolve(const lz_lib *lib, size_t i)
+{
+    for (;;) {
+        int status = lz_ensure_loaded(lib, &lib->syms[i]);
+        if (status == LZ_REENTERED)
+            return failure(lib, i); /* not published: the next call tries again */
+        if (status == LZ_FAILED) {
+            if (lz_publish_failure(lib, i))
+                return failure(lib, i);
+            continue; /* a retry reset the library meanwhile */
+        }
+        /* Loaded, for good: no lock. */
+        lz_companions_load(lib, lz_sym_name(lib, &lib->syms[i]));
+        return lz_resolve_publish(lib, i, lookup(lib, i));
+    }
+}
+
+/* Racing first calls of one name find the same symbol; the first to
+ * publish it wins. */
+lz_fn lz_resolve_publish(const lz_lib *lib, size_t i, void *p)
+{
+    lz_fn f = p ? (lz_fn)p : failure(lib, i);
+    lz_fn answer = lib->answers ? lz_fn_at(lib->answers, i) : NULL;
+    if (p && answer) {
+        /* An own-answer function is the real one, one jump, until a
+         * call fails (lz_failed_call switches it to its wrapper). */
+        __atomic_store_n(&lib->reals[i], (lz_fn)p, __ATOMIC_SEQ_CST);
+        f = __atomic_load_n(&lib->st->failed_calls, __ATOMIC_SEQ_CST) ? answer : (lz_fn)p;
+    }
+    lz_fn expect = lz_fn_at(lib->resolvers, i);
+    if (!__atomic_compare_exchange_n(&lib->slots[i], &expect, f, 0, __ATOMIC_SEQ_CST,
+                                     __ATOMIC_ACQUIRE))
+        return expect;
+    if (answer && f == (lz_fn)p && __atomic_load_n(&lib->st->failed_calls, __ATOMIC_SEQ_CST)) {
+        expect = f;
+        __atomic_compare_exchange_n(&lib->slots[i], &expect, answer, 0, __ATOMIC_SEQ_CST,
+                                    __ATOMIC_ACQUIRE);
+        f = answer;
+    }
+    return f;
+}
+
+/* Whether export i can be had from the loaded library: itself, an older
+ * version of its major, or the shim's own answer. */
+static void *available(const lz_lib *lib, size_t i, int *answered)
+{
+    const char *name = lz_sym_name(lib, &lib->syms[i]);
+    void *p = lz_dlsym(lib->st->handle, name);
+    if (!p && lib->syms[i].family)
+        p = family_fallback(lib, &lib->syms[i]);
+    *answered = !p && lib->answers && lz_fn_at(lib->answers, i);
+    return p;
+}
+
+int lz_api_resolve_all(const lz_lib *lib, char *missing, size_t size)
+{
+    if (missing && size)
+        missing[0] = '\0';
+    if (lz_api_load(lib) != 0) {
+        if (missing && size)
+            snprintf(missing, size, "%s", lz_message(lib));
+        return -1;
+    }
+    /* Every export bound now, as its first call would bind it (its
+     * companions loaded first). Counted and named: the functions this
+     * process needs (what its loaded objects import, LAZY<ID>_REQUIRE,
+     * <shim>_require) that the library lacks; the header's others it lacks
+     * (another major's versioned names, newer functions) only counted.
+     * Each is judged afresh, whatever earlier calls published. A function
+     * with no failure value is left to its first call, which stops. */
+    unsigned char *need = lz_needed_marks(lib);
+    char *text = malloc(LZ_MESSAGE_MAX);
+    size_t len = 0;
+    int n = 0, others = 0, needed = 0;
+    for (size_t i = 0; i < lib->nsyms; i++) {
+        int answered;
+        void *p = available(lib, i, &answered);
+        int bound = __atomic_load_n(&lib->slots[i], __ATOMIC_ACQUIRE) != lz_fn_at(lib->resolvers, i);
+        const char *name = lz_sym_name(lib, &lib->syms[i]);
+        needed += need && need[i];
+        if (p && !bound) {
+            lz_companions_load(lib, name);
+            lz_resolve_publish(lib, i, p);
+        } else if (!p && !answered && !bound && lz_fn_at(lib->fails, i)) {
+            lz_resolve_publish(lib, i, NULL);
+        }
+        if (p || answered)
+            continue;
+        if (!need || !need[i]) {
+            others++;
+            continue;
+        }
+        if (text) {
+            int k = snprintf(text + len, LZ_MESSAGE_MAX - len, "%s%s", n ? ", " : "", name);
+            if (k > 0 && len + (size_t)k < LZ_MESSAGE_MAX)
+                len += (size_t)k;
+        }
+        n++;
+    }
+    char *one = malloc(LZ_MESSAGE_MAX + 512);
+    if (one && (n || others)) {
+        snprintf(one, LZ_MESSAGE_MAX + 512, "%s: %s at %s lacks %d of the %d functions this "
+                 "process needs%s%s; %d other functions of its header are not in it (nothing "
+                 "here needs them)", lib->prefix, lib->display, lib->st->path, n, needed,
+                 n ? ": " : "", n && text ? text : "", others);
+        if (n)
+            add_symbol_message(lib, one);
+        if (missing && size)
+            snprintf(missing, size, "%s", one);
+    }
+    free(one);
+    free(text);
+    free(need);
+    return n;
+}
+
+lz_fn lz_resolve_version(const lz_lib *lib, size_t i, const char *node, lz_fn *slot)
+{
+    lz_fn done = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+    if (done)
+        return done;
+    int status = lz_ensure_loaded(lib, &lib->syms[i]);
+    if (status != LZ_LOADED)
+        return failure(lib, i); /* not published: a retry may load it */
+    const char *name = lz_sym_name(lib, &lib->syms[i]);
+    lz_fn f = (lz_fn)lz_dlvsym(lib->st->handle, name, node);
+    if (!f) {
+        char why[160];
+        snprintf(why, sizeof why, " at version %s", node);
+        symbol_failed(lib, name, why);
+        f = failure(lib, i);
+    }
+    lz_fn expect = NULL;
+    if (!__atomic_compare_exchange_n(slot, &expect, f, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        f = expect;
+    return f;
+}

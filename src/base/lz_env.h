@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: MIT
+ * The environment as the runtime reads it (lz_env.c): nothing of it in a
+ * secure-execution process. A leaf: the loaded-object reader and the
+ * dynamic linker's search need it without reporting. */
+#ifndef LZ_ENV_H
+#define LZ_ENV_H
+
+#include "base/lz_runtime.h"
+
+/* 1 in a secure-execution process (setuid, setcap): environment ignored. */
+LZ_HIDDEN int lz_secure(void);
+/* getenv, except in secure execution, where it is always NULL. */
+LZ_HIDDEN const char *lz_getenv(const char *name);
+
+#endif

@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: MIT */
+/* Reading one entry of a search-path list as ld.so does (lz_path.h). */
+#include "base/lz_path.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int lz_copy(char *out, size_t size, const char *s)
+{
+    if (size == 0)
+        return 0;
+    size_t n = strnlen(s, size);
+    int whole = n < size;
+    if (!whole)
+        n = size - 1;
+    memcpy(out, s, n);
+    out[n] = '\0';
+    return whole;
+}
+
+int lz_path_join(char *out, size_t size, const char *dir, const char *name)
+{
+    size_t a = strlen(dir), b = strlen(name);
+    if (size == 0)
+        return 0;
+    if (a + 1 + b >= size) {
+        out[0] = '\0';
+        return 0;
+    }
+    memcpy(out, dir, a);
+    out[a] = '/';
+    memcpy(out + a + 1, name, b + 1);
+    return 1;
+}
+
+/* A loop, not strcspn: a first call's walk is priced in pages, and
+ * strcspn's tables are a libc page nothing else on the way touches (a page
+ * fault, 10-20 us on a virtual machine). */
+size_t lz_path_next(const char *list, const char *seps)
+{
+    size_t n = 0;
+    for (; list[n]; n++)
+        for (const char *s = seps; *s; s++)
+            if (list[n] == *s)
+                return n;
+    return n;
+}
+
+/* ASCII letters, digits and '_', as ld.so reads a token's end; not
+ * isalnum(), whose locale table is a page of its own. */
+static int name_char(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+static int refuse(char *why, size_t wsize, const char *fmt, const char *a, int alen)
+{
+    snprintf(why, wsize, fmt, alen, a);
+    return 0;
+}
+
+int lz_path_entry(const char *entry, size_t len, const char *origin, const char *cwd,
+                  int secure, char *out, size_t size, char *why, size_t wsize)
+{
+    if (size < 2 || wsize < 1)
+        return 0;
+    why[0] = '\0';
+    int shown = len > 256 ? 256 : (int)len;
+    /* Expanded in out itself (no second PATH_MAX buffer: a first call
+     * pays for each fresh page it writes), at most PATH_MAX - 1 bytes. */
+    size_t cap = size < PATH_MAX ? size : PATH_MAX, o = 0;
+    if (memchr(entry, '\0', len))
+        return refuse(why, wsize, "entry %.*s: holds a NUL byte", entry, shown);
+    for (const char *p = entry, *end = entry + len; p < end;) {
+        size_t tok = 0;
+        if (*p == '$' && (size_t)(end - p) >= 7 && memcmp(p, "$ORIGIN", 7) == 0 &&
+            (end - p == 7 || !name_char(p[7])))
+            tok = 7;
+        else if (*p == '$' && (size_t)(end - p) >= 9 && memcmp(p, "${ORIGIN}", 9) == 0)
+            tok = 9;
+        else if (*p == '$')
+            return refuse(why, wsize, "entry %.*s: only $ORIGIN is expanded here", entry, shown);
+        if (tok) {
+            if (secure)
+                return refuse(why, wsize, "entry %.*s: $ORIGIN ignored in a secure-execution "
+                              "process", entry, shown);
+            if (!origin)
+                return refuse(why, wsize, "entry %.*s: $ORIGIN is unknown here", entry, shown);
+            if (!lz_copy(out + o, cap - o, origin))
+                return refuse(why, wsize, "entry %.*s: longer than PATH_MAX", entry, shown);
+            o += strlen(out + o);
+            p += tok;
+            continue;
+        }
+        if (o >= cap - 1)
+            return refuse(why, wsize, "entry %.*s: longer than PATH_MAX", entry, shown);
+        out[o++] = *p++;
+    }
+    out[o] = '\0';
+    if (out[0] != '/') {
+        /* ld.so reads an empty entry as the current directory and a relative
+         * one relative to it: followed, except where ld.so trusts neither. */
+        if (secure)
+            return refuse(why, wsize, len ? "relative entry %.*s ignored in a secure-execution "
+                          "process" : "%.*sempty entry (the current directory) ignored in a "
+                          "secure-execution process", entry, shown);
+        if (!cwd || cwd[0] != '/')
+            return refuse(why, wsize, "entry %.*s: relative, and the current directory is "
+                          "unknown", entry, shown);
+        size_t c = strlen(cwd), extra = c + (o ? 1 : 0);
+        if (o + extra >= size)
+            return refuse(why, wsize, "entry %.*s: longer than PATH_MAX", entry, shown);
+        memmove(out + extra, out, o + 1);
+        memcpy(out, cwd, c);
+        if (o)
+            out[c] = '/';
+        o += extra;
+    }
+    while (o > 1 && out[o - 1] == '/')
+        out[--o] = '\0';
+    return 1;
+}
+
+char *lz_path_dup(const char *dir, const char *name)
+{
+    size_t n = strlen(dir) + 1 + strlen(name) + 1;
+    char *out = n <= PATH_MAX ? malloc(n) : NULL;
+    if (out)
+        lz_path_join(out, n, dir, name);
+    return out;
+}

@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: MIT
+ * A loaded object's dynamic section, read in memory, bounds-checked
+ * (lz_elfmem.h). */
+#include "elf/lz_elfmem.h"
+
+#include <elf.h>
+#include <string.h>
+
+int lz_elfmem_mapped(uintptr_t base, const ElfW(Phdr) *ph, size_t phnum, uintptr_t addr,
+                     size_t len)
+{
+    for (size_t i = 0; i < phnum; i++) {
+        uintptr_t lo = base + ph[i].p_vaddr;
+        if (ph[i].p_type == PT_LOAD && addr >= lo && len <= ph[i].p_memsz &&
+            addr - lo <= ph[i].p_memsz - len)
+            return 1;
+    }
+    return 0;
+}
+
+static int in(const lz_elfmem *v, uintptr_t addr, size_t len)
+{
+    return lz_elfmem_mapped(v->base, v->ph, v->phnum, addr, len);
+}
+
+/* glibc relocates these entries in place where the dynamic section is
+ * writable (the architectures built here) and leaves them relative
+ * elsewhere: a value below the load address is relative. */
+static uintptr_t at(const lz_elfmem *v, ElfW(Addr) p)
+{
+    return p && p < v->base ? v->base + p : p;
+}
+
+int lz_elfmem_view(lz_elfmem *v, uintptr_t base, const ElfW(Phdr) *ph, size_t phnum)
+{
+    memset(v, 0, sizeof *v);
+    v->base = base;
+    v->ph = ph;
+    v->phnum = phnum;
+    for (size_t i = 0; i < phnum; i++)
+        if (ph[i].p_type == PT_DYNAMIC) {
+            v->dyn = (const ElfW(Dyn) *)(base + ph[i].p_vaddr);
+            v->ndyn = ph[i].p_memsz / sizeof(ElfW(Dyn));
+        }
+    if (!v->dyn || !in(v, (uintptr_t)v->dyn, v->ndyn * sizeof(ElfW(Dyn))))
+        return 0;
+    uintptr_t strtab = 0, symtab = 0, hash = 0, gnu_hash = 0;
+    for (size_t i = 0; i < v->ndyn && v->dyn[i].d_tag != DT_NULL; i++) {
+        const ElfW(Dyn) *d = &v->dyn[i];
+        switch (d->d_tag) {
+        case DT_STRTAB: strtab = at(v, d->d_un.d_ptr); break;
+        case DT_STRSZ: v->strsz = d->d_un.d_val; break;
+        case DT_SYMTAB: symtab = at(v, d->d_un.d_ptr); break;
+        case DT_HASH: hash = at(v, d->d_un.d_ptr); break;
+        case DT_GNU_HASH: gnu_hash = at(v, d->d_un.d_ptr); break;
+        case DT_VERSYM: v->versym = (const ElfW(Half) *)at(v, d->d_un.d_ptr); break;
+        default: break;
+        }
+    }
+    if (!strtab || !v->strsz || !in(v, strtab, v->strsz))
+        return 0;
+    v->strtab = (const char *)strtab;
+    /* The symbol count: DT_HASH's nchain; with only DT_GNU_HASH, the
+     * undefined symbols all come before symoffset (they are never hashed). */
+    if (gnu_hash && in(v, gnu_hash, 16))
+        v->gnu_hash = (const uint32_t *)gnu_hash;
+    if (symtab && hash && in(v, hash, 8))
+        v->nsyms = ((const uint32_t *)hash)[1];
+    else if (symtab && v->gnu_hash)
+        v->nsyms = v->gnu_hash[1];
+    if (v->nsyms && in(v, symtab, v->nsyms * sizeof(ElfW(Sym))))
+        v->symtab = (const ElfW(Sym) *)symtab;
+    else
+        v->nsyms = 0;
+    if (symtab && !v->symtab && v->gnu_hash)
+        v->symtab = (const ElfW(Sym) *)symtab; /* no undefined symbol: each lookup checks */
+    return 1;
+}
+
+const char *lz_elfmem_str(const lz_elfmem *v, size_t off)
+{
+    for (size_t i = off; i < v->strsz; i++)
+        if (!v->strtab[i])
+            return v->strtab + off;
+    return NULL;
+}
+
+const char *lz_elfmem_soname(const lz_elfmem *v)
+{
+    for (size_t i = 0; i < v->ndyn && v->dyn[i].d_tag != DT_NULL; i++)
+        if (v->dyn[i].d_tag == DT_SONAME)
+            return lz_elfmem_str(v, v->dyn[i].d_un.d_val);
+    return NULL;
+}
+
+/* a and b equal, read no further than the first NUL of either. */
+static int same(const char *a, const char *b)
+{
+    while (*a && *a == *b)
+        a++, b++;
+    return *a == *b;
+}
+
+int lz_elfmem_needs(const lz_elfmem *v, const char *soname)
+{
+    for (size_t i = 0; i < v->ndyn && v->dyn[i].d_tag != DT_NULL; i++) {
+        const char *n;
+        if (v->dyn[i].d_tag == DT_NEEDED && (n = lz_elfmem_str(v, v->dyn[i].d_un.d_val)) &&
+            same(n, soname))
+            return 1;
+    }
+    return 0;
+}
+
+/* The first symbol named name in its hash chain that want accepts (NULL:
+ * every one), or NULL. */
+static const ElfW(Sym) *chain_find(const lz_elfmem *v, const char *name,
+                                   int (*want)(const lz_elfmem *v, uint32_t i))
+{
+    const uint32_t *h = v->gnu_hash;
+    if (!h || !v->symtab)
+        return NULL;
+    uint32_t nbuckets = h[0], symoffset = h[1], bloom_size = h[2];
+    uintptr_t buckets = (uintptr_t)(h + 4) + (uintptr_t)bloom_size * sizeof(ElfW(Addr));
+    if (!nbuckets || !in(v, buckets, (size_t)nbuckets * 4))
+        return NULL;
+    uint32_t hash = 5381;
+    for (const unsigned char *c = (const unsigned char *)name; *c; c++)
+        hash = hash * 33 + *c;
+    const uint32_t *chain = (const uint32_t *)buckets + nbuckets;
+    for (uint32_t i = ((const uint32_t *)buckets)[hash % nbuckets]; i >= symoffset; i++) {
+        const uint32_t *ch = &chain[i - symoffset];
+        const ElfW(Sym) *s = &v->symtab[i];
+        if (!in(v, (uintptr_t)ch, 4) || !in(v, (uintptr_t)s, sizeof *s))
+            return NULL;
+        const char *n;
+        if ((*ch | 1) == (hash | 1) && s->st_shndx != SHN_UNDEF && s->st_name &&
+            (n = lz_elfmem_str(v, s->st_name)) && same(n, name) && (!want || want(v, i)))
+            return s;
+        if (*ch & 1)
+            return NULL;
+    }
+    return NULL;
+}
+
+const ElfW(Sym) *lz_elfmem_lookup(const lz_elfmem *v, const char *name)
+{
+    return chain_find(v, name, NULL);
+}
+
+/* Symbol i is unversioned or at a version not hidden (an unreadable
+ * version entry counts as hidden). */
+static int not_hidden(const lz_elfmem *v, uint32_t i)
+{
+    const ElfW(Half) *e = v->versym ? v->versym + i : NULL;
+    return !e || (in(v, (uintptr_t)e, sizeof *e) && !(*e & 0x8000));
+}
+
+int lz_elfmem_defines(const lz_elfmem *v, const char *name)
+{
+    return chain_find(v, name, not_hidden) != NULL;
+}

@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: MIT
+ * The small reads of a file on disk (lz_elfpeek.h). */
+#include "elf/lz_elfpeek.h"
+#include "elf/lz_elfview.h"
+
+#include <elf.h>
+#include <link.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* The dynamic segment of an open file of this process's class, byte order
+ * and machine, read onto the caller's stack (no malloc: the audit module
+ * runs inside the dynamic linker): the number of entries, 0 when none. */
+typedef struct dr_small {
+    lz_elfview v;
+    unsigned char win[LZ_ELF_WINDOW]; /* one: its reads go forward */
+    ElfW(Phdr) ph[LZ_ELF_MAX_PHDRS];
+    ElfW(Dyn) dyn[LZ_ELF_MAX_DYN];
+} dr_small;
+
+static size_t dr_small_read(int fd, dr_small *s, lz_elftags *t)
+{
+    int elf_class;
+    unsigned machine;
+    unsigned long long tls;
+    struct stat sb;
+    if (fstat(fd, &sb) != 0 || sb.st_size <= 0)
+        return 0;
+    lz_elfview_init(&s->v, fd, (unsigned long long)sb.st_size, s->win, LZ_ELF_WINDOW, 1);
+    if (lz_elfview_head(&s->v, &elf_class, &machine, NULL, 0) != 0 || machine != lz_elf_own_machine() ||
+        lz_elfview_phdrs(&s->v, s->ph, &tls, NULL, 0) != 0)
+        return 0;
+    size_t count = lz_elfview_dynamic(&s->v, s->dyn, LZ_ELF_MAX_DYN);
+    lz_elfview_tags(s->dyn, count, t);
+    return t->has_strtab ? count : 0;
+}
+
+/* The string at offset at of the dynamic string table into out: 1 when it
+ * fits whole. */
+static int dr_small_string(int fd, dr_small *s, const lz_elftags *t, unsigned long long at, char *out,
+                           size_t size)
+{
+    if (at >= t->strsz || size < 2)
+        return 0;
+    size_t want = size - 1;
+    if (want > t->strsz - at)
+        want = (size_t)(t->strsz - at);
+    unsigned long long off = lz_elfview_offset(&s->v, t->strtab + at, want);
+    if (off == (unsigned long long)-1 || lz_elfview_pread(fd, out, want, off) != 0)
+        return 0;
+    out[want] = '\0';
+    return strnlen(out, want) < want || want == t->strsz - at;
+}
+
+int lz_elfpeek_soname(int fd, char *out, size_t size)
+{
+    dr_small s; /* on the stack: ~80 KiB */
+    lz_elftags t;
+    return dr_small_read(fd, &s, &t) && t.has_soname && dr_small_string(fd, &s, &t, t.soname, out, size);
+}
+
+int lz_elfpeek_needed(int fd, void (*each)(void *ctx, const char *name), void *ctx)
+{
+    dr_small s;
+    lz_elftags t;
+    size_t count = dr_small_read(fd, &s, &t);
+    int n = 0;
+    char name[256];
+    for (size_t i = 0; i < count && s.dyn[i].d_tag != DT_NULL; i++)
+        if (s.dyn[i].d_tag == DT_NEEDED &&
+            dr_small_string(fd, &s, &t, s.dyn[i].d_un.d_val, name, sizeof name))
+            each(ctx, name), n++;
+    return n;
+}
+
+int lz_elfpeek_run_paths(int fd, char **rpath, char **runpath)
+{
+    /* On the heap: a first call's thread may have a small stack. */
+    dr_small *s = malloc(sizeof *s);
+    lz_elftags t;
+    size_t count = s ? dr_small_read(fd, s, &t) : 0;
+    *rpath = *runpath = NULL;
+    int ok = count > 0;
+    for (size_t i = 0; i < count && s->dyn[i].d_tag != DT_NULL; i++) {
+        char **out = s->dyn[i].d_tag == DT_RPATH ? rpath : s->dyn[i].d_tag == DT_RUNPATH ? runpath : NULL;
+        unsigned long long at = s->dyn[i].d_un.d_val;
+        if (!out || *out)
+            continue;
+        /* As long as the string table allows, within a bound a hostile
+         * file cannot push past. */
+        size_t size = at < t.strsz ? (size_t)(t.strsz - at) + 1 : 0;
+        if (size > LZ_ELF_RUN_PATH_MAX)
+            size = LZ_ELF_RUN_PATH_MAX;
+        if (!size || !(*out = malloc(size)) || !dr_small_string(fd, s, &t, at, *out, size)) {
+            free(*out);
+            *out = NULL;
+            ok = 0;
+        }
+    }
+    free(s);
+    if (!ok) {
+        free(*rpath);
+        free(*runpath);
+        *rpath = *runpath = NULL;
+    }
+    return ok;
+}
+
+int lz_elfpeek_native(int fd)
+{
+    ElfW(Ehdr) eh;
+    return lz_elfview_pread(fd, &eh, sizeof eh, 0) == 0 && memcmp(eh.e_ident, ELFMAG, SELFMAG) == 0 &&
+           eh.e_ident[EI_CLASS] == LZ_ELF_NATIVE_CLASS && eh.e_ident[EI_DATA] == LZ_ELF_NATIVE_DATA &&
+           eh.e_type == ET_DYN && eh.e_machine == lz_elf_own_machine();
+}
+

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: MIT
+ * The small reads of a shared object on disk (lz_elfpeek.c): its SONAME,
+ * its DT_NEEDED names, its run paths, whether it is of this process's
+ * kind. No allocation but the run paths': the audit module (inside the
+ * dynamic linker) and the launcher ask them too. */
+#ifndef LZ_ELFPEEK_H
+#define LZ_ELFPEEK_H
+
+#include "elf/lz_elfview.h"
+
+/* Only the SONAME of a file of this process's class and byte order, with no
+ * allocation (the audit module runs inside the dynamic linker): 1 when found. */
+LZ_ELF_API int lz_elfpeek_soname(int fd, char *out, size_t size);
+
+/* Each DT_NEEDED name of a file of this process's class, byte order and
+ * machine, in order, given to each (no allocation): how many. */
+LZ_ELF_API int lz_elfpeek_needed(int fd, void (*each)(void *ctx, const char *name), void *ctx);
+
+/* The DT_RPATH and DT_RUNPATH strings of a file of this process's class,
+ * byte order and machine, malloc'd (NULL for a tag it lacks): 1 when the
+ * file's dynamic segment and both strings were read (else both NULL). */
+LZ_ELF_API int lz_elfpeek_run_paths(int fd, char **rpath, char **runpath);
+
+/* 1 when the file's ELF header is a shared object's of this process's
+ * class, byte order and machine: what the dynamic linker maps for it, as
+ * far as one read of the header tells (no allocation: the audit module and
+ * the launcher ask it). */
+LZ_ELF_API int lz_elfpeek_native(int fd);
+
+#endif

@@ -1,0 +1,219 @@
+/* SPDX-License-Identifier: MIT
+ * Looking a soname up in /etc/ld.so.cache, as the dynamic linker does, so
+ * that the file it would load can be probed first. Only the current format
+ * ("glibc-ld.so.cache1.1") is read; anything else is "not found". */
+#include "elf/lz_ldcache.h"
+
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define CACHE_MAGIC "glibc-ld.so.cache1.1"
+#define FLAG_ELF_LIBC6 0x0003
+#define FLAG_TYPE_MASK 0x00ff
+#define FLAG_ARCH_MASK 0xff00
+#if defined(__x86_64__)
+#define FLAG_OWN_ARCH 0x0300
+#elif defined(__aarch64__)
+#define FLAG_OWN_ARCH 0x0a00
+#else
+#define FLAG_OWN_ARCH (-1)
+#endif
+
+struct cache_header {
+    char magic[sizeof CACHE_MAGIC - 1];
+    uint32_t nlibs, len_strings;
+    uint8_t flags, pad[3];
+    uint32_t extension_offset, unused[3];
+};
+
+struct cache_entry {
+    int32_t flags;
+    uint32_t key, value, osversion;
+    uint64_t hwcap;
+};
+
+/* The string at off, if it ends inside the file. */
+static const char *string_at(const char *buf, size_t len, uint32_t off)
+{
+    return off < len && memchr(buf + off, '\0', len - off) ? buf + off : NULL;
+}
+
+/* 1 when the string at off is want (n bytes and its NUL), inside the file:
+ * compared in place, so an entry that differs costs a byte or two, not a
+ * search for its end (hundreds of entries per lookup). */
+static int ldc_key_is(const char *buf, size_t len, uint32_t off, const char *want, size_t n)
+{
+    if (off >= len || len - off <= n)
+        return 0;
+    const char *k = buf + off;
+    size_t i = 0;
+    while (i <= n && k[i] == want[i])
+        i++;
+    return i > n;
+}
+
+/* The file as mapped, kept for the process: mapping it costs 3 us, but
+ * unmapping pages once read costs 30 us on a virtual machine (the TLB
+ * shootdown), more than the rest of a first call's lookup. Checked against
+ * the file on each lookup (ldconfig replaces it: a new inode); a stale one
+ * is left mapped, never unmapped under a reader. Published atomically: no
+ * lock, so nothing for fork() to find taken. */
+static char *ldc_lookup(const char *buf, size_t len, const char *soname);
+
+typedef struct mapped_cache {
+    const char *buf;
+    size_t len;
+    dev_t dev;
+    ino_t ino;
+    struct timespec mtime;
+} mapped_cache;
+
+static mapped_cache *ldc_current LZ_STARTUP_DATA;
+
+static int ldc_same_file(const mapped_cache *c, const struct stat *sb)
+{
+    return c && c->dev == sb->st_dev && c->ino == sb->st_ino && c->len == (size_t)sb->st_size &&
+           c->mtime.tv_sec == sb->st_mtim.tv_sec && c->mtime.tv_nsec == sb->st_mtim.tv_nsec;
+}
+
+/* The mapping of the open file fd (stat sb), or NULL. *own: a mapping of
+ * this lookup alone (another thread published one first), for the caller
+ * to release. */
+static const mapped_cache *ldc_map(int fd, const struct stat *sb, mapped_cache **own)
+{
+    mapped_cache *c = __atomic_load_n(&ldc_current, __ATOMIC_ACQUIRE);
+    if (ldc_same_file(c, sb))
+        return c;
+    mapped_cache *fresh = malloc(sizeof *fresh);
+    void *buf = fresh ? mmap(NULL, (size_t)sb->st_size, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
+    if (buf == MAP_FAILED) {
+        free(fresh);
+        return NULL;
+    }
+    *fresh = (mapped_cache){buf, (size_t)sb->st_size, sb->st_dev, sb->st_ino, sb->st_mtim};
+    if (__atomic_compare_exchange_n(&ldc_current, &c, fresh, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        return fresh;
+    /* Another thread published one first: theirs if it is this file, else
+     * ours, for this lookup only. */
+    if (ldc_same_file(c, sb)) {
+        munmap(buf, fresh->len);
+        free(fresh);
+        return c;
+    }
+    *own = fresh;
+    return fresh;
+}
+
+char *lz_ldcache_path(const char *file, const char *soname)
+{
+    int fd = open(file, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return NULL;
+    struct stat sb;
+    const mapped_cache *c = NULL;
+    mapped_cache *own = NULL;
+    /* fstat as glibc makes it, with an empty path of ours: glibc's own ""
+     * lies in a page of its read-only data that nothing else of a first
+     * call reads, and the kernel reading it there is a page fault. */
+    if (fstatat(fd, "", &sb, AT_EMPTY_PATH) == 0 && sb.st_size >= (off_t)sizeof(struct cache_header) &&
+        sb.st_size <= (64 << 20))
+        c = ldc_map(fd, &sb, &own);
+    close(fd);
+    if (!c)
+        return NULL;
+    char *found = ldc_lookup(c->buf, c->len, soname);
+    if (own) {
+        munmap((void *)own->buf, own->len);
+        free(own);
+    }
+    return found;
+}
+
+/* _dl_cache_libcmp(name, key at off): ld.so's order of the cache, runs of
+ * digits compared as numbers; a key that runs off the file ends there. */
+static int ldc_cmp(const char *buf, size_t len, uint32_t off, const char *name)
+{
+    const char *k = off < len ? buf + off : "", *end = off < len ? buf + len : k + 1;
+#define KEY (k < end ? *k : '\0')
+#define DIGIT(c) ((c) >= '0' && (c) <= '9')
+    while (*name) {
+        if (DIGIT(*name)) {
+            if (!DIGIT(KEY))
+                return 1;
+            unsigned long a = 0, b = 0;
+            while (DIGIT(*name))
+                a = a * 10 + (unsigned long)(*name++ - '0');
+            while (k < end && DIGIT(*k))
+                b = b * 10 + (unsigned long)(*k++ - '0');
+            if (a != b)
+                return a < b ? -1 : 1;
+        } else if (DIGIT(KEY)) {
+            return -1;
+        } else if (*name != KEY) {
+            return (unsigned char)*name - (unsigned char)KEY;
+        } else {
+            name++, k++;
+        }
+    }
+    return -(int)(unsigned char)KEY;
+#undef DIGIT
+#undef KEY
+}
+
+static struct cache_entry ldc_entry(const char *buf, uint32_t i)
+{
+    struct cache_entry e;
+    memcpy(&e, buf + sizeof(struct cache_header) + (size_t)i * sizeof e, sizeof e);
+    return e;
+}
+
+/* The first entry for soname of this machine's C library, as ld.so takes it:
+ * its path copied (malloc'd), or NULL. As ld.so does, a binary search (the
+ * cache is sorted, descending in ldc_cmp's order: a scan of every entry cost
+ * 25 us of a first call), back to the first entry of that name, then on
+ * through its entries. */
+static char *ldc_lookup(const char *buf, size_t len, const char *soname)
+{
+    struct cache_header h;
+    memcpy(&h, buf, sizeof h);
+    if (memcmp(h.magic, CACHE_MAGIC, sizeof h.magic) != 0 ||
+        h.nlibs > (len - sizeof h) / sizeof(struct cache_entry))
+        return NULL;
+    uint32_t lo = 0, hi = h.nlibs, at = h.nlibs;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        int c = ldc_cmp(buf, len, ldc_entry(buf, mid).key, soname);
+        if (c == 0) {
+            at = mid;
+            break;
+        }
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (at == h.nlibs)
+        return NULL;
+    while (at > 0 && ldc_cmp(buf, len, ldc_entry(buf, at - 1).key, soname) == 0)
+        at--;
+    size_t n = strlen(soname);
+    for (; at < h.nlibs; at++) {
+        struct cache_entry e = ldc_entry(buf, at);
+        if (ldc_cmp(buf, len, e.key, soname) != 0)
+            break;
+        if ((e.flags & FLAG_TYPE_MASK) != FLAG_ELF_LIBC6)
+            continue;
+        if (FLAG_OWN_ARCH != -1 && (e.flags & FLAG_ARCH_MASK) != FLAG_OWN_ARCH)
+            continue;
+        const char *value;
+        if (ldc_key_is(buf, len, e.key, soname, n) && (value = string_at(buf, len, e.value)) &&
+            strlen(value) < PATH_MAX)
+            return strdup(value);
+    }
+    return NULL;
+}

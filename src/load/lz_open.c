@@ -1,0 +1,315 @@
+/* SPDX-License-Identifier: MIT */
+/* Finding a library and opening it, in rounds: a walk of the search order
+ * (lz_order.c) chooses a file, the walk is freed, the file is opened and
+ * checked here (open_chosen); a file whose dlopen fails is skipped by the
+ * next round, which reports it with the reason. */
+#include "load/lz_open.h"
+#include "base/lz_dl.h"
+#include "base/lz_env.h"
+#include "base/lz_lock.h"
+#include "common/lz_stepnames.h"
+#include "process/lz_needed.h"
+#include "common/lz_note.h"
+#include "process/lz_objects.h"
+#include "elf/lz_probe.h"
+#include "base/lz_report.h"
+#include "search/lz_order.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* The first required symbol the handle lacks, or NULL. */
+static const char *missing_required(const lz_lib *lib, void *handle)
+{
+    for (const char *const *r = lib->required; *r; r++)
+        if (!lz_dlsym(handle, *r))
+            return *r;
+    return NULL;
+}
+
+/* 1 when a loaded handle is a shim (a drop-in), not the real library. */
+static int is_shim(const lz_lib *lib, void *handle)
+{
+    char marker[128];
+    return lz_dlsym(handle, lz_shim_marker(lib, marker, sizeof marker)) != NULL;
+}
+
+/* The audit module answered a program's request for this very path with
+ * the drop-in, and ld.so now knows the drop-in by that name too: the same
+ * file named another way ("dir/./file") reaches the file itself. Apart
+ * (noinline), so that its PATH_MAX buffer is not on the stack under every
+ * first call's dlopen (a fresh stack page is a page fault). */
+static __attribute__((noinline)) void *open_other_name(const char *path, int flags,
+                                                       const char **e)
+{
+    char other[PATH_MAX];
+    const char *slash = strrchr(path, '/');
+    if (slash && snprintf(other, sizeof other, "%.*s/.%s", (int)(slash - path), path, slash) <
+                     (int)sizeof other)
+        return lz_dlopen(other, LZ_DLOPEN_FLAGS | flags, e);
+    *e = "the path names the drop-in, and is too long to name the file another way (dir/./file)";
+    return NULL;
+}
+
+/* Open the file a walk chose (path, as c says) and check it is the one
+ * judged (c's dev/ino, probed or only stat'ed): the handle, or NULL with the
+ * reason in why. */
+static void *open_chosen(const lz_lib *lib, const char *path, const lz_chosen *c, char *why,
+                         size_t size)
+{
+    int probed = c->probed;
+    const char *e;
+    lz_asked_box *box = lib->st->asked;
+    if (box) /* a drop-in: its own load, whoever ld.so sees asking (lz_note.h) */
+        __atomic_store_n(&box->loading_tid, (int)syscall(SYS_gettid), __ATOMIC_RELAXED);
+    void *handle = lz_dlopen(path, LZ_DLOPEN_FLAGS | lib->dlopen_flags, &e);
+    /* A probed file is no shim (the probe saw its exports), so dlopen hands
+     * back a shim only where ld.so knows a drop-in by this path: checked in
+     * drop-ins alone, the only objects the audit module maps for a path. */
+    int shim = handle && (!probed || box) && is_shim(lib, handle);
+    if (shim && probed) {
+        lz_dlclose(handle);
+        handle = open_other_name(path, lib->dlopen_flags, &e);
+        shim = handle && is_shim(lib, handle);
+    }
+    if (box)
+        __atomic_store_n(&box->loading_tid, 0, __ATOMIC_RELAXED);
+    if (!handle) {
+        snprintf(why, size, "%s", e);
+        return NULL;
+    }
+    struct stat sb;
+    const char *missing;
+    if (shim)
+        snprintf(why, size, "a lazynccl shim (drop-in), not the real library");
+    /* Checked again once loaded: the object is the file that was judged
+     * (not one swapped in since), and dlsym finds what the probe saw (a
+     * symbol exported only under a non-default version is not found by
+     * dlsym). By the path, not the link map's l_name: reading that while
+     * another thread's dlopen of the same object writes it is a race that
+     * only the dynamic linker's internal lock orders (TSan cannot see it). */
+    else if (stat(path, &sb) != 0 || (unsigned long long)sb.st_dev != c->dev ||
+             (unsigned long long)sb.st_ino != c->ino)
+        snprintf(why, size, "the file changed between the probe and dlopen");
+    else if ((missing = missing_required(lib, handle)))
+        snprintf(why, size, probed ? "dlsym does not find %s (exported only under a "
+                                          "non-default symbol version?)"
+                                        : "does not export %s", missing);
+    else
+        return handle;
+    lz_dlclose(handle);
+    return NULL;
+}
+
+/* The names a candidate is asked about: the first call's, then every one
+ * marked (NULL-terminated, malloc'd; NULL when out of memory). */
+static const char **asks_of(const lz_lib *lib, const lz_sym *want, const unsigned char *marks)
+{
+    size_t n = 0;
+    for (size_t i = 0; marks && i < lib->nsyms; i++)
+        n += marks[i];
+    const char **asks = malloc((n + 2) * sizeof *asks);
+    if (!asks)
+        return NULL;
+    size_t k = 0;
+    if (want)
+        asks[k++] = lz_sym_name(lib, want);
+    for (size_t i = 0; marks && i < lib->nsyms; i++)
+        if (marks[i] && &lib->syms[i] != want)
+            asks[k++] = lz_sym_name(lib, &lib->syms[i]);
+    asks[k] = NULL;
+    return asks;
+}
+
+void lz_search_run(lz_search *w)
+{
+    /* The names the process needs decide too, whichever call comes first. */
+    unsigned char *wanted = w->req.wanted ? NULL : lz_needed_marks(w->lib);
+    if (wanted)
+        w->req.wanted = wanted;
+    const char **asks = w->req.asks ? NULL : asks_of(w->lib, w->req.want, w->req.wanted);
+    if (asks)
+        w->req.asks = asks;
+    lz_order(w); /* notes LZ_NOTE_NOTHING_FOUND itself */
+    if (asks)
+        w->req.asks = NULL;
+    free(asks);
+    if (wanted)
+        w->req.wanted = NULL;
+    free(wanted);
+}
+
+/* The failure report, for lz_state (it outlives the search). */
+static lz_msg *keep_report(const char *text)
+{
+    size_t len = strlen(text);
+    lz_msg *m = malloc(sizeof *m + len + 1);
+    if (m) {
+        m->next = NULL;
+        memcpy(m->text, text, len + 1);
+    }
+    return m;
+}
+
+/* A round's walk and its report: on the heap, freed before the chosen file
+ * is opened, so that the dynamic linker's allocations reuse its pages. The
+ * text only where a report is wanted: a round is quiet (formats nothing)
+ * unless the log is on, and a quiet round that finds nothing is run again
+ * with a report, for the failure's message. */
+typedef struct lz_round {
+    lz_search w;
+    char text[];
+} lz_round;
+
+/* One round, run with no lock held: a walk that skips the files earlier
+ * rounds failed to open, with a report when asked (report; else the walk
+ * formats nothing, the log being off: one getenv, not one per note). list
+ * is the caller's copy of the search list. NULL when out of memory. */
+static lz_round *walk_round(const lz_lib *lib, const lz_sym *want, const char *list,
+                            const char *chosen, const char *chosen_step, const lz_skip *skips,
+                            int nskips, int report)
+{
+    lz_round *r = malloc(sizeof *r + (report ? LZ_MESSAGE_MAX : 0));
+    if (!r)
+        return NULL;
+    lz_request req = {.want = want, .search_list = list, .chosen = chosen,
+                      .chosen_step = chosen_step, .skips = skips, .nskips = nskips};
+    lz_search *w = &r->w;
+    lz_search_init(w, lib, &req);
+    w->silent = !report;
+    if (report) {
+        w->rep.text = r->text;
+        w->rep.size = LZ_MESSAGE_MAX;
+        int n = snprintf(r->text, LZ_MESSAGE_MAX, "%s: %s could not be loaded; candidates tried:\n",
+                         lib->prefix, lib->display);
+        w->rep.len = (size_t)n;
+    }
+    const char *unsafe = lz_dl_unsafe();
+    if (unsafe) {
+        lz_note(w, "%s", unsafe);
+        return r;
+    }
+    lz_search_run(w);
+    return r;
+}
+
+/* The chosen path and its companions in one allocation, for lz_outcome and
+ * lz_state: the path, '\0', the companions, '\0'. NULL when out of memory. */
+static char *paths_of(const lz_result *f)
+{
+    size_t plen = strlen(f->path);
+    char *path = malloc(plen + 1 + f->companions_len + 1);
+    if (path) {
+        memcpy(path, f->path, plen + 1);
+        memcpy(path + plen + 1, f->companions, f->companions_len);
+        path[plen + 1 + f->companions_len] = '\0';
+    }
+    return path;
+}
+
+/* Remember a file that failed to open, for the next round: 0 when out of
+ * memory. */
+static int add_skip(lz_skip **skips, int *nskips, const lz_chosen *c, const char *why)
+{
+    lz_skip *more = realloc(*skips, (size_t)(*nskips + 1) * sizeof *more);
+    if (!more)
+        return 0;
+    more[*nskips].dev = c->dev;
+    more[*nskips].ino = c->ino;
+    snprintf(more[*nskips].reason, sizeof more[*nskips].reason, "%s", why);
+    *skips = more;
+    ++*nskips;
+    return 1;
+}
+
+char *lz_chosen_file(const lz_lib *lib, const char **step)
+{
+    const char *adopted = __atomic_load_n(&lib->st->adopted, __ATOMIC_ACQUIRE);
+    if (adopted) {
+        *step = LZ_STEP_ADOPTED;
+        return strdup(adopted);
+    }
+    const char *env = lz_getenv(lib->env_var);
+    if (env && *env)
+        return NULL; /* the override wins over the program's chooser */
+    int cs = lz_lock(lib);
+    lz_choose_fn fn = lib->st->chooser;
+    void *user = lib->st->chooser_user;
+    lz_unlock(lib, cs);
+    char *path = fn ? calloc(1, PATH_MAX) : NULL;
+    if (!path)
+        return NULL;
+    void *handle = fn(user, path, PATH_MAX);
+    path[PATH_MAX - 1] = '\0';
+    if (handle && !lz_dl_path_of(handle, path, PATH_MAX))
+        snprintf(path, PATH_MAX, "(the chooser returned a handle that names no file: the "
+                 "program itself, RTLD_DEFAULT or RTLD_NEXT, or no handle dlopen returned)");
+    if (!path[0]) {
+        free(path);
+        return NULL; /* no answer: the usual search */
+    }
+    *step = LZ_STEP_CHOSEN;
+    return path;
+}
+
+/* The dlopen runs here, after the walk has returned, not at the bottom of
+ * its calls: NCCL's dlopen is a few milliseconds, and on a virtual machine
+ * every fresh page of stack or heap it would otherwise touch below the
+ * walk costs about 11 us (docs/performance.md, "First calls"). */
+void lz_search_and_open(const lz_lib *lib, const lz_sym *want, const char *list, lz_outcome *out)
+{
+    lz_skip *skips = NULL;
+    int nskips = 0;
+    int report = lz_logging(lib);
+    const char *chosen_step = NULL;
+    char *chosen = lz_chosen_file(lib, &chosen_step);
+    for (;;) {
+        lz_round *r = walk_round(lib, want, list, chosen, chosen_step, skips, nskips, report);
+        if (!r) {
+            lz_log(lib, "%s could not be loaded: out of memory", lib->display);
+            break;
+        }
+        if (!r->w.res.found && !report) {
+            /* A quiet round found nothing: again, with the report the
+             * failure's message needs. */
+            free(r);
+            report = 1;
+            continue;
+        }
+        if (!r->w.res.found) {
+            out->report = r->text[0] ? keep_report(r->text) : NULL;
+            free(r);
+            break;
+        }
+        lz_chosen c = r->w.res.chosen;
+        char *path = paths_of(&r->w.res);
+        free(r);
+        char why[512];
+        void *h = path ? open_chosen(lib, path, &c, why, sizeof why) : NULL;
+        if (h && (lib->dlopen_flags & ~(RTLD_LAZY | RTLD_LOCAL)))
+            lz_log(lib, "[%s] %s: opened with the spec's dlopen flags (0x%x)", c.step, path,
+                   (unsigned)lib->dlopen_flags);
+        if (h) {
+            lz_log(lib, "[%s] %s: chosen", c.step, path);
+            out->handle = h;
+            out->step = c.step;
+            out->path = path;
+            out->companions = path + strlen(path) + 1;
+            break;
+        }
+        if (path)
+            lz_log(lib, "[%s] %s: refused once loaded: %s", c.step, path, why);
+        int kept = add_skip(&skips, &nskips, &c, path ? why : "out of memory");
+        free(path);
+        if (!kept) {
+            lz_log(lib, "%s could not be loaded: out of memory", lib->display);
+            break;
+        }
+    }
+    free(skips);
+    free(chosen);
+}

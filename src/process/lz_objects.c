@@ -1,0 +1,394 @@
+/* SPDX-License-Identifier: MIT
+ * Reading the dynamic sections of loaded objects (lz_objects.h).
+ *
+ * dl_iterate_phdr holds the dynamic linker's lock while it calls back, so the
+ * callbacks here only copy strings out; the visits happen after it returns.
+ * Every address taken from a dynamic section is checked to lie inside one of
+ * the object's loaded segments before it is read. */
+#include "elf/lz_elfmem.h"
+#include "base/lz_dl.h"
+#include "base/lz_env.h"
+#include "process/lz_objects.h"
+#include "base/lz_path.h"
+
+#include <link.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <unistd.h>
+
+
+int lz_objects_mapped(const struct dl_phdr_info *info, uintptr_t addr, size_t len)
+{
+    return lz_elfmem_mapped(info->dlpi_addr, info->dlpi_phdr, info->dlpi_phnum, addr, len);
+}
+
+int lz_objects_view(const struct dl_phdr_info *info, lz_objview *v)
+{
+    v->info = info;
+    v->self = lz_objects_mapped(info, (uintptr_t)&lz_objects_view, 1);
+    return lz_elfmem_view(&v->m, info->dlpi_addr, info->dlpi_phdr, info->dlpi_phnum);
+}
+
+const char *lz_objects_str(const lz_objview *v, size_t off)
+{
+    return lz_elfmem_str(&v->m, off);
+}
+
+/* The program's file as the kernel names it (/proc/self/exe), kept once
+ * read: a first call may ask for it several times (run paths, the
+ * LD_LIBRARY_PATH $ORIGIN, the program's own site directory), and each
+ * access under /proc costs a path walk there. The program never changes
+ * under a process; fork keeps it. */
+static char *program_noted;
+
+int lz_objects_program_path(char *out, size_t size)
+{
+    const char *noted = __atomic_load_n(&program_noted, __ATOMIC_ACQUIRE);
+    if (noted && lz_copy(out, size, noted))
+        return 1;
+    ssize_t n = readlink("/proc/self/exe", out, size - 1);
+    out[n > 0 ? (size_t)n : 0] = '\0';
+    if (n <= 0)
+        return 0;
+    char *copy = noted || (size_t)n >= size - 1 ? NULL : strdup(out), *expect = NULL;
+    if (copy && !__atomic_compare_exchange_n(&program_noted, &expect, copy, 0, __ATOMIC_ACQ_REL,
+                                             __ATOMIC_ACQUIRE))
+        free(copy);
+    return 1;
+}
+
+/* The name the dynamic linker gave an object (malloc'd; "" for the
+ * program; NULL when out of memory). The linker writes a name before it
+ * adds the object to its list, and dl_iterate_phdr reads the list under the
+ * same lock, so reading the name here is ordered after that write even when
+ * another thread's dlopen is adding the object at that moment. But the lock
+ * is the dynamic linker's own, which ThreadSanitizer does not see: it would
+ * report the copy as a race with that dlopen's allocation of the name. So
+ * the copy is made by plain (volatile: never turned into a library call)
+ * loads that it does not instrument. */
+#if defined(__SANITIZE_THREAD__) && !defined(__clang__)
+#define LZ_ORDERED_BY_LD __attribute__((no_sanitize_thread, noinline))
+#else
+#define LZ_ORDERED_BY_LD
+#endif
+LZ_ORDERED_BY_LD char *lz_objects_name(const struct dl_phdr_info *info)
+{
+    const volatile char *name = (const volatile char *)info->dlpi_name;
+    size_t n = 0;
+    while (name && name[n])
+        n++;
+    char *copy = malloc(n + 1);
+    for (size_t i = 0; copy && i < n; i++)
+        copy[i] = name[i];
+    if (copy)
+        copy[n] = '\0';
+    return copy;
+}
+
+/* The file of an object (malloc'd, exactly as long as it is; NULL when out
+ * of memory): the main program's is /proc/self/exe, never argv[0]. Exact:
+ * the strings a first call keeps share a few heap pages, where a PATH_MAX
+ * buffer each would be a fresh page each (11 us on a virtual machine). */
+char *lz_objects_file(const struct dl_phdr_info *info)
+{
+    char *name = lz_objects_name(info);
+    if (!name || name[0])
+        return name;
+    free(name);
+    char *tmp = malloc(PATH_MAX);
+    char *path = tmp && lz_objects_program_path(tmp, PATH_MAX) ? strdup(tmp) : NULL;
+    free(tmp);
+    return path ? path : strdup("");
+}
+
+
+void lz_strlist_push(lz_strlist *l, const char *a, const char *b)
+{
+    size_t na = strlen(a) + 1, nb = strlen(b) + 1;
+    if (l->len + na + nb > l->cap) {
+        size_t cap = (l->cap ? l->cap * 2 : 256) + na + nb;
+        char *grown = realloc(l->buf, cap);
+        if (!grown) {
+            l->oom = 1;
+            return;
+        }
+        l->buf = grown;
+        l->cap = cap;
+    }
+    memcpy(l->buf + l->len, a, na);
+    memcpy(l->buf + l->len + na, b, nb);
+    l->len += na + nb;
+}
+
+/* push, unless a pair already starts with a (a site directory
+ * named by each of a framework's many objects is visited once). */
+void lz_strlist_push_once(lz_strlist *l, const char *a, const char *b)
+{
+    for (size_t off = 0; off < l->len;) {
+        const char *x = l->buf + off, *y = x + strlen(x) + 1;
+        if (strcmp(x, a) == 0)
+            return;
+        off = (size_t)(y + strlen(y) + 1 - l->buf);
+    }
+    lz_strlist_push(l, a, b);
+}
+
+/* Call visit on each pair of the list until it returns 1; free the list. */
+int lz_strlist_visit(lz_strlist *l, lz_object_visit_fn visit, void *ctx)
+{
+    int rc = 0;
+    for (size_t off = 0; off < l->len && !rc;) {
+        const char *a = l->buf + off, *b = a + strlen(a) + 1;
+        off = (size_t)(b + strlen(b) + 1 - l->buf);
+        rc = visit(ctx, a[0] ? a : NULL, b);
+    }
+    free(l->buf);
+    return rc;
+}
+
+/* Add an object's file to a list (the program's too, by /proc/self/exe). */
+void lz_strlist_push_object(lz_strlist *l, const struct dl_phdr_info *info)
+{
+    char *path = lz_objects_file(info);
+    if (!path)
+        l->oom = 1;
+    else if (path[0])
+        lz_strlist_push(l, path, "");
+    free(path);
+}
+
+/* The object is this code's, or needs (DT_NEEDED) self_soname (NULL: none)
+ * or one of sonames. */
+int lz_objects_needs(const lz_objview *v, const char *const *sonames, const char *self_soname)
+{
+    if (v->self)
+        return 1;
+    for (const ElfW(Dyn) *d = v->m.dyn; d < v->m.dyn + v->m.ndyn && d->d_tag != DT_NULL; d++) {
+        const char *n;
+        if (d->d_tag != DT_NEEDED || !(n = lz_objects_str(v, d->d_un.d_val)))
+            continue;
+        if (self_soname && strcmp(n, self_soname) == 0)
+            return 1;
+        for (const char *const *s = sonames; *s; s++)
+            if (strcmp(n, *s) == 0)
+                return 1;
+    }
+    return 0;
+}
+
+/* --- objects by SONAME ---------------------------------------------------- */
+
+struct by_soname {
+    const char *soname;
+    const char *unless;      /* a drop-in's marker: objects defining it are left out */
+    lz_strlist out;
+};
+
+static int soname_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    struct by_soname *q = data;
+    lz_objview v;
+    const char *so;
+    if (!lz_objects_view(info, &v) || !(so = lz_elfmem_soname(&v.m)) || strcmp(so, q->soname) != 0)
+        return 0;
+    /* Not this object itself: a drop-in that lazynccl-run's audit module
+     * mapped for a request by name is named by the path the dynamic linker
+     * tried (a file that may not exist); it is never a copy to reuse. */
+    if (v.self || (q->unless && lz_elfmem_defines(&v.m, q->unless)))
+        return 0;
+    lz_strlist_push_object(&q->out, info);
+    return 0;
+}
+
+int lz_objects_with_soname(const char *soname, lz_object_visit_fn visit, void *ctx)
+{
+    struct by_soname q = {.soname = soname};
+    lz_dl_iterate_phdr(soname_cb, &q);
+    return lz_strlist_visit(&q.out, visit, ctx);
+}
+
+int lz_objects_real_with_soname(const char *soname, const char *marker, lz_object_visit_fn visit,
+                                void *ctx)
+{
+    struct by_soname q = {.soname = soname, .unless = marker};
+    lz_dl_iterate_phdr(soname_cb, &q);
+    return lz_strlist_visit(&q.out, visit, ctx);
+}
+
+static int self_soname_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    lz_objview v;
+    if (lz_objects_view(info, &v) && v.self) {
+        const char *so = lz_elfmem_soname(&v.m);
+        if (so)
+            lz_copy(data, 256, so);
+        return 1;
+    }
+    return 0;
+}
+
+static int self_path_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    lz_objview v;
+    if (!lz_objects_view(info, &v) || !v.self)
+        return 0;
+    *(char **)data = lz_objects_file(info);
+    return 1;
+}
+
+char *lz_objects_self_path(void)
+{
+    char *path = NULL;
+    lz_dl_iterate_phdr(self_path_cb, &path);
+    if (path && !path[0]) {
+        free(path);
+        path = NULL;
+    }
+    return path;
+}
+
+/* This object's SONAME (NULL: none), found once per process: it never
+ * changes, and each lookup is a pass over every loaded object. */
+const char *lz_objects_self_soname(void)
+{
+    static char *cached LZ_STARTUP_DATA;
+    static const char none[] = "";
+    char *s = __atomic_load_n(&cached, __ATOMIC_ACQUIRE);
+    if (!s) {
+        char self[256] = "";
+        lz_dl_iterate_phdr(self_soname_cb, self);
+        char *fresh = self[0] ? strdup(self) : (char *)none;
+        if (!fresh)
+            return NULL; /* out of memory: asked again next time */
+        char *expect = NULL;
+        if (__atomic_compare_exchange_n(&cached, &expect, fresh, 0, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_ACQUIRE))
+            s = fresh;
+        else {
+            if (fresh != none)
+                free(fresh);
+            s = expect;
+        }
+    }
+    return s[0] ? s : NULL;
+}
+
+struct self_defines {
+    const char *name;
+    int found;
+};
+
+static int self_defines_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    struct self_defines *q = data;
+    lz_objview v;
+    if (!lz_objects_view(info, &v) || !v.self)
+        return 0;
+    if (v.m.symtab && v.m.gnu_hash)
+        q->found = lz_elfmem_lookup(&v.m, q->name) != NULL;
+    for (size_t i = 1; !q->found && i < v.m.nsyms; i++) {
+        const char *n;
+        q->found = v.m.symtab[i].st_shndx != SHN_UNDEF && v.m.symtab[i].st_name &&
+                   (n = lz_objects_str(&v, v.m.symtab[i].st_name)) && strcmp(n, q->name) == 0;
+    }
+    return 1;
+}
+
+int lz_objects_self_exports(const char *name)
+{
+    struct self_defines q = {.name = name};
+    lz_dl_iterate_phdr(self_defines_cb, &q);
+    return q.found;
+}
+
+/* --- every name defined ----------------------------------------------------- */
+
+struct defines_all {
+    uintptr_t inside;
+    const char *(*name)(const void *ctx, size_t i);
+    const void *ctx;
+    size_t n;
+    int all;
+};
+
+static int defines_all_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    struct defines_all *q = data;
+    lz_objview v;
+    if (!lz_objects_mapped(info, q->inside, 1))
+        return 0;
+    q->all = lz_objects_view(info, &v) && v.m.gnu_hash;
+    for (size_t i = 0; q->all && i < q->n; i++)
+        q->all = lz_elfmem_defines(&v.m, q->name(q->ctx, i));
+    return 1;
+}
+
+int lz_objects_defines_all(const void *inside, const char *(*name)(const void *ctx, size_t i),
+                           const void *ctx, size_t n)
+{
+    struct defines_all q = {(uintptr_t)inside, name, ctx, n, 0};
+    lz_dl_iterate_phdr(defines_all_cb, &q);
+    return q.all;
+}
+
+/* --- the object holding an address ------------------------------------------ */
+
+struct holder {
+    uintptr_t addr;
+    int outside; /* in a loaded object other than the C library and ld.so */
+};
+
+static int holder_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    struct holder *h = data;
+    if (!lz_objects_mapped(info, h->addr, 1))
+        return 0;
+    const char *n = info->dlpi_name ? info->dlpi_name : "";
+    h->outside = !strstr(n, "/libc.so") && !strstr(n, "/libdl.so") && !strstr(n, "/ld-linux") &&
+                 !strstr(n, "/ld64.so");
+    return 1;
+}
+
+int lz_objects_outside_c_library(const void *addr)
+{
+    struct holder h = {(uintptr_t)addr, 0};
+    lz_dl_iterate_phdr(holder_cb, &h);
+    return h.outside;
+}
+
+/* --- read-only after relocation ---------------------------------------------- */
+
+struct relro {
+    uintptr_t addr;
+    int found;
+};
+
+static int relro_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    struct relro *q = data;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+        if (ph->p_type == PT_GNU_RELRO && q->addr >= lo && q->addr - lo < ph->p_memsz)
+            return q->found = 1;
+    }
+    return 0;
+}
+
+int lz_objects_relro(const void *addr)
+{
+    struct relro q = {.addr = (uintptr_t)addr};
+    lz_dl_iterate_phdr(relro_cb, &q);
+    return q.found;
+}
+

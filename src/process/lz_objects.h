@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: MIT
+ * What the objects already loaded in the process say (lz_objects.c):
+ * which of them carry a SONAME, which holds an address or this code, what
+ * they define; the reading the other lz_objects_*.c share (their run
+ * paths, site directories and imports). Read from the dynamic
+ * sections the dynamic linker has mapped: no file is opened, nothing loaded. */
+#ifndef LZ_OBJECTS_H
+#define LZ_OBJECTS_H
+
+#include "base/lz_runtime.h"
+#include "elf/lz_elfmem.h"
+
+#include <link.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* One directory (or file) proposed by the objects, with where it came from. */
+typedef int (*lz_object_visit_fn)(void *ctx, const char *path, const char *why);
+
+/* Every loaded object whose DT_SONAME is soname, in load order, passed to
+ * visit (path of the file, "") until it returns 1. */
+LZ_HIDDEN int lz_objects_with_soname(const char *soname, lz_object_visit_fn visit, void *ctx);
+/* The same, leaving out every object that defines marker (another
+ * library's drop-ins, which carry its soname). */
+LZ_HIDDEN int lz_objects_real_with_soname(const char *soname, const char *marker,
+                                          lz_object_visit_fn visit, void *ctx);
+
+/* The file holding this code (malloc'd; NULL when unknown): a shared shim's
+ * path as the dynamic linker mapped it, or /proc/self/exe for code in the
+ * main program (never argv[0], which the caller chooses). */
+LZ_HIDDEN char *lz_objects_self_path(void);
+
+/* The running program's file (/proc/self/exe, read once per process) in
+ * out: 1 when known. */
+LZ_HIDDEN int lz_objects_program_path(char *out, size_t size);
+
+/* The SONAME of the object holding this code (NULL: none), found once. */
+LZ_HIDDEN const char *lz_objects_self_soname(void);
+
+/* 1 when the object holding this code exports name (its dynamic symbol
+ * table defines it): only then do other objects bind to its definition. */
+LZ_HIDDEN int lz_objects_self_exports(const char *name);
+
+/* 1 when the loaded object holding the address inside defines each of the
+ * n names name(ctx, i) gives, unversioned or at a version not hidden
+ * (lz_elfmem_defines: through its GNU hash table, in memory); 0 when one is
+ * missing or the object has no GNU hash table. */
+LZ_HIDDEN int lz_objects_defines_all(const void *inside, const char *(*name)(const void *ctx, size_t i),
+                                     const void *ctx, size_t n);
+
+/* 1 when addr lies in a loaded object other than the C library (libc,
+ * libdl) and the dynamic linker: a function interposed on theirs. */
+LZ_HIDDEN int lz_objects_outside_c_library(const void *addr);
+/* 1 when addr lies in an object's PT_GNU_RELRO (made read-only once
+ * relocated): where a copy relocation puts a program's copy of a library's
+ * const variable. */
+LZ_HIDDEN int lz_objects_relro(const void *addr);
+
+/* For the readers of the objects (lz_objects_*.c): one object's dynamic
+ * section as dl_iterate_phdr shows it, and lists of string pairs filled
+ * inside its callbacks (which hold the dynamic linker's lock, so they only
+ * copy strings out; the visits happen after it returns). */
+typedef struct lz_objview {
+    lz_elfmem m;               /* its dynamic section (lz_elfmem.h) */
+    const struct dl_phdr_info *info;
+    int self;                  /* the object holding this code */
+} lz_objview;
+
+/* A growing list of NUL-separated string pairs, filled inside callbacks. */
+typedef struct lz_strlist {
+    char *buf;
+    size_t len, cap;
+    int oom;
+} lz_strlist;
+
+/* Fill v for the object info describes: 1 when it has a dynamic section
+ * read in bounds; v->self says whether it holds this code. */
+LZ_HIDDEN int lz_objects_view(const struct dl_phdr_info *info, lz_objview *v);
+/* 1 when [addr, addr + len) lies inside one loaded segment of the object. */
+LZ_HIDDEN int lz_objects_mapped(const struct dl_phdr_info *info, uintptr_t addr, size_t len);
+/* The string at off of its string table, NULL when out of bounds. */
+LZ_HIDDEN const char *lz_objects_str(const lz_objview *v, size_t off);
+/* The name the dynamic linker gave the object (malloc'd; "" for the
+ * program; NULL when out of memory). */
+LZ_HIDDEN char *lz_objects_name(const struct dl_phdr_info *info);
+/* The object's file (malloc'd; "" when unknown, NULL when out of memory):
+ * the program's is /proc/self/exe, never argv[0]. */
+LZ_HIDDEN char *lz_objects_file(const struct dl_phdr_info *info);
+/* 1 when the object is this code's or needs (DT_NEEDED) self_soname (NULL:
+ * none) or one of sonames (NULL-terminated). */
+LZ_HIDDEN int lz_objects_needs(const lz_objview *v, const char *const *sonames, const char *self_soname);
+/* Append the pair (a, b); push_once: unless a pair starts with a already. */
+LZ_HIDDEN void lz_strlist_push(lz_strlist *l, const char *a, const char *b);
+LZ_HIDDEN void lz_strlist_push_once(lz_strlist *l, const char *a, const char *b);
+/* Append the object's file, "" (the program's too, by /proc/self/exe). */
+LZ_HIDDEN void lz_strlist_push_object(lz_strlist *l, const struct dl_phdr_info *info);
+/* Call visit on each pair until it returns 1 (a NULL first string for
+ * an empty one); free the list. */
+LZ_HIDDEN int lz_strlist_visit(lz_strlist *l, lz_object_visit_fn visit, void *ctx);
+
+#endif

@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: MIT
+ * The names the loaded objects import (lz_objects_imports.h). */
+#include "elf/lz_elfmem.h"
+#include "base/lz_dl.h"
+#include "base/lz_env.h"
+#include "process/lz_objects.h"
+#include "process/lz_objects_imports.h"
+#include "base/lz_path.h"
+
+#include <link.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <unistd.h>
+
+
+/* --- the names loaded objects import --------------------------------------- */
+
+struct imports {
+    const lz_lib *lib;
+    unsigned char *marks;
+    size_t *index;   /* lib's names, sorted */
+    size_t n;
+    const char *self_soname;
+    const char *name; /* lz_objects_importer: the name asked about */
+    char *who;        /* and the first object importing it (malloc'd) */
+};
+
+static int by_sym_name(const void *a, const void *b, void *lib)
+{
+    const lz_lib *l = lib;
+    return strcmp(lz_sym_name(l, &l->syms[*(const size_t *)a]),
+                  lz_sym_name(l, &l->syms[*(const size_t *)b]));
+}
+
+/* Whether the object needs the library: one of its sonames, or this shim
+ * (a program linked to liblazynccl.so.0), in its DT_NEEDED. */
+static int needs_lib(const lz_objview *v, const struct imports *q)
+{
+    return !v->self && lz_objects_needs(v, q->lib->sonames, q->self_soname);
+}
+
+/* Each name an object needs from the library: an undefined, non-weak
+ * symbol of its dynamic symbol table (a weak one it does without). */
+static int imports_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    struct imports *q = data;
+    lz_objview v;
+    if (!lz_objects_view(info, &v) || !needs_lib(&v, q))
+        return 0;
+    for (size_t i = 1; i < v.m.nsyms; i++) {
+        const ElfW(Sym) *s = &v.m.symtab[i];
+        const char *name;
+        if (s->st_shndx != SHN_UNDEF || ELF64_ST_BIND(s->st_info) == STB_WEAK || !s->st_name ||
+            !(name = lz_objects_str(&v, s->st_name)))
+            continue;
+        if (q->name) {
+            if (strcmp(name, q->name) == 0) {
+                /* The main program by the path it was started as (ld.so run
+                 * as a command makes that the program's, not its own). */
+                const char *fn = (const char *)getauxval(AT_EXECFN);
+                int main_program = !info->dlpi_name || !info->dlpi_name[0];
+                q->who = strdup(!main_program ? info->dlpi_name : fn ? fn : "the program");
+                return 1;
+            }
+            continue;
+        }
+        size_t lo = 0, hi = q->n;
+        while (lo < hi) {
+            size_t mid = (lo + hi) / 2;
+            int c = strcmp(name, lz_sym_name(q->lib, &q->lib->syms[q->index[mid]]));
+            if (c == 0) {
+                q->marks[q->index[mid]] = 1;
+                break;
+            }
+            if (c < 0)
+                hi = mid;
+            else
+                lo = mid + 1;
+        }
+    }
+    return 0;
+}
+
+void lz_objects_imports(const lz_lib *lib, unsigned char *marks)
+{
+    struct imports q = {.lib = lib, .marks = marks, .self_soname = lz_objects_self_soname()};
+    q.index = malloc(lib->nsyms * sizeof *q.index);
+    if (!q.index)
+        return;
+    for (size_t i = 0; i < lib->nsyms; i++)
+        q.index[q.n++] = i;
+    if (q.n) {
+        qsort_r(q.index, q.n, sizeof *q.index, by_sym_name, (void *)lib);
+        lz_dl_iterate_phdr(imports_cb, &q);
+    }
+    free(q.index);
+}
+
+char *lz_objects_importer(const lz_lib *lib, const char *name)
+{
+    struct imports q = {.lib = lib, .self_soname = lz_objects_self_soname(), .name = name};
+    lz_dl_iterate_phdr(imports_cb, &q);
+    return q.who;
+}
+
+/* --- imported variables ---------------------------------------------------- */
+
+struct import_any {
+    const char *soname;
+    const char *const *names; /* sorted */
+    size_t n;
+    const char *who;
+};
+
+static int import_any_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    struct import_any *q = data;
+    lz_objview v;
+    if (!lz_objects_view(info, &v) || v.self || !lz_elfmem_needs(&v.m, q->soname))
+        return 0;
+    const char *who = info->dlpi_name && info->dlpi_name[0] ? info->dlpi_name : "the program";
+    /* A variable a program uses is undefined in it, or defined by the copy
+     * relocation that moved it there (defined, so hashed: found through the
+     * hash table where the count above stops at the undefined symbols). */
+    if (v.m.symtab && v.m.gnu_hash)
+        for (size_t k = 0; k < q->n; k++)
+            if (lz_elfmem_lookup(&v.m, q->names[k])) {
+                q->who = who;
+                return 1;
+            }
+    for (size_t i = 1; i < v.m.nsyms; i++) {
+        const ElfW(Sym) *s = &v.m.symtab[i];
+        const char *name;
+        if (!s->st_name || !(name = lz_objects_str(&v, s->st_name)))
+            continue;
+        size_t lo = 0, hi = q->n;
+        while (lo < hi) {
+            size_t mid = (lo + hi) / 2;
+            int c = strcmp(name, q->names[mid]);
+            if (c == 0) {
+                q->who = who;
+                return 1;
+            }
+            if (c < 0)
+                hi = mid;
+            else
+                lo = mid + 1;
+        }
+    }
+    return 0;
+}
+
+const char *lz_objects_import_any(const char *soname, const char *const *names, size_t n)
+{
+    struct import_any q = {.soname = soname, .names = names, .n = n};
+    lz_dl_iterate_phdr(import_any_cb, &q);
+    return q.who;
+}
+

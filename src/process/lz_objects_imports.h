@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: MIT
+ * The names the loaded objects import from a library (lz_objects_imports.c):
+ * what the loaded library will have to serve. */
+#ifndef LZ_OBJECTS_IMPORTS_H
+#define LZ_OBJECTS_IMPORTS_H
+
+#include "process/lz_objects.h"
+
+/* Mark in marks[i] (lib->nsyms entries) every name of lib that a loaded
+ * object needing the library (one of its sonames, or this shim, in its
+ * DT_NEEDED) imports: an undefined, non-weak symbol of its dynamic symbol
+ * table. The names the loaded library will have to serve. */
+LZ_HIDDEN void lz_objects_imports(const lz_lib *lib, unsigned char *marks);
+/* The first such object importing name (malloc'd), or NULL. */
+LZ_HIDDEN char *lz_objects_importer(const lz_lib *lib, const char *name);
+
+/* The first loaded object other than this code's that needs soname
+ * (DT_NEEDED) and imports one of names (n, sorted by strcmp): its name as
+ * the dynamic linker has it ("the program" for the executable), NULL for
+ * none. */
+LZ_HIDDEN const char *lz_objects_import_any(const char *soname, const char *const *names, size_t n);
+
+#endif

@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: MIT
+ * The run paths of the loaded objects (lz_objects_runpaths.h). */
+#include "elf/lz_elfmem.h"
+#include "base/lz_dl.h"
+#include "base/lz_env.h"
+#include "process/lz_objects.h"
+#include "process/lz_objects_runpaths.h"
+#include "base/lz_path.h"
+
+#include <link.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <unistd.h>
+
+
+/* --- run paths ------------------------------------------------------------ */
+
+struct runpaths {
+    const char *const *sonames;
+    const char *self_soname;
+    int runpath;             /* 0: DT_RPATH entries, 1: DT_RUNPATH entries */
+    char *cwd;               /* for relative entries, read once per query */
+    int cwd_read;
+    lz_strlist out;
+};
+
+/* The buffers for expanding one object's run-path entries as ld.so would
+ * (lz_path.c): on the heap, not the stack of a first call (the dlopen
+ * after the walk runs over the stack pages it wrote). */
+struct entry_bufs {
+    char dir[PATH_MAX], reason[768];
+};
+
+/* One object's run path as its entries are read: the object's file (the
+ * program's is under /proc) and the words that name the run path are
+ * found only where an entry needs them, naming $ORIGIN or failing to
+ * expand; an absolute entry, the usual kind, needs neither. */
+struct runpath_obj {
+    const struct dl_phdr_info *info;
+    long tag;
+    char *path, *origin, *why;
+    int tried;
+};
+
+/* "RPATH of <path>" and the origin ($ORIGIN: path's directory) of o: 0
+ * when out of memory. */
+static int runpath_describe(struct runpath_obj *o)
+{
+    if (o->tried)
+        return o->why != NULL;
+    o->tried = 1;
+    const char *kind = o->tag == DT_RPATH ? "RPATH of " : "RUNPATH of ";
+    if (!(o->path = lz_objects_file(o->info)))
+        return 0;
+    const char *shown = o->path[0] ? o->path : "the program";
+    size_t k = strlen(kind), n = strlen(shown);
+    const char *slash = strrchr(o->path, '/');
+    o->why = malloc(k + n + 1);
+    o->origin = strndup(o->path, slash ? (size_t)(slash - o->path) : strlen(o->path));
+    if (!o->why || !o->origin) {
+        free(o->why);
+        free(o->origin);
+        o->why = o->origin = NULL;
+        return 0;
+    }
+    memcpy(o->why, kind, k);
+    memcpy(o->why + k, shown, n + 1);
+    return 1;
+}
+
+static void add_entry(struct runpaths *q, struct entry_bufs *b, struct runpath_obj *o, const char *entry,
+                      size_t len)
+{
+    if (memchr(entry, '$', len) && !runpath_describe(o)) {
+        q->out.oom = 1;
+        return;
+    }
+    /* The current directory only where an entry is relative (a syscall
+     * less for the usual "$ORIGIN/..." or absolute entry). */
+    const char *origin = o->origin;
+    int relative = len == 0 || (entry[0] != '/' && entry[0] != '$') ||
+                   (entry[0] == '$' && origin && origin[0] != '/');
+    if (relative && !q->cwd_read) {
+        q->cwd = getcwd(NULL, 0);
+        q->cwd_read = 1;
+    }
+    if (lz_path_entry(entry, len, origin, q->cwd, lz_secure(), b->dir, sizeof b->dir,
+                      b->reason, sizeof b->reason)) {
+        lz_strlist_push(&q->out, b->dir, "");
+        return;
+    }
+    if (!runpath_describe(o)) {
+        q->out.oom = 1;
+        return;
+    }
+    size_t n = strlen(o->why) + 2 + strlen(b->reason) + 1;
+    char *line = malloc(n);
+    if (!line) {
+        q->out.oom = 1;
+        return;
+    }
+    snprintf(line, n, "%s: %s", o->why, b->reason);
+    lz_strlist_push(&q->out, "", line);
+    free(line);
+}
+
+static int runpath_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    struct runpaths *q = data;
+    lz_objview v;
+    if (!lz_objects_view(info, &v) || !lz_objects_needs(&v, q->sonames, q->self_soname))
+        return 0;
+    /* As ld.so: an object's DT_RPATH counts only when it has no DT_RUNPATH. */
+    int has_runpath = 0, has_rpath = 0;
+    for (const ElfW(Dyn) *d = v.m.dyn; d < v.m.dyn + v.m.ndyn && d->d_tag != DT_NULL; d++) {
+        has_runpath |= d->d_tag == DT_RUNPATH;
+        has_rpath |= d->d_tag == DT_RPATH;
+    }
+    long tag = q->runpath ? DT_RUNPATH : DT_RPATH;
+    if (tag == DT_RPATH ? !has_rpath || has_runpath : !has_runpath)
+        return 0;
+    struct runpath_obj o = {.info = info, .tag = tag};
+    struct entry_bufs *b = malloc(sizeof *b);
+    if (!b)
+        q->out.oom = 1;
+    for (const ElfW(Dyn) *d = v.m.dyn; b && d < v.m.dyn + v.m.ndyn && d->d_tag != DT_NULL; d++) {
+        const char *rp;
+        if (d->d_tag != tag || !(rp = lz_objects_str(&v, d->d_un.d_val)))
+            continue;
+        for (const char *e = rp;;) {
+            size_t len = lz_path_next(e, ":");
+            add_entry(q, b, &o, e, len);
+            if (!e[len])
+                break;
+            e += len + 1;
+        }
+    }
+    free(o.why);
+    free(o.origin);
+    free(o.path);
+    free(b);
+    return 0;
+}
+
+int lz_objects_runpaths(const char *const *sonames, int runpath, lz_object_visit_fn visit,
+                        void *ctx)
+{
+    struct runpaths q = {.sonames = sonames, .self_soname = lz_objects_self_soname(), .runpath = runpath};
+    lz_dl_iterate_phdr(runpath_cb, &q);
+    free(q.cwd);
+    return lz_strlist_visit(&q.out, visit, ctx);
+}
+

@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: MIT
+ * The run paths of the loaded objects (lz_objects_runpaths.c): where the
+ * dynamic linker looks for a library an object asks for by name. */
+#ifndef LZ_OBJECTS_RUNPATHS_H
+#define LZ_OBJECTS_RUNPATHS_H
+
+#include "process/lz_objects.h"
+
+/* The DT_RPATH (runpath 0; only of objects without DT_RUNPATH, as ld.so) or
+ * DT_RUNPATH (runpath 1) directories of the loaded objects that need one of
+ * sonames (DT_NEEDED) or that need or are the object holding this code, in
+ * load order, read as ld.so reads them (lz_path.c); passed to visit
+ * (directory, "") until it returns 1. Entries that cannot be followed (a
+ * token other than $ORIGIN, $ORIGIN in a secure-execution process, a
+ * relative entry) are passed with a NULL directory and the reason in why
+ * ("RPATH of OBJ: ..."). */
+LZ_HIDDEN int lz_objects_runpaths(const char *const *sonames, int runpath,
+                                  lz_object_visit_fn visit, void *ctx);
+
+#endif

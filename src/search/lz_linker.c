@@ -1,0 +1,163 @@
+/* SPDX-License-Identifier: MIT
+ * The dynamic linker's search, followed so that the file it would load is
+ * known and probed first (lz_linker.h). Used by the search order (step 5),
+ * by a candidate's companion check and by lazynccl-info; it calls nothing
+ * above it. */
+#include "search/lz_linker.h"
+#include "base/lz_env.h"
+#include "common/lz_stepnames.h"
+#include "elf/lz_ldcache.h"
+#include "process/lz_objects.h"
+#include "process/lz_objects_runpaths.h"
+#include "base/lz_path.h"
+#include "elf/lz_probe.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char *const system_dirs[] = {
+#if defined(__x86_64__)
+    "/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu",
+#elif defined(__aarch64__)
+    "/lib/aarch64-linux-gnu", "/usr/lib/aarch64-linux-gnu",
+#endif
+    "/lib64", "/usr/lib64", "/lib", "/usr/lib", NULL};
+
+/* dir/name, malloc'd exactly (NULL: longer than PATH_MAX, or out of
+ * memory). Exact, not PATH_MAX: the strings a first call keeps share a few
+ * heap pages, where a buffer each would be a fresh page each (11 us on a
+ * virtual machine; docs/performance.md). */
+/* The dynamic linker's search (5), followed so that the file it would load
+ * is probed first. As ld.so does: the DT_RPATH of the objects that need the
+ * library (or the shim); each LD_LIBRARY_PATH directory, tried for every
+ * soname before the next directory; their DT_RUNPATH; then ld.so.cache, one
+ * soname after another in preference order; then the system directories. */
+struct linker_walk {
+    const char *const *sonames;
+    const lz_linker_hooks *h;
+};
+
+static int linker_dir(struct linker_walk *lw, const char *step, const char *dir)
+{
+    if (lw->h->looked)
+        lw->h->looked(lw->h->ctx, step, dir);
+    int rc = 0;
+    for (const char *const *s = lw->sonames; *s && !rc; s++) {
+        char *path = lz_path_dup(dir, *s);
+        rc = path && lz_probe_exists(path) && lw->h->visit(lw->h->ctx, step, path);
+        free(path);
+    }
+    return rc;
+}
+
+static int visit_runpath(void *ctx, const char *dir, const char *why)
+{
+    struct linker_walk *lw = ctx;
+    if (!dir) {
+        if (lw->h->note)
+            lw->h->note(lw->h->ctx, LZ_STEP_RUN_PATH, why);
+        return 0;
+    }
+    return linker_dir(lw, LZ_STEP_RUN_PATH, dir);
+}
+
+/* Each directory of a search list, as ld.so splits (seps: ":;" for
+ * LD_LIBRARY_PATH, ":" for a DT_RPATH or DT_RUNPATH) and expands it;
+ * origin: what $ORIGIN stands for there. */
+static int linker_list(struct linker_walk *lw, const char *step, const char *list,
+                       const char *seps, const char *origin)
+{
+    struct {
+        char cwd[PATH_MAX], dir[PATH_MAX], why[768];
+    } *b = malloc(sizeof *b);
+    if (!b) {
+        if (lw->h->note)
+            lw->h->note(lw->h->ctx, step, "out of memory: not searched");
+        return 0;
+    }
+    const char *here = getcwd(b->cwd, sizeof b->cwd);
+    int rc = 0;
+    for (const char *p = list; *p && !rc;) {
+        size_t len = lz_path_next(p, seps);
+        if (!lz_path_entry(p, len, origin, here, lz_secure(), b->dir, sizeof b->dir, b->why,
+                           sizeof b->why)) {
+            if (lw->h->note)
+                lw->h->note(lw->h->ctx, step, b->why);
+        } else
+            rc = linker_dir(lw, step, b->dir);
+        p += len + (p[len] != '\0');
+    }
+    free(b);
+    return rc;
+}
+
+/* LD_LIBRARY_PATH, where ld.so's $ORIGIN is the program's directory, read
+ * (under /proc) only where an entry may name it. */
+static int linker_llp(struct linker_walk *lw, const char *llp)
+{
+    char *exe = strchr(llp, '$') ? malloc(PATH_MAX) : NULL;
+    char *slash = exe && lz_objects_program_path(exe, PATH_MAX) ? strrchr(exe, '/') : NULL;
+    const char *origin = NULL;
+    if (slash) {
+        *slash = '\0';
+        origin = slash == exe ? "/" : exe;
+    }
+    int rc = linker_list(lw, LZ_STEP_LD_LIBRARY_PATH, llp, ":;", origin);
+    free(exe);
+    return rc;
+}
+
+int lz_linker_lookup(const char *const *sonames, const lz_linker_hooks *hooks)
+{
+    struct linker_walk lw = {sonames, hooks};
+    /* ld.so: DT_RPATH before LD_LIBRARY_PATH, DT_RUNPATH after. */
+    if (lz_objects_runpaths(sonames, 0, visit_runpath, &lw))
+        return 1;
+    const char *llp = lz_getenv("LD_LIBRARY_PATH");
+    if (llp && *llp && linker_llp(&lw, llp))
+        return 1;
+    if (lz_objects_runpaths(sonames, 1, visit_runpath, &lw))
+        return 1;
+    return lz_linker_system_lookup(sonames, hooks);
+}
+
+int lz_linker_lookup_from(const char *const *sonames, const char *origin, const char *rpath,
+                        const char *runpath, const lz_linker_hooks *hooks)
+{
+    struct linker_walk lw = {sonames, hooks};
+    /* Where the library has no DT_RUNPATH, ld.so follows its DT_RPATH, then
+     * those of the objects that loaded it, up to the program's: here the
+     * objects that are or need this code (the shim, the program). */
+    int no_runpath = !(runpath && *runpath);
+    if (no_runpath && ((rpath && *rpath && linker_list(&lw, LZ_STEP_RUN_PATH, rpath, ":", origin)) ||
+                       lz_objects_runpaths(sonames, 0, visit_runpath, &lw)))
+        return 1;
+    const char *llp = lz_getenv("LD_LIBRARY_PATH");
+    if (llp && *llp && linker_llp(&lw, llp))
+        return 1;
+    if (runpath && *runpath && linker_list(&lw, LZ_STEP_RUN_PATH, runpath, ":", origin))
+        return 1;
+    return lz_linker_system_lookup(sonames, hooks);
+}
+
+int lz_linker_system_lookup(const char *const *sonames, const lz_linker_hooks *hooks)
+{
+    struct linker_walk lw = {sonames, hooks};
+    int rc = 0;
+    for (const char *const *s = sonames; *s && !rc; s++) {
+        if (hooks->looked) {
+            char place[128];
+            snprintf(place, sizeof place, "/etc/ld.so.cache for %s", *s);
+            hooks->looked(hooks->ctx, LZ_STEP_LDCACHE, place);
+        }
+        char *path = lz_ldcache_path("/etc/ld.so.cache", *s);
+        rc = path && hooks->visit(hooks->ctx, LZ_STEP_LDCACHE, path);
+        free(path);
+    }
+    for (const char *const *d = system_dirs; *d && !rc; d++)
+        rc = linker_dir(&lw, LZ_STEP_SYSTEM_DIRS, *d);
+    return rc;
+}

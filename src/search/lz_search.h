@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: MIT
+ * The types of one walk of the search order: what it is asked (request),
+ * what it found (result), what it says (report). Types only. */
+#ifndef LZ_SEARCH_H
+#define LZ_SEARCH_H
+
+#include "elf/lz_probe.h"
+#include "base/lz_runtime.h"
+
+enum { LZ_CHOSEN, LZ_REJECTED, LZ_KEPT, LZ_NOT_REACHED,
+       LZ_SELF /* lz_verdict only: rejected, being this shim's own file */ };
+#define LZ_SELF_REASON "this shim itself (a drop-in), not the real library"
+
+/* One verdict on one candidate, for tools (lazynccl-info). probe is NULL
+ * where the file was not read. */
+typedef struct lz_event {
+    const char *step;
+    const char *path;
+    int verdict;
+    const char *reason;
+    const lz_probe *probe;
+} lz_event;
+
+/* A file whose dlopen (or the checks after it) failed in an earlier round
+ * of the same search: the next round rejects it on sight, with this reason. */
+typedef struct lz_skip {
+    unsigned long long dev, ino;
+    char reason[512];
+} lz_skip;
+
+/* Rounds of one search: after this many failed dlopens, the rest of the
+ * walk only reports (a bound on the work a hostile search path can cause). */
+#define LZ_MAX_SKIPS 16
+
+/* What a walk is asked. dry_run walks it without loading anything (the
+ * would-load question); tools also set exhaustive (walk on past the chosen
+ * candidate, calling on_event for every verdict) and origin (stands for the
+ * shim's own path). */
+typedef struct lz_request {
+    const lz_sym *want;      /* the export whose first call started the load */
+    /* Versioned names loaded objects import (lib->nsyms marks, or NULL): the
+     * library chosen must serve them too, whichever call comes first. */
+    const unsigned char *wanted;
+    /* Their names and the first call's, NULL-terminated (or NULL): what a
+     * lean probe of each candidate is asked. */
+    const char *const *asks;
+    const char *search_list; /* the program's list (a copy), or NULL */
+    /* The one file the program chose (its chooser's answer, a handle it
+     * adopts), and the step that names it (LZ_STEP_CHOSEN, LZ_STEP_ADOPTED). */
+    const char *chosen;
+    const char *chosen_step;
+    int dry_run;
+    int exhaustive;
+    const char *origin;
+    void (*on_event)(void *ctx, const lz_event *ev);
+    void *ctx;
+    const lz_skip *skips;    /* the files earlier rounds failed to open */
+    int nskips;
+} lz_request;
+
+/* What it found. The first candidate that fully serves ends the walk; one
+ * that serves only by a versioned-name fallback is kept, and taken when the
+ * walk finds none better. A walk opens nothing itself: the caller dlopens
+ * the file chosen once the walk is over (lz_open.c's open_chosen), on a shallow
+ * stack and over the heap the walk has freed, as a bare dlopen would run;
+ * when that fails, a new round skips the file. */
+/* fallback_score when no candidate was kept as a fallback. */
+#define LZ_NO_FALLBACK (-1L)
+/* The report's line when the search met no file at all. */
+#define LZ_NOTE_NOTHING_FOUND "(no candidate was found)"
+
+/* The file a walk chose, as lz_open.c's open_chosen needs it: the caller copies it
+ * out of the walk, which is freed before the dlopen. */
+typedef struct lz_chosen {
+    const char *step;        /* the step that found it (static text) */
+    int probed;              /* dev, ino: the file the probe read (else stat) */
+    unsigned long long dev, ino;
+} lz_chosen;
+
+typedef struct lz_result {
+    int found;
+    lz_chosen chosen;
+    long fallback_score;     /* rank of the best kept, LZ_NO_FALLBACK: none kept */
+    const char *fallback_step;
+    size_t companions_len;
+    /* Buffers last, read only as the fields above say (path when found,
+     * fallback_path when fallback_score >= 0, companions_len bytes), so a
+     * walk starts without writing them (lz_search_init). */
+    char path[PATH_MAX];     /* the candidate that was accepted */
+    char companions[PATH_MAX]; /* to load later ('\n'-separated), for lz_state */
+    char fallback_path[PATH_MAX];
+} lz_result;
+
+/* What it says: every candidate and its verdict (text, when given a
+ * buffer), then, on failure, every place looked in, grouped by step. */
+typedef struct lz_report {
+    char *text;
+    size_t size, len;
+    size_t dropped;          /* lines that did not fit (lz_note) */
+    int closing;             /* the closing lines may use the reserve */
+    size_t places_len;
+    const char *places_step;
+    const char *self_step;   /* where this shim's own file was met (lz_search's self_path) */
+    char places[2048];       /* places_len bytes */
+} lz_report;
+
+/* One walk of the search order. */
+typedef struct lz_search {
+    const lz_lib *lib;
+    lz_request req;
+    int reusing;             /* judging copies already loaded (step 2) */
+    int standing_in;         /* judging the file a drop-in stands in for (step 1b) */
+    /* Nothing it says is kept (no report text, no tool, no log): notes
+     * and verdicts are not even formatted (lz_report.c). */
+    int silent;
+    /* The file holding this code, found once per walk (is_self): 0 not yet,
+     * 1 self_dev/self_ino are it, -1 unknown. */
+    int self_known;
+    unsigned long long self_dev, self_ino;
+    size_t sites_len;
+    lz_report rep;
+    lz_result res;
+    /* The site-packages directories already tried ('\0'-separated, sites_len
+     * bytes), so that each is tried once however many objects lie below it. */
+    char sites[2048];
+    char self_path[PATH_MAX]; /* rep.self_step's file; not zeroed, written when met */
+} lz_search;
+
+/* Start a walk: everything zero but the result's buffers and the sites,
+ * which are not written until used. A first call's memory is mostly fresh
+ * pages, and on a virtual machine each page first written costs about as
+ * much as a thousand instructions (docs/performance.md): 16 KiB of zeroes
+ * was a tenth of the first call's overhead. */
+static inline void lz_search_init(lz_search *w, const lz_lib *lib, const lz_request *req)
+{
+    __builtin_memset(w, 0, __builtin_offsetof(lz_search, res.path));
+    w->lib = lib;
+    if (req)
+        w->req = *req;
+    w->res.fallback_score = LZ_NO_FALLBACK;
+}
+
+#endif

@@ -1,0 +1,14 @@
+/* SPDX-License-Identifier: MIT
+ * The wheel step of the search order (lz_wheel.c). */
+#ifndef LZ_WHEEL_H
+#define LZ_WHEEL_H
+
+#include "search/lz_search.h"
+
+/* Step 3: the spec's wheel directories below each site directory this
+ * process reaches (the shim's own, each loaded object's, PYTHONPATH, the
+ * running Python's sys.path; for lazynccl-info --from, the one above that
+ * file). 1 when a candidate was chosen. */
+LZ_HIDDEN int lz_step_wheel(lz_search *w);
+
+#endif
