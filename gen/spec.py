@@ -16,6 +16,17 @@ except ImportError:  # Python before 3.11: the same parser, from PyPI (pyproject
 from dataclasses import MISSING, dataclass, field, fields
 
 
+def _debug_env():
+    """The log's variable where a spec names none: the C code's own
+    (src/common/lz_debug.h, which the audit module reads too)."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "src", "common", "lz_debug.h")
+    with open(path, encoding="utf-8") as f:
+        return re.search(r'#define LZ_DEBUG_ENV "(\w+)"', f.read()).group(1)
+
+
+DEBUG_ENV = _debug_env()
+
+
 class GenError(Exception):
     """A user-facing generation error: 'file[:line]: message'."""
 
@@ -115,7 +126,7 @@ class Spec:
     roots_before: list = setting(_LIST, [], key="search_roots_before", copied=False)  # [Root]
     roots_after: list = setting(_LIST, [], key="search_roots_after", copied=False)
     default_dirs: list = setting(_LIST, [])
-    debug_env: str = setting(_STR, "LAZYNCCL_DEBUG", c="debug_env")
+    debug_env: str = setting(_STR, DEBUG_ENV, c="debug_env")
     strict_env: str = setting(_STR, "LAZYNCCL_STRICT_VERSIONS", c="strict_env")
     require_env: str = setting(_STR, "", c="require_env")  # "": LAZY<ID>_REQUIRE
     # Libraries of one release (docs/search-order.md, "Released together"):

@@ -223,19 +223,30 @@ def meson_install():
 SOURCE_EXT = (".c", ".h", ".py", ".sh", ".toml", ".build", ".pml", ".in")
 
 
-def runtime_graph():
-    """Which runtime module includes which other module's header (src/lz_X.c
-    and its own src/lz_X.h together; headers of types only, with no .c,
-    left out)."""
+RUNTIME_DIRS = ("arch", "common", "base", "elf", "process", "search", "load", "api")
+
+
+def runtime_modules():
+    """Each runtime module (src/<folder>/lz_X.c with its own .h) by name,
+    with its folder."""
     src = os.path.join(t.SOURCE, "src")
-    mods = sorted(f[:-2] for f in os.listdir(src) if f.startswith("lz_") and f.endswith(".c"))
+    return {f[:-2]: d for d in RUNTIME_DIRS if os.path.isdir(os.path.join(src, d))
+            for f in os.listdir(os.path.join(src, d)) if f.startswith("lz_") and f.endswith(".c")}
+
+
+def runtime_graph():
+    """Which runtime module includes which other module's header (lz_X.c
+    and its own lz_X.h together; headers of types only, with no .c, left
+    out)."""
+    src = os.path.join(t.SOURCE, "src")
+    mods = runtime_modules()
     graph = {}
-    for m in mods:
-        text = open(os.path.join(src, m + ".c")).read()
-        own = os.path.join(src, m + ".h")
+    for m, d in sorted(mods.items()):
+        text = open(os.path.join(src, d, m + ".c")).read()
+        own = os.path.join(src, d, m + ".h")
         if os.path.exists(own):
             text += open(own).read()
-        graph[m] = {h[:-2] for h in re.findall(r'#include "(lz_\w+\.h)"', text)} & set(mods) - {m}
+        graph[m] = {h for h in re.findall(r'#include "\w+/(lz_\w+)\.h"', text)} & set(mods) - {m}
     return graph
 
 
@@ -286,6 +297,29 @@ def runtime_layers_match_architecture():
     t.equal(said_calls, graph, "docs/architecture.md's 'calls' column vs the includes")
 
 
+@case
+def runtime_folders_match_architecture():
+    """Each runtime module lies in the folder docs/architecture.md's folder
+    table names for it, every runtime file is a module or one of the
+    headers the table names, and every include names its folder."""
+    with open(os.path.join(t.SOURCE, "docs", "architecture.md")) as f:
+        doc = f.read()
+    rows = doc_table(doc, ["folder", "what it holds", "files"])
+    said = {m: row[0].strip("`/") for row in rows for m in re.findall(r"`(lz_\w+)(?:\.[ch])?`", row[2])}
+    src = os.path.join(t.SOURCE, "src")
+    have = {f.rsplit(".", 1)[0]: d for d in RUNTIME_DIRS if os.path.isdir(os.path.join(src, d))
+            for f in os.listdir(os.path.join(src, d)) if f.startswith("lz_")}
+    t.equal(said, have, "docs/architecture.md's folder table vs src/")
+    bare = []
+    for d in RUNTIME_DIRS + ("audit", "run", "info", "dropin"):
+        for f in sorted(os.listdir(os.path.join(src, d))) if os.path.isdir(os.path.join(src, d)) else []:
+            if f.endswith((".c", ".h")):
+                text = open(os.path.join(src, d, f)).read()
+                bare += [f"{d}/{f}: {h}" for h in re.findall(r'#include "((?:\.\./)?lz_\w+\.h)"', text)
+                         if d in RUNTIME_DIRS or h.startswith("../")]
+    t.equal(bare, [], "runtime includes without their folder")
+
+
 _C_WORDS = {"const", "static", "inline", "int", "char", "void", "unsigned", "long", "short", "signed",
             "double", "float", "volatile", "restrict", "struct", "union", "enum", "typedef", "extern",
             "return", "if", "else", "for", "while", "do", "sizeof", "define", "defined", "ifndef", "ifdef",
@@ -313,12 +347,16 @@ def includes_each_carry_a_name():
     quoted = lambda text: re.findall(r'^\s*#\s*include\s+"([^"]+)"', text, re.M)
     declared = {}
 
+    def resolve(d, inc):  # beside the file, else below src/ (the include path)
+        p = os.path.normpath(os.path.join(d, inc))
+        return p if os.path.isfile(p) else os.path.normpath(os.path.join(src, inc))
+
     def names_of(h):
         if h not in declared:
             text = open(h).read()
             mine = _c_ids(text)
             for inc in quoted(text):
-                p = os.path.normpath(os.path.join(os.path.dirname(h), inc))
+                p = resolve(os.path.dirname(h), inc)
                 if os.path.isfile(p):
                     mine -= _c_ids(open(p).read())
             declared[h] = mine
@@ -333,7 +371,7 @@ def includes_each_carry_a_name():
             text = open(f).read()
             used = _c_ids(text)
             for inc in quoted(text):
-                p = os.path.normpath(os.path.join(root, inc))
+                p = resolve(root, inc)
                 if not os.path.isfile(p) or os.path.splitext(os.path.basename(p))[0] == n[:-2]:
                     continue  # a generated header, or the file's own
                 checked += 1

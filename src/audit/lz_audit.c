@@ -30,7 +30,7 @@
 #endif
 #include "lz_sys.h"
 
-#define LZ_DROPINS_FIND lz_sys_find
+#include "common/lz_debug.h"
 #include "common/lz_dropins.h"
 #include "lz_memobj.h"
 #include "lz_rule.h"
@@ -200,8 +200,7 @@ static void configure(void *stack_end)
         lz_tlsfit_done(); /* nothing is relocated: no TLS to fit either */
         return;
     }
-    const char *d = lz_sys_getenv("LAZYNCCL_DEBUG");
-    lz_sys_set_debug(d && *d && !lz_sys_same(d, "0"));
+    lz_sys_set_debug(lz_debug_wanted(lz_sys_getenv(LZ_DEBUG_ENV)));
     read_targets(lz_sys_getenv(LZ_DROPINS_ENV));
 }
 

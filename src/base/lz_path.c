@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Reading one entry of a search-path list as ld.so does (lz_path.h). */
 #include "base/lz_path.h"
+#include "common/lz_pathlist.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -35,17 +36,9 @@ int lz_path_join(char *out, size_t size, const char *dir, const char *name)
     return 1;
 }
 
-/* A loop, not strcspn: a first call's walk is priced in pages, and
- * strcspn's tables are a libc page nothing else on the way touches (a page
- * fault, 10-20 us on a virtual machine). */
 size_t lz_path_next(const char *list, const char *seps)
 {
-    size_t n = 0;
-    for (; list[n]; n++)
-        for (const char *s = seps; *s; s++)
-            if (list[n] == *s)
-                return n;
-    return n;
+    return lz_pathlist_entry(list, seps);
 }
 
 /* ASCII letters, digits and '_', as ld.so reads a token's end; not

@@ -3,6 +3,7 @@
  * (LAZYNCCL_DEBUG=1) prints to stderr, a callback set through
  * <shim>_set_log_callback receives lines. */
 #include "base/lz_report.h"
+#include "common/lz_debug.h"
 #include "base/lz_env.h"
 
 #include <stdarg.h>
@@ -12,8 +13,7 @@
 
 static int to_stderr(const lz_lib *lib)
 {
-    const char *debug = lz_getenv(lib->debug_env);
-    return debug && *debug && strcmp(debug, "0") != 0;
+    return lz_debug_wanted(lz_getenv(lib->debug_env));
 }
 
 int lz_logging(const lz_lib *lib)

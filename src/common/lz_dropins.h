@@ -7,10 +7,13 @@
 #ifndef LZ_DROPINS_H
 #define LZ_DROPINS_H
 
+#include "common/lz_pathlist.h"
+
 #include <stddef.h>
 
 #define LZ_DROPINS_ENV "LAZYNCCL_AUDIT_DROPINS"
 #define LZ_DROPINS_SEP ':'
+#define LZ_DROPINS_SEPS ":" /* for lz_pathlist_entry */
 
 /* Where lazynccl-run's other pieces lie, relative to the drop-ins'
  * directory: the directory above it (an install, the wheel), else its
@@ -39,19 +42,6 @@ typedef struct lz_dropin_item {
                        * its file name starts so */
 } lz_dropin_item;
 
-/* The first c or the NUL of s. The audit module, which every process of
- * a job runs, names its own (lz_sys_find: a word at a time) before
- * including this header. */
-#ifndef LZ_DROPINS_FIND
-static inline const char *lz_dropins_find(const char *s, char c)
-{
-    while (*s && *s != c)
-        s++;
-    return s;
-}
-#define LZ_DROPINS_FIND lz_dropins_find
-#endif
-
 /* The next usable entry at *list into it, advancing *list: 1, or 0 at the
  * end. Empty and relative entries are skipped, as the runtime's own path
  * lists skip them (never the current directory), and so is an entry whose
@@ -60,9 +50,9 @@ static inline int lz_dropins_next(const char **list, lz_dropin_item *it)
 {
     const char *p = *list;
     while (p && *p) {
-        /* Every audited process parses the list: its end found fast, its
-         * file name backwards from there (a few bytes). */
-        const char *end = LZ_DROPINS_FIND(p, LZ_DROPINS_SEP), *name = end;
+        /* Every audited process parses the list: its file name is found
+         * backwards from the entry's end (a few bytes). */
+        const char *end = p + lz_pathlist_entry(p, LZ_DROPINS_SEPS), *name = end;
         while (name > p && name[-1] != '/')
             name--;
         it->path = p;

@@ -13,6 +13,13 @@
  *                    description, to its lz_asked_box, then the SONAME it
  *                    stands for, NUL-terminated.
  *
+ * Where notes cannot be read cheaply (a handle dlopen returned, a
+ * candidate's hash table asked two or three names), an object is known as
+ * a shim of a library by the symbol its control API exports, the shim's
+ * name then LZ_MARKER_SUFFIX ("lazynccl_load"): every shim of the library
+ * exports it (shared, static, drop-in) and the real library never does
+ * (lz_shim_marker, elf/lz_probe.h).
+ *
  * The box needs no relocation (no pointers) and lies in zero-filled data,
  * so the audit module can write it as soon as the drop-in is mapped, before
  * ld.so has relocated it; nothing here calls a function or a library. */
@@ -28,6 +35,7 @@
 #define LZ_NOTE_OWNER "lazynccl"
 #define LZ_NOTE_RUNTIME 1
 #define LZ_NOTE_DROPIN 2
+#define LZ_MARKER_SUFFIX "_load"
 /* For the generator's assembly: the type numbers as text. */
 #define LZ_NOTE_STR_(x) #x
 #define LZ_NOTE_STR(x) LZ_NOTE_STR_(x)

@@ -7,6 +7,7 @@
  * length is checked against the file before it is used. */
 #include "elf/lz_elffile.h"
 #include "elf/lz_elfview.h"
+#include "elf/lz_gnuhash.h"
 #include "elf/lz_version.h"
 
 #include <elf.h>
@@ -219,6 +220,28 @@ static int dr_sym_is(lz_elfview *v, const lz_elftags *t, const dr_symtab *st, lo
     return s && memcmp(s, name, len) == 0 && (have == len || s[len] == '\0');
 }
 
+/* A GNU hash lookup (lz_gnuhash.h) in the file, through the view. */
+struct chain {
+    lz_elfview *v;
+    const lz_elftags *t;
+    const dr_symtab *st;
+    const char *name;
+    size_t len;
+    unsigned long long words; /* address past the Bloom filter */
+};
+
+static int chain_word(void *ctx, unsigned long long k, uint32_t *out)
+{
+    struct chain *c = ctx;
+    return lz_elfview_copy(c->v, c->words + 4ull * k, out, 4);
+}
+
+static int chain_is(void *ctx, unsigned long long i)
+{
+    struct chain *c = ctx;
+    return dr_sym_is(c->v, c->t, c->st, (long long)i, c->name, c->len);
+}
+
 /* 1 when the file defines the dynamic symbol name, found as ld.so finds a
  * name: through its hash table (DT_GNU_HASH, else DT_HASH), so a probe
  * asked two or three names reads a few words of the file for each, not
@@ -232,22 +255,10 @@ static int dr_answer(lz_elfview *v, const lz_elftags *t, const dr_symtab *st, co
     if (t->gnu_hash) {
         if (lz_elfview_copy(v, t->gnu_hash, head, sizeof head))
             return 0;
-        uint32_t nbuckets = head[0], symoffset = head[1], h = 5381;
-        for (const unsigned char *c = (const unsigned char *)name; *c; c++)
-            h = h * 33 + *c;
-        unsigned long long buckets = t->gnu_hash + 16 + (unsigned long long)head[2] * sizeof(ElfW(Addr));
-        unsigned long long chains = buckets + 4ull * nbuckets;
-        if (!nbuckets || lz_elfview_copy(v, buckets + 4ull * (h % nbuckets), &w, 4) || w < symoffset)
-            return 0;
-        for (long long i = w; i < st->count; i++) {
-            if (lz_elfview_copy(v, chains + 4ull * (unsigned long long)(i - symoffset), &w, 4))
-                return 0;
-            if ((w | 1) == (h | 1) && dr_sym_is(v, t, st, i, name, len))
-                return 1;
-            if (w & 1)
-                return 0;
-        }
-        return 0;
+        struct chain c = {v, t, st, name, len,
+                          t->gnu_hash + 16 + (unsigned long long)head[2] * sizeof(ElfW(Addr))};
+        return lz_gnuhash_find(head[0], head[1], name, chain_word, chain_is, &c,
+                               (unsigned long long)st->count) >= 0;
     }
     if (lz_elfview_copy(v, t->hash, head, 8) || !head[0])
         return 0;

@@ -2,6 +2,7 @@
  * A loaded object's dynamic section, read in memory, bounds-checked
  * (lz_elfmem.h). */
 #include "elf/lz_elfmem.h"
+#include "elf/lz_gnuhash.h"
 
 #include <elf.h>
 #include <string.h>
@@ -112,6 +113,35 @@ int lz_elfmem_needs(const lz_elfmem *v, const char *soname)
     return 0;
 }
 
+/* A lookup through the GNU hash table (lz_gnuhash.h), every word and
+ * symbol checked to lie in the object's segments before it is read. */
+struct chain {
+    const lz_elfmem *v;
+    const char *name;
+    int (*want)(const lz_elfmem *v, uint32_t i);
+    const uint32_t *words; /* past the Bloom filter */
+};
+
+static int chain_word(void *ctx, unsigned long long k, uint32_t *out)
+{
+    const struct chain *c = ctx;
+    const uint32_t *w = c->words + k;
+    if (!in(c->v, (uintptr_t)w, 4))
+        return -1;
+    *out = *w;
+    return 0;
+}
+
+static int chain_is(void *ctx, unsigned long long i)
+{
+    const struct chain *c = ctx;
+    const ElfW(Sym) *s = &c->v->symtab[i];
+    const char *n;
+    return in(c->v, (uintptr_t)s, sizeof *s) && s->st_shndx != SHN_UNDEF && s->st_name &&
+           (n = lz_elfmem_str(c->v, s->st_name)) && same(n, c->name) &&
+           (!c->want || c->want(c->v, (uint32_t)i));
+}
+
 /* The first symbol named name in its hash chain that want accepts (NULL:
  * every one), or NULL. */
 static const ElfW(Sym) *chain_find(const lz_elfmem *v, const char *name,
@@ -120,27 +150,9 @@ static const ElfW(Sym) *chain_find(const lz_elfmem *v, const char *name,
     const uint32_t *h = v->gnu_hash;
     if (!h || !v->symtab)
         return NULL;
-    uint32_t nbuckets = h[0], symoffset = h[1], bloom_size = h[2];
-    uintptr_t buckets = (uintptr_t)(h + 4) + (uintptr_t)bloom_size * sizeof(ElfW(Addr));
-    if (!nbuckets || !in(v, buckets, (size_t)nbuckets * 4))
-        return NULL;
-    uint32_t hash = 5381;
-    for (const unsigned char *c = (const unsigned char *)name; *c; c++)
-        hash = hash * 33 + *c;
-    const uint32_t *chain = (const uint32_t *)buckets + nbuckets;
-    for (uint32_t i = ((const uint32_t *)buckets)[hash % nbuckets]; i >= symoffset; i++) {
-        const uint32_t *ch = &chain[i - symoffset];
-        const ElfW(Sym) *s = &v->symtab[i];
-        if (!in(v, (uintptr_t)ch, 4) || !in(v, (uintptr_t)s, sizeof *s))
-            return NULL;
-        const char *n;
-        if ((*ch | 1) == (hash | 1) && s->st_shndx != SHN_UNDEF && s->st_name &&
-            (n = lz_elfmem_str(v, s->st_name)) && same(n, name) && (!want || want(v, i)))
-            return s;
-        if (*ch & 1)
-            return NULL;
-    }
-    return NULL;
+    struct chain c = {v, name, want, (const uint32_t *)((uintptr_t)(h + 4) + (uintptr_t)h[2] * sizeof(ElfW(Addr)))};
+    long long i = lz_gnuhash_find(h[0], h[1], name, chain_word, chain_is, &c, 1ull << 32);
+    return i < 0 ? NULL : &v->symtab[i];
 }
 
 const ElfW(Sym) *lz_elfmem_lookup(const lz_elfmem *v, const char *name)

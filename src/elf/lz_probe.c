@@ -9,6 +9,7 @@
 
 #include "elf/lz_elffile.h"
 #include "elf/lz_version.h"
+#include "common/lz_note.h"
 
 #include <dlfcn.h>
 #include <elf.h>
@@ -58,7 +59,7 @@ static int lean_questions(const lz_lib *lib, const char *const *extra, const cha
             ask[n++] = *r;
         else
             return -1;
-    ask[n] = lz_shim_marker(lib, marker, msize);
+    ask[n] = lz_shim_marker(lib->shim, marker, msize);
     ask[n + 1] = NULL;
     return (int)n;
 }
@@ -107,16 +108,16 @@ const char *lz_machine_name(unsigned m)
     }
 }
 
-const char *lz_shim_marker(const lz_lib *lib, char *buf, size_t size)
+const char *lz_shim_marker(const char *shim, char *buf, size_t size)
 {
-    size_t n = strlen(lib->shim);
-    if (n + sizeof "_load" > size) { /* never with the callers' buffers */
+    size_t n = strlen(shim);
+    if (n + sizeof LZ_MARKER_SUFFIX > size) { /* never with the callers' buffers */
         if (size)
             buf[0] = '\0';
         return buf;
     }
-    memcpy(buf, lib->shim, n);
-    memcpy(buf + n, "_load", sizeof "_load");
+    memcpy(buf, shim, n);
+    memcpy(buf + n, LZ_MARKER_SUFFIX, sizeof LZ_MARKER_SUFFIX);
     return buf;
 }
 
@@ -228,7 +229,7 @@ static int probe(const lz_lib *lib, const char *path, const char *const *extra, 
         }
         p->lean = lean >= 0 ? lib : NULL;
         p->extra = extra;
-        p->shim = lib && lz_probe_exports(p, lz_shim_marker(lib, marker, sizeof marker));
+        p->shim = lib && lz_probe_exports(p, lz_shim_marker(lib->shim, marker, sizeof marker));
         rc = native(p);
         if (rc == LZ_PROBE_OK && lib)
             rc = judge(lib, p);

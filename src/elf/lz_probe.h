@@ -48,9 +48,10 @@ LZ_HIDDEN const char *lz_machine_name(unsigned machine);
  * .rodata (e.g. "NCCL version 2.28.9+cuda13.0"); 1 when found. */
 LZ_HIDDEN int lz_probe_rodata_string(const char *path, const char *marker, char *out,
                                      size_t size);
-/* The symbol every shim of lib exports and the real library never does
- * ("lazynccl_load"): how a drop-in is told from the library it stands for. */
-LZ_HIDDEN const char *lz_shim_marker(const lz_lib *lib, char *buf, size_t size);
+/* The symbol every shim named shim exports and the real library never does
+ * ("lazynccl_load", common/lz_note.h): how a drop-in is told from the
+ * library it stands for. buf, cut to "" when too small. */
+LZ_HIDDEN const char *lz_shim_marker(const char *shim, char *buf, size_t size);
 /* "libnvrtc.so.13 or libnvrtc.so.12": every soname lib accepts. */
 LZ_HIDDEN void lz_soname_list(const lz_lib *lib, char *out, size_t size);
 /* 1 when the probed file exports name (of a lean probe: one of the names

@@ -10,6 +10,7 @@
  * library itself, the dynamic linker's choice, which a drop-in under
  * lazynccl-run keeps, unless the library's override names another. */
 #include "info.h"
+#include "base/lz_env.h"
 #include "base/lz_path.h"
 
 #include <stdlib.h>
@@ -251,7 +252,7 @@ static int check_family(FILE *f, const lz_lib *lib, const check_closure *c, int 
     /* The file the dynamic linker maps for the soname, where an object
      * needs the library itself. */
     char marker[160];
-    lz_shim_marker(lib, marker, sizeof marker);
+    lz_shim_marker(lib->shim, marker, sizeof marker);
     const char *linked = NULL, *shim_at = NULL;
     for (int i = 0; i < c->n; i++) {
         int is_shim = lz_probe_exports(&c->o[i].p, marker);

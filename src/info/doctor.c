@@ -2,6 +2,7 @@
  * lazynccl-info --doctor: the environment traps users hit, each said in one
  * line with the fix in the next. */
 #include "info.h"
+#include "base/lz_env.h"
 #include "common/lz_stepnames.h"
 #include "base/lz_path.h"
 #include "common/lz_tls.h"
@@ -268,7 +269,7 @@ static void find_dropins(const char *files, const char *seps, info_lib *libs, in
         }
         for (int l = 0; l < nlibs; l++) {
             char marker[128];
-            if (!lz_probe_exports(&pr, lz_shim_marker(libs[l].lib, marker, sizeof marker)))
+            if (!lz_probe_exports(&pr, lz_shim_marker(libs[l].lib->shim, marker, sizeof marker)))
                 continue;
             list_add(dropins, dsize, dl, path);
             list_add(sonames, ssize, sl, pr.elf.soname);

@@ -4,8 +4,6 @@
 #define LZ_INFO_H
 
 #include "api/lz_api.h"
-#include "base/lz_env.h"
-#include "base/lz_report.h"
 #include "elf/lz_probe.h"
 #include "search/lz_linker.h"
 #include "search/lz_release.h"

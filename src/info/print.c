@@ -2,6 +2,7 @@
  * lazynccl-info output: aligned text for people, JSON for tools
  * (schema in docs/lazynccl-info.md). */
 #include "info.h"
+#include "base/lz_env.h"
 #include "json.h"
 
 #include <string.h>

@@ -35,7 +35,7 @@ static const char *missing_required(const lz_lib *lib, void *handle)
 static int is_shim(const lz_lib *lib, void *handle)
 {
     char marker[128];
-    return lz_dlsym(handle, lz_shim_marker(lib, marker, sizeof marker)) != NULL;
+    return lz_dlsym(handle, lz_shim_marker(lib->shim, marker, sizeof marker)) != NULL;
 }
 
 /* The audit module answered a program's request for this very path with

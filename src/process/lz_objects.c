@@ -7,7 +7,6 @@
  * the object's loaded segments before it is read. */
 #include "elf/lz_elfmem.h"
 #include "base/lz_dl.h"
-#include "base/lz_env.h"
 #include "process/lz_objects.h"
 #include "base/lz_path.h"
 

@@ -2,10 +2,8 @@
  * The site directories the loaded objects lie in (lz_objects_sites.h). */
 #include "elf/lz_elfmem.h"
 #include "base/lz_dl.h"
-#include "base/lz_env.h"
 #include "process/lz_objects.h"
 #include "process/lz_objects_sites.h"
-#include "base/lz_path.h"
 
 #include <link.h>
 #include <stdint.h>

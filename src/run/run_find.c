@@ -2,6 +2,7 @@
 /* Where lazynccl-run's pieces are (run_find.h). */
 #include "run_find.h"
 #include "common/lz_dropins.h"
+#include "common/lz_sitedirs.h"
 #include "elf/lz_elfpeek.h"
 
 #include <dirent.h>
@@ -67,11 +68,11 @@ static int wheel_dir(const char *exe_dir, char *out, size_t size)
         return 0;
     struct dirent *e;
     int found = 0;
+    static const char *const site_dirs[LZ_NSITE_DIRS] = LZ_SITE_DIRS;
     while (!found && (e = readdir(d)))
         if (strncmp(e->d_name, "python3", 7) == 0)
-            for (int i = 0; i < 2 && !found; i++) {
-                fmt(out, size, "%s/%s/%s/lazynccl/dropin", lib, e->d_name,
-                         i ? "dist-packages" : "site-packages");
+            for (int i = 0; i < LZ_NSITE_DIRS && !found; i++) {
+                fmt(out, size, "%s/%s/%s/lazynccl/dropin", lib, e->d_name, site_dirs[i]);
                 found = is_dir(out);
             }
     closedir(d);

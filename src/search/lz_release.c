@@ -170,7 +170,7 @@ static int first_copy(void *ctx, const char *path, const char *why)
 static char *loaded_peer(const lz_peer *peer)
 {
     char marker[160];
-    snprintf(marker, sizeof marker, "%s_load", peer->shim);
+    lz_shim_marker(peer->shim, marker, sizeof marker);
     struct found f = {NULL};
     for (const char *const *s = peer->sonames; *s && !f.path; s++)
         lz_objects_real_with_soname(*s, marker, first_copy, &f);

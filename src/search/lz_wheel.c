@@ -2,6 +2,7 @@
  * The wheel step of the search order (docs/search-order.md, step 3): the
  * policy of where Python wheels put NVIDIA's libraries, in one place. */
 #include "search/lz_wheel.h"
+#include "common/lz_sitedirs.h"
 #include "common/lz_stepnames.h"
 #include "search/lz_candidate.h"
 #include "process/lz_objects_sites.h"
@@ -14,29 +15,28 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The directory names the wheel step knows, in preference order, as
- * components ("/name/"): a path's site directory is its first
- * site-packages component, else its first dist-packages one. lz_objects.c
+/* The site directories' names (common/lz_sitedirs.h). lz_objects_sites.c
  * is handed site_of, and knows no directory name itself. */
-static const char *const site_dirs[] = {"/site-packages/", "/dist-packages/"};
-#define LZ_NSITE_DIRS (sizeof site_dirs / sizeof *site_dirs)
+static const char *const site_dirs[LZ_NSITE_DIRS] = LZ_SITE_DIRS;
 
 /* Whether the n bytes at name are a site directory's name. */
 static int site_name(const char *name, size_t n)
 {
     for (size_t i = 0; i < LZ_NSITE_DIRS; i++)
-        if (strlen(site_dirs[i]) == n + 2 && strncmp(name, site_dirs[i] + 1, n) == 0)
+        if (strlen(site_dirs[i]) == n && strncmp(name, site_dirs[i], n) == 0)
             return 1;
     return 0;
 }
 
-/* The length of path up to and including its site directory (0: none). */
+/* The length of path up to and including its site directory, the first
+ * component named so (0: none). */
 static size_t site_of(const char *path)
 {
     for (size_t i = 0; i < LZ_NSITE_DIRS; i++) {
-        const char *hit = strstr(path, site_dirs[i]);
-        if (hit)
-            return (size_t)(hit - path) + strlen(site_dirs[i]) - 1;
+        size_t n = strlen(site_dirs[i]);
+        for (const char *hit = strstr(path, site_dirs[i]); hit; hit = strstr(hit + 1, site_dirs[i]))
+            if (hit > path && hit[-1] == '/' && hit[n] == '/')
+                return (size_t)(hit - path) + n;
     }
     return 0;
 }
