@@ -18,12 +18,15 @@ RUNTIME_DIRS = ("arch", "common", "base", "elf", "process", "search", "load", "a
 
 
 def runtime_files(src_dir):
-    """The runtime's sources (src/<phase>/lz_*.c) and the headers they
-    include, each after the headers it includes, as paths below src_dir: a
-    file added to a runtime folder needs no line here."""
+    """The runtime's sources and headers (src/<phase>/lz_*.[ch]), each after
+    the headers it includes, as paths below src_dir: a file added to a
+    runtime folder needs no line here."""
+    # Every module and header of the runtime (the generated code includes
+    # some no module does); of common/, only what the runtime includes: the
+    # rest is the audit module's and the launcher's.
     sources = sorted(f"{d}/{f}" for d in RUNTIME_DIRS if os.path.isdir(os.path.join(src_dir, d))
                      for f in os.listdir(os.path.join(src_dir, d))
-                     if f.startswith("lz_") and f.endswith(".c"))
+                     if f.startswith("lz_") and (f.endswith(".c") or (f.endswith(".h") and d != "common")))
     includes = {}
 
     def includes_of(f):

@@ -318,6 +318,10 @@ def runtime_folders_match_architecture():
                 bare += [f"{d}/{f}: {h}" for h in re.findall(r'#include "((?:\.\./)?lz_\w+\.h)"', text)
                          if d in RUNTIME_DIRS or h.startswith("../")]
     t.equal(bare, [], "runtime includes without their folder")
+    order = {d: i for i, d in enumerate(RUNTIME_DIRS)}
+    upward = [f"{m} ({have[m]}/) calls {n} ({have[n]}/)" for m, calls in sorted(runtime_graph().items())
+              for n in sorted(calls) if order[have[n]] > order[have[m]]]
+    t.equal(upward, [], "modules calling a module of a later folder")
 
 
 _C_WORDS = {"const", "static", "inline", "int", "char", "void", "unsigned", "long", "short", "signed",

@@ -214,6 +214,21 @@ def meson_subproject():
 
 
 @case
+def amalgamation_compiles_clean_with_gcc_and_clang():
+    """The NCCL amalgamation, one translation unit with every runtime
+    header in it, compiles with -Wall -Wextra -Werror under gcc and clang
+    (clang warns of an unused static function of the main file, which an
+    amalgamation's headers are)."""
+    d = amalgamation(t.workdir("amalg_compilers"), "cc_")
+    compilers = [c for c in ("gcc", "clang") if shutil.which(c)]
+    t.check("clang" in compilers, f"clang on PATH (CI installs it for the fuzz build): {compilers}")
+    for c in compilers:
+        r = t.run([c, "-c", "-fPIC", "-O2", "-Wall", "-Wextra", "-Werror", f"-I{t.NCCL_INCLUDE}",
+                   f"-I{t.CUDA_INCLUDE}", "-o", f"{d}/{c}.o", f"{d}/lazynccl_amalg.c"])
+        t.equal((r.returncode, r.stderr.strip()), (0, ""), f"{c} on the amalgamation")
+
+
+@case
 def three_amalgamations_one_prefix():
     """The NCCL, NVRTC and nvJitLink amalgamations generated with one
     --prefix link into one object (mypkg_lazynccl_load, mypkg_lazynvrtc_load:

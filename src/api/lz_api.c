@@ -169,7 +169,7 @@ int lz_api_set_search_path(const lz_lib *lib, const char *list)
     char *copy = list ? strdup(list) : NULL;
     int cs = lz_lock(lib);
     /* Not once loaded, nor from inside a load (a log callback, a
-     * constructor): each search walks its own copy, but a list set there
+     * constructor): each search follows its own copy, but a list set there
      * would silently apply to no search. */
     if (lz_status(lib) != LZ_LOADED && !lz_self_loading(lib) && (!list || copy)) {
         char *old = st->search_list;

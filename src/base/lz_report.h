@@ -5,14 +5,14 @@
 
 #include "search/lz_search.h"
 
-/* Append one line to the walk's report and to the log (lz_report.c). */
+/* Append one line to the search's report and to the log (lz_report.c). */
 LZ_HIDDEN void lz_note(lz_search *w, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* Record a verdict on a candidate: a report line, a log line, an event. */
 LZ_HIDDEN void lz_verdict(lz_search *w, const char *step, const char *path, int verdict,
                           const lz_probe *probe, const char *fmt, ...)
     __attribute__((format(printf, 6, 7)));
-/* Record a place the walk looked in, for the failure report's last lines. */
+/* Record a place the search looked in, for the failure report's last lines. */
 LZ_HIDDEN void lz_looked(lz_search *w, const char *step, const char *place);
 /* Append the places looked in to the report (when nothing was found). */
 LZ_HIDDEN void lz_report_places(lz_search *w);

@@ -42,7 +42,7 @@ typedef void (*lz_fn)(void);
  * (".long f - ."), which C initialisers cannot express. */
 typedef int32_t lz_fnrel;
 
-static inline lz_fn lz_fn_at(const lz_fnrel *table, size_t i)
+static inline __attribute__((unused)) lz_fn lz_fn_at(const lz_fnrel *table, size_t i)
 {
     return table[i] ? (lz_fn)((uintptr_t)&table[i] + (uintptr_t)(intptr_t)table[i]) : NULL;
 }
@@ -248,13 +248,13 @@ typedef struct lz_lib {
     lz_state *st;
 } lz_lib;
 
-static inline const char *lz_sym_name(const lz_lib *lib, const lz_sym *s)
+static inline __attribute__((unused)) const char *lz_sym_name(const lz_lib *lib, const lz_sym *s)
 {
     return lib->names + s->name;
 }
 
 /* NULL for a name of no family. */
-static inline const char *lz_sym_family(const lz_lib *lib, const lz_sym *s)
+static inline __attribute__((unused)) const char *lz_sym_family(const lz_lib *lib, const lz_sym *s)
 {
     return s->family ? lib->names + s->family : NULL;
 }

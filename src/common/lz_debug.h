@@ -9,7 +9,7 @@
 #define LZ_DEBUG_ENV "LAZYNCCL_DEBUG"
 
 /* 1 when the variable's value asks for the log: set, not empty, not "0". */
-static inline int lz_debug_wanted(const char *value)
+static inline __attribute__((unused)) int lz_debug_wanted(const char *value)
 {
     return value && value[0] && !(value[0] == '0' && value[1] == '\0');
 }

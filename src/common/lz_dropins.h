@@ -46,7 +46,7 @@ typedef struct lz_dropin_item {
  * end. Empty and relative entries are skipped, as the runtime's own path
  * lists skip them (never the current directory), and so is an entry whose
  * file name has no stem. */
-static inline int lz_dropins_next(const char **list, lz_dropin_item *it)
+static inline __attribute__((unused)) int lz_dropins_next(const char **list, lz_dropin_item *it)
 {
     const char *p = *list;
     while (p && *p) {

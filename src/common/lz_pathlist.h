@@ -13,7 +13,7 @@
  * ld.so splits each) or the end. A loop, not strcspn: a first call's
  * search is priced in pages, and strcspn's tables are a libc page nothing
  * else on the way touches. */
-static inline size_t lz_pathlist_entry(const char *list, const char *seps)
+static inline __attribute__((unused)) size_t lz_pathlist_entry(const char *list, const char *seps)
 {
     size_t n = 0;
     for (; list[n]; n++)

@@ -36,14 +36,14 @@
 #define LZ_TLS_SINCE_SYMBOL "__libc_single_threaded"
 
 /* One block as glibc places it: its size rounded up to its alignment. */
-static inline unsigned long long lz_tls_block(unsigned long long size, unsigned long long align)
+static inline __attribute__((unused)) unsigned long long lz_tls_block(unsigned long long size, unsigned long long align)
 {
     return align > 1 ? (size + align - 1) / align * align : size;
 }
 
 /* The tunable's value in a GLIBC_TUNABLES string (the last setting wins, as
  * in glibc), or the default. */
-static inline unsigned long long lz_tls_optional(const char *tunables)
+static inline __attribute__((unused)) unsigned long long lz_tls_optional(const char *tunables)
 {
     static const char key[] = LZ_TLS_TUNABLE "=";
     unsigned long long value = LZ_TLS_DEFAULT_OPTIONAL;
@@ -77,7 +77,7 @@ static inline unsigned long long lz_tls_optional(const char *tunables)
 
 /* 1 when need bytes of initial TLS fit an audited process given the
  * tunable's value optional. */
-static inline int lz_tls_fits(unsigned long long need, unsigned long long optional)
+static inline __attribute__((unused)) int lz_tls_fits(unsigned long long need, unsigned long long optional)
 {
     return need <= optional + LZ_TLS_FIXED_SURPLUS;
 }
@@ -85,14 +85,14 @@ static inline int lz_tls_fits(unsigned long long need, unsigned long long option
 /* 1 when need bytes of start-up TLS leave an audited process given the
  * tunable's value optional at least the room a plain process has with
  * glibc's default for a later dlopen of initial-exec TLS. */
-static inline int lz_tls_keeps_plain(unsigned long long need, unsigned long long optional)
+static inline __attribute__((unused)) int lz_tls_keeps_plain(unsigned long long need, unsigned long long optional)
 {
     return need + LZ_TLS_DEFAULT_OPTIONAL <= optional + LZ_TLS_AUDIT_SHARE;
 }
 
 /* The tunable's value that serves need bytes, keeping glibc's default room
  * for libraries loaded later with dlopen. */
-static inline unsigned long long lz_tls_want(unsigned long long need)
+static inline __attribute__((unused)) unsigned long long lz_tls_want(unsigned long long need)
 {
     return need + LZ_TLS_DEFAULT_OPTIONAL;
 }

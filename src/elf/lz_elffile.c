@@ -221,7 +221,7 @@ static int dr_sym_is(lz_elfview *v, const lz_elftags *t, const dr_symtab *st, lo
 }
 
 /* A GNU hash lookup (lz_gnuhash.h) in the file, through the view. */
-struct chain {
+struct file_chain {
     lz_elfview *v;
     const lz_elftags *t;
     const dr_symtab *st;
@@ -230,15 +230,15 @@ struct chain {
     unsigned long long words; /* address past the Bloom filter */
 };
 
-static int chain_word(void *ctx, unsigned long long k, uint32_t *out)
+static int file_chain_word(void *ctx, unsigned long long k, uint32_t *out)
 {
-    struct chain *c = ctx;
+    struct file_chain *c = ctx;
     return lz_elfview_copy(c->v, c->words + 4ull * k, out, 4);
 }
 
-static int chain_is(void *ctx, unsigned long long i)
+static int file_chain_is(void *ctx, unsigned long long i)
 {
-    struct chain *c = ctx;
+    struct file_chain *c = ctx;
     return dr_sym_is(c->v, c->t, c->st, (long long)i, c->name, c->len);
 }
 
@@ -255,9 +255,9 @@ static int dr_answer(lz_elfview *v, const lz_elftags *t, const dr_symtab *st, co
     if (t->gnu_hash) {
         if (lz_elfview_copy(v, t->gnu_hash, head, sizeof head))
             return 0;
-        struct chain c = {v, t, st, name, len,
+        struct file_chain c = {v, t, st, name, len,
                           t->gnu_hash + 16 + (unsigned long long)head[2] * sizeof(ElfW(Addr))};
-        return lz_gnuhash_find(head[0], head[1], name, chain_word, chain_is, &c,
+        return lz_gnuhash_find(head[0], head[1], name, file_chain_word, file_chain_is, &c,
                                (unsigned long long)st->count) >= 0;
     }
     if (lz_elfview_copy(v, t->hash, head, 8) || !head[0])

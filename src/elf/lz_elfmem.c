@@ -115,16 +115,16 @@ int lz_elfmem_needs(const lz_elfmem *v, const char *soname)
 
 /* A lookup through the GNU hash table (lz_gnuhash.h), every word and
  * symbol checked to lie in the object's segments before it is read. */
-struct chain {
+struct mem_chain {
     const lz_elfmem *v;
     const char *name;
     int (*want)(const lz_elfmem *v, uint32_t i);
     const uint32_t *words; /* past the Bloom filter */
 };
 
-static int chain_word(void *ctx, unsigned long long k, uint32_t *out)
+static int mem_chain_word(void *ctx, unsigned long long k, uint32_t *out)
 {
-    const struct chain *c = ctx;
+    const struct mem_chain *c = ctx;
     const uint32_t *w = c->words + k;
     if (!in(c->v, (uintptr_t)w, 4))
         return -1;
@@ -132,9 +132,9 @@ static int chain_word(void *ctx, unsigned long long k, uint32_t *out)
     return 0;
 }
 
-static int chain_is(void *ctx, unsigned long long i)
+static int mem_chain_is(void *ctx, unsigned long long i)
 {
-    const struct chain *c = ctx;
+    const struct mem_chain *c = ctx;
     const ElfW(Sym) *s = &c->v->symtab[i];
     const char *n;
     return in(c->v, (uintptr_t)s, sizeof *s) && s->st_shndx != SHN_UNDEF && s->st_name &&
@@ -150,8 +150,8 @@ static const ElfW(Sym) *chain_find(const lz_elfmem *v, const char *name,
     const uint32_t *h = v->gnu_hash;
     if (!h || !v->symtab)
         return NULL;
-    struct chain c = {v, name, want, (const uint32_t *)((uintptr_t)(h + 4) + (uintptr_t)h[2] * sizeof(ElfW(Addr)))};
-    long long i = lz_gnuhash_find(h[0], h[1], name, chain_word, chain_is, &c, 1ull << 32);
+    struct mem_chain c = {v, name, want, (const uint32_t *)((uintptr_t)(h + 4) + (uintptr_t)h[2] * sizeof(ElfW(Addr)))};
+    long long i = lz_gnuhash_find(h[0], h[1], name, mem_chain_word, mem_chain_is, &c, 1ull << 32);
     return i < 0 ? NULL : &v->symtab[i];
 }
 

@@ -13,7 +13,7 @@
 
 #include <stdint.h>
 
-static inline uint32_t lz_gnuhash(const char *name)
+static inline __attribute__((unused)) uint32_t lz_gnuhash(const char *name)
 {
     uint32_t h = 5381;
     for (const unsigned char *c = (const unsigned char *)name; *c; c++)
@@ -27,7 +27,7 @@ static inline uint32_t lz_gnuhash(const char *name)
  * reads the k-th 32-bit word after the Bloom filter (the buckets, then the
  * chains): 0, or -1 when it cannot be read. Symbol indexes stay below
  * limit, a bound a hostile chain without its end bit cannot push past. */
-static inline long long lz_gnuhash_find(uint32_t nbuckets, uint32_t symoffset, const char *name,
+static inline __attribute__((unused)) long long lz_gnuhash_find(uint32_t nbuckets, uint32_t symoffset, const char *name,
                                         int (*word)(void *ctx, unsigned long long k, uint32_t *out),
                                         int (*is)(void *ctx, unsigned long long i), void *ctx,
                                         unsigned long long limit)

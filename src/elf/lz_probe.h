@@ -7,7 +7,7 @@
 #include "base/lz_runtime.h"
 
 enum {
-    /* A lean probe's questions: the required names, the names the walk
+    /* A lean probe's questions: the required names, the names the search
      * needs, the marker, the end (answers are bits of one word). */
     LZ_PROBE_ASK_MAX = 64,
     LZ_PROBE_OK = 0,          /* the file can serve */
@@ -17,7 +17,7 @@ enum {
 /* What the probe read from the file: the file's own facts and the
  * verdict. elf.names are sorted (sorted: 1) where many names will be asked
  * for (a library with versioned names, and for tools). A library without
- * versioned names is asked only its required names, the names the walk
+ * versioned names is asked only its required names, the names the search
  * needs (extra) and its shim marker where they fit: lean is that library,
  * and the file was asked those names alone (through its hash table:
  * elf.answers, no names read). */
@@ -25,7 +25,7 @@ typedef struct lz_probe {
     lz_elffile elf;
     int sorted;
     const lz_lib *lean;
-    const char *const *extra; /* of a lean probe: the walk's names (it outlives the probe) */
+    const char *const *extra; /* of a lean probe: the search's names (it outlives the probe) */
     int shim;                /* exports a shim's marker (read before judging) */
     char reason[512];
     unsigned long long dev, ino; /* the file that was read */

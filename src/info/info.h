@@ -55,7 +55,7 @@ typedef struct doctor_report {
     int n;
 } doctor_report;
 
-/* Walk a library's search order without loading anything (inspect.c). */
+/* Follow a library's search order without loading anything (inspect.c). */
 void info_inspect(info_lib *out, const lz_lib *lib, const char *origin);
 /* Version text of a candidate ("NCCL version 2.28.9+cuda13.0"); "" if unknown. */
 void info_version(const lz_lib *lib, const char *path, const lz_probe *p, char *out, size_t size);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT
  * Inspecting one library with the runtime's own search (no second
- * implementation): an exhaustive dry-run walk that records every verdict. */
+ * implementation): an exhaustive dry-run search that records every verdict. */
 #include "info.h"
 
 #include <stdlib.h>

@@ -18,7 +18,7 @@ LZ_HIDDEN int lz_ensure_loaded(const lz_lib *lib, const lz_sym *want);
  * the library since: 1 when published, 0 when the caller must resolve again. */
 LZ_HIDDEN int lz_publish_failure(const lz_lib *lib, size_t i);
 /* A copy of the search list set by the program (NULL: none; *lost when it
- * could not be copied), for a walk that must not hold the lock. */
+ * could not be copied), for a search that must not hold the lock. */
 LZ_HIDDEN char *lz_search_list_copy(const lz_lib *lib, int *lost);
 /* Forget a failure so that the next call searches again (an explicit
  * load): slots back to their resolvers, a new generation. */

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* Finding a library and opening it, in rounds: a walk of the search order
- * (lz_order.c) chooses a file, the walk is freed, the file is opened and
+/* Finding a library and opening it, in attempts: a search
+ * (lz_order.c) chooses a file, the search is freed, the file is opened and
  * checked here (open_chosen); a file whose dlopen fails is skipped by the
- * next round, which reports it with the reason. */
+ * next attempt, which reports it with the reason. */
 #include "load/lz_open.h"
 #include "base/lz_dl.h"
 #include "base/lz_env.h"
@@ -55,7 +55,7 @@ static __attribute__((noinline)) void *open_other_name(const char *path, int fla
     return NULL;
 }
 
-/* Open the file a walk chose (path, as c says) and check it is the one
+/* Open the file a search chose (path, as c says) and check it is the one
  * judged (c's dev/ino, probed or only stat'ed): the handle, or NULL with the
  * reason in why. */
 static void *open_chosen(const lz_lib *lib, const char *path, const lz_chosen *c, char *why,
@@ -155,25 +155,25 @@ static lz_msg *keep_report(const char *text)
     return m;
 }
 
-/* A round's walk and its report: on the heap, freed before the chosen file
+/* A attempt's search and its report: on the heap, freed before the chosen file
  * is opened, so that the dynamic linker's allocations reuse its pages. The
- * text only where a report is wanted: a round is quiet (formats nothing)
- * unless the log is on, and a quiet round that finds nothing is run again
+ * text only where a report is wanted: a attempt is quiet (formats nothing)
+ * unless the log is on, and a quiet attempt that finds nothing is run again
  * with a report, for the failure's message. */
-typedef struct lz_round {
+typedef struct lz_attempt {
     lz_search w;
     char text[];
-} lz_round;
+} lz_attempt;
 
-/* One round, run with no lock held: a walk that skips the files earlier
- * rounds failed to open, with a report when asked (report; else the walk
+/* One attempt, run with no lock held: a search that skips the files earlier
+ * attempts failed to open, with a report when asked (report; else the search
  * formats nothing, the log being off: one getenv, not one per note). list
  * is the caller's copy of the search list. NULL when out of memory. */
-static lz_round *walk_round(const lz_lib *lib, const lz_sym *want, const char *list,
+static lz_attempt *search_attempt(const lz_lib *lib, const lz_sym *want, const char *list,
                             const char *chosen, const char *chosen_step, const lz_skip *skips,
                             int nskips, int report)
 {
-    lz_round *r = malloc(sizeof *r + (report ? LZ_MESSAGE_MAX : 0));
+    lz_attempt *r = malloc(sizeof *r + (report ? LZ_MESSAGE_MAX : 0));
     if (!r)
         return NULL;
     lz_request req = {.want = want, .search_list = list, .chosen = chosen,
@@ -211,7 +211,7 @@ static char *paths_of(const lz_result *f)
     return path;
 }
 
-/* Remember a file that failed to open, for the next round: 0 when out of
+/* Remember a file that failed to open, for the next attempt: 0 when out of
  * memory. */
 static int add_skip(lz_skip **skips, int *nskips, const lz_chosen *c, const char *why)
 {
@@ -256,10 +256,10 @@ char *lz_chosen_file(const lz_lib *lib, const char **step)
     return path;
 }
 
-/* The dlopen runs here, after the walk has returned, not at the bottom of
+/* The dlopen runs here, after the search has returned, not at the bottom of
  * its calls: NCCL's dlopen is a few milliseconds, and on a virtual machine
  * every fresh page of stack or heap it would otherwise touch below the
- * walk costs about 11 us (docs/performance.md, "First calls"). */
+ * search costs about 11 us (docs/performance.md, "First calls"). */
 void lz_search_and_open(const lz_lib *lib, const lz_sym *want, const char *list, lz_outcome *out)
 {
     lz_skip *skips = NULL;
@@ -268,13 +268,13 @@ void lz_search_and_open(const lz_lib *lib, const lz_sym *want, const char *list,
     const char *chosen_step = NULL;
     char *chosen = lz_chosen_file(lib, &chosen_step);
     for (;;) {
-        lz_round *r = walk_round(lib, want, list, chosen, chosen_step, skips, nskips, report);
+        lz_attempt *r = search_attempt(lib, want, list, chosen, chosen_step, skips, nskips, report);
         if (!r) {
             lz_log(lib, "%s could not be loaded: out of memory", lib->display);
             break;
         }
         if (!r->w.res.found && !report) {
-            /* A quiet round found nothing: again, with the report the
+            /* A quiet attempt found nothing: again, with the report the
              * failure's message needs. */
             free(r);
             report = 1;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT
- * Finding a library and opening it: rounds of the search order, each
+ * Finding a library and opening it: attempts of the search order, each
  * followed by the dlopen of its choice (lz_open.c). No lock, no state:
  * lz_once.c decides who searches and publishes what this returns. */
 #ifndef LZ_OPEN_H
@@ -27,10 +27,10 @@ LZ_HIDDEN void lz_search_and_open(const lz_lib *lib, const lz_sym *want, const c
  * override is set, its chooser's answer (<shim>_set_chooser); NULL when
  * there is none (the usual search). */
 LZ_HIDDEN char *lz_chosen_file(const lz_lib *lib, const char **step);
-/* Run the set-up walk w (lz_search_init, its report and request filled in)
+/* Run the set-up search w (lz_search_init, its report and request filled in)
  * over the search order, with the marks of the versioned names loaded
  * objects import (what the library chosen must serve) where the request
- * brings none: the one way every walk is run, a load's rounds and the
+ * brings none: the one way every search is run, a load's attempts and the
  * inspection API's dry runs alike. */
 LZ_HIDDEN void lz_search_run(lz_search *w);
 

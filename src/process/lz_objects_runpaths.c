@@ -29,7 +29,7 @@ struct runpaths {
 
 /* The buffers for expanding one object's run-path entries as ld.so would
  * (lz_path.c): on the heap, not the stack of a first call (the dlopen
- * after the walk runs over the stack pages it wrote). */
+ * after the search runs over the stack pages it wrote). */
 struct entry_bufs {
     char dir[PATH_MAX], reason[768];
 };

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT
  * Judging one candidate: probe it, score it against what the first call
  * asked for, and choose it when it is the one; the search opens it once
- * the walk is over (lz_open.c's open_chosen), and checks it then. */
+ * the search is over (lz_open.c's open_chosen), and checks it then. */
 #include "process/lz_objects.h"
 #include "base/lz_path.h"
 #include "elf/lz_probe.h"
@@ -25,8 +25,8 @@
 #include <errno.h>
 #include <sys/stat.h>
 
-/* The walk ends at the chosen candidate, except an exhaustive one. A real
- * load is only recorded here: the caller opens the file after the walk. */
+/* The search ends at the chosen candidate, except an exhaustive one. A real
+ * load is only recorded here: the caller opens the file after the search. */
 static int accept(lz_search *w, const char *step, const char *path, const lz_probe *p)
 {
     w->res.found = 1;
@@ -38,8 +38,8 @@ static int accept(lz_search *w, const char *step, const char *path, const lz_pro
     return !w->req.exhaustive;
 }
 
-/* 1 (and its verdict) when an earlier round of this search failed to open
- * the file dev/ino: it is rejected on sight, for that round's reason. */
+/* 1 (and its verdict) when an earlier attempt of this search failed to open
+ * the file dev/ino: it is rejected on sight, for that attempt's reason. */
 static int skipped(lz_search *w, const char *step, const char *path, const lz_probe *p,
                    unsigned long long dev, unsigned long long ino)
 {
@@ -51,7 +51,7 @@ static int skipped(lz_search *w, const char *step, const char *path, const lz_pr
     return 0;
 }
 
-/* dir/name (lz_path_dup) in a walk, which says why when there is none. */
+/* dir/name (lz_path_dup) in a search, which says why when there is none. */
 char *lz_join(lz_search *w, const char *step, const char *dir, const char *name)
 {
     char *out = lz_path_dup(dir, name);
@@ -75,7 +75,7 @@ static void say_why_unused(lz_search *w, const char *step, const char *dir, int 
 
 /* Try every soname in a directory. quiet: a directory of the default order
  * that holds none is not worth a line in the report. Each candidate is
- * joined where the walk's result lies (lz_candidate_buffer), so the one
+ * joined where the search's result lies (lz_candidate_buffer), so the one
  * accepted is not copied again; dir must not lie there. */
 int lz_try_dir(lz_search *w, const char *step, const char *dir, int quiet)
 {
@@ -91,7 +91,7 @@ int lz_try_dir(lz_search *w, const char *step, const char *dir, int quiet)
         if (path != buf)
             free(path);
     }
-    /* Its system calls only feed verdicts, which a silent walk drops: a
+    /* Its system calls only feed verdicts, which a silent search drops: a
      * $CONDA_PREFIX/lib or $CUDA_HOME/lib64 without the library cost every
      * first call a stat and a faccessat of it. */
     if (!any && !w->silent)
@@ -134,8 +134,8 @@ __attribute__((noinline)) static void say_why_unused(lz_search *w, const char *s
     lz_verdict(w, step, dir, LZ_REJECTED, NULL, "the directory holds no %s%s", names, also);
 }
 
-/* Choose a probed (or unprobeable) file: the walk ends, and the caller
- * opens it (lz_open.c's open_chosen). 0 when it cannot be taken: the walk goes on. */
+/* Choose a probed (or unprobeable) file: the search ends, and the caller
+ * opens it (lz_open.c's open_chosen). 0 when it cannot be taken: the search goes on. */
 static int load(lz_search *w, const char *step, const char *path, lz_probe *p)
 {
     if (w->req.dry_run)
@@ -245,7 +245,7 @@ static void keep(lz_search *w, const char *step, const char *path, long rank_, i
 
 /* 1 when the file dev/ino (read by the probe: no stat of its own) is the
  * one holding this very code (a drop-in on its own search path). Its
- * identity is found once per walk. */
+ * identity is found once per search. */
 static int is_self(lz_search *w, unsigned long long dev, unsigned long long ino)
 {
     if (w->self_known == 0) {
@@ -307,7 +307,7 @@ int lz_try_file(lz_search *w, const char *step, const char *path)
         lz_verdict(w, step, path, LZ_REJECTED, &p, "%s", p.reason);
         return 0;
     }
-    if (w->res.found) { /* an exhaustive walk, past the chosen one */
+    if (w->res.found) { /* an exhaustive search, past the chosen one */
         lz_verdict(w, step, path, LZ_NOT_REACHED, &p, NULL);
         lz_probe_free(&p);
         return 0;

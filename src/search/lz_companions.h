@@ -7,8 +7,8 @@
 
 #include "search/lz_search.h"
 
-/* Record the companions of the file a walk chose (path, probed as p or
- * NULL) in the walk's result, where the library would not find them by
+/* Record the companions of the file a search chose (path, probed as p or
+ * NULL) in the search's result, where the library would not find them by
  * itself. */
 LZ_HIDDEN void lz_companions_record(lz_search *w, const char *step, const char *path,
                                     const lz_probe *p);

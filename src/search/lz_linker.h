@@ -9,7 +9,7 @@
 
 /* visit(ctx, step, path) for each existing file until it returns 1. */
 typedef int (*lz_visit_fn)(void *ctx, const char *step, const char *path);
-/* What the walk could not follow (a run-path entry with an unknown token),
+/* What the search could not follow (a run-path entry with an unknown token),
  * and each place it looked in (a directory, ld.so.cache): either may be NULL. */
 typedef void (*lz_note_fn)(void *ctx, const char *step, const char *text);
 typedef struct lz_linker_hooks {

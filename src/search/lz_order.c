@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT
  * The search order (docs/search-order.md): the steps (lz_steps.c,
- * lz_wheel.c) in turn; the first candidate accepted ends the walk. */
+ * lz_wheel.c) in turn; the first candidate accepted ends the search. */
 #include "search/lz_order.h"
 #include "search/lz_candidate.h"
 #include "base/lz_report.h"

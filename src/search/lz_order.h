@@ -5,7 +5,7 @@
 
 #include "search/lz_search.h"
 
-/* Walk the whole search order. */
+/* Follow the whole search order. */
 LZ_HIDDEN void lz_order(lz_search *w);
 
 #endif

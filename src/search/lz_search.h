@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT
- * The types of one walk of the search order: what it is asked (request),
+ * The types of one search: what it is asked (request),
  * what it found (result), what it says (report). Types only. */
 #ifndef LZ_SEARCH_H
 #define LZ_SEARCH_H
@@ -21,19 +21,19 @@ typedef struct lz_event {
     const lz_probe *probe;
 } lz_event;
 
-/* A file whose dlopen (or the checks after it) failed in an earlier round
- * of the same search: the next round rejects it on sight, with this reason. */
+/* A file whose dlopen (or the checks after it) failed in an earlier attempt
+ * of the same search: the next attempt rejects it on sight, with this reason. */
 typedef struct lz_skip {
     unsigned long long dev, ino;
     char reason[512];
 } lz_skip;
 
-/* Rounds of one search: after this many failed dlopens, the rest of the
- * walk only reports (a bound on the work a hostile search path can cause). */
+/* Attempts of one search: after this many failed dlopens, the rest of the
+ * search only reports (a bound on the work a hostile search path can cause). */
 #define LZ_MAX_SKIPS 16
 
-/* What a walk is asked. dry_run walks it without loading anything (the
- * would-load question); tools also set exhaustive (walk on past the chosen
+/* What a search is asked. dry_run follows it without loading anything (the
+ * would-load question); tools also set exhaustive (search on past the chosen
  * candidate, calling on_event for every verdict) and origin (stands for the
  * shim's own path). */
 typedef struct lz_request {
@@ -54,23 +54,23 @@ typedef struct lz_request {
     const char *origin;
     void (*on_event)(void *ctx, const lz_event *ev);
     void *ctx;
-    const lz_skip *skips;    /* the files earlier rounds failed to open */
+    const lz_skip *skips;    /* the files earlier attempts failed to open */
     int nskips;
 } lz_request;
 
-/* What it found. The first candidate that fully serves ends the walk; one
+/* What it found. The first candidate that fully serves ends the search; one
  * that serves only by a versioned-name fallback is kept, and taken when the
- * walk finds none better. A walk opens nothing itself: the caller dlopens
- * the file chosen once the walk is over (lz_open.c's open_chosen), on a shallow
- * stack and over the heap the walk has freed, as a bare dlopen would run;
- * when that fails, a new round skips the file. */
+ * search finds none better. A search opens nothing itself: the caller dlopens
+ * the file chosen once the search is over (lz_open.c's open_chosen), on a shallow
+ * stack and over the heap the search has freed, as a bare dlopen would run;
+ * when that fails, a new attempt skips the file. */
 /* fallback_score when no candidate was kept as a fallback. */
 #define LZ_NO_FALLBACK (-1L)
 /* The report's line when the search met no file at all. */
 #define LZ_NOTE_NOTHING_FOUND "(no candidate was found)"
 
-/* The file a walk chose, as lz_open.c's open_chosen needs it: the caller copies it
- * out of the walk, which is freed before the dlopen. */
+/* The file a search chose, as lz_open.c's open_chosen needs it: the caller copies it
+ * out of the search, which is freed before the dlopen. */
 typedef struct lz_chosen {
     const char *step;        /* the step that found it (static text) */
     int probed;              /* dev, ino: the file the probe read (else stat) */
@@ -85,7 +85,7 @@ typedef struct lz_result {
     size_t companions_len;
     /* Buffers last, read only as the fields above say (path when found,
      * fallback_path when fallback_score >= 0, companions_len bytes), so a
-     * walk starts without writing them (lz_search_init). */
+     * search starts without writing them (lz_search_init). */
     char path[PATH_MAX];     /* the candidate that was accepted */
     char companions[PATH_MAX]; /* to load later ('\n'-separated), for lz_state */
     char fallback_path[PATH_MAX];
@@ -104,7 +104,7 @@ typedef struct lz_report {
     char places[2048];       /* places_len bytes */
 } lz_report;
 
-/* One walk of the search order. */
+/* One search. */
 typedef struct lz_search {
     const lz_lib *lib;
     lz_request req;
@@ -113,7 +113,7 @@ typedef struct lz_search {
     /* Nothing it says is kept (no report text, no tool, no log): notes
      * and verdicts are not even formatted (lz_report.c). */
     int silent;
-    /* The file holding this code, found once per walk (is_self): 0 not yet,
+    /* The file holding this code, found once per search (is_self): 0 not yet,
      * 1 self_dev/self_ino are it, -1 unknown. */
     int self_known;
     unsigned long long self_dev, self_ino;
@@ -126,7 +126,7 @@ typedef struct lz_search {
     char self_path[PATH_MAX]; /* rep.self_step's file; not zeroed, written when met */
 } lz_search;
 
-/* Start a walk: everything zero but the result's buffers and the sites,
+/* Start a search: everything zero but the result's buffers and the sites,
  * which are not written until used. A first call's memory is mostly fresh
  * pages, and on a virtual machine each page first written costs about as
  * much as a thousand instructions (docs/performance.md): 16 KiB of zeroes

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT
  * The search order's steps but the wheel's (lz_wheel.c), side by side
  * (docs/search-order.md): each proposes its candidates to the judge
- * (lz_candidate.c) in turn, and answers 1 when the walk must stop. */
+ * (lz_candidate.c) in turn, and answers 1 when the search must stop. */
 #include "search/lz_steps.h"
 #include "common/lz_stepnames.h"
 #include "base/lz_asked.h"
@@ -32,7 +32,7 @@ static int try_entry(lz_search *w, const char *step, const char *entry, size_t l
         lz_verdict(w, step, shown, LZ_REJECTED, NULL, "path longer than PATH_MAX (%d)", PATH_MAX);
         return 0;
     }
-    /* The entry is copied once, where the walk's result lies: a file
+    /* The entry is copied once, where the search's result lies: a file
      * accepted there is the result (lz_candidate_buffer). A directory is
      * copied aside, and its candidates are joined there in turn. */
     char *buf = lz_candidate_buffer(w), *own = NULL;
@@ -93,7 +93,7 @@ static int step_chosen(lz_search *w)
 
 /* 1. The override: authoritative when set, after a handle the program
  * adopts (already in the process) and before its chooser and search list.
- * 1 when the walk must stop. */
+ * 1 when the search must stop. */
 int lz_step_override(lz_search *w)
 {
     const lz_lib *lib = w->lib;

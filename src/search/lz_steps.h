@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT
  * The search order's steps (lz_steps.c; the wheel's is lz_wheel.h), in
- * the order lz_order.c takes them. Each answers 1 when the walk must stop:
+ * the order lz_order.c takes them. Each answers 1 when the search must stop:
  * a candidate was accepted, or the step is authoritative. */
 #ifndef LZ_STEPS_H
 #define LZ_STEPS_H

@@ -64,7 +64,7 @@ static int seen_site(lz_search *w, const char *dir)
 }
 
 /* The spec's wheel directories below real, a site directory's real path
- * (each site once per walk). */
+ * (each site once per search). */
 static int try_real_site(lz_search *w, const char *real)
 {
     if (seen_site(w, real))
@@ -79,7 +79,7 @@ static int try_real_site(lz_search *w, const char *real)
 }
 
 /* The same below dir, as named (realpath allocates: no PATH_MAX buffer on
- * the stack of a walk; a missing directory is skipped). */
+ * the stack of a search; a missing directory is skipped). */
 static int try_site(lz_search *w, const char *dir)
 {
     char *real = dir && dir[0] ? realpath(dir, NULL) : NULL;

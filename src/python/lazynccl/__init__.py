@@ -140,7 +140,7 @@ def _in_process(prefix: str, dropins):
     named = [p for p in os.environ.get("LAZYNCCL_AUDIT_DROPINS", "").split(":")
              if os.path.basename(p) in dropins]
 
-    def loaded():  # walked only when the files named before hold no shim
+    def loaded():  # followed only when the files named before hold no shim
         for p in _objects():
             if os.path.basename(p).startswith(f"lib{prefix}.so") or os.path.basename(p) in dropins:
                 yield p
