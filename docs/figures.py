@@ -108,14 +108,14 @@ class Sources:
         return ("\n" + "\n".join(table) + "\n\n(`bench/versus`, " + head + "; docs/data/"
                 + os.path.basename(path) + ")\n")
 
-    def tree(self):
-        """lazynccl-run's ratio to plain for a tree of /bin/true, in the
-        last run of the newest recorded bench/tree, and that file."""
+    def tree(self, variant="lazynccl-run"):
+        """A variant's ratio to plain for a tree of /bin/true, in the last
+        run of the newest recorded bench/tree, and that file."""
         path = self.newest("tree-2*.txt")
         with open(path) as f:
             text = f.read()
         section = text[text.rindex("x /bin/true"):]
-        m = re.search(r"^  lazynccl-run +[\d.]+ ms +([\d.]+x)$", section, re.M)
+        m = re.search(r"^  " + re.escape(variant) + r" +[\d.]+ ms +([\d.]+x)$", section, re.M)
         if not m:
             raise KeyError(f"{path}: no lazynccl-run line")
         return m.group(1), "docs/data/" + os.path.basename(path)
@@ -181,41 +181,105 @@ class Sources:
         "startup.shared": ("start-up (c) the three shims: wall", 2),
         "startup.static": ("start-up (d) the three static shims: wall", 2),
         "startup.empty3": ("start-up (e) three empty shared objects (the floor of (c)): wall", 2),
-        "startup.fork3": ("start-up (f) the same, each registering fork handlers at load (issue 24): wall", 2),
+        "startup.fork3": ("start-up (f) the same, each registering fork handlers at load: wall", 2),
+        "startup.interface": ("start-up (g) the shims' generated code and (f)'s registration, no runtime: wall", 2),
         "hot.direct": ("hot call ncclGetVersion, direct -l", 1),
         "hot.shared": ("hot call ncclGetVersion, shared shim", 2),
         "hot.static": ("hot call ncclGetVersion, static shim", 2),
+        "first.nccl": ("first call ncclGetVersion, ld.so.cache: shim / bare dlopen+dlsym+call", 2),
+        "first.nccl.off": ("first call ncclGetVersion, off the linker's path: shim / bare dlopen+dlsym+call", 2),
+        "first.nvrtc": ("first call nvrtcVersion, ld.so.cache: shim / bare dlopen+dlsym+call", 2),
+        "first.nvjitlink": ("first call nvJitLinkVersion, ld.so.cache: shim / bare dlopen+dlsym+call", 2),
+        "launcher": ("launcher: lazynccl-run /bin/true over a bare /bin/true", 1),
     }
 
     def bench_file(self):
-        return self.newest("bench-2026-11-24-7d92251.txt")
+        return self.newest("bench-*.txt")
+
+    def bench_rows(self):
+        """bench/run's table of its newest run, as lists of cells; not the
+        process-tree rows a run may hold: those are bench/tree's, whose
+        newest run is the one shown (tree_table)."""
+        with open(self.bench_file()) as f:
+            return [[c.strip() for c in line.strip().strip("|").split("|")]
+                    for line in f if line.startswith("|")
+                    and not line.startswith(("| ---", "| measurement", "| process tree"))]
+
+    def bench_head(self):
+        with open(self.bench_file()) as f:
+            return [line.rstrip("\n") for line in f if line.startswith(("commit:", "machine:", "date:"))]
 
     def bench_table(self):
-        """The run's machine, date and table. That run printed "MB" for
-        what bench/run computes in MiB (kB / 1024; the label is fixed
-        since): written as MiB here."""
-        path = self.bench_file()
-        with open(path) as f:
-            lines = f.read().splitlines()
-        keep = [line for line in lines if line.startswith(("machine:", "date:", "|"))]
-        keep = [re.sub(r"(\d) MB\b", r"\1 MiB", line) if "VmSize" in line else line for line in keep]
-        # Its probe rows gave file sizes in decimal megabytes (size / 10^6,
-        # rounded; bench/run gives MiB since): in MiB here, "about" because
-        # only the rounded figure was kept.
-        keep = [re.sub(r"\((\d+) MB\)", lambda m: f"(about {int(m.group(1)) * 10**6 / 2**20:.0f} MiB)", line)
-                if line.startswith("| probe ") else line for line in keep]
-        head = [line for line in keep if not line.startswith("|")]
-        table = [line for line in keep if line.startswith("|")]
-        return "\n" + "\n".join(head) + "\n\n" + "\n".join(table) + "\n"
+        """The newest run's commit, machine, date and table."""
+        rows = ["| measurement | value | ratio | target |", "| --- | --- | --- | --- |"]
+        rows += ["| " + " | ".join(r) + " |" for r in self.bench_rows()]
+        return ("\n" + "\n".join(self.bench_head()) + "\n\n" + "\n".join(rows) + "\n\n(docs/data/"
+                + os.path.basename(self.bench_file()) + ")\n")
 
     def bench_cell(self, key):
         label, col = self.BENCH_ROWS[key]
-        with open(self.bench_file()) as f:
-            for line in f:
-                cells = [c.strip() for c in line.strip().strip("|").split("|")]
-                if cells and cells[0].startswith(label):
-                    return cells[col].split()[0] if col == 2 else cells[col]
+        for cells in self.bench_rows():
+            if cells[0].startswith(label):
+                return cells[col].split()[0] if col == 2 else cells[col]
         raise KeyError(f"no row {label!r} in {self.bench_file()}")
+
+    @staticmethod
+    def met(figure, goal):
+        """Whether figure ("1.080x", "1.926 ms", "0.882 ms (1.117x)") meets
+        goal ("<= 1.10x", "1.07x", "<= 1.5 ms", "shared <= 1.02x, static
+        <= 1.05x" with which): "met", "not met", or "" where the goal is no
+        number (flat, every process: the text reads it)."""
+        m = re.search(r"([\d.]+)\s*(x|ms)\b", goal)
+        if not m:
+            return ""
+        unit = m.group(2)
+        got = re.findall(r"([\d.]+)" + ("x" if unit == "x" else r" ms"), figure)
+        if not got:
+            return ""
+        return "met" if float(got[-1]) <= float(m.group(1)) else "not met"
+
+    def summary(self):
+        """One row per measurement with a goal: bench/run's newest run and
+        bench/versus's, the figure, the goal and whether it is met."""
+        out = ["| benchmark | measurement | figure | goal | met |", "|---|---|---|---|---|"]
+        for cells in self.bench_rows():
+            what, value, ratio, goal = (cells + [""] * 4)[:4]
+            if not goal:
+                continue
+            figure = value if goal.endswith(" ms") else ratio
+            out.append(f"| `bench/run` | {what} | {figure} | {goal} | {self.met(figure, goal) or 'see below'} |")
+        tree = self.newest("tree-2*.txt")
+        with open(tree) as f:
+            last = f.read().split("\n## run ")[-1]
+        for loop, goal in (("300 x /bin/true", "1.07x"), ("20 x python3 -c pass", "1.02x")):
+            body = last.split(loop.split(" x ", 1)[1] + "\n", 1)[-1].split("\n\n")[0]
+            m = re.search(r"^  lazynccl-run +[\d.]+ ms +([\d.]+x)$", body, re.M)
+            if m:
+                out.append(f"| `bench/tree` | process tree, {loop}: `lazynccl-run`'s variables / plain | "
+                           f"{m.group(1)} | {goal} | {self.met(m.group(1), goal)} |")
+        path = self.newest("versus-*.txt")
+        with open(path) as f:
+            lines = [l for l in f.read().splitlines() if l.startswith("|")]
+        names = [c.strip() for c in lines[0].strip().strip("|").split("|")]
+        for line in lines[2:]:
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            goal = cells[-1]
+            if not goal:
+                continue
+            for name, cell in zip(names[1:-1], cells[1:-1]):
+                if not name.startswith("lazynccl") or cell in ("—", ""):
+                    continue
+                kind = name.split()[-1]
+                # A goal may name the column it is for: "shared <= 1.02x,
+                # static <= 1.05x", "shared <= 1.02x".
+                parts = {p.strip().split(" ", 1)[0]: p.strip().split(" ", 1)[1]
+                         for p in goal.split(",") if p.strip().split(" ", 1)[0] in ("shared", "static")}
+                if parts and kind not in parts:
+                    continue
+                g = parts.get(kind, goal)
+                out.append(f"| `bench/versus` | {cells[0]}, {name} | {cell} | {g} | {self.met(cell, g) or 'see below'} |")
+        return ("\n" + "\n".join(out) + "\n\n(docs/data/" + os.path.basename(self.bench_file())
+                + ", docs/data/" + os.path.basename(tree) + ", docs/data/" + os.path.basename(path) + ")\n")
 
     def value(self, name):
         kind, _, arg = name.partition(".")
@@ -231,6 +295,8 @@ class Sources:
             return self.versus(parts=False)
         if name == "tree.ratio":
             return self.tree()[0]
+        if name == "tree.noaudit":
+            return self.tree("lazynccl-run --no-audit (drop-ins preloaded)")[0]
         if name == "tree.table":
             return self.tree_table()
         if name == "tree.file":
@@ -239,8 +305,8 @@ class Sources:
             return self.ci()
         if name == "bench.table":
             return self.bench_table()
-        if name == "bench.machine":
-            return self.bench_table().split("\n")[1][len("machine: "):]
+        if name == "bench.summary":
+            return self.summary()
         if kind == "bench" and arg in self.BENCH_ROWS:
             return self.bench_cell(arg)
         raise KeyError(f"unknown figure {name!r}")

@@ -6,7 +6,7 @@ alone, no Meson and no other library's shim: the shared shim
 
 The same steps as the Meson build (src/meson.build, src/dropin/meson.build):
 generate the shim's C files from the header, compile them with the runtime
-(src/lz_*.c, and the internal libelf shim where libelf's headers are), link.
+(src/<phase>/lz_*.c, and the internal libelf shim where libelf's headers are), link.
 Objects are compiled in parallel; nothing is written outside OUT."""
 
 import concurrent.futures

@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: MIT
 """The shape of the shims: completeness against header and library, ELF
 hygiene, the one-jump hot path, deterministic generation."""
+import glob
 import os
 import re
 import sys
@@ -640,6 +641,38 @@ def docs_hold_no_history():
             "docs/data files named after a stage or an issue")
     everything = "\n".join(texts.values())
     t.equal([n for n in data if n not in everything], [], "docs/data files nothing cites")
+
+
+# The headline quantities: each is written only through a figure that
+# docs/figures.py takes from the newest run of its benchmark, so no two
+# pages (or two runs) give one quantity two values. A paragraph or table row
+# naming one with a typed ratio fails, unless it is about another machine.
+HEADLINE = {"first call": r"\bfirst calls?\b", "hot call": r"\bhot calls?\b",
+            "start-up": r"\bstart-up\b|\bstartup\b", "launcher": r"lazynccl-run /bin/true|\bthe launcher\b",
+            "process tree": r"\bprocess trees?\b|\btree of `?/bin/true"}
+OTHER_MACHINE = re.compile(r"H100|H200|GPU|AArch64|arm64|qemu", re.I)
+
+
+@case
+def one_figure_per_quantity():
+    """No page of README.md or docs/ types a ratio for a headline quantity
+    (first call, hot call, start-up, the launcher, a process tree) of this
+    machine: each is a figure written from the newest run of its benchmark
+    (docs/performance.md, "The benchmarks"), so one quantity has one value
+    everywhere."""
+    marker = re.compile(r"<!-- figure: [\w.-]+ -->.*?<!-- /figure -->", re.S)
+    typed = re.compile(r"(?<![\w.])\d+\.\d+ ?x\b")
+    found = []
+    for path in [os.path.join(t.SOURCE, "README.md")] + sorted(glob.glob(os.path.join(t.SOURCE, "docs", "*.md"))):
+        text = re.sub(r"```.*?```", "", marker.sub("", open(path).read()), flags=re.S)
+        # paragraphs, table rows and list items, each on its own
+        for para in re.split(r"\n\s*\n|\n(?=\|)|\n(?=\s*[-*] )", text):
+            if OTHER_MACHINE.search(para) or not typed.search(para):
+                continue
+            for q, rx in HEADLINE.items():
+                if re.search(rx, para, re.I):
+                    found.append(f"{os.path.relpath(path, t.SOURCE)}: {q}: {para.strip()[:80]!r}")
+    t.equal(found, [], "typed figures of a headline quantity")
 
 
 @case

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT
  * lz_objects_defines_all (src/process/lz_objects.h) on a loaded library, beside
- * dlsym (tests/test_dynread.py):
+ * dlsym (tests/test_elffile.py):
  *   defines_all LIB ANCHOR NAME...
  * loads LIB, finds ANCHOR in it (the address that names the object), and
  * prints for each NAME "NAME ours=0|1 dlsym=0|1", then "all=0|1" for the

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT
  * Print what src/elf/lz_elffile.c reads of a file, for comparison with binutils:
- *   dynread_dump FILE  ->  class=C machine=M native=N soname=S glibc=G
+ *   elffile_dump FILE  ->  class=C machine=M native=N soname=S glibc=G
  *                          then one defined dynamic symbol per line
  *   or: error=REASON (exit 1)
- *   dynread_dump --ask FILE  ->  the same first line, read by looking names
+ *   elffile_dump --ask FILE  ->  the same first line, read by looking names
  *                          up (the probe of a library without versioned
  *                          names); then "NAME 0|1" for each name on stdin */
 #include <fcntl.h>

@@ -15,8 +15,8 @@ from lztest import case
 
 def dumper(d):
     src = os.path.join(t.SOURCE, "src")
-    return t.compile_c(os.path.join(d, "dynread_dump"),
-                       [os.path.join(t.PROGS, "dynread_dump.c")] + [os.path.join(src, "elf", f) for f in ("lz_elffile.c", "lz_elfview.c", "lz_elfpeek.c", "lz_version.c")],
+    return t.compile_c(os.path.join(d, "elffile_dump"),
+                       [os.path.join(t.PROGS, "elffile_dump.c")] + [os.path.join(src, "elf", f) for f in ("lz_elffile.c", "lz_elfview.c", "lz_elfpeek.c", "lz_version.c")],
                        [f"-I{src}", "-D_GNU_SOURCE"] + t.sanitizer_link_args())
 
 
@@ -90,26 +90,26 @@ def compare(exe, files, native):
 
 
 @case
-def dynread_matches_binutils_real_libraries():
+def elffile_matches_binutils_real_libraries():
     """SONAME, the newest GLIBC version needed and every defined dynamic
     symbol, read from the dynamic segment, equal what readelf reads from the
     sections, for every NVIDIA and system library installed here."""
     files = real_files()
     if not files:
         raise t.Skip("no real library here")
-    n = compare(dumper(t.workdir("dynread_real")), files, native=True)
+    n = compare(dumper(t.workdir("elffile_real")), files, native=True)
     print(f"{n} libraries agree with readelf")
 
 
 @case
-def dynread_matches_binutils_debian_libraries():
+def elffile_matches_binutils_debian_libraries():
     """The same for the older NVIDIA libraries from Debian's archive (CUDA
     12.4, 11.8, NCCL 2.22.3); their arm64 builds are read as another
     machine's (class and machine only, as the probe needs)."""
     files = debian_files("amd64" if t.HOST_CPU == "x86_64" else "arm64")
     if not files:
         raise t.Skip("the Debian libraries are not in the cache")
-    exe = dumper(t.workdir("dynread_debian"))
+    exe = dumper(t.workdir("elffile_debian"))
     n = compare(exe, files, native=True)
     other = debian_files("arm64" if t.HOST_CPU == "x86_64" else "amd64")
     for path in other:
@@ -138,7 +138,7 @@ def lookups_agree(exe, path, names):
 
 
 @case
-def dynread_lookups_match_the_full_read():
+def elffile_lookups_match_the_full_read():
     """The probe of a library without versioned names asks only its
     required names and its marker, looked up through the file's hash table
     (DT_GNU_HASH, else DT_HASH) instead of reading every name: on every
@@ -146,7 +146,7 @@ def dynread_lookups_match_the_full_read():
     it lacks are not, and the SONAME and GLIBC version read the same; the
     same for libraries linked with only a GNU, only a SysV or both hash
     tables."""
-    d = t.workdir("dynread_lookup")
+    d = t.workdir("elffile_lookup")
     exe = dumper(d)
     files = [p for p in real_files() + debian_files("amd64" if t.HOST_CPU == "x86_64" else "arm64")]
     src = f"{d}/lib.c"
@@ -194,11 +194,11 @@ def defines_all_counts_default_versions_only():
 
 
 @case
-def dynread_rejects_bad_files():
+def elffile_rejects_bad_files():
     """Broken files give the reason and no facts: empty, text, a header only,
     program headers past the end, a loadable segment past the end, no
     dynamic segment (an object file)."""
-    d = t.workdir("dynread_bad")
+    d = t.workdir("elffile_bad")
     exe = dumper(d)
     good = t.fake_nccl(f"{d}/good")
     with open(good, "rb") as f:
@@ -213,7 +213,7 @@ def dynread_rejects_bad_files():
             f.write(data)
         out = t.run([exe, p]).stdout
         t.check(out.startswith("error=" + reason), f"{name}: {out}")
-    obj = t.compile_c(f"{d}/x.o", [os.path.join(t.PROGS, "dynread_dump.c")],
+    obj = t.compile_c(f"{d}/x.o", [os.path.join(t.PROGS, "elffile_dump.c")],
                       ["-c", f"-I{os.path.join(t.SOURCE, 'src')}"])
     out = t.run([exe, obj]).stdout
     t.check(out.startswith("error=not a shared object (ELF type 1)"), out)
