@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT
- * What issue 24 makes every runtime copy do when its object is loaded
+ * What every runtime copy does when its object is loaded
  * (src/load/lz_once.c lz_fork_init): take the pid of the process and register
  * fork handlers. Included by the bench's stand-in objects (bench/empty.c,
  * bench/noruntime.c), so that each pays that cost as a shim does. */

@@ -26,7 +26,8 @@ def runtime_files(src_dir):
     # rest is the audit module's and the launcher's.
     sources = sorted(f"{d}/{f}" for d in RUNTIME_DIRS if os.path.isdir(os.path.join(src_dir, d))
                      for f in os.listdir(os.path.join(src_dir, d))
-                     if f.startswith("lz_") and (f.endswith(".c") or (f.endswith(".h") and d != "common")))
+                     if f.startswith("lz_") and (f.endswith(".c") or (f.endswith(".h") and d != "common"))
+                     and f"{d}/{f}" != _COMPAT)
     includes = {}
 
     def includes_of(f):

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 """Which sections of README.md and docs/*.md give figures (x, ms, MB, %,
 ...) without naming the run in docs/data (or docs/gpu-results) they come
-from, and which named runs do not exist (issue 39: every figure comes from a
+from, and which named runs do not exist (every figure comes from a
 recorded run or is removed). Prints one line per problem; exit status 1
 when there is any. The suite runs it (test_shape.py).
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""lazynccl-run's audit module (issue 23): a program that loads the real
+"""lazynccl-run's audit module: a program that loads the real
 library by absolute path (as torch's _preload_cuda_deps does with ctypes),
 then an object that needs it by SONAME and calls it. Counted in
 /proc/self/maps: nothing real before the first call, exactly one real copy

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""lazynccl-run and a PyTorch-style consumer, on the CPU (issue 14): a shared
+"""lazynccl-run and a PyTorch-style consumer, on the CPU: a shared
 object in a wheel-like tree with DT_RPATH to its wheel's NCCL and DT_NEEDED
 libnccl.so.2, dlopened by a host program, with and without lazynccl-run."""
 import os
@@ -192,7 +192,7 @@ def consumer_absent_nccl_names_every_place():
 def consumer_one_copy_framework_first():
     """A framework dlopens the real NCCL by absolute path first (as CuPy
     does): the audit module hands that load to the drop-in, which loads the
-    file asked for at its first call: one copy (issue 23)."""
+    file asked for at its first call: one copy."""
     d = t.workdir("consumer_fw_first")
     host, consumer, wheel, system = tree(d)
     r = run([RUN, host, consumer, wheel, "framework-first"],

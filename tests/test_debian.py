@@ -104,7 +104,7 @@ def builtins_after(out, when):
 
 @case
 def nvrtc124_builtins_deferred_to_first_compile():
-    """Issue 25: NVRTC 12.4 off the linker's path (LAZYNVRTC_LIBPATH): its
+    """NVRTC 12.4 off the linker's path (LAZYNVRTC_LIBPATH): its
     builtins are not loaded by the first call (nvrtcVersion), as after a bare
     dlopen, but before the first nvrtcCompileProgram, from beside it: the
     compile works."""
@@ -120,7 +120,7 @@ def nvrtc124_builtins_deferred_to_first_compile():
 
 @case
 def nvrtc13_builtins_left_to_nvrtc_on_linker_path():
-    """Issue 25: NVRTC 13 found through ld.so.cache, where it finds its
+    """NVRTC 13 found through ld.so.cache, where it finds its
     builtins by name itself: the shim does not load them; NVRTC does, at the
     compile, from the same place a bare dlopen gives it."""
     real = t.real_library("libnvrtc.so.13")

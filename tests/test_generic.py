@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""The generic core (issue 15): libraries added by a spec file alone
+"""The generic core: libraries added by a spec file alone
 (tests/specs/zlib.toml, tests/specs/curand.toml) work like the CUDA ones;
 exported names are the header's whatever its macros do, and the build's
 export check catches a renamed one."""

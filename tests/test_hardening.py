@@ -203,7 +203,7 @@ def file_swapped_after_probe_is_refused():
     shim), is refused once loaded, with a log line saying why, and the next
     round judges and loads it afresh: the answer is the new file's. The
     probe takes a file's identity from its stat alone (no fstat of its
-    descriptor, issue 50), so a swap anywhere between that stat and the
+    descriptor), so a swap anywhere between that stat and the
     dlopen ends here."""
     d = t.workdir("file_swapped_after_probe_is_refused")
     old = t.fake_nccl(f"{d}/lib", version=34)

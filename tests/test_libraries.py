@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""The generator serves the whole library (issue 47): every C declaration
+"""The generator serves the whole library: every C declaration
 served or refused in one run, headers parsed together in the order given,
 an exclude list; exported variables served by the shared and static shims
 and the drop-in."""

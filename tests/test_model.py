@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 """The load protocol's model (tests/model/load.pml) checked by spin: today's
 protocol keeps its invariants in every configuration, and the protocol of
-issue 13's filing breaks one in each configuration that shows one of its bugs."""
+the first protocol breaks one in each configuration that shows one of its bugs."""
 import os
 import re
 import shutil
@@ -139,7 +139,7 @@ def model_old_cancel_leaves_lock_held():
 
 @case
 def model_copies_hold():
-    """Issue 24: two runtime copies, a thread loading both, fork at any step
+    """two runtime copies, a thread loading both, fork at any step
     as glibc 2.36 runs it, the child calling both: no wait for a thread the
     child does not have, no dlopen over a linker mid-change."""
     holds("copies", ["-DCOPIES"])
@@ -147,7 +147,7 @@ def model_copies_hold():
 
 @case
 def model_copies_old_child_hangs():
-    """Issue 24: with handlers installed at a copy's first call and the child
+    """with handlers installed at a copy's first call and the child
     trusting them, a copy registered during fork's prepare phase keeps its
     parent's search in the child, which waits for it forever."""
     breaks("copies_old", ["-DCOPIES"], "invalid end state")
@@ -155,7 +155,7 @@ def model_copies_old_child_hangs():
 
 @case
 def model_audit_holds():
-    """Issues 23 and 35: the audit decision (the requester's cookie): a
+    """The audit decision (the requester's cookie): a
     by-path preload, another copy loaded by path, the drop-in's own load
     (respelled where ld.so knows the drop-in by that path), a tool
     re-opening the library before and after the first call, fork: the
@@ -167,15 +167,15 @@ def model_audit_holds():
 
 @case
 def model_audit_first_rule_hands_tools_the_dropin():
-    """Issue 35: the first module's rule (every request from a program gets
+    """the first module's rule (every request from a program gets
     the drop-in) hands a tool re-opening the loaded library by another path
     the drop-in instead of the copy in use."""
-    broken("audit_first_rule", ["-DAUDIT", "-DFIRST_RULE"], "got==loaded", "issue 23's rule")
+    broken("audit_first_rule", ["-DAUDIT", "-DFIRST_RULE"], "got==loaded", "the first audit rule")
 
 
 @case
 def model_audit_naive_loads_itself():
-    """Issue 23: the naive module (every by-path request redirected) hands
+    """the naive module (every by-path request redirected) hands
     the drop-in its own object for the real library: the hang."""
     breaks("audit_naive", ["-DAUDIT"], "got!=3")
 

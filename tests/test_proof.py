@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""Issue 26: libraries the project has not seen, each from a spec file alone
+"""libraries the project has not seen, each from a spec file alone
 (tests/specs), read from their real headers with libclang. For each: nothing
 of it mapped before the first call; a real call that works without a GPU
 answers what the real library answers to the same call; lazynccl-info
@@ -53,7 +53,7 @@ print(json.dumps({{"before": before, "out": out, "after": mapped()}}))
 
 
 def spec_path(lib):
-    """The proof specs served since issue 37 live in stubs/, the others in tests/specs."""
+    """The proof specs served live in stubs/, the others in tests/specs."""
     for d in ("stubs", os.path.join("tests", "specs")):
         p = os.path.join(t.SOURCE, d, f"{lib}.toml")
         if os.path.exists(p):

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""Issue 27: the Python user's front door. The wheel built offline from
+"""the Python user's front door. The wheel built offline from
 this tree (pip wheel --no-build-isolation, Debian's python3-mesonpy),
 installed into a fresh venv and a --target directory: lazynccl-run from the
 venv's bin/ runs a PyTorch-style consumer lazily, and lazynccl.status(),

@@ -88,7 +88,7 @@ def constructor_binds_nothing_lazily():
     shim makes no lazy binding. In a program that binds nothing lazily
     before it exits, the constructor's getpid and pthread_atfork through
     the PLT were the process's first lazy bindings, 0.2-0.6 % of its
-    start-up (issue 50). Bindings after the shim's init (at the first call)
+    start-up. Bindings after the shim's init (at the first call)
     are lazy as before."""
     if t.SANITIZE not in ("", "none"):
         raise t.Skip("a sanitizer's module constructor binds its runtime lazily from the shim's init")
@@ -501,7 +501,7 @@ ORDERS = ["ncv", "nvc", "cnv", "cvn", "vnc", "vcn"]
 
 
 def multi_fork(name, amalgamation, runs):
-    """Issue 24: a thread makes the first calls of NCCL, NVRTC and nvJitLink
+    """a thread makes the first calls of NCCL, NVRTC and nvJitLink
     in each of their orders while the main thread forks 8 children 300 us
     apart, after a delay spread over 0-4 ms; each child calls all three."""
     if t.SANITIZE not in ("", "none"):
@@ -539,14 +539,14 @@ def multi_fork(name, amalgamation, runs):
 
 @case
 def fork_three_shared_shims():
-    """Issue 24: the three shared shims, 6 orders x 22 workers x 8 children
+    """the three shared shims, 6 orders x 22 workers x 8 children
     (1,056 forks): none hangs, crashes or answers wrong; at most 2 % refused."""
     multi_fork("shared", False, 22)
 
 
 @case
 def fork_amalgamation_beside_shared_shims():
-    """Issue 24: NCCL from an amalgamation compiled into the program, NVRTC
+    """NCCL from an amalgamation compiled into the program, NVRTC
     and nvJitLink from the shared shims: 1,056 forks, the same bounds."""
     multi_fork("amalg", True, 22)
 
@@ -603,7 +603,7 @@ if __name__ == "__main__":
 
 @case
 def fork_python_multiprocessing():
-    """Issue 24: a CPython extension vendoring the NCCL amalgamation plus the
+    """a CPython extension vendoring the NCCL amalgamation plus the
     shared NVRTC and nvJitLink shims through ctypes; multiprocessing's fork
     start method launches workers while a thread makes the first calls.
     Every worker answers (bounded), with the right versions."""

@@ -281,7 +281,7 @@ def first_call_system_calls_real_nccl():
     t.equal(fstats, [], "fstat of the probe's descriptor")
     # after the search began, the fork check (a getpid) runs for the lookup
     # after the load and for the client's lazynccl_loaded_path, not in the
-    # lock that ends the search (three before issue 50's change)
+    # lock that ends the search
     if t.SANITIZE in ("", "none"):  # a sanitizer's runtime makes getpid calls of its own
         after = [l for l in lines[probe[0]:] if l.startswith("getpid(")]
         t.check(len(after) <= 2, f"{len(after)} getpid calls after the probe (at most 2)")
@@ -762,7 +762,7 @@ def api_would_load_loads_nothing():
     t.equal(out.strip(), f"would=1 path={fake} loaded=0 mapped=0", "would_load")
     t.equal(ctor_log(log), [], "constructors that ran")
     out = t.run([client(d), "wouldload"], env={"LAZYNCCL_LIBPATH": f"{d}/none"}, check_rc=0).stdout
-    # Without a library the buffer holds the search's report (issue 27).
+    # Without a library the buffer holds the search's report.
     t.equal(out.strip(), f"would=0 path=  [LAZYNCCL_LIBPATH] {d}/none: rejected: No such file or "
                          "directory\n  LAZYNCCL_LIBPATH is set, so nothing else was tried\n loaded=0 mapped=0",
             "would_load without a library: the reason, nothing loaded")

@@ -347,7 +347,7 @@ def includes_each_carry_a_name():
     """Every project header a file of src/ includes declares at least one
     name that file uses (names the header only passes on from its own
     includes do not count), so a dead include fails here rather than
-    passing as architecture (issue 48)."""
+    passing as architecture."""
     src = os.path.join(t.SOURCE, "src")
     quoted = lambda text: re.findall(r'^\s*#\s*include\s+"([^"]+)"', text, re.M)
     declared = {}
@@ -391,7 +391,7 @@ def step_names_from_one_table():
     """The search steps' names are written once, in src/common/lz_stepnames.h: no C
     file of src/ and no file of the Python package spells one as a string
     (an environment variable of the same name read by getenv aside), and
-    the generator reads every one with its found_via (issue 48)."""
+    the generator reads every one with its found_via."""
     with open(os.path.join(t.SOURCE, "src", "common", "lz_stepnames.h")) as f:
         steps = re.findall(r'#define LZ_STEP_\w+ "([^"]+)"\s*/\* found_via: \S+ \*/', f.read())
     t.check(len(steps) >= 9, f"steps in lz_stepnames.h: {steps}")
@@ -424,7 +424,7 @@ def step_names_from_one_table():
 def docs_figures_name_their_runs():
     """Every section of README.md and docs/ that gives figures names the run
     in docs/data (or docs/gpu-results) they come from, and every run named
-    exists (issue 39; tests/figures_audit.py)."""
+    exists (tests/figures_audit.py)."""
     r = t.run([sys.executable, os.path.join(t.SOURCE, "tests", "figures_audit.py")])
     t.equal((r.returncode, r.stdout), (0, ""), "sections with figures and no recorded run")
 

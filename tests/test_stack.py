@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""Issue 37: the NVIDIA libraries PyTorch loads besides NCCL, NVRTC and
+"""the NVIDIA libraries PyTorch loads besides NCCL, NVRTC and
 nvJitLink, served by lazynccl-run like NCCL: a torch-like consumer on the
 real libraries of this machine (CUDA 13.0) preloads each by path, as
 PyTorch's _preload_cuda_deps does, then loads an extension that needs it

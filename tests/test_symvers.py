@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""Issue 36: a spec completed by the library itself. A drop-in carries the
+"""a spec completed by the library itself. A drop-in carries the
 real library's symbol versions (read from it at build time), so a program
 linked against the real library runs on it with nothing on stderr and the
 same answers; headers are found where the compiler looks; a pointer

@@ -261,7 +261,7 @@ def three_amalgamations_one_prefix():
 
 @case
 def wheel_step_reads_sys_path():
-    """Issue 26, item 7: an extension installed with `pip install --target T`
+    """an extension installed with `pip install --target T`
     (T on PYTHONPATH) in a venv whose own site-packages holds the NCCL wheel:
     the first call finds the venv's wheel through the running Python's
     sys.path (nothing of the venv is mapped, so neither the site-packages

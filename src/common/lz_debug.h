@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT
  * Whether the log is on, defined once for the runtime (each spec names its
- * variable, LZ_DEBUG_ENV by default: base/lz_report.c, gen/spec.py), the
- * audit module and the preload redirector. Header-only and free of library
- * calls: the audit module has no C library. */
+ * variable, LZ_DEBUG_ENV by default: base/lz_report.c, gen/spec.py) and the
+ * audit module. Header-only and free of library calls: the audit module
+ * has no C library. */
 #ifndef LZ_DEBUG_H
 #define LZ_DEBUG_H
 

@@ -122,11 +122,15 @@ struct mem_chain {
     const uint32_t *words; /* past the Bloom filter */
 };
 
+/* A chain word is read only where its symbol lies in the segments too:
+ * the chain ends at the first symbol that does not, whatever its hash. */
 static int mem_chain_word(void *ctx, unsigned long long k, uint32_t *out)
 {
     const struct mem_chain *c = ctx;
     const uint32_t *w = c->words + k;
-    if (!in(c->v, (uintptr_t)w, 4))
+    uint32_t nbuckets = c->v->gnu_hash[0], symoffset = c->v->gnu_hash[1];
+    if (!in(c->v, (uintptr_t)w, 4) ||
+        (k >= nbuckets && !in(c->v, (uintptr_t)&c->v->symtab[symoffset + (k - nbuckets)], sizeof(ElfW(Sym)))))
         return -1;
     *out = *w;
     return 0;
@@ -151,6 +155,8 @@ static const ElfW(Sym) *chain_find(const lz_elfmem *v, const char *name,
     if (!h || !v->symtab)
         return NULL;
     struct mem_chain c = {v, name, want, (const uint32_t *)((uintptr_t)(h + 4) + (uintptr_t)h[2] * sizeof(ElfW(Addr)))};
+    if (!h[0] || !in(v, (uintptr_t)c.words, (size_t)h[0] * 4)) /* every bucket in the segments */
+        return NULL;
     long long i = lz_gnuhash_find(h[0], h[1], name, mem_chain_word, mem_chain_is, &c, 1ull << 32);
     return i < 0 ? NULL : &v->symtab[i];
 }

@@ -199,7 +199,7 @@ static int open_file(const char *path, lz_probe *p, int *fd, off_t *size)
      * the size stat gave and judged under the first one's identity, which
      * the path no longer has when open_chosen (lz_open.c) stats it after the
      * dlopen, so it is refused there and the next attempt judges it afresh.
-     * One system call fewer in every probe (issue 50). */
+     * One system call fewer in every probe. */
     *fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     if (*fd < 0)
         return reject(p, "%s", strerror(errno));

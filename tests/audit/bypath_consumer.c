@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT
- * A PyTorch-style consumer (issue 23): it loads the real library by
+ * A PyTorch-style consumer: it loads the real library by
  * absolute path first, as torch's _preload_cuda_deps does with ctypes, then
  * an object that needs the library by SONAME (DT_NEEDED, as libtorch_cuda.so
  * does) and calls it.

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT
- * A plugin whose constructor calls NCCL (issue 13, item 4): it runs in the
+ * A plugin whose constructor calls NCCL: it runs in the
  * thread that dlopens it, with the dynamic linker's lock held. It tells the
  * program it has started, waits until the program's first NCCL call is
  * under way (so that call is waiting for the loader lock), then calls. */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT
- * A PyTorch-style consumer of NCCL (issue 14): a shared object in a
+ * A PyTorch-style consumer of NCCL: a shared object in a
  * wheel-like tree that needs libnccl.so.2 (DT_NEEDED) and finds it through a
  * DT_RPATH $ORIGIN/../../nvidia/nccl/lib, as libtorch_cuda.so does. */
 int ncclGetVersion(int *version);

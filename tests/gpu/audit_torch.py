@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 """PyTorch and CuPy as shipped under lazynccl-run with the audit module
-(issue 23; tests/gpu/audit_torch.sh). Modes: import (what `import torch,
+(tests/gpu/audit_torch.sh). Modes: import (what `import torch,
 torch.distributed` maps), dist RANK WORLD (four collectives, then what the
 rank maps), absent RANK WORLD (GPU tensors, then init_process_group, which
 must fail with the report), bw RANK WORLD (all_reduce bus bandwidth at 64
@@ -72,7 +72,7 @@ elif mode == "dist":
     after, _ = real_maps()
     dist.destroy_process_group()
     st = None
-    try:  # the wheel's Python API, when installed (issue 27)
+    try:  # the wheel's Python API, when installed
         import lazynccl
         s = lazynccl.status("nccl")
         st = {"loaded": s.loaded, "path": s.path, "version": s.version, "step": s.step,

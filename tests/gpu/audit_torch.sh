@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Issue 23 on the GPU machine: PyTorch 2.11 as shipped, plain vs under
+# On the GPU machine: PyTorch 2.11 as shipped, plain vs under
 # lazynccl-run (drop-ins + audit module) from gpu-bundle/ (tests/gpu/bundle.sh).
 # Writes JSON lines to $OUT/audit_torch.jsonl.
 set -u

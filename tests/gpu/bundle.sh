@@ -12,7 +12,7 @@ cp "$build/lazynccl-info" "$dst/"
 cp "$top/include/lazynccl.h" "$build/lazynccl_api.h" "$dst/include/"
 strip --strip-debug "$dst"/*.so.*.* "$dst/lazynccl-info"
 du -sh "$dst"
-# Drop-ins and lazynccl-run (issue 14, docs/consumers.md): the script finds
+# Drop-ins and lazynccl-run (docs/consumers.md): the script finds
 # them through LAZYNCCL_DROPIN_DIR.
 mkdir -p "$dst/dropin"
 # Not the suite's own (tests/specs: zlib, libcrypto, ...), which no job on
@@ -26,7 +26,7 @@ done
 strip --strip-debug "$dst"/dropin/*
 cp "$build/lazynccl-run" "$dst/"
 du -sh "$dst"
-# The audit module (issue 23): lazynccl-run finds it above its drop-in dir.
+# The audit module: lazynccl-run finds it above its drop-in dir.
 cp "$build/src/audit/liblazynccl-audit.so" "$dst/"
 # The preload redirector (lazynccl-run --preload): beside the audit module.
 cp "$build/src/audit/liblazynccl-redirect.so" "$dst/"

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""What a framework maps, step by step (issue 14; tests/gpu/consumers.sh).
+"""What a framework maps, step by step (tests/gpu/consumers.sh).
 Prints one JSON object per line. Modes: import, dist, absent, cupy, cupy-rtc."""
 import json
 import os

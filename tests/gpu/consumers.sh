@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Issue 14 on the GPU machine: PyTorch and CuPy with and without lazynccl-run.
+# On the GPU machine: PyTorch and CuPy with and without lazynccl-run.
 #   tests/gpu/consumers.sh BUNDLE_DIR OUT_DIR     (bundle from tests/gpu/bundle.sh)
 # Writes OUT_DIR/consumers.jsonl (one JSON object per step) and prints it.
 # ONLY_ABSENT=1: only the NCCL-absent step; PATCHED_TORCH=1: only torch with

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT
- * Issue 26 on the GPU machine: cuBLAS, cuFFT and cuDNN through shims made
+ * On the GPU machine: cuBLAS, cuFFT and cuDNN through shims made
  * from spec files alone (tests/specs). One cublasSgemm, one cuFFT plan and
  * transform, one cuDNN handle; every result checked; what is mapped before
  * and after. Built by tests/gpu/proof.sh against gpu-bundle/. */

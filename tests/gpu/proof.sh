@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Issue 26 on the GPU machine: tests/gpu/proof.c through the proof shims in
+# On the GPU machine: tests/gpu/proof.c through the proof shims in
 # gpu-bundle/ (tests/gpu/bundle.sh), against the libraries the machine has
 # (cuDNN from PyTorch's wheel when the Toolkit has none).
 set -u

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Issue 37 on the GPU machine: PyTorch workloads plain and under lazynccl-run
+# On the GPU machine: PyTorch workloads plain and under lazynccl-run
 # (every family served), a fresh process each; import medians of 5; a cuDNN
 # chosen at run time; JAX and PyTorch in one process.
 #   tests/gpu/stack.sh BUNDLE_DIR OUT_DIR     (bundle from tests/gpu/bundle.sh)
@@ -16,7 +16,7 @@ for i in 1 2 3 4 5; do
     $PY "$P" import 2>>"$OUT/err.log" | tag "plain"
     "$RUN" $PY "$P" import 2>>"$OUT/err.log" | tag "lazy"
 done
-# A 2-rank all_reduce where there are two GPUs (issue 14's probe).
+# A 2-rank all_reduce where there are two GPUs (the probe).
 if [ "$(nvidia-smi -L | wc -l)" -ge 2 ]; then
     $PY "$SRC/tests/gpu/consumer_probe.py" dist 2>>"$OUT/err.log" | tag "plain dist"
     "$RUN" $PY "$SRC/tests/gpu/consumer_probe.py" dist 2>>"$OUT/err.log" | tag "lazy dist"

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""Issue 37: JAX and PyTorch in one process: a matmul and a convolution in
+"""JAX and PyTorch in one process: a matmul and a convolution in
 each; prints one JSON line with every NVIDIA library mapped (real files)
 and the results. One copy each of cuBLAS and cuDNN is the point."""
 import json

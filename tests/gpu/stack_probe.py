@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""Issue 37 on the GPU machine: one PyTorch workload in a fresh process;
+"""On the GPU machine: one PyTorch workload in a fresh process;
 prints one JSON line: the real NVIDIA libraries mapped after import and
 after the workload (real files from /proc/self/maps, drop-ins left out),
 the result, import time, VmSize and VmRSS after import.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Symbol lists of the NVIDIA libraries PyTorch's wheels bring that this
-# project has no usable C header for (issue 47): cuSPARSELt, NVSHMEM's host
+# project has no usable C header for: cuSPARSELt, NVSHMEM's host
 # library, cuFile. Run on the GPU machine from the source tree; writes
 # $OUT/<soname>.symbols (lazygen symbols) and what PyTorch imports of each.
 set -u

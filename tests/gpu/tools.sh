@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Issue 35 on the GPU machine: NVIDIA's tools through lazynccl-run, in both
+# On the GPU machine: NVIDIA's tools through lazynccl-run, in both
 # orders (lazynccl-run TOOL cmd, TOOL lazynccl-run cmd), against plain.
 #   tests/gpu/tools.sh BUNDLE_DIR OUT_DIR       (bundle from tests/gpu/bundle.sh)
 # The program (tools_app.py) asks CuPy's NCCL its version, runs a RawKernel

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""Issue 47 on the GPU machine, under lazynccl-run (tests/gpu/torch_extra.sh):
+"""On the GPU machine, under lazynccl-run (tests/gpu/torch_extra.sh):
 cuSPARSELt, NVSHMEM and cuFile, served from symbol lists, stay unmapped at
 `import torch`; each of a sparse semi-structured matmul, an NVSHMEM-backed
 symmetric-memory allocation and a cuFile-backed save maps its own library

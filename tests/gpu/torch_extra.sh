@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Issue 47 on the GPU machine: PyTorch 2.11 plain and under lazynccl-run
+# On the GPU machine: PyTorch 2.11 plain and under lazynccl-run
 # with gpu-bundle/ (tests/gpu/bundle.sh): what `import torch` maps of
 # cuSPARSELt, NVSHMEM and cuFile, and what each of their uses maps
 # (tests/gpu/torch_extra.py). JSON lines on stdout.

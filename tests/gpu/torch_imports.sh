@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # What PyTorch (the GPU image's /opt/torch/.venv) imports from each NVIDIA library and
-# what its wheels hold: the drop-ins must export all of it (issue 37). Writes to $OUT.
+# what its wheels hold: the drop-ins must export all of it. Writes to $OUT.
 set -u
 SP=$(ls -d /opt/torch/.venv/lib/python3*/site-packages)
 echo "SP=$SP"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Issue 27 on the GPU machine: the wheel (gpu-bundle/*.whl, built on the
+# On the GPU machine: the wheel (gpu-bundle/*.whl, built on the
 # CPU machine) pip-installed into a copy of PyTorch's venv; a 2-rank
 # torch.distributed run through that venv's own lazynccl-run; each rank
 # reports what it mapped and what lazynccl.status() says.

@@ -8,8 +8,8 @@
  * -DNO_PLUGIN, -DNO_FIXER, -DNO_FORK, -DNO_CANCEL leave an actor out, so
  * that each bug of the old protocol is shown on its own.
  *
- * Built as is, it models today's protocol; with -DOLD, the protocol the
- * runtime had when issue 13 was filed: the library's lock held across the
+ * Built as is, it models the protocol; with -DOLD, a
+ * simpler protocol: the library's lock held across the
  * search (and its dlopen), the status read before the lock when a failure
  * is published, cancellation enabled inside the search, and a fork child
  * that simply starts again. spin must find a violation in OLD and none here.
@@ -39,26 +39,26 @@
  *      spin must find I6 broken in each.
  *
  * Two more models share the file, each selected by a define:
- *   -DCOPIES (issue 24): two runtime copies (two shims), each with its own
+ *   -DCOPIES: two runtime copies (two shims), each with its own
  *      state, window count and fork handlers, one dynamic linker; a thread
  *      loads both in turn; fork() at any step follows glibc 2.36 (handlers
  *      registered after fork's prepare phase began are not run for it); the
- *      child calls both. With -DOLD, the protocol before issue 24 (handlers
+ *      child calls both. With -DOLD, the protocol without them (handlers
  *      installed at a copy's first call, the child trusting its handlers).
- *   -DAUDIT (issues 23, 35): the audit module's decision (la_objsearch)
+ *   -DAUDIT: the audit module's decision (la_objsearch)
  *      with a program preloading the real library by path, a CuPy-style load
  *      of another copy by path, the drop-in's own load at its first call
  *      (respelled where ld.so knows the drop-in by the path asked for), a
  *      tool re-opening the library by path before or after the first call,
  *      and fork. With -DOLD, the naive module that redirects every request;
- *      with -DFIRST_RULE, issue 23's module, which handed every request the
+ *      with -DFIRST_RULE, a module that handed every request the
  *      drop-in, even after the real library was loaded (a tool then hooks
  *      the drop-in).
  */
 
 
 #ifdef COPIES
-/* ---- Several runtime copies and fork (issue 24) ---- */
+/* ---- Several runtime copies and fork ---- */
 #define UNTRIED 0
 #define LOADED  1
 #define N 2
@@ -180,7 +180,7 @@ active proctype child()
     od
 }
 #elif defined(AUDIT)
-/* ---- The audit module's decision (issues 23 and 35) ---- */
+/* ---- The audit module's decision ---- */
 #define UNTRIED 0
 #define LOADED  1
 #define WHEEL  1     /* the file torch preloads by path (its name as torch wrote it) */
@@ -219,7 +219,7 @@ inline do_dlopen(ours, respelled, path, got) {
        if
        :: ours -> got = path                           /* the cookie says ours */
 #ifdef FIRST_RULE
-       :: !ours -> got = DROPIN                        /* issue 23's: the drop-in, always */
+       :: !ours -> got = DROPIN                        /* the drop-in, always */
 #else
        :: !ours && realcopy != 0 -> got = realcopy     /* the copy in use */
        :: !ours && realcopy == 0 -> got = DROPIN
@@ -459,7 +459,7 @@ inline reenter() {
 }
 
 #ifdef OLD
-/* Issue 13's protocol: the lock held across the whole search. */
+/* A protocol: the lock held across the whole search. */
 inline ensure_loaded(result) {
     if
     :: atomic { status != UNTRIED -> result = status }

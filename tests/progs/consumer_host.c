@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT
- * The host of the PyTorch-style consumer (issue 14), as python3 is for
+ * The host of the PyTorch-style consumer, as python3 is for
  * torch: it links no NCCL and dlopens the consumer ("import torch").
  *
  *   consumer_host CONSUMER [REAL_NCCL] MODE

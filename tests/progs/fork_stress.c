@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT
- * Issue 13, item 2: fork() at spread moments of a real first load.
+ * fork() at spread moments of a real first load.
  *
  *   fork_stress nccl|nvrtc RUNS
  *

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT
- * Issue 13, item 4: a thread dlopens a plugin whose constructor calls NCCL,
+ * a thread dlopens a plugin whose constructor calls NCCL,
  * while the main thread makes its first NCCL call. Linked with -lnccl this
  * completes; a shim that holds its own lock across dlopen deadlocks (main
  * waits for the loader lock inside dlopen, the constructor waits for the

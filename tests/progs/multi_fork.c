@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT
- * Issue 24: fork() while a thread makes the first calls of several shims.
+ * fork() while a thread makes the first calls of several shims.
  *
  *   multi_fork ORDER RUNS [CHILDREN [SPREAD_US [GAP_US]]]
  *

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT
- * Issue 25: when NVRTC's builtins are loaded. Prints the builtins files
+ * when NVRTC's builtins are loaded. Prints the builtins files
  * mapped after nvrtcVersion, then after a compile ("builtins after X: ..."),
  * and the compile's result. */
 #include <nvrtc.h>
