@@ -35,19 +35,19 @@ static const char *const system_dirs[] = {
  * library (or the shim); each LD_LIBRARY_PATH directory, tried for every
  * soname before the next directory; their DT_RUNPATH; then ld.so.cache, one
  * soname after another in preference order; then the system directories. */
-struct linker_walk {
+struct linker_search {
     const char *const *sonames;
     const lz_linker_hooks *h;
 };
 
-static int linker_dir(struct linker_walk *lw, const char *step, const char *dir)
+static int linker_dir(struct linker_search *ls, const char *step, const char *dir)
 {
-    if (lw->h->looked)
-        lw->h->looked(lw->h->ctx, step, dir);
+    if (ls->h->looked)
+        ls->h->looked(ls->h->ctx, step, dir);
     int rc = 0;
-    for (const char *const *s = lw->sonames; *s && !rc; s++) {
+    for (const char *const *s = ls->sonames; *s && !rc; s++) {
         char *path = lz_path_dup(dir, *s);
-        rc = path && lz_probe_exists(path) && lw->h->visit(lw->h->ctx, step, path);
+        rc = path && lz_probe_exists(path) && ls->h->visit(ls->h->ctx, step, path);
         free(path);
     }
     return rc;
@@ -55,27 +55,27 @@ static int linker_dir(struct linker_walk *lw, const char *step, const char *dir)
 
 static int visit_runpath(void *ctx, const char *dir, const char *why)
 {
-    struct linker_walk *lw = ctx;
+    struct linker_search *ls = ctx;
     if (!dir) {
-        if (lw->h->note)
-            lw->h->note(lw->h->ctx, LZ_STEP_RUN_PATH, why);
+        if (ls->h->note)
+            ls->h->note(ls->h->ctx, LZ_STEP_RUN_PATH, why);
         return 0;
     }
-    return linker_dir(lw, LZ_STEP_RUN_PATH, dir);
+    return linker_dir(ls, LZ_STEP_RUN_PATH, dir);
 }
 
 /* Each directory of a search list, as ld.so splits (seps: ":;" for
  * LD_LIBRARY_PATH, ":" for a DT_RPATH or DT_RUNPATH) and expands it;
  * origin: what $ORIGIN stands for there. */
-static int linker_list(struct linker_walk *lw, const char *step, const char *list,
+static int linker_list(struct linker_search *ls, const char *step, const char *list,
                        const char *seps, const char *origin)
 {
     struct {
         char cwd[PATH_MAX], dir[PATH_MAX], why[768];
     } *b = malloc(sizeof *b);
     if (!b) {
-        if (lw->h->note)
-            lw->h->note(lw->h->ctx, step, "out of memory: not searched");
+        if (ls->h->note)
+            ls->h->note(ls->h->ctx, step, "out of memory: not searched");
         return 0;
     }
     const char *here = getcwd(b->cwd, sizeof b->cwd);
@@ -84,10 +84,10 @@ static int linker_list(struct linker_walk *lw, const char *step, const char *lis
         size_t len = lz_path_next(p, seps);
         if (!lz_path_entry(p, len, origin, here, lz_secure(), b->dir, sizeof b->dir, b->why,
                            sizeof b->why)) {
-            if (lw->h->note)
-                lw->h->note(lw->h->ctx, step, b->why);
+            if (ls->h->note)
+                ls->h->note(ls->h->ctx, step, b->why);
         } else
-            rc = linker_dir(lw, step, b->dir);
+            rc = linker_dir(ls, step, b->dir);
         p += len + (p[len] != '\0');
     }
     free(b);
@@ -96,7 +96,7 @@ static int linker_list(struct linker_walk *lw, const char *step, const char *lis
 
 /* LD_LIBRARY_PATH, where ld.so's $ORIGIN is the program's directory, read
  * (under /proc) only where an entry may name it. */
-static int linker_llp(struct linker_walk *lw, const char *llp)
+static int linker_llp(struct linker_search *ls, const char *llp)
 {
     char *exe = strchr(llp, '$') ? malloc(PATH_MAX) : NULL;
     char *slash = exe && lz_objects_program_path(exe, PATH_MAX) ? strrchr(exe, '/') : NULL;
@@ -105,21 +105,21 @@ static int linker_llp(struct linker_walk *lw, const char *llp)
         *slash = '\0';
         origin = slash == exe ? "/" : exe;
     }
-    int rc = linker_list(lw, LZ_STEP_LD_LIBRARY_PATH, llp, ":;", origin);
+    int rc = linker_list(ls, LZ_STEP_LD_LIBRARY_PATH, llp, ":;", origin);
     free(exe);
     return rc;
 }
 
 int lz_linker_lookup(const char *const *sonames, const lz_linker_hooks *hooks)
 {
-    struct linker_walk lw = {sonames, hooks};
+    struct linker_search ls = {sonames, hooks};
     /* ld.so: DT_RPATH before LD_LIBRARY_PATH, DT_RUNPATH after. */
-    if (lz_objects_runpaths(sonames, 0, visit_runpath, &lw))
+    if (lz_objects_runpaths(sonames, 0, visit_runpath, &ls))
         return 1;
     const char *llp = lz_getenv("LD_LIBRARY_PATH");
-    if (llp && *llp && linker_llp(&lw, llp))
+    if (llp && *llp && linker_llp(&ls, llp))
         return 1;
-    if (lz_objects_runpaths(sonames, 1, visit_runpath, &lw))
+    if (lz_objects_runpaths(sonames, 1, visit_runpath, &ls))
         return 1;
     return lz_linker_system_lookup(sonames, hooks);
 }
@@ -127,25 +127,25 @@ int lz_linker_lookup(const char *const *sonames, const lz_linker_hooks *hooks)
 int lz_linker_lookup_from(const char *const *sonames, const char *origin, const char *rpath,
                         const char *runpath, const lz_linker_hooks *hooks)
 {
-    struct linker_walk lw = {sonames, hooks};
+    struct linker_search ls = {sonames, hooks};
     /* Where the library has no DT_RUNPATH, ld.so follows its DT_RPATH, then
      * those of the objects that loaded it, up to the program's: here the
      * objects that are or need this code (the shim, the program). */
     int no_runpath = !(runpath && *runpath);
-    if (no_runpath && ((rpath && *rpath && linker_list(&lw, LZ_STEP_RUN_PATH, rpath, ":", origin)) ||
-                       lz_objects_runpaths(sonames, 0, visit_runpath, &lw)))
+    if (no_runpath && ((rpath && *rpath && linker_list(&ls, LZ_STEP_RUN_PATH, rpath, ":", origin)) ||
+                       lz_objects_runpaths(sonames, 0, visit_runpath, &ls)))
         return 1;
     const char *llp = lz_getenv("LD_LIBRARY_PATH");
-    if (llp && *llp && linker_llp(&lw, llp))
+    if (llp && *llp && linker_llp(&ls, llp))
         return 1;
-    if (runpath && *runpath && linker_list(&lw, LZ_STEP_RUN_PATH, runpath, ":", origin))
+    if (runpath && *runpath && linker_list(&ls, LZ_STEP_RUN_PATH, runpath, ":", origin))
         return 1;
     return lz_linker_system_lookup(sonames, hooks);
 }
 
 int lz_linker_system_lookup(const char *const *sonames, const lz_linker_hooks *hooks)
 {
-    struct linker_walk lw = {sonames, hooks};
+    struct linker_search ls = {sonames, hooks};
     int rc = 0;
     for (const char *const *s = sonames; *s && !rc; s++) {
         if (hooks->looked) {
@@ -158,6 +158,6 @@ int lz_linker_system_lookup(const char *const *sonames, const lz_linker_hooks *h
         free(path);
     }
     for (const char *const *d = system_dirs; *d && !rc; d++)
-        rc = linker_dir(&lw, LZ_STEP_SYSTEM_DIRS, *d);
+        rc = linker_dir(&ls, LZ_STEP_SYSTEM_DIRS, *d);
     return rc;
 }
