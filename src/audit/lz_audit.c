@@ -137,7 +137,7 @@ static void read_targets(const char *list)
             /* More than a page holds: room for every entry left, once. */
             int more = 1;
             for (const char *q = it.path; *q; q++)
-                more += *q == LZ_DROPINS_SEP;
+                more += *q == LZ_DROPINS_SEP[0];
             target *bigger = lz_sys_alloc((size_t)(cap + more) * sizeof *bigger);
             if (!bigger) {
                 lz_say("cannot allocate memory for the drop-ins ", list, ": the rest will not stand in");

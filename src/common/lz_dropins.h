@@ -12,8 +12,9 @@
 #include <stddef.h>
 
 #define LZ_DROPINS_ENV "LAZYNCCL_AUDIT_DROPINS"
-#define LZ_DROPINS_SEP ':'
-#define LZ_DROPINS_SEPS ":" /* for lz_pathlist_entry */
+/* The separator, as lz_pathlist_entry takes it; LZ_DROPINS_SEP[0] where one
+ * character is wanted. */
+#define LZ_DROPINS_SEP ":"
 
 /* Where lazynccl-run's other pieces lie, relative to the drop-ins'
  * directory: the directory above it (an install, the wheel), else its
@@ -52,7 +53,7 @@ static inline __attribute__((unused)) int lz_dropins_next(const char **list, lz_
     while (p && *p) {
         /* Every audited process parses the list: its file name is found
          * backwards from the entry's end (a few bytes). */
-        const char *end = p + lz_pathlist_entry(p, LZ_DROPINS_SEPS), *name = end;
+        const char *end = p + lz_pathlist_entry(p, LZ_DROPINS_SEP), *name = end;
         while (name > p && name[-1] != '/')
             name--;
         it->path = p;

@@ -86,7 +86,7 @@ static int items_of(const run_parts *p, const char *redirector, const char **ite
 static char *dropin_list(const run_parts *p)
 {
     const char *items[RUN_MAX_DROPINS + 1];
-    return join_items(items, items_of(p, "", items), LZ_DROPINS_SEP, NULL, "");
+    return join_items(items, items_of(p, "", items), LZ_DROPINS_SEP[0], NULL, "");
 }
 
 /* LD_PRELOAD: the redirector (when given) and the drop-ins ahead of what
