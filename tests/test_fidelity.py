@@ -10,6 +10,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 
 import lztest as t
 from lztest import case
@@ -322,10 +323,12 @@ def fidelity_rows_under_memcheck():
 
 @case
 def launcher_refuses_a_broken_installation():
-    """lazynccl-run whose drop-in directory holds a text file for NCCL's
-    drop-in, or whose audit module is a text file, refuses to start the
-    command (exit 2) with one line naming the file; the command does not
-    run."""
+    """A drop-in directory without a manifest is read whole: a text file
+    for NCCL's drop-in makes lazynccl-run refuse to start the command (exit
+    2) with one line naming the file. With the build's manifest nothing is
+    looked up per launch: the command runs, and the text file never stands
+    in (a load of NCCL by path maps the file asked for, as plain). An audit
+    module the user names that is a text file is refused either way."""
     plain_only()
     d = t.workdir("fidelity_broken_install")
     copy = os.path.join(d, "dropin")
@@ -335,7 +338,15 @@ def launcher_refuses_a_broken_installation():
         f.write("not a library\n")
     module = os.path.join(t.BUILD, "src", "audit", "liblazynccl-audit.so")
     marker = os.path.join(d, "ran")
-    r = t.run([RUN, "touch", marker], env={"LAZYNCCL_DROPIN_DIR": copy, "LAZYNCCL_AUDIT_MODULE": module})
+    env = {"LAZYNCCL_DROPIN_DIR": copy, "LAZYNCCL_AUDIT_MODULE": module}
+    nccl = os.path.join(CUDA_LIB, "libnccl.so.2")
+    show = ("import ctypes; ctypes.CDLL(%r); "
+            "print(sorted({l.split()[-1] for l in open('/proc/self/maps') if 'libnccl' in l}))" % nccl)
+    r = t.run([RUN, sys.executable, "-c", show], env=env)
+    t.equal((r.returncode, r.stdout), (0, f"[{os.path.realpath(nccl)!r}]\n"),
+            f"with the manifest: runs, the real file mapped: {r.stderr}")
+    os.remove(os.path.join(copy, "lazynccl-dropins"))
+    r = t.run([RUN, "touch", marker], env=env)
     t.equal((r.returncode, os.path.exists(marker)), (2, False), f"refused: {r.stderr}")
     t.equal(r.stderr, f"lazynccl-run: drop-in {copy}/libnccl.so.2 (for libnccl.so.2) is unreadable or "
                       "not a library of this machine: the installation is broken (reinstall lazynccl, "

@@ -30,8 +30,10 @@
 #endif
 #include "lz_sys.h"
 
+#include "common/lz_cachefile.h"
 #include "common/lz_debug.h"
 #include "common/lz_dropins.h"
+#include "lz_cache.h"
 #include "lz_memobj.h"
 #include "lz_rule.h"
 #include "lz_tlsfit.h"
@@ -78,6 +80,10 @@ static struct {
 } tab;
 static target *targets LZ_HOT_DATA;
 static int ntargets LZ_HOT_DATA;
+/* The program's link map (la_objopen reports it first). */
+static struct link_map *main_map LZ_HOT_DATA;
+/* The step of the dynamic linker's latest candidate, for the cache. */
+static const char *cache_step LZ_HOT_DATA;
 /* object_name's copy of the program's file name, made on first need. */
 static const char *exe LZ_HOT_DATA;
 /* A request redirected to a drop-in not mapped yet: the box is filled when
@@ -202,6 +208,9 @@ static void configure(void *stack_end)
     }
     lz_sys_set_debug(lz_debug_wanted(lz_sys_getenv(LZ_DEBUG_ENV)));
     read_targets(lz_sys_getenv(LZ_DROPINS_ENV));
+    const char *cache = lz_sys_getenv(LZ_CACHE_ENV);
+    if (cache && *cache)
+        lz_cache_open(cache);
 }
 
 /* The asking object's file; the main program's from /proc/self/exe (the
@@ -336,7 +345,12 @@ LZ_AUDIT_API unsigned int la_objopen(struct link_map *map, Lmid_t lmid, uintptr_
         byname.t = 0;
         return 0;
     }
-    if (!map->l_name || !map->l_name[0] || map->l_addr == lz_sys_getauxval(AT_SYSINFO_EHDR))
+    if (!map->l_name || !map->l_name[0]) {
+        if (!main_map)
+            main_map = map; /* the program, reported first */
+        return 0;
+    }
+    if (map->l_addr == lz_sys_getauxval(AT_SYSINFO_EHDR))
         return 0;
     lz_mem_obj o;
     if (!from_map(map, &o))
@@ -351,6 +365,13 @@ LZ_AUDIT_API unsigned int la_objopen(struct link_map *map, Lmid_t lmid, uintptr_
     const char *soname = lz_mem_soname(&o);
     lz_tlsfit_object(&o, soname);
     target *t = ntargets ? by_soname(soname) : 0;
+    if (!t || !lz_mem_dropin_box(&o, t->soname)) {
+        /* The object ld.so mapped for a request the cache did not hold. */
+        if (lz_cache_waiting())
+            lz_cache_learn(map->l_name, cache_step);
+    } else {
+        lz_cache_forget();
+    }
     if (!t)
         return 0;
     if ((t->box = lz_mem_dropin_box(&o, t->soname))) {
@@ -374,8 +395,10 @@ LZ_AUDIT_API unsigned int la_objopen(struct link_map *map, Lmid_t lmid, uintptr_
 LZ_AUDIT_API void la_activity(uintptr_t *cookie, unsigned int flag)
 {
     (void)cookie;
-    if (flag == LA_ACT_CONSISTENT)
+    if (flag == LA_ACT_CONSISTENT) {
         lz_tlsfit_done();
+        lz_cache_flush();
+    }
 }
 
 LZ_AUDIT_API void la_preinit(uintptr_t *cookie)
@@ -584,6 +607,7 @@ LZ_COLD static char *candidate(const char *name, unsigned int flag)
         byname.t = 0;
         if (same_file(&st, t))
             return (char *)name; /* the drop-in itself, on the search path */
+        lz_cache_learn(name, step_of(flag));
         if (!remember(t, name, byname.by, step_of(flag)))
             return (char *)name;
         lz_say(t->soname, " needed by ", byname.by, ": the dynamic linker would map ", name,
@@ -613,25 +637,62 @@ static const target *standing_for_path(const struct link_map *asker)
     return 0;
 }
 
+/* The cache's answer to a request by name (lz_cache.h), or 0. */
+LZ_COLD static const char *cached(const char *name, const struct link_map *asker, const char **step)
+{
+    lz_cache_asker a = {0};
+    lz_mem_obj o, m;
+    int asker_read = asker && from_map(asker, &o);
+    if (asker_read) {
+        a.runpath = lz_mem_dynstr(&o, DT_RUNPATH);
+        a.rpath = a.runpath ? 0 : lz_mem_dynstr(&o, DT_RPATH);
+        a.origin_of = asker->l_name ? asker->l_name : "";
+    }
+    if (!a.runpath && main_map && asker != main_map && from_map(main_map, &m) &&
+        !lz_mem_dynstr(&m, DT_RUNPATH))
+        a.exe_rpath = lz_mem_dynstr(&m, DT_RPATH);
+    if (!a.origin_of)
+        a.origin_of = "";
+    return lz_cache_lookup(name, &a, step);
+}
+
+/* The step's flag, for a recorded answer standing in for ld.so's. */
+static unsigned int flag_of(const char *step)
+{
+    if (lz_sys_same(step, LZ_STEP_LD_LIBRARY_PATH))
+        return LA_SER_LIBPATH;
+    if (lz_sys_same(step, LZ_STEP_RUN_PATH))
+        return LA_SER_RUNPATH;
+    if (lz_sys_same(step, LZ_STEP_LDCACHE))
+        return LA_SER_CONFIG;
+    return LA_SER_DEFAULT;
+}
+
 LZ_AUDIT_API char *la_objsearch(const char *name, uintptr_t *cookie, unsigned int flag)
 {
-    if (!name || ntargets == 0)
+    if (!name || (ntargets == 0 && !lz_cache_on()))
         return (char *)name;
-    if (flag != LA_SER_ORIG)
+    if (flag != LA_SER_ORIG) {
+        cache_step = step_of(flag);
         return byname.t ? candidate(name, flag) : (char *)name;
+    }
     /* A new request: nothing of an earlier one that mapped nothing (a
      * RTLD_NOLOAD probe, a failed load) is kept for it. */
     byname.t = 0;
     if (pending)
         pending->t = 0;
+    lz_cache_forget();
     const struct link_map *asker = cookie ? (const struct link_map *)*cookie : 0;
     struct stat id;
     int by_path = 0;
     for (const char *p = name; *p && !by_path; p++)
         by_path = *p == '/';
+    const char *recorded = 0, *recorded_step = 0;
+    if (!by_path && lz_cache_on())
+        recorded = cached(name, asker, &recorded_step);
     target *t = by_path ? real_file(name, &id) : by_soname(name);
     if (!t)
-        return (char *)name;
+        return (char *)(recorded ? recorded : name);
     lz_rule_request q = {0};
 #ifndef LZ_AUDIT_NAIVE /* the suite builds the naive module to show its failure */
     lz_mem_obj o;
@@ -642,7 +703,7 @@ LZ_AUDIT_API char *la_objsearch(const char *name, uintptr_t *cookie, unsigned in
     const char *by = object_name(asker);
     switch (lz_rule(&q)) {
     case LZ_RULE_LEAVE:
-        return (char *)name;
+        return (char *)(recorded ? recorded : name);
     case LZ_RULE_REAL:
         /* A tool that re-opens the library by path gets the copy in use,
          * whichever file it names. */
@@ -653,11 +714,17 @@ LZ_AUDIT_API char *la_objsearch(const char *name, uintptr_t *cookie, unsigned in
         break;
     }
     if (!usable(t))
-        return (char *)name;
+        return (char *)(recorded ? recorded : name);
     if (!by_path) {
         /* By name: the dynamic linker searches as it would plain; the
-         * candidate it would map decides (candidate()). */
+         * candidate it would map decides (candidate()). The cache's answer
+         * is that candidate, found without the search. */
         byname.t = t, byname.by = by, byname.for_path = standing_for_path(asker);
+        if (recorded) {
+            const char *to = candidate(recorded, flag_of(recorded_step));
+            byname.t = 0;
+            return (char *)to;
+        }
         return (char *)name;
     }
     if (t->box)

@@ -39,6 +39,8 @@ LZ_MEM_API int lz_mem_runtime_loads(const lz_mem_obj *o, const char *soname);
 LZ_MEM_API lz_asked_box *lz_mem_dropin_box(const lz_mem_obj *o, const char *soname);
 /* Its SONAME, or NULL. */
 LZ_MEM_API const char *lz_mem_soname(lz_mem_obj *o);
+/* Its first dynamic string tagged tag (DT_RPATH, DT_RUNPATH), or NULL. */
+LZ_MEM_API const char *lz_mem_dynstr(lz_mem_obj *o, long tag);
 /* The address of a symbol it defines (through its GNU hash table), or NULL. */
 LZ_MEM_API void *lz_mem_defined(lz_mem_obj *o, const char *name);
 

@@ -8,6 +8,7 @@
 #include <link.h>
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/utsname.h>
 #include <linux/limits.h> /* PATH_MAX: a freestanding <limits.h> (clang's) has none */
 #include <sys/stat.h>
 #include <string.h>
@@ -85,6 +86,34 @@ int lz_sys_stat(const char *path, struct stat *st)
     return sys6(SYS_newfstatat, AT_FDCWD, (long)path, (long)st, 0, 0, 0) < 0 ? -1 : 0;
 }
 
+LZ_COLD int lz_sys_create(const char *path, int flags, unsigned mode)
+{
+    long r = sys6(SYS_openat, AT_FDCWD, (long)path, flags | O_CREAT | O_CLOEXEC, (long)mode, 0, 0);
+    return r < 0 ? -1 : (int)r;
+}
+
+LZ_COLD int lz_sys_rename(const char *from, const char *to)
+{
+    return sys6(SYS_renameat2, AT_FDCWD, (long)from, AT_FDCWD, (long)to, 0, 0) < 0 ? -1 : 0;
+}
+
+LZ_COLD int lz_sys_unlink(const char *path)
+{
+    return sys6(SYS_unlinkat, AT_FDCWD, (long)path, 0, 0, 0, 0) < 0 ? -1 : 0;
+}
+
+LZ_COLD int lz_sys_nodename(char *buf, size_t size)
+{
+    struct utsname u;
+    if (SYS(SYS_uname, &u, 0, 0) < 0 || size == 0)
+        return -1;
+    size_t i = 0;
+    for (; u.nodename[i] && i + 1 < size; i++)
+        buf[i] = u.nodename[i];
+    buf[i] = '\0';
+    return 0;
+}
+
 long lz_sys_write(int fd, const void *buf, size_t len)
 {
     return SYS(SYS_write, fd, buf, len);
@@ -133,6 +162,11 @@ LZ_COLD void *lz_sys_alloc(size_t len)
 {
     long r = sys6(SYS_mmap, 0, (long)len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     return r < 0 && r > -4096 ? 0 : (void *)r;
+}
+
+LZ_COLD void lz_sys_free(void *p, size_t len)
+{
+    SYS(SYS_munmap, p, len, 0);
 }
 
 int lz_sys_mincore(void *start, size_t len, unsigned char *vec)

@@ -26,11 +26,19 @@ LZ_SYS_API int lz_sys_close(int fd);
 /* stat(2) of a path: 0 on success (fstat keeps its C name, lz_sys.c). */
 LZ_SYS_API int lz_sys_stat(const char *path, struct stat *st);
 LZ_SYS_API long lz_sys_write(int fd, const void *buf, size_t len);
+/* openat(2) with O_CREAT (and O_CLOEXEC) and a mode: the descriptor, or -1. */
+LZ_SYS_API int lz_sys_create(const char *path, int flags, unsigned mode);
+LZ_SYS_API int lz_sys_rename(const char *from, const char *to);
+LZ_SYS_API int lz_sys_unlink(const char *path);
+/* The host's name (uname(2)'s nodename) into buf: 0, or -1. */
+LZ_SYS_API int lz_sys_nodename(char *buf, size_t size);
 LZ_SYS_API long lz_sys_readlink(const char *path, char *buf, size_t size);
 /* getcwd(2): the length written (with its NUL), or a negative errno. */
 LZ_SYS_API long lz_sys_getcwd(char *buf, size_t size);
 LZ_SYS_API int lz_sys_gettid(void);
 LZ_SYS_API void *lz_sys_alloc(size_t len);
+/* Memory of lz_sys_alloc's given back. */
+LZ_SYS_API void lz_sys_free(void *p, size_t len);
 LZ_SYS_API int lz_sys_mincore(void *start, size_t len, unsigned char *vec);
 LZ_SYS_API int lz_sys_getpid(void);
 /* execve(2): returns only on failure (a negative errno). */

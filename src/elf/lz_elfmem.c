@@ -86,12 +86,17 @@ const char *lz_elfmem_str(const lz_elfmem *v, size_t off)
     return NULL;
 }
 
-const char *lz_elfmem_soname(const lz_elfmem *v)
+const char *lz_elfmem_dynstr(const lz_elfmem *v, long tag)
 {
     for (size_t i = 0; i < v->ndyn && v->dyn[i].d_tag != DT_NULL; i++)
-        if (v->dyn[i].d_tag == DT_SONAME)
+        if (v->dyn[i].d_tag == tag)
             return lz_elfmem_str(v, v->dyn[i].d_un.d_val);
     return NULL;
+}
+
+const char *lz_elfmem_soname(const lz_elfmem *v)
+{
+    return lz_elfmem_dynstr(v, DT_SONAME);
 }
 
 /* a and b equal, read no further than the first NUL of either. */

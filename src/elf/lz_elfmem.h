@@ -41,6 +41,9 @@ LZ_ELFMEM_API int lz_elfmem_mapped(uintptr_t base, const ElfW(Phdr) *ph, size_t 
                                    uintptr_t addr, size_t len);
 /* The string at off in its string table, NULL when it runs past the table. */
 LZ_ELFMEM_API const char *lz_elfmem_str(const lz_elfmem *v, size_t off);
+/* The string of its first dynamic entry tagged tag (DT_SONAME, DT_RPATH,
+ * DT_RUNPATH), or NULL. */
+LZ_ELFMEM_API const char *lz_elfmem_dynstr(const lz_elfmem *v, long tag);
 /* Its SONAME, or NULL. */
 LZ_ELFMEM_API const char *lz_elfmem_soname(const lz_elfmem *v);
 /* 1 when one of its DT_NEEDED entries is soname. */

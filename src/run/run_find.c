@@ -6,6 +6,8 @@
 #include "elf/lz_elfpeek.h"
 
 #include <dirent.h>
+#include <dlfcn.h>
+#include <link.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +27,9 @@
 #endif
 #ifndef RUN_DROPIN_REL
 #error RUN_DROPIN_REL is defined by meson.build
+#endif
+#ifndef RUN_BUILD_DIR
+#error RUN_BUILD_DIR is defined by meson.build
 #endif
 
 /* snprintf that says whether it fit (a path cut short is no path). */
@@ -105,6 +110,94 @@ static int read_names(run_parts *p)
     return 0;
 }
 
+/* path with its "dir/.." pairs taken out, in place: the drop-ins' directory
+ * found from /proc/self/exe (the kernel's path: no link in it) needs no
+ * realpath, whose readlink of every component is a round trip each to a
+ * shared filesystem's metadata server. */
+static void drop_dotdot(char *path)
+{
+    char *out = path;
+    for (const char *in = path; *in;) {
+        const char *end = in + 1 + strcspn(in + 1, "/");
+        if (end - in == 3 && in[1] == '.' && in[2] == '.' && out > path) {
+            while (out > path && *--out != '/')
+                ;
+        } else if (!(end - in == 2 && in[1] == '.')) {
+            memmove(out, in, (size_t)(end - in));
+            out += end - in;
+        }
+        in = end;
+    }
+    if (out == path)
+        *out++ = '/';
+    *out = '\0';
+}
+
+/* The first of the layouts' directories (an install, a build tree) with a
+ * manifest: one open each, and none after it. 1 when found, -1 when one
+ * does not parse (why says where), 0 when none has one. */
+static int manifest_dir(run_parts *p, const char *exe, char *why, size_t whysize)
+{
+    /* The build tree's launcher knows it is one by its directory (a string
+     * compared, no lookup), so neither layout tries the other's first. */
+    const char *rel[] = {RUN_DROPIN_REL, "src/dropin"};
+    if (strcmp(exe, RUN_BUILD_DIR) == 0)
+        rel[0] = "src/dropin", rel[1] = RUN_DROPIN_REL;
+    for (unsigned i = 0; i < sizeof rel / sizeof *rel; i++) {
+        if (!fmt(p->dir, sizeof p->dir, "%s/%s", exe, rel[i]))
+            continue;
+        drop_dotdot(p->dir);
+        int rc = run_manifest_read(p->dir, &p->manifest, why, whysize);
+        if (rc == 0)
+            return 1;
+        if (rc == -2)
+            return -1;
+    }
+    p->dir[0] = '\0';
+    return 0;
+}
+
+/* The directory found: its drop-ins, from its manifest where it has one. */
+static int finish_dir(run_parts *p, char *why, size_t whysize)
+{
+    if (!run_find_nameable(p->dir)) {
+        fmt(why, whysize, "drop-in directory %s holds a space or colon: LD_PRELOAD cannot name it", p->dir);
+        return -1;
+    }
+    if (!p->manifest.text) {
+        int rc = run_manifest_read(p->dir, &p->manifest, why, whysize);
+        if (rc == -2)
+            return -1;
+    }
+    if (p->manifest.text) {
+        p->names = p->manifest.names;
+        p->nnames = p->manifest.n;
+        return 0;
+    }
+    if (read_names(p) < 0) {
+        fmt(why, whysize, "drop-in directory %s cannot be read", p->dir);
+        return -1;
+    }
+    return 0;
+}
+
+/* This program's directory, as the kernel has it (/proc/self/exe, never
+ * argv[0]): the C library's start-up read it already (a static program's
+ * $ORIGIN), so it is asked for that, not the filesystem again. 0, or -1. */
+static int own_dir(char *out)
+{
+    /* The link map of this (static) program is its handle. */
+    void *self = _r_debug.r_map;
+    if (self && dlinfo(self, RTLD_DI_ORIGIN, out) == 0 && out[0] == '/')
+        return 0;
+    ssize_t n = readlink("/proc/self/exe", out, PATH_MAX - 1);
+    if (n <= 0)
+        return -1;
+    out[n] = '\0';
+    *strrchr(out, '/') = '\0';
+    return 0;
+}
+
 int run_find_dir(run_parts *p, char *why, size_t whysize)
 {
     char cand[PATH_MAX] = "";
@@ -117,13 +210,16 @@ int run_find_dir(run_parts *p, char *why, size_t whysize)
         }
     } else {
         char exe[PATH_MAX];
-        ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-        if (n <= 0) {
+        if (own_dir(exe) < 0) {
             fmt(why, whysize, "cannot read /proc/self/exe to find the drop-ins: set LAZYNCCL_DROPIN_DIR");
             return -1;
         }
-        exe[n] = '\0';
-        *strrchr(exe, '/') = '\0';
+        int found = manifest_dir(p, exe, why, whysize);
+        if (found < 0)
+            return -1;
+        if (found)
+            return finish_dir(p, why, whysize);
+        /* A directory without a manifest (made by hand): looked at whole. */
         fmt(cand, sizeof cand, "%s/%s", exe, RUN_DROPIN_REL);
         if (!is_dir(cand))
             fmt(cand, sizeof cand, "%s/src/dropin", exe); /* a build tree */
@@ -137,15 +233,7 @@ int run_find_dir(run_parts *p, char *why, size_t whysize)
         fmt(why, whysize, "drop-in directory %s cannot be resolved", cand);
         return -1;
     }
-    if (!run_find_nameable(p->dir)) {
-        fmt(why, whysize, "drop-in directory %s holds a space or colon: LD_PRELOAD cannot name it", p->dir);
-        return -1;
-    }
-    if (read_names(p) < 0) {
-        fmt(why, whysize, "drop-in directory %s cannot be read", p->dir);
-        return -1;
-    }
-    return 0;
+    return finish_dir(p, why, whysize);
 }
 
 /* The newest version of stem present in the directory: libnvrtc.so.13 over
@@ -242,8 +330,36 @@ static void serve_needed(void *ctx, const char *name)
         add(p, path);
 }
 
+/* The same from the manifest: what each drop-in needs, as the build read
+ * it, no file opened. */
+static void add_needed_listed(run_parts *p)
+{
+    const run_manifest *m = &p->manifest;
+    for (int i = 0; i < p->ndropins; i++) { /* grows as it goes: the closure */
+        const char *name = strrchr(p->dropins[i], '/') + 1;
+        for (size_t k = 0; k < m->n; k++) {
+            if (strcmp(m->names[k], name) != 0)
+                continue;
+            for (const char *w = run_manifest_needs(m, k); *w;) {
+                size_t len = strcspn(w, " ");
+                char path[PATH_MAX];
+                for (size_t j = 0; j < m->n; j++)
+                    if (strlen(m->names[j]) == len && strncmp(m->names[j], w, len) == 0 &&
+                        fmt(path, sizeof path, "%s/%s", p->dir, m->names[j]))
+                        add(p, path);
+                w += len;
+                w += strspn(w, " ");
+            }
+        }
+    }
+}
+
 static void add_needed(run_parts *p)
 {
+    if (p->manifest.text) {
+        add_needed_listed(p);
+        return;
+    }
     for (int i = 0; i < p->ndropins; i++) { /* grows as it goes: the closure */
         int fd = open(p->dropins[i], O_RDONLY | O_CLOEXEC);
         if (fd >= 0) {
@@ -251,6 +367,15 @@ static void add_needed(run_parts *p)
             close(fd);
         }
     }
+}
+
+/* Whether the manifest names the drop-in name[0..len). */
+static int listed(const run_parts *p, const char *name, size_t len)
+{
+    for (size_t k = 0; k < p->manifest.n; k++)
+        if (strlen(p->manifest.names[k]) == len && strncmp(p->manifest.names[k], name, len) == 0)
+            return 1;
+    return 0;
 }
 
 static int find_dropins(run_parts *p, const char *only, char *why, size_t whysize)
@@ -289,7 +414,7 @@ static int find_dropins(run_parts *p, const char *only, char *why, size_t whysiz
                 return -1;
             }
             fmt(path, sizeof path, "%s/%.*s", p->dir, (int)len, item);
-            if (!is_file(path)) {
+            if (!(p->manifest.text ? listed(p, item, len) : is_file(path))) {
                 fmt(why, whysize, "--only %.*s: no drop-in %s in %s", (int)len, item, path, p->dir);
                 return -1;
             }
@@ -357,16 +482,26 @@ static int ldso_lib_is(const char *dir)
     return found;
 }
 
-/* name beside the drop-ins (lz_dropins.h), or where env names it. */
-static void beside(const run_parts *p, const char *env, const char *name, char *out, char *tried)
+/* name beside the drop-ins (lz_dropins.h), or where env names it; listed,
+ * the manifest's file (rel), taken as the build wrote it: nothing looked up. */
+static void beside(const run_parts *p, const char *env, const char *name, const char *listed_rel,
+                   char *out, char *tried)
 {
     static const char *const rel[] = LZ_BESIDE_DROPINS;
     char cand[PATH_MAX];
     const char *given = env ? getenv(env) : NULL;
     out[0] = '\0';
-    if (given && *given)
+    if (given && *given) {
         fmt(cand, sizeof cand, "%s", given);
-    else
+    } else if (p->manifest.text) {
+        if (listed_rel && fmt(out, PATH_MAX, "%s/%s", p->dir, listed_rel))
+            drop_dotdot(out);
+        else
+            out[0] = '\0';
+        if (tried)
+            fmt(tried, PATH_MAX, "%s", out[0] ? out : p->dir);
+        return;
+    } else
         for (unsigned i = 0; i < sizeof rel / sizeof *rel; i++)
             if (fmt(cand, sizeof cand, "%s%s%s", p->dir, rel[i], name) && is_file(cand))
                 break;
@@ -378,8 +513,8 @@ static void beside(const run_parts *p, const char *env, const char *name, char *
 
 void run_find_modules(run_parts *p)
 {
-    beside(p, "LAZYNCCL_AUDIT_MODULE", LZ_AUDIT_FILE, p->module, p->module_tried);
-    beside(p, NULL, LZ_REDIRECT_FILE, p->redirector, NULL);
+    beside(p, "LAZYNCCL_AUDIT_MODULE", LZ_AUDIT_FILE, p->manifest.audit, p->module, p->module_tried);
+    beside(p, NULL, LZ_REDIRECT_FILE, p->manifest.redirect, p->redirector, NULL);
     /* ld.so expands $LIB in LD_AUDIT to its own library directory, so a
      * 32-bit process finds the module that declines quietly instead of
      * ld.so printing "wrong ELF class". But any token in LD_AUDIT makes
@@ -427,7 +562,10 @@ static int object_of_this_machine(const char *path)
 
 int run_find_check(const run_parts *p, char *why, size_t whysize)
 {
-    for (int i = 0; i < p->ndropins; i++) {
+    const char *given = getenv("LAZYNCCL_AUDIT_MODULE");
+    if (p->manifest.text && !(given && *given))
+        return 0;
+    for (int i = 0; i < p->ndropins && !p->manifest.text; i++) {
         const char *slash = strrchr(p->dropins[i], '/');
         const char *soname = slash ? slash + 1 : p->dropins[i];
         if (!object_of_this_machine(p->dropins[i])) {

@@ -6,6 +6,8 @@
 #ifndef RUN_FIND_H
 #define RUN_FIND_H
 
+#include "run_manifest.h"
+
 #include <limits.h>
 #include <stddef.h>
 
@@ -30,8 +32,12 @@ typedef struct run_parts {
      * a virtual machine a page fault, per drop-in: 14 of 59 of a launch). */
     size_t dropin_len;
     char dropin_text[RUN_MAX_DROPINS * PATH_MAX];
-    char **names;            /* the directory's entries, read once */
+    char **names;            /* the drop-ins here: the manifest's, else the
+                              * directory's entries, read once */
     size_t nnames;
+    run_manifest manifest;   /* the directory's manifest, where it has one
+                              * (manifest.text non-NULL): then no drop-in,
+                              * module or directory is looked up */
 } run_parts;
 
 /* The drop-ins' directory into p->dir, and its entries: 0, or -1 with the
@@ -49,7 +55,9 @@ void run_find_modules(run_parts *p);
 /* Every drop-in found is an ELF library of this machine, and so is the
  * audit module found (if any): 0, or -1 with why
  * naming the file. A broken installation is refused before the command
- * runs, rather than failing every process of the job. */
+ * runs, rather than failing every process of the job. A directory with a
+ * manifest is the build's word: only a module the user named is checked
+ * (the audit module still never stands a broken drop-in in). */
 int run_find_check(const run_parts *p, char *why, size_t whysize);
 /* 1 when LD_AUDIT and LD_PRELOAD can name path: none of their separators
  * in it. */

@@ -1,0 +1,465 @@
+/* SPDX-License-Identifier: MIT */
+/* The job's resolution cache in the audit module (lz_cache.h). It runs
+ * inside the dynamic linker: no C library, no allocation but lz_sys's. */
+#include "lz_cache.h"
+#include "lz_sys.h"
+#include "common/lz_cachefile.h"
+
+#include <elf.h>
+#include <fcntl.h>
+#include <link.h>
+#include <unistd.h>
+#include <linux/limits.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/stat.h>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
+
+#define MAX_ENTRIES 16384
+#define LEARNT_MAX (256u << 10)
+#define BEFORE_MAX (16u << 10)
+
+typedef struct entry {
+    uint64_t key;
+    const char *path, *dev, *ino, *step; /* NUL-terminated in the file's copy */
+} entry;
+
+typedef struct cache {
+    char path[PATH_MAX];
+    char *text;          /* the file as read, split in place */
+    entry *entries;
+    size_t n;
+    uint64_t node;       /* the node's id, once computed */
+    int node_known;
+    /* The request being answered by ld.so (a miss). */
+    int waiting;
+    uint64_t key;
+    char name[256];
+    char before[BEFORE_MAX];
+    /* Learnt lines, to be merged into the file. */
+    char *learnt;
+    size_t nlearnt;
+} cache;
+
+static cache *c LZ_HOT_DATA;
+
+int lz_cache_on(void)
+{
+    return c != 0;
+}
+
+static size_t slen(const char *s)
+{
+    return (size_t)(lz_sys_find(s, '\0') - s);
+}
+
+/* The file at path whole, NUL-terminated, into fresh memory (*len its
+ * size): where it is a regular file of this user's, writable by nobody
+ * else, of at most LZ_CACHE_MAX bytes. NULL with *len 0 when it does not
+ * exist; NULL with *len 1 when refused (why names the reason). */
+static char *read_own(const char *path, size_t *len, const char **why)
+{
+    *len = 0;
+    int fd = lz_sys_open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (fd < 0)
+        return 0;
+    struct stat st;
+    char *buf = 0;
+    *len = 1;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+        *why = "not a regular file";
+    else if (st.st_uid != lz_sys_getauxval(AT_EUID))
+        *why = "not the user's own";
+    else if (st.st_mode & (S_IWGRP | S_IWOTH))
+        *why = "writable by others";
+    else if ((size_t)st.st_size > LZ_CACHE_MAX)
+        *why = "larger than the bound (4 MiB)";
+    else if (!(buf = lz_sys_alloc((size_t)st.st_size + 1)))
+        *why = "no memory";
+    else {
+        size_t n = 0;
+        long r;
+        while (n < (size_t)st.st_size && (r = pread(fd, buf + n, (size_t)st.st_size - n, (off_t)n)) > 0)
+            n += (size_t)r;
+        buf[n] = '\0';
+        *len = n;
+        if (n != (size_t)st.st_size) {
+            lz_sys_free(buf, (size_t)st.st_size + 1);
+            buf = 0, *len = 1, *why = "cannot be read";
+        }
+    }
+    lz_sys_close(fd);
+    return buf;
+}
+
+static uint64_t parse_hex(const char *s, int *ok)
+{
+    uint64_t v = 0;
+    int n = 0;
+    for (; *s; s++, n++) {
+        int d = *s >= '0' && *s <= '9' ? *s - '0' : *s >= 'a' && *s <= 'f' ? *s - 'a' + 10 : -1;
+        if (d < 0 || n == 16) {
+            *ok = 0;
+            return 0;
+        }
+        v = v << 4 | (uint64_t)d;
+    }
+    *ok = n > 0;
+    return v;
+}
+
+/* The file's lines into entries, split in place: 1, or 0 when a line is
+ * not an entry (the whole cache is then refused: a file that is not ours
+ * is never half used). */
+static int parse(cache *k, char *text, size_t len)
+{
+    size_t magic = sizeof LZ_CACHE_MAGIC - 1;
+    if (len < magic || memcmp(text, LZ_CACHE_MAGIC, magic) != 0)
+        return 0;
+    size_t lines = 0;
+    for (size_t i = magic; i < len; i++)
+        lines += text[i] == '\n';
+    if (lines > MAX_ENTRIES || (lines && !(k->entries = lz_sys_alloc(lines * sizeof *k->entries))))
+        return 0;
+    for (char *p = text + magic; *p;) {
+        char *f[LZ_CACHE_FIELDS];
+        int nf = 0;
+        char *q = p;
+        for (f[nf++] = q; *q && *q != '\n'; q++)
+            if (*q == '\t') {
+                *q = '\0';
+                if (nf == LZ_CACHE_FIELDS)
+                    return 0;
+                f[nf++] = q + 1;
+            }
+        if (*q != '\n' || nf != LZ_CACHE_FIELDS)
+            return 0;
+        *q = '\0';
+        int ok = 1;
+        entry *e = &k->entries[k->n++];
+        e->key = parse_hex(f[0], &ok);
+        e->path = f[2], e->dev = f[3], e->ino = f[4], e->step = f[5];
+        if (!ok || e->path[0] != '/')
+            return 0;
+        p = q + 1;
+    }
+    return 1;
+}
+
+void lz_cache_open(const char *path)
+{
+    if (!path || path[0] != '/' || slen(path) >= PATH_MAX) {
+        if (path && *path)
+            lz_say("cache ", path, ": not an absolute path: no cache");
+        return;
+    }
+    cache *k = lz_sys_alloc(sizeof *k);
+    if (!k)
+        return;
+    memcpy(k->path, path, slen(path) + 1);
+    size_t len;
+    const char *why = "";
+    char *text = read_own(path, &len, &why);
+    if (!text && len) {
+        lz_say("cache ", path, " refused: ", why);
+        return;
+    }
+    if (text && !parse(k, text, len)) {
+        lz_say("cache ", path, " refused: it is not a lazynccl cache (", LZ_CACHE_MAGIC, ")");
+        return;
+    }
+    k->text = text;
+    c = k;
+}
+
+/* The node's id: what decides ld.so's answer beside the request and its
+ * directories. Its hardware capabilities (glibc-hwcaps subdirectories,
+ * $PLATFORM), GLIBC_TUNABLES (which can mask them) and /etc/ld.so.cache as
+ * it is (its size and time: the one lookup the cache costs a process). */
+static uint64_t node_id(void)
+{
+    if (c->node_known)
+        return c->node;
+    uint64_t h = LZ_FNV_START;
+    unsigned long caps[2] = {lz_sys_getauxval(AT_HWCAP), lz_sys_getauxval(AT_HWCAP2)};
+    h = lz_fnv(h, (const char *)caps, sizeof caps);
+    const char *platform = (const char *)lz_sys_getauxval(AT_PLATFORM);
+    if (platform)
+        h = lz_fnv(h, platform, slen(platform));
+#if defined(__x86_64__)
+    unsigned r[12] = {0};
+    __cpuid(1, r[0], r[1], r[2], r[3]);
+    __cpuid_count(7, 0, r[4], r[5], r[6], r[7]);
+    __cpuid(0x80000001u, r[8], r[9], r[10], r[11]);
+    r[1] &= 0x00ffffffu; /* the APIC id: another on every core */
+    h = lz_fnv(h, (const char *)r, sizeof r);
+#endif
+    const char *tunables = lz_sys_getenv("GLIBC_TUNABLES");
+    if (tunables)
+        h = lz_fnv(h, tunables, slen(tunables));
+    struct stat st;
+    if (lz_sys_stat("/etc/ld.so.cache", &st) == 0) {
+        long id[3] = {(long)st.st_size, (long)st.st_mtim.tv_sec, (long)st.st_mtim.tv_nsec};
+        h = lz_fnv(h, (const char *)id, sizeof id);
+    }
+    c->node = h;
+    c->node_known = 1;
+    return h;
+}
+
+typedef struct sbuf {
+    char *p;
+    size_t n, cap;
+    int full;
+} sbuf;
+
+static void put_n(sbuf *b, const char *s, size_t len)
+{
+    if (b->n + len + 1 > b->cap) {
+        b->full = 1;
+        return;
+    }
+    memcpy(b->p + b->n, s, len);
+    b->n += len;
+    b->p[b->n] = '\0';
+}
+
+static void put(sbuf *b, const char *s)
+{
+    put_n(b, s, slen(s));
+}
+
+/* The directory of the file at path (the program's: /proc/self/exe, as
+ * ld.so reads it for $ORIGIN). */
+static size_t origin_of(const char *file, char *out, size_t size)
+{
+    const char *src = file;
+    if (!file[0]) {
+        long n = lz_sys_readlink("/proc/self/exe", out, size - 1);
+        if (n <= 0)
+            return 0;
+        out[n] = '\0';
+        src = out;
+    }
+    size_t dir = 0;
+    for (size_t i = 0; src[i]; i++)
+        if (src[i] == '/')
+            dir = i;
+    if (src != out)
+        for (size_t i = 0; i < dir && i + 1 < size; i++)
+            out[i] = src[i];
+    out[dir < size ? dir : size - 1] = '\0';
+    return dir;
+}
+
+/* A run path list with $ORIGIN and ${ORIGIN} made owner's directory. */
+static void put_expanded(sbuf *b, const char *list, const char *owner)
+{
+    char origin[PATH_MAX];
+    int have = 0;
+    for (const char *p = list; *p;) {
+        size_t skip = 0;
+        if (p[0] == '$' && memcmp(p + 1, "ORIGIN", 6) == 0)
+            skip = 7;
+        else if (p[0] == '$' && memcmp(p + 1, "{ORIGIN}", 8) == 0)
+            skip = 9;
+        if (!skip) {
+            put_n(b, p++, 1);
+            continue;
+        }
+        if (!have && !origin_of(owner, origin, sizeof origin))
+            origin[0] = '\0';
+        have = 1;
+        put(b, origin);
+        p += skip;
+    }
+}
+
+/* BEFORE (lz_cachefile.h) of a request from a. */
+static void before_of(const lz_cache_asker *a, sbuf *b)
+{
+    const char *llp = lz_sys_getenv("LD_LIBRARY_PATH");
+    if (a->runpath) {
+        put(b, "L:");
+        if (llp)
+            put(b, llp);
+        put(b, "|U:");
+        put_expanded(b, a->runpath, a->origin_of);
+        return;
+    }
+    put(b, "R:");
+    if (a->rpath)
+        put_expanded(b, a->rpath, a->origin_of);
+    put(b, "|E:");
+    if (a->exe_rpath)
+        put_expanded(b, a->exe_rpath, "");
+    put(b, "|L:");
+    if (llp)
+        put(b, llp);
+}
+
+static void put_hex(sbuf *b, uint64_t v)
+{
+    char h[16];
+    lz_hex16(v, h);
+    size_t i = 0;
+    while (i < 15 && h[i] == '0')
+        i++;
+    put_n(b, h + i, 16 - i);
+}
+
+const char *lz_cache_lookup(const char *name, const lz_cache_asker *a, const char **step)
+{
+    c->waiting = 0;
+    size_t len = slen(name);
+    if (len >= sizeof c->name)
+        return 0;
+    sbuf b = {c->before, 0, sizeof c->before, 0};
+    c->before[0] = '\0';
+    before_of(a, &b);
+    if (b.full)
+        return 0;
+    for (size_t i = 0; i < b.n; i++)
+        if (b.p[i] == '\t' || b.p[i] == '\n')
+            return 0; /* a line of the file cannot hold it */
+    uint64_t key = lz_fnv(lz_fnv(lz_fnv(LZ_FNV_START, name, len), b.p, b.n), (const char *)&(uint64_t){node_id()}, 8);
+    for (size_t i = 0; i < c->n; i++) {
+        const entry *e = &c->entries[i];
+        if (e->key != key)
+            continue;
+        struct stat st;
+        char dev[24], ino[24];
+        sbuf d = {dev, 0, sizeof dev, 0}, n = {ino, 0, sizeof ino, 0};
+        if (lz_sys_stat(e->path, &st) == 0) {
+            put_hex(&d, (uint64_t)st.st_dev);
+            put_hex(&n, (uint64_t)st.st_ino);
+            if (lz_sys_same(dev, e->dev) && lz_sys_same(ino, e->ino)) {
+                *step = e->step;
+                lz_say("cache: ", name, " is ", e->path, " (", e->step, ")");
+                return e->path;
+            }
+        }
+        /* The contract broken for this file: ld.so's own search, never another file. */
+        lz_say("cache: ", name, ": ", e->path, " is gone or another file now: the dynamic linker searches");
+        return 0;
+    }
+    c->waiting = 1;
+    c->key = key;
+    memcpy(c->name, name, len + 1);
+    return 0;
+}
+
+int lz_cache_waiting(void)
+{
+    return c && c->waiting;
+}
+
+void lz_cache_forget(void)
+{
+    if (c)
+        c->waiting = 0;
+}
+
+void lz_cache_learn(const char *path, const char *step)
+{
+    if (!c || !c->waiting)
+        return;
+    c->waiting = 0;
+    struct stat st;
+    if (path[0] != '/' || lz_sys_stat(path, &st) != 0)
+        return;
+    for (const char *p = path; *p; p++)
+        if (*p == '\t' || *p == '\n')
+            return;
+    if (!c->learnt && !(c->learnt = lz_sys_alloc(LEARNT_MAX)))
+        return;
+    sbuf b = {c->learnt, c->nlearnt, LEARNT_MAX, 0};
+    char key[16];
+    lz_hex16(c->key, key);
+    put_n(&b, key, 16);
+    put(&b, "\t");
+    put(&b, c->name);
+    put(&b, "\t");
+    put(&b, path);
+    put(&b, "\t");
+    put_hex(&b, (uint64_t)st.st_dev);
+    put(&b, "\t");
+    put_hex(&b, (uint64_t)st.st_ino);
+    put(&b, "\t");
+    put(&b, step);
+    put(&b, "\t");
+    put(&b, c->before);
+    put(&b, "\n");
+    if (!b.full)
+        c->nlearnt = b.n;
+}
+
+/* 1 when text holds a line for key. */
+static int holds(const char *text, size_t len, const char *key)
+{
+    for (size_t i = 0; i + 17 <= len; i++)
+        if ((i == 0 || text[i - 1] == '\n') && memcmp(text + i, key, 16) == 0 && text[i + 16] == '\t')
+            return 1;
+    return 0;
+}
+
+static int write_all(int fd, const char *p, size_t n)
+{
+    while (n) {
+        long r = lz_sys_write(fd, p, n);
+        if (r <= 0)
+            return 0;
+        p += r, n -= (size_t)r;
+    }
+    return 1;
+}
+
+void lz_cache_flush(void)
+{
+    if (!c || !c->nlearnt)
+        return;
+    size_t n = c->nlearnt;
+    c->nlearnt = 0;
+    /* What other processes wrote meanwhile is kept: the file as it is now,
+     * then the lines it lacks. */
+    size_t len;
+    const char *why = "";
+    char *now = read_own(c->path, &len, &why);
+    size_t magic = sizeof LZ_CACHE_MAGIC - 1;
+    if ((!now && len) || (now && (len < magic || memcmp(now, LZ_CACHE_MAGIC, magic) != 0))) {
+        lz_say("cache ", c->path, " not written: it is ", now ? "not a lazynccl cache" : why);
+        return;
+    }
+    char tmp[PATH_MAX + 32];
+    sbuf t = {tmp, 0, sizeof tmp, 0};
+    put(&t, c->path);
+    put(&t, ".tmp.");
+    put_hex(&t, (uint64_t)lz_sys_getpid());
+    int fd = t.full ? -1 : lz_sys_create(tmp, O_WRONLY | O_EXCL | O_NOFOLLOW, 0644);
+    if (fd < 0) {
+        lz_say("cache ", c->path, " not written: cannot create ", tmp);
+        return;
+    }
+    int ok = now ? write_all(fd, now, len) : write_all(fd, LZ_CACHE_MAGIC, magic);
+    size_t total = now ? len : magic;
+    for (size_t i = 0; ok && i < n;) {
+        size_t end = i;
+        while (end < n && c->learnt[end] != '\n')
+            end++;
+        end++;
+        if (!(now && holds(now, len, c->learnt + i)) && total + (end - i) <= LZ_CACHE_MAX) {
+            ok = write_all(fd, c->learnt + i, end - i);
+            total += end - i;
+        }
+        i = end;
+    }
+    lz_sys_close(fd);
+    if (!ok || lz_sys_rename(tmp, c->path) != 0) {
+        lz_sys_unlink(tmp);
+        lz_say("cache ", c->path, " not written: ", ok ? "cannot rename into place" : "write failed");
+    }
+    if (now)
+        lz_sys_free(now, len + 1);
+}

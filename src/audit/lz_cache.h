@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT
+ * The job's resolution cache in the audit module (lz_cache.c; the file,
+ * lz_cachefile.h): a request by name whose key the cache holds opens the
+ * recorded file directly, where that file is still the one recorded; any
+ * other is left to ld.so, and what ld.so maps for it is recorded. The
+ * contract (docs/consumers.md, "Large jobs"): the library directories do
+ * not change during the job. */
+#ifndef LZ_CACHE_H
+#define LZ_CACHE_H
+
+#include <stddef.h>
+
+/* The cache at path (LAZYNCCL_CACHE), read once: a file that is not the
+ * user's own, is writable by others or does not parse turns the cache off
+ * for this process (said under LAZYNCCL_DEBUG); one that does not exist yet
+ * is an empty cache. */
+void lz_cache_open(const char *path);
+int lz_cache_on(void);
+
+/* What decides a request by name: its asker's run paths and origin (the
+ * asker's file; "" for the program) and the program's. */
+typedef struct lz_cache_asker {
+    const char *runpath, *rpath, *origin_of; /* the asker's DT_RUNPATH, DT_RPATH, file */
+    const char *exe_rpath;                   /* the program's DT_RPATH, where it has no DT_RUNPATH */
+} lz_cache_asker;
+
+/* A request for name: the recorded file (and *step, its step) where the
+ * cache holds the request and the file is still there, the same file;
+ * else NULL, and the request is remembered until lz_cache_learn or the
+ * next request. */
+const char *lz_cache_lookup(const char *name, const lz_cache_asker *a, const char **step);
+/* The remembered request's answer: the file ld.so (or a drop-in's
+ * stand-in decision) found, at step. */
+void lz_cache_learn(const char *path, const char *step);
+/* The remembered request was not the dynamic linker's to answer (a
+ * drop-in stood in): nothing to learn from the object mapped. */
+void lz_cache_forget(void);
+/* 1 while a request is remembered. */
+int lz_cache_waiting(void);
+/* What this process learnt, merged into the file (atomic replace): at the
+ * end of the start and of each dlopen. */
+void lz_cache_flush(void);
+
+#endif

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT
+ * The job's resolution cache (LAZYNCCL_CACHE; docs/consumers.md, "Large
+ * jobs"): the file the audit module reads once per process and writes
+ * where it learnt something, and lazynccl-info shows and checks. Defined
+ * once here for both; plain text, one entry a line, fields apart by tabs:
+ *
+ *   KEY NAME PATH DEV INO STEP BEFORE
+ *
+ * KEY, 16 hex digits: FNV-1a 64 of NAME, BEFORE and the node's id (its
+ * hardware capabilities, GLIBC_TUNABLES and /etc/ld.so.cache's size and
+ * time), everything that decides what ld.so maps for a request by name;
+ * PATH: the file ld.so mapped; DEV, INO: its id then, in hex; STEP: the
+ * linker's step that found it (lz_stepnames.h); BEFORE: the directories
+ * ld.so searches ahead of ld.so.cache for that request, in order,
+ * ':'-joined ($ORIGIN expanded): the requester's DT_RPATH (and the
+ * program's) or, where it has one, LD_LIBRARY_PATH then its DT_RUNPATH.
+ * A header of inline code: the module links no C library. */
+#ifndef LZ_CACHEFILE_H
+#define LZ_CACHEFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define LZ_CACHE_ENV "LAZYNCCL_CACHE"
+#define LZ_CACHE_MAGIC "lazynccl-cache 1\n"
+/* A cache is read whole by every process: bounded. */
+#define LZ_CACHE_MAX (4u << 20)
+#define LZ_CACHE_FIELDS 7
+
+#define LZ_FNV_START 0xcbf29ce484222325ull
+
+/* FNV-1a 64 of s[0..len), continuing h; each field ends with a 0 byte of
+ * its own, so that ("ab","c") and ("a","bc") differ. */
+static inline __attribute__((unused)) uint64_t lz_fnv(uint64_t h, const char *s, size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
+    return (h ^ 0) * 0x100000001b3ull;
+}
+
+/* v as 16 lower-case hex digits into out[16] (no NUL). */
+static inline __attribute__((unused)) void lz_hex16(uint64_t v, char *out)
+{
+    for (int i = 15; i >= 0; i--, v >>= 4)
+        out[i] = "0123456789abcdef"[v & 15];
+}
+
+#endif
