@@ -32,8 +32,10 @@
 
 #include "common/lz_cachefile.h"
 #include "common/lz_debug.h"
+#include "common/lz_loadreport.h"
 #include "common/lz_dropins.h"
 #include "lz_cache.h"
+#include "lz_loadlog.h"
 #include "lz_memobj.h"
 #include "lz_rule.h"
 #include "lz_tlsfit.h"
@@ -211,6 +213,7 @@ static void configure(void *stack_end)
     const char *cache = lz_sys_getenv(LZ_CACHE_ENV);
     if (cache && *cache)
         lz_cache_open(cache);
+    lz_loadlog_open(lz_sys_getenv(LZ_REPORT_ENV));
 }
 
 /* The asking object's file; the main program's from /proc/self/exe (the
@@ -369,6 +372,7 @@ LZ_AUDIT_API unsigned int la_objopen(struct link_map *map, Lmid_t lmid, uintptr_
         /* The object ld.so mapped for a request the cache did not hold. */
         if (lz_cache_waiting())
             lz_cache_learn(map->l_name, cache_step);
+        lz_loadlog_object(map->l_name, soname);
     } else {
         lz_cache_forget();
     }
@@ -398,6 +402,7 @@ LZ_AUDIT_API void la_activity(uintptr_t *cookie, unsigned int flag)
     if (flag == LA_ACT_CONSISTENT) {
         lz_tlsfit_done();
         lz_cache_flush();
+        lz_loadlog_flush();
     }
 }
 

@@ -68,14 +68,10 @@ static char *read_own(const char *path, size_t *len, const char **why)
     struct stat st;
     char *buf = 0;
     *len = 1;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
-        *why = "not a regular file";
-    else if (st.st_uid != lz_sys_getauxval(AT_EUID))
-        *why = "not the user's own";
-    else if (st.st_mode & (S_IWGRP | S_IWOTH))
-        *why = "writable by others";
-    else if ((size_t)st.st_size > LZ_CACHE_MAX)
-        *why = "larger than the bound (4 MiB)";
+    if (fstat(fd, &st) != 0)
+        *why = "cannot be read";
+    else if ((*why = lz_cache_refusal(&st, lz_sys_getauxval(AT_EUID))))
+        ;
     else if (!(buf = lz_sys_alloc((size_t)st.st_size + 1)))
         *why = "no memory";
     else {

@@ -20,12 +20,29 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 
 #define LZ_CACHE_ENV "LAZYNCCL_CACHE"
 #define LZ_CACHE_MAGIC "lazynccl-cache 1\n"
 /* A cache is read whole by every process: bounded. */
 #define LZ_CACHE_MAX (4u << 20)
 #define LZ_CACHE_FIELDS 7
+
+/* Why a cache file of this id cannot be used by user euid, or NULL: only a
+ * regular file of the user's own that nobody else can write is read (a
+ * cache names files every process of the job then maps). */
+static inline __attribute__((unused)) const char *lz_cache_refusal(const struct stat *st, unsigned long euid)
+{
+    if (!S_ISREG(st->st_mode))
+        return "not a regular file";
+    if (st->st_uid != euid)
+        return "not the user's own";
+    if (st->st_mode & (S_IWGRP | S_IWOTH))
+        return "writable by others";
+    if ((uint64_t)st->st_size > LZ_CACHE_MAX)
+        return "larger than the bound (4 MiB)";
+    return 0;
+}
 
 #define LZ_FNV_START 0xcbf29ce484222325ull
 

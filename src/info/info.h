@@ -77,6 +77,15 @@ typedef void (*info_mismatch_fn)(void *ctx, int i, int j, int policy, const char
 int info_release_mismatches(const lz_lib *const *libs, const char *const *chosen, int n,
                             info_mismatch_fn each, void *ctx);
 
+/* --cache FILE: the job's resolution cache, each entry checked against
+ * the filesystem as it is now (jobcache.c): 0 when each gives the file the
+ * dynamic linker would, 1 when one would not, 2 when refused. */
+int cache_show(FILE *out, const char *path);
+/* --reports DIR: the load reports of a job (reports.c): 0 when every
+ * process loaded one file of each library, 1 when not (the outliers
+ * named), 2 when they cannot be read. */
+int reports_check(FILE *out, const char *dir, int verbose);
+
 /* Environment checks (doctor.c). */
 void doctor_run(doctor_report *r, info_lib *libs, int nlibs);
 

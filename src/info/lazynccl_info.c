@@ -5,6 +5,7 @@
 #include "info.h"
 
 #include <stdlib.h>
+#include <errno.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -44,6 +45,12 @@ static const char usage[] =
     "                 would), which file each library served would load and\n"
     "                 whether it exports every function they import from it;\n"
     "                 nothing is loaded. Exit status 1 when one would fail\n"
+    "  --cache FILE   a job's resolution cache (lazynccl-run --cache), each entry\n"
+    "                 checked against the filesystem as it is now. Exit status 1\n"
+    "                 when one would give another file than the dynamic linker\n"
+    "  --reports DIR  a job's load reports (lazynccl-run --report): whether every\n"
+    "                 process loaded the same file of each library, the outliers\n"
+    "                 named (--verbose: every library). Exit status 1 when not\n"
     "  --help         this text\n"
     "\n"
     "Libraries: by default those this installation serves; 'all' adds those\n"
@@ -108,10 +115,20 @@ static void load(info_lib *li)
     }
 }
 
+/* The status, or 2 where the output could not be written. */
+static int finish(int status)
+{
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "lazynccl-info: cannot write the output: %s\n", strerror(errno));
+        return 2;
+    }
+    return status;
+}
+
 int main(int argc, char **argv)
 {
     int json = 0, doctor = 0, do_load = 0, verbose = 0, nlibs = 0;
-    const char *origin = NULL, *check = NULL;
+    const char *origin = NULL, *check = NULL, *cache = NULL, *reports = NULL;
     enum { MAX_LIBS = 32 };
     const lz_lib *want[MAX_LIBS];
     const char *unknown[MAX_LIBS];
@@ -132,6 +149,12 @@ int main(int argc, char **argv)
             check = argv[++i];
         else if (strcmp(a, "--check") == 0) {
             fprintf(stderr, "lazynccl-info: --check needs a FILE: the program or library to check\n");
+            return 2;
+        }
+        else if ((strcmp(a, "--cache") == 0 || strcmp(a, "--reports") == 0) && i + 1 < argc)
+            *(a[2] == 'c' ? &cache : &reports) = argv[++i];
+        else if (strcmp(a, "--cache") == 0 || strcmp(a, "--reports") == 0) {
+            fprintf(stderr, "lazynccl-info: %s needs a %s\n", a, a[2] == 'c' ? "FILE" : "DIR");
             return 2;
         }
         else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -161,6 +184,14 @@ int main(int argc, char **argv)
         print_served(stderr, 0);
         fputs(")\n", stderr);
     }
+    if ((cache || reports) && (check || json || doctor || do_load || origin || nlibs || nunknown || (cache && reports))) {
+        fprintf(stderr, "lazynccl-info: --cache and --reports go alone (--reports takes --verbose)\n");
+        return 2;
+    }
+    if (cache)
+        return finish(cache_show(stdout, cache));
+    if (reports)
+        return finish(reports_check(stdout, reports, verbose));
     if (check && (json || doctor || do_load || origin)) {
         fprintf(stderr, "lazynccl-info: --check takes none of --json, --doctor, --load, --from\n");
         return 2;

@@ -12,10 +12,13 @@
  * happens in the command's processes, through the audit module. */
 #include "run_env.h"
 #include "run_find.h"
+#include "run_job.h"
 #include "run_quote.h"
 #include "elf/lz_elffile.h"
 #include "elf/lz_elfpeek.h"
 #include "elf/lz_ldcache.h"
+#include "common/lz_cachefile.h"
+#include "common/lz_loadreport.h"
 #include "common/lz_tls.h"
 
 #include <errno.h>
@@ -30,8 +33,9 @@ static void usage(FILE *out)
 {
     const char *more = run_find_families(1);
     fprintf(out,
-        "usage: lazynccl-run [--only LIST] [--preload|--no-audit] [--quiet-32bit] [--] CMD [ARGS...]\n"
-        "       lazynccl-run [--only LIST] [--preload|--no-audit] [--quiet-32bit] --print-env[=SHELL]\n"
+        "usage: lazynccl-run [--only LIST] [--preload|--no-audit] [--quiet-32bit] [--cache FILE]\n"
+        "                    [--report DIR] [--] CMD [ARGS...]\n"
+        "       lazynccl-run [OPTIONS] --print-env[=SHELL]\n"
         "Run CMD (and every process it starts) with lazy drop-ins of the NVIDIA libraries.\n"
         "  --only LIST    comma-separated families (the newest major of each drop-in\n"
         "                 here): %s%s%s,\n"
@@ -45,6 +49,14 @@ static void usage(FILE *out)
         "                 find one that declines, instead of ld.so printing \"wrong ELF\n"
         "                 class\" for each; costs every process of the job a read of\n"
         "                 /proc/self/exe (docs/consumers.md)\n"
+        "  --cache FILE   resolve each library once per job: the first process\n"
+        "                 records where the dynamic linker found each library it\n"
+        "                 loaded by name; later ones, on any node, open that file\n"
+        "                 directly (the library directories must not change during\n"
+        "                 the job; docs/consumers.md, \"Large jobs\")\n"
+        "  --report DIR   each process appends what it loaded to DIR/HOST.PID.txt;\n"
+        "                 lazynccl-info --reports DIR says whether every rank loaded\n"
+        "                 the same file of each library\n"
         "  --print-env[=SHELL]\n"
         "                 print the variables lazynccl-run sets, as assignments for\n"
         "                 SHELL (sh, bash, zsh, ksh, dash: the default; or fish), and\n"
@@ -109,7 +121,7 @@ static void print_env(const run_env *e, int shell)
 
 int main(int argc, char **argv)
 {
-    const char *only = NULL;
+    const char *only = NULL, *cache = NULL, *report = NULL;
     int printing = 0, shell = 0;
     enum run_mode mode = RUN_AUDIT;
     int quiet32 = 0;
@@ -129,6 +141,12 @@ int main(int argc, char **argv)
                 fprintf(stderr, "lazynccl-run: --print-env=%s: unknown shell (sh, bash, zsh, ksh, dash, fish)\n", name);
                 return 2;
             }
+        } else if (strcmp(a, "--cache") == 0 || strcmp(a, "--report") == 0) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "lazynccl-run: %s needs a %s\n", a, a[2] == 'c' ? "FILE" : "DIR");
+                return 2;
+            }
+            *(a[2] == 'c' ? &cache : &report) = argv[++i];
         } else if (strcmp(a, "--preload") == 0) {
             mode = RUN_PRELOAD;
         } else if (strcmp(a, "--no-audit") == 0) {
@@ -165,6 +183,17 @@ int main(int argc, char **argv)
     run_env e;
     if (run_env_build(p, mode, &e) < 0)
         return fail("out of memory");
+    char path[PATH_MAX];
+    if (cache && mode != RUN_AUDIT)
+        return fail("--cache needs the audit module (not --preload or --no-audit)");
+    if (report && mode != RUN_AUDIT)
+        return fail("--report needs the audit module (not --preload or --no-audit)");
+    if (cache && (run_job_cache(cache, path, sizeof path, why, sizeof why) < 0 ||
+                  run_env_add(&e, LZ_CACHE_ENV, path) < 0))
+        return fail(why);
+    if (report && (run_job_report(report, path, sizeof path, why, sizeof why) < 0 ||
+                   run_env_add(&e, LZ_REPORT_ENV, path) < 0))
+        return fail(why);
     if (printing) {
         print_env(&e, shell);
         return fflush(stdout) == 0 ? 0 : 1;

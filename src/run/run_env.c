@@ -137,6 +137,11 @@ int run_env_build(const run_parts *p, enum run_mode mode, run_env *e)
     return rc;
 }
 
+int run_env_add(run_env *e, const char *name, const char *value)
+{
+    return e->n < RUN_MAX_VARS ? set(e, name, strdup(value)) : -1;
+}
+
 void run_env_free(run_env *e)
 {
     for (int i = 0; i < e->n; i++)

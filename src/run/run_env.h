@@ -15,7 +15,7 @@ enum run_mode {
     RUN_NO_AUDIT, /* the drop-ins alone preloaded */
 };
 
-#define RUN_MAX_VARS 4
+#define RUN_MAX_VARS 6
 
 typedef struct run_env {
     struct {
@@ -29,6 +29,8 @@ typedef struct run_env {
  * used, says so once on stderr and falls back to RUN_PRELOAD. 0, or -1 when
  * out of memory. */
 int run_env_build(const run_parts *p, enum run_mode mode, run_env *e);
+/* A variable more (its value copied): 0, or -1. */
+int run_env_add(run_env *e, const char *name, const char *value);
 void run_env_free(run_env *e);
 
 #endif

@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: MIT */
+/* lazynccl-info --cache FILE: the job's resolution cache shown and checked
+ * against the filesystem as it is now (info.h; the file,
+ * common/lz_cachefile.h). */
+#include "info.h"
+#include "common/lz_cachefile.h"
+#include "common/lz_stepnames.h"
+#include "elf/lz_ldcache.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* The file whole when the audit module would read it (its rules): else
+ * NULL, with why. */
+static char *read_cache(const char *path, size_t *len, char *why, size_t whysize)
+{
+    FILE *f = fopen(path, "rb");
+    struct stat st;
+    if (!f) {
+        snprintf(why, whysize, "%s", strerror(errno));
+        return NULL;
+    }
+    char *buf = NULL;
+    const char *refused = NULL;
+    if (fstat(fileno(f), &st) != 0)
+        snprintf(why, whysize, "%s", strerror(errno));
+    else if ((refused = lz_cache_refusal(&st, geteuid())))
+        snprintf(why, whysize, "%s (owner uid %u, mode %o): the audit module ignores it", refused,
+                 (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
+    else if ((buf = malloc((size_t)st.st_size + 1))) {
+        *len = fread(buf, 1, (size_t)st.st_size, f);
+        buf[*len] = '\0';
+    }
+    fclose(f);
+    return buf;
+}
+
+/* Whether dir/name is a file, with its id. */
+static int present(const char *dir, const char *name, struct stat *st, char *out, size_t size)
+{
+    snprintf(out, size, "%s%s%s", dir, dir[strlen(dir) - 1] == '/' ? "" : "/", name);
+    return stat(out, st) == 0 && S_ISREG(st->st_mode);
+}
+
+/* The directories of BEFORE in ld.so's order; the first holding name into
+ * first (its path): 1 when one does. */
+static int first_before(const char *before, const char *name, char *first, size_t size, struct stat *st)
+{
+    char *copy = strdup(before);
+    int found = 0;
+    for (char *part = copy, *next; part && !found; part = next) {
+        next = strchr(part, '|');
+        if (next)
+            *next++ = '\0';
+        if (strlen(part) < 2 || part[1] != ':')
+            continue;
+        /* LD_LIBRARY_PATH is split on ';' too, as glibc splits it. */
+        const char *seps = part[0] == 'L' ? ":;" : ":";
+        for (char *save = NULL, *dir = strtok_r(part + 2, seps, &save); dir && !found;
+             dir = strtok_r(NULL, seps, &save))
+            found = present(dir, name, st, first, size);
+    }
+    free(copy);
+    return found;
+}
+
+int cache_show(FILE *out, const char *path)
+{
+    size_t len = 0;
+    char why[256];
+    char *text = read_cache(path, &len, why, sizeof why);
+    if (!text) {
+        fprintf(stderr, "lazynccl-info: cache %s refused: %s\n", path, why);
+        return 2;
+    }
+    size_t magic = sizeof LZ_CACHE_MAGIC - 1;
+    if (len < magic || memcmp(text, LZ_CACHE_MAGIC, magic) != 0) {
+        fprintf(stderr, "lazynccl-info: cache %s refused: its first line is not \"%.*s\"\n", path,
+                (int)magic - 1, LZ_CACHE_MAGIC);
+        free(text);
+        return 2;
+    }
+    int status = 0, n = 0, line = 1;
+    fprintf(out, "cache %s\n", path);
+    for (char *p = text + magic, *nl; *p; p = nl + 1) {
+        line++;
+        nl = strchr(p, '\n');
+        if (!nl) {
+            fprintf(stderr, "lazynccl-info: cache %s refused: line %d has no end\n", path, line);
+            free(text);
+            return 2;
+        }
+        *nl = '\0';
+        char *f[LZ_CACHE_FIELDS + 1];
+        int nf = 0;
+        for (char *save = NULL, *t = strtok_r(p, "\t", &save); t && nf <= LZ_CACHE_FIELDS;
+             t = strtok_r(NULL, "\t", &save))
+            f[nf++] = t;
+        if (nf != LZ_CACHE_FIELDS) {
+            fprintf(stderr, "lazynccl-info: cache %s refused: line %d is not an entry (%d fields)\n",
+                    path, line, nf);
+            free(text);
+            return 2;
+        }
+        const char *name = f[1], *file = f[2], *step = f[5], *before = f[6];
+        unsigned long long dev = strtoull(f[3], NULL, 16), ino = strtoull(f[4], NULL, 16);
+        struct stat st, first_st;
+        char first[PATH_MAX], verdict[PATH_MAX + 128];
+        int bad = 0;
+        n++;
+        if (stat(file, &st) != 0)
+            snprintf(verdict, sizeof verdict, "gone: the request falls back to the dynamic linker's search");
+        else if ((unsigned long long)st.st_dev != dev || (unsigned long long)st.st_ino != ino)
+            snprintf(verdict, sizeof verdict, "another file now: the request falls back to the dynamic "
+                                              "linker's search");
+        else if (first_before(before, name, first, sizeof first, &first_st) &&
+                 (first_st.st_dev != st.st_dev || first_st.st_ino != st.st_ino))
+            bad = snprintf(verdict, sizeof verdict, "stale: the dynamic linker would map %s now", first);
+        else if (strcmp(step, LZ_STEP_LDCACHE) == 0) {
+            char *now = lz_ldcache_path("/etc/ld.so.cache", name);
+            struct stat now_st;
+            if (now && stat(now, &now_st) == 0 && (now_st.st_dev != st.st_dev || now_st.st_ino != st.st_ino))
+                bad = snprintf(verdict, sizeof verdict, "stale: ld.so.cache names %s now", now);
+            else
+                snprintf(verdict, sizeof verdict, "ok");
+            free(now);
+        } else
+            snprintf(verdict, sizeof verdict, "ok");
+        status |= bad > 0;
+        fprintf(out, "  %s -> %s (%s): %s\n", name, file, step, verdict);
+    }
+    fprintf(out, "%d entr%s; %s\n", n, n == 1 ? "y" : "ies",
+            status ? "some would give another file than the dynamic linker now: remove the cache "
+                     "(the library directories changed during the job)"
+                   : "each gives the file the dynamic linker would");
+    free(text);
+    return status;
+}

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: MIT */
+/* lazynccl-run's options for a whole job (run_job.h). */
+#include "run_job.h"
+#include "common/lz_cachefile.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* path made absolute against the current directory (not resolved: the
+ * job's other nodes see the same names, not this node's links). */
+static int absolute(const char *path, char *out, size_t size)
+{
+    if (path[0] == '/')
+        return (size_t)snprintf(out, size, "%s", path) < size ? 0 : -1;
+    char cwd[4096];
+    if (!getcwd(cwd, sizeof cwd))
+        return -1;
+    return (size_t)snprintf(out, size, "%s/%s", cwd, path) < size ? 0 : -1;
+}
+
+static int fail(char *why, size_t whysize, const char *fmt, const char *a, const char *b)
+{
+    snprintf(why, whysize, fmt, a, b);
+    return -1;
+}
+
+int run_job_cache(const char *path, char *out, size_t size, char *why, size_t whysize)
+{
+    if (!*path || absolute(path, out, size) < 0)
+        return fail(why, whysize, "--cache %s: not a usable path%s", path, "");
+    if (strpbrk(out, "\t\n"))
+        return fail(why, whysize, "--cache %s: a tab or newline in the path%s", path, "");
+    struct stat st;
+    if (stat(out, &st) == 0) {
+        const char *refused = lz_cache_refusal(&st, geteuid());
+        if (refused)
+            return fail(why, whysize, "--cache %s: %s: every process would ignore it", out, refused);
+        FILE *f = fopen(out, "r");
+        char head[sizeof LZ_CACHE_MAGIC] = "";
+        size_t n = f ? fread(head, 1, sizeof head - 1, f) : 0;
+        if (f)
+            fclose(f);
+        if (st.st_size > 0 && (n != sizeof head - 1 || memcmp(head, LZ_CACHE_MAGIC, n) != 0))
+            return fail(why, whysize, "--cache %s: not a lazynccl cache (its first line is not "
+                                      "\"lazynccl-cache 1\"): every process would ignore it%s", out, "");
+        return 0;
+    }
+    if (errno != ENOENT)
+        return fail(why, whysize, "--cache %s: %s", out, strerror(errno));
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", out);
+    *strrchr(dir, '/') = '\0';
+    if (access(dir[0] ? dir : "/", W_OK) != 0)
+        return fail(why, whysize, "--cache %s: its directory cannot be written (%s): the first "
+                                  "process could not record it", out, strerror(errno));
+    return 0;
+}
+
+int run_job_report(const char *dir, char *out, size_t size, char *why, size_t whysize)
+{
+    if (!*dir || absolute(dir, out, size) < 0)
+        return fail(why, whysize, "--report %s: not a usable path%s", dir, "");
+    struct stat st;
+    if (mkdir(out, 0755) != 0 && errno != EEXIST)
+        return fail(why, whysize, "--report %s: %s", out, strerror(errno));
+    if (stat(out, &st) != 0 || !S_ISDIR(st.st_mode) || access(out, W_OK) != 0)
+        return fail(why, whysize, "--report %s: not a directory this user can write%s", out, "");
+    return 0;
+}
