@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* lazynccl-info --reports DIR: whether every process of a job loaded the
  * same file of each library (info.h; the reports, common/lz_loadreport.h).
- * Two loads are of the same file when their paths are equal and, on one
- * host, their device and inode too (across hosts an inode says nothing:
- * each node may hold its own copy at the same path). */
+ * Two loads are of the same file when, on one host, their device and inode
+ * are (whichever path named it), and across hosts when their paths are (an
+ * inode says nothing there: each node may hold its own copy). */
 #include "info.h"
 #include "common/lz_loadreport.h"
 
@@ -21,11 +21,10 @@ typedef struct loads {
     size_t n, cap;
 } loads;
 
-static int by_soname_then_path(const void *a, const void *b)
+static int by_soname(const void *a, const void *b)
 {
     const load *x = a, *y = b;
-    int c = strcmp(x->soname, y->soname);
-    return c ? c : strcmp(x->path, y->path);
+    return strcmp(x->soname, y->soname);
 }
 
 /* One report file's lines into all: 0, or -1 naming the line in why. */
@@ -83,44 +82,58 @@ static void name_process(FILE *out, const load *l)
     fprintf(out, " pid %s", l->pid);
 }
 
-/* The loads [from, to) of one SONAME, sorted by path: 1 when they are not
- * all of one file (printed with the outliers). */
+/* Whether two loads are of one file: on one host, one device and inode
+ * (whatever path named it); across hosts, one path. */
+static int same_file(const load *x, const load *y)
+{
+    if (strcmp(x->host, y->host) == 0)
+        return strcmp(x->dev, y->dev) == 0 && strcmp(x->ino, y->ino) == 0;
+    return strcmp(x->path, y->path) == 0;
+}
+
+/* The loads [from, to) of one SONAME: 1 when they are not all of one file
+ * (printed, the outliers named). */
 static int judge(FILE *out, const load *v, size_t from, size_t to, int verbose)
 {
-    size_t best = from, best_n = 0, files = 0;
-    for (size_t i = from; i < to;) {
-        size_t j = i;
-        while (j < to && strcmp(v[j].path, v[i].path) == 0)
-            j++;
-        files++;
-        if (j - i > best_n)
-            best = i, best_n = j - i;
-        i = j;
-    }
-    /* One path: the same file unless, on one host, its id differs (the
-     * file replaced while the job ran). */
-    int replaced = 0;
-    for (size_t i = from; files == 1 && i < to; i++)
-        for (size_t k = i + 1; k < to; k++)
-            if (strcmp(v[i].host, v[k].host) == 0 &&
-                (strcmp(v[i].dev, v[k].dev) != 0 || strcmp(v[i].ino, v[k].ino) != 0))
-                replaced = 1;
-    if (files == 1 && !replaced) {
-        if (verbose)
-            fprintf(out, "%s: the same file in all %zu processes that loaded it: %s\n", v[from].soname,
-                    to - from, v[from].path);
+    size_t n = to - from;
+    size_t *group = calloc(n, sizeof *group), *size = calloc(n, sizeof *size);
+    if (!group || !size) {
+        free(group), free(size);
         return 0;
     }
-    fprintf(out, "%s: NOT the same file in every process: %zu of %zu loaded %s; the others:\n",
-            v[from].soname, best_n, to - from, v[best].path);
-    for (size_t i = from; i < to; i++) {
-        if (strcmp(v[i].path, v[best].path) == 0 && !replaced)
-            continue;
-        fputs("  ", out);
-        name_process(out, &v[i]);
-        fprintf(out, ": %s (device %s, inode %s)\n", v[i].path, v[i].dev, v[i].ino);
+    /* Each load joins the group of the first earlier load of its file. */
+    size_t groups = 0;
+    for (size_t i = 0; i < n; i++) {
+        group[i] = i;
+        for (size_t k = 0; k < i; k++)
+            if (same_file(&v[from + i], &v[from + k])) {
+                group[i] = group[k];
+                break;
+            }
+        groups += group[i] == i;
+        size[group[i]]++;
     }
-    return 1;
+    size_t best = 0;
+    for (size_t i = 0; i < n; i++)
+        if (size[i] > size[best])
+            best = i;
+    int differ = groups > 1;
+    if (!differ && verbose)
+        fprintf(out, "%s: the same file in all %zu processes that loaded it: %s\n", v[from].soname, n,
+                v[from].path);
+    if (differ) {
+        fprintf(out, "%s: NOT the same file in every process: %zu of %zu loaded %s; the others:\n",
+                v[from].soname, size[best], n, v[from + best].path);
+        for (size_t i = 0; i < n; i++) {
+            if (group[i] == best)
+                continue;
+            fputs("  ", out);
+            name_process(out, &v[from + i]);
+            fprintf(out, ": %s (device %s, inode %s)\n", v[from + i].path, v[from + i].dev, v[from + i].ino);
+        }
+    }
+    free(group), free(size);
+    return differ;
 }
 
 int reports_check(FILE *out, const char *dir, int verbose)
@@ -153,7 +166,7 @@ int reports_check(FILE *out, const char *dir, int verbose)
                         "with lazynccl-run --report %s?\n", dir, dir);
         return 2;
     }
-    qsort(all.v, all.n, sizeof *all.v, by_soname_then_path);
+    qsort(all.v, all.n, sizeof *all.v, by_soname);
     int differ = 0, libs = 0;
     for (size_t i = 0; i < all.n;) {
         size_t j = i;

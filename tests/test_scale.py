@@ -1,0 +1,276 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""A wrapped job at scale (docs/consumers.md, "Large jobs"): what a process
+asks of the filesystem under lazynccl-run against plain (strace, file
+system calls and failed lookups); the job's resolution cache (--cache):
+the same libraries mapped as plain while its contract holds, and a row for
+each way the contract can break; concurrent writers; refused caches; and
+the load report read by lazynccl-info --reports for a job under Slurm and
+Open MPI, one rank given another NCCL on purpose."""
+import os
+import re
+import shutil
+import subprocess
+import time
+
+import lztest as t
+from lztest import case
+
+_theirs = set(t.CASES)
+import test_audit as a  # noqa: E402 (its helpers)
+import test_launcher as launcher  # noqa: E402
+for _name in set(t.CASES) - _theirs:
+    del t.CASES[_name]
+
+import manylibs  # noqa: E402
+
+RUN = a.RUN
+INFO = os.path.join(t.BUILD, "lazynccl-info")
+PYTHON = "/usr/bin/python3"
+
+
+def file_calls(cmd, env=None):
+    """(file system calls, failed ones, failed ones on .so paths, processes
+    started) of cmd and everything it starts: strace's %file class."""
+    if not shutil.which("strace"):
+        raise t.Skip("strace is not installed")
+    d = t.workdir("scale_strace")
+    log = os.path.join(d, f"trace.{len(os.listdir(d))}")
+    t.run(["strace", "-f", "-qq", "-e", "trace=%file", "-o", log] + cmd, env=env, check_rc=0)
+    lines = [l for l in open(log) if not l.startswith("+++") and "--- SIG" not in l]
+    calls = [l for l in lines if "resumed>" not in l]
+    failed = [l for l in lines if re.search(r"= -1 E[A-Z]+", l)]
+    execs = [l for l in calls if re.search(r"execve\(.*\) = 0", l)]
+    return len(calls), len(failed), len([l for l in failed if ".so" in l]), len(execs)
+
+
+@case
+def scale_wrapper_adds_no_lookups():
+    """Under lazynccl-run, in the build tree and an install: /bin/true,
+    /bin/sh -c /bin/true and python3 -c pass make no failed lookup more
+    than plain, and no file system call more than the launcher's three (its
+    exec, /proc/self/exe, its manifest) and the audit module's two in each
+    process (ld.so's open and fstat of it)."""
+    a.sanitizer_skip()
+    for where, launcher_path in {"build tree": RUN, "install": launcher.install_tree()}.items():
+        for cmd in (["/bin/true"], ["/bin/sh", "-c", "/bin/true"], [PYTHON, "-c", "pass"]):
+            plain = file_calls(cmd)
+            wrapped = file_calls([launcher_path] + cmd)
+            what = f"{where}, {' '.join(cmd)}: plain {plain[:2]}, wrapped {wrapped[:2]}"
+            t.check(wrapped[0] <= plain[0] + 3 + 2 * plain[3], f"{what}: file system calls")
+            t.check(wrapped[1] <= plain[1], f"{what}: failed lookups")
+
+
+def manylibs_fixture(name):
+    d = t.workdir(name)
+    exe, llp, libs = manylibs.build(os.path.join(d, "fixture"), nlibs=12, ndirs=6, cc=t.CC[0])
+    return d, exe, llp, libs
+
+
+
+
+def maps(exe, env):
+    """The files exe maps (the program prints its own /proc/self/maps)."""
+    r = t.run(list(exe) + ["maps"], env=env)
+    t.equal(r.returncode, 0, f"{' '.join(exe)} runs: {r.stderr}")
+    return r.stdout.splitlines()[1:]
+
+
+def cache_rows():
+    """The fixture, the cache file, and a function giving (plain's maps,
+    cached run's maps) under an LD_LIBRARY_PATH."""
+    d, exe, llp, libs = manylibs_fixture("scale_cache")
+    cache = os.path.join(d, "job.cache")
+    if os.path.exists(cache):
+        os.unlink(cache)
+
+    def both(path):
+        env = {"LD_LIBRARY_PATH": path}
+        return maps([exe], env), maps([RUN, "--cache", cache, exe], env)
+    return d, exe, llp, libs, cache, both
+
+
+@case
+def scale_cache_maps_what_plain_maps():
+    """With --cache, the first process records what ld.so found and maps
+    what plain maps; the next maps the same again, its failed lookups of
+    libraries at most a tenth of plain's; lazynccl-info --cache calls every
+    entry ok (exit 0)."""
+    a.sanitizer_skip()
+    d, exe, llp, libs, cache, both = cache_rows()
+    plain, first = both(llp)
+    t.equal(first, plain, "the recording process maps what plain maps")
+    t.check(os.path.exists(cache), "the cache was written")
+    _, again = both(llp)
+    t.equal(again, plain, "a process served by the cache maps what plain maps")
+    env = {"LD_LIBRARY_PATH": llp}
+    p = file_calls([exe], env)
+    c = file_calls([RUN, "--cache", cache, exe], env)
+    t.check(c[2] <= p[2] / 10, f"failed library lookups: cached {c[2]}, plain {p[2]}")
+    r = t.run([INFO, "--cache", cache])
+    t.equal(r.returncode, 0, f"lazynccl-info --cache: {r.stdout}{r.stderr}")
+    for lib in libs:
+        t.contains(r.stdout, f"{os.path.basename(lib)} -> {lib} (LD_LIBRARY_PATH): ok", "each entry checked")
+
+
+@case
+def scale_cache_contract_rows():
+    """Each way the cache's contract can break, plain against cached:
+    a recorded file removed (another copy later on the path): the same file
+    as plain (the request falls back to ld.so's search); LD_LIBRARY_PATH
+    changed between processes: the same as plain (another key); a new file
+    earlier on the path: the recorded file where plain maps the new one
+    (the documented difference), which lazynccl-info --cache names as stale
+    (exit 1)."""
+    a.sanitizer_skip()
+    d, exe, llp, libs, cache, both = cache_rows()
+    plain, first = both(llp)
+    t.equal(first, plain, "recorded")
+    dirs = llp.split(":")
+    # A file removed: a copy of it in the last directory of the path.
+    gone = libs[3]
+    moved = os.path.join(dirs[-1], os.path.basename(gone))
+    shutil.move(gone, moved)
+    try:
+        plain, cached = both(llp)
+        t.check(moved in plain, f"plain finds the moved copy: {plain}")
+        t.equal(cached, plain, "a recorded file removed: the cached run maps what plain maps")
+        t.contains(t.run([INFO, "--cache", cache]).stdout,
+                   f"{os.path.basename(gone)} -> {gone} (LD_LIBRARY_PATH): gone", "info names it gone")
+    finally:
+        shutil.move(moved, gone)
+    # LD_LIBRARY_PATH changed: a directory of copies in front.
+    front = os.path.join(d, "front")
+    os.makedirs(front, exist_ok=True)
+    for lib in libs[:4]:
+        shutil.copy(lib, front)
+    plain, cached = both(front + ":" + llp)
+    t.check(os.path.join(front, os.path.basename(libs[0])) in plain, f"plain maps the front copy: {plain}")
+    t.equal(cached, plain, "LD_LIBRARY_PATH changed: the cached run maps what plain maps")
+    # A new file earlier on the same path: the documented difference.
+    newer = os.path.join(dirs[0], os.path.basename(libs[2]))
+    shutil.copy(libs[2], newer)
+    try:
+        plain, cached = both(llp)
+        t.check(newer in plain and libs[2] not in plain, f"plain maps the new file: {plain}")
+        t.check(libs[2] in cached and newer not in cached, f"cached maps the recorded file: {cached}")
+        r = t.run([INFO, "--cache", cache])
+        t.equal(r.returncode, 1, f"info --cache on a stale cache: {r.stdout}{r.stderr}")
+        t.contains(r.stdout, f"{libs[2]} (LD_LIBRARY_PATH): stale: the dynamic linker would map {newer} now",
+                   "info names the stale entry")
+    finally:
+        os.unlink(newer)
+
+
+@case
+def scale_cache_refused():
+    """A cache that is not the user's own, is writable by others or is not
+    a cache: lazynccl-run refuses to start (exit 2, one line naming why),
+    lazynccl-info --cache refuses it (exit 2), and the audit module, given
+    it through the environment, ignores it: the process maps what plain
+    maps and the file is left as it was."""
+    a.sanitizer_skip()
+    d, exe, llp, libs, cache, both = cache_rows()
+    env = {"LD_LIBRARY_PATH": llp}
+    plain = maps([exe], env)
+    printed = t.run([RUN, "--print-env"], check_rc=0).stdout
+    wrapped_env = dict(env, **dict(re.findall(r"^export (\w+)='([^']*)'$", printed, re.M)))
+    rows = {"not a cache": ("garbage\n", 0o644, None, "not a lazynccl cache"),
+            "writable by others": ("lazynccl-cache 1\n", 0o666, None, "writable by others"),
+            "another user's": ("lazynccl-cache 1\n", 0o644, 65534, "not the user's own")}
+    for what, (text, mode, owner, why) in rows.items():
+        with open(cache, "w") as f:
+            f.write(text)
+        os.chmod(cache, mode)
+        if owner is not None:
+            os.chown(cache, owner, owner)
+        r = t.run([RUN, "--cache", cache, exe], env=env)
+        t.equal(r.returncode, 2, f"{what}: the launcher refuses: {r.stdout}{r.stderr}")
+        t.contains(r.stderr, why, f"{what}: the launcher says why")
+        r = t.run([INFO, "--cache", cache])
+        t.equal(r.returncode, 2, f"{what}: lazynccl-info refuses: {r.stdout}{r.stderr}")
+        t.contains(r.stderr, f"cache {cache} refused", f"{what}: lazynccl-info says so")
+        t.equal(maps([exe], dict(wrapped_env, LAZYNCCL_CACHE=cache)), plain,
+                f"{what}: the module ignores it, the process as plain")
+        t.equal(open(cache).read(), text, f"{what}: the file is left as it was")
+        os.unlink(cache)
+
+
+@case
+def scale_cache_concurrent_writers():
+    """Eight processes recording into one new cache at once: every one maps
+    what plain maps, the file parses (lazynccl-info --cache exit 0) with one
+    entry per library, and no temporary file is left."""
+    a.sanitizer_skip()
+    d, exe, llp, libs, cache, both = cache_rows()
+    env = dict(os.environ, LD_LIBRARY_PATH=llp)
+    plain = maps([exe], {"LD_LIBRARY_PATH": llp})
+    procs = [subprocess.Popen([RUN, "--cache", cache, exe, "maps"], env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for _ in range(8)]
+    for p in procs:
+        out, err = p.communicate(timeout=60)
+        t.equal((p.returncode, out.splitlines()[1:]), (0, plain), f"a writer: {err}")
+    r = t.run([INFO, "--cache", cache])
+    t.equal(r.returncode, 0, f"the cache parses: {r.stdout}{r.stderr}")
+    for lib in libs:
+        t.equal(r.stdout.count(f"{os.path.basename(lib)} -> "), 1, f"one entry for {lib}")
+    t.equal([f for f in os.listdir(os.path.dirname(cache)) if ".tmp." in f], [], "no temporary file left")
+
+
+def rank_job(fake):
+    """A rank that loads NCCL by name through its drop-in and calls it; rank
+    2 given another NCCL (LAZYNCCL_LIBPATH) where fake names one."""
+    odd = 'if [ "${SLURM_PROCID:-$OMPI_COMM_WORLD_RANK}" = 2 ]; then export LAZYNCCL_LIBPATH="$0"; fi; '
+    return ["/bin/sh", "-c", (odd if fake else "") +
+            f'exec {PYTHON} -c "import ctypes; v = ctypes.c_int(); '
+            'ctypes.CDLL(\'libnccl.so.2\').ncclGetVersion(ctypes.byref(v)); assert v.value > 0"', fake or "-"]
+
+
+def check_reports(reports, fake, real, n, what):
+    r = t.run([INFO, "--reports", reports])
+    t.equal(r.returncode, 1, f"{what}: lazynccl-info --reports finds the outlier: {r.stdout}{r.stderr}")
+    t.contains(r.stdout, f"libnccl.so.2: NOT the same file in every process: {n - 1} of {n} loaded",
+               f"{what}: the verdict")
+    t.check(re.search(rf"rank 2 pid \d+: {re.escape(fake)} \(device", r.stdout),
+            f"{what}: rank 2 named with its file: {r.stdout}")
+    t.check(real in r.stdout or os.path.realpath(real) in r.stdout or "libnccl.so.2" in r.stdout,
+            f"{what}: the others' file named")
+
+
+@case
+def scale_reports_under_slurm_and_mpirun():
+    """lazynccl-run --report DIR around `srun -n 4` (a real single-node
+    Slurm) and around `mpirun -np 4`, rank 2 given another NCCL on purpose:
+    lazynccl-info --reports DIR says NCCL was not the same file on every
+    rank and names rank 2 and its file (exit 1); the same job with no rank
+    given another says every library was one file (exit 0)."""
+    a.sanitizer_skip()
+    import slurm
+    d = t.workdir("scale_reports")
+    fake = t.fake_nccl(os.path.join(d, "other"))
+    real = t.real_library("libnccl.so.2")
+    mpi_env = dict(launcher.MPI_ENV)
+    jobs = {}
+    if shutil.which("mpirun"):
+        jobs["mpirun -np 4"] = (["mpirun", "--oversubscribe", "-np", "4"], mpi_env)
+    else:
+        raise t.Skip("mpirun is not installed (Debian's openmpi-bin)")
+    with slurm.cluster(os.path.join(d, "slurm")) as senv:
+        jobs["srun -n 4"] = (["srun", "-n", "4", "--overcommit", "--chdir", d], dict(senv))
+        for what, (launch, env) in jobs.items():
+            for odd in (True, False):
+                reports = os.path.join(d, f"reports-{what.split()[0]}-{odd}")
+                shutil.rmtree(reports, ignore_errors=True)
+                job = rank_job(fake if odd else None)
+                r = t.run(["timeout", "120", RUN, "--report", reports] + launch + job, env=env)
+                t.equal(r.returncode, 0, f"{what}: the job runs: {r.stdout}{r.stderr}")
+                if odd:
+                    check_reports(reports, fake, real, 4, what)
+                else:
+                    r = t.run([INFO, "--reports", reports])
+                    t.equal(r.returncode, 0, f"{what}, every rank alike: {r.stdout}{r.stderr}")
+                    t.contains(r.stdout, "each the same file in every process", f"{what}: the verdict")
+
+
+if __name__ == "__main__":
+    raise SystemExit(t.main())
