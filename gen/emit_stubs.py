@@ -553,6 +553,11 @@ class ShimWriter:
                "".join(f"    {_c_string(b)} \"\\0\"\n" for b in blob) + "    ;\n")
         self._table(f"static const lz_sym lz_syms_{i_d}",
                     lambda e: f"{{{rows[e.sym][0]}, {rows[e.sym][1]}, {e.major}, {e.minor}}}")
+        # The names in strcmp's order, sorted here once rather than by every
+        # process's first call (lz_objects_imports).
+        order = sorted(range(len(exports)), key=lambda k: exports[k].name.encode())
+        self.w(f"static const uint32_t lz_by_name_{i_d}[LZ_COUNT_{i_d}] = {{"
+               + ", ".join(str(k) for k in order) + "};\n")
         if self.answers:
             own = {e.sym for e in self.answers}
             rel_table(self.w, f"lz_answers_{i_d}", i_d,
@@ -603,7 +608,7 @@ class ShimWriter:
                    ("not_loaded", _c_string(p + ": " + spec.display + " not loaded yet"))]
         fields += [(f, f"lz_{f}_{i_d}") for f in ("sonames", "wheel_dirs", "roots_before",
                                                   "roots_after", "default_dirs", "required",
-                                                  "syms", "names")]
+                                                  "syms", "names", "by_name")]
         fields += [("nsyms", f"LZ_COUNT_{i_d}")]
         fields += [(f, f"lz_{f}_{i_d}") for f in ("slots", "resolvers", "fails", "unsupported",
                                                   "companions", "companions_for")]

@@ -232,6 +232,7 @@ typedef struct lz_lib {
     lz_fn *reals;                   /* the real functions behind them */
     const lz_sym *syms;
     const char *names;              /* the syms' names, '\0'-separated */
+    const uint32_t *by_name;        /* the syms' indices in their names' strcmp order */
     size_t nsyms;
     lz_fn *slots;                   /* what each thunk jumps through */
     const lz_fnrel *resolvers;      /* initial slot values */

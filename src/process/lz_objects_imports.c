@@ -19,19 +19,12 @@
 struct imports {
     const lz_lib *lib;
     unsigned char *marks;
-    size_t *index;   /* lib's names, sorted */
+    const uint32_t *index; /* lib's names, sorted (the generator's lz_lib.by_name) */
     size_t n;
     const char *self_soname;
     const char *name; /* lz_objects_importer: the name asked about */
     char *who;        /* and the first object importing it (malloc'd) */
 };
-
-static int by_sym_name(const void *a, const void *b, void *lib)
-{
-    const lz_lib *l = lib;
-    return strcmp(lz_sym_name(l, &l->syms[*(const size_t *)a]),
-                  lz_sym_name(l, &l->syms[*(const size_t *)b]));
-}
 
 /* Whether the object needs the library: one of its sonames, or this shim
  * (a program linked to liblazynccl.so.0), in its DT_NEEDED. */
@@ -85,17 +78,10 @@ static int imports_cb(struct dl_phdr_info *info, size_t size, void *data)
 
 void lz_objects_imports(const lz_lib *lib, unsigned char *marks)
 {
-    struct imports q = {.lib = lib, .marks = marks, .self_soname = lz_objects_self_soname()};
-    q.index = malloc(lib->nsyms * sizeof *q.index);
-    if (!q.index)
-        return;
-    for (size_t i = 0; i < lib->nsyms; i++)
-        q.index[q.n++] = i;
-    if (q.n) {
-        qsort_r(q.index, q.n, sizeof *q.index, by_sym_name, (void *)lib);
+    struct imports q = {.lib = lib, .marks = marks, .self_soname = lz_objects_self_soname(),
+                        .index = lib->by_name, .n = lib->nsyms};
+    if (q.n && q.index)
         lz_dl_iterate_phdr(imports_cb, &q);
-    }
-    free(q.index);
 }
 
 char *lz_objects_importer(const lz_lib *lib, const char *name)
