@@ -557,6 +557,16 @@ static int last_default(const char *path, const target *t)
     return in_dir(path, "/usr/lib/", t->soname) || in_dir(path, "/usr/lib64/", t->soname);
 }
 
+/* Whether path is a file of the last directory of the dynamic linker's
+ * default search (glibc's system directories end with /usr/lib or
+ * /usr/lib64). */
+static int last_system_dir(const char *path)
+{
+    const char *b = base_name(path);
+    return ((size_t)(b - path) == 9 && memcmp(path, "/usr/lib/", 9) == 0) ||
+           ((size_t)(b - path) == 11 && memcmp(path, "/usr/lib64/", 11) == 0);
+}
+
 /* The dynamic linker's search step, by the flag it gives a candidate. */
 static const char *step_of(unsigned int flag)
 {
@@ -679,6 +689,8 @@ LZ_AUDIT_API char *la_objsearch(const char *name, uintptr_t *cookie, unsigned in
         return (char *)name;
     if (flag != LA_SER_ORIG) {
         cache_step = step_of(flag);
+        if (lz_cache_on() && !lz_cache_candidate(name, flag == LA_SER_DEFAULT && last_system_dir(name)))
+            return 0;
         return byname.t ? candidate(name, flag) : (char *)name;
     }
     /* A new request: nothing of an earlier one that mapped nothing (a
@@ -686,7 +698,7 @@ LZ_AUDIT_API char *la_objsearch(const char *name, uintptr_t *cookie, unsigned in
     byname.t = 0;
     if (pending)
         pending->t = 0;
-    lz_cache_forget();
+    lz_cache_request_ended();
     const struct link_map *asker = cookie ? (const struct link_map *)*cookie : 0;
     struct stat id;
     int by_path = 0;

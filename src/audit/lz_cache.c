@@ -33,8 +33,13 @@ typedef struct cache {
     size_t n;
     uint64_t node;       /* the node's id, once computed */
     int node_known;
-    /* The request being answered by ld.so (a miss). */
+    /* The request being answered by ld.so (a miss), and its latest
+     * candidate when that is the last of ld.so's default search. */
     int waiting;
+    char last[PATH_MAX];
+    /* The request is one the cache holds that ld.so finds nothing for:
+     * every candidate is skipped. */
+    int refusing;
     uint64_t key;
     char name[256];
     char before[BEFORE_MAX];
@@ -137,7 +142,7 @@ static int parse(cache *k, char *text, size_t len)
         entry *e = &k->entries[k->n++];
         e->key = parse_hex(f[0], &ok);
         e->path = f[2], e->dev = f[3], e->ino = f[4], e->step = f[5];
-        if (!ok || e->path[0] != '/')
+        if (!ok || (e->path[0] != '/' && !lz_sys_same(e->path, "-")))
             return 0;
         p = q + 1;
     }
@@ -306,9 +311,39 @@ static void put_hex(sbuf *b, uint64_t v)
     put_n(b, h + i, 16 - i);
 }
 
+/* The request that ended without an object mapped: where ld.so tried the
+ * last directory of its default search last and no file is there, it found
+ * none, recorded as "-" (a request served by a copy already loaded under
+ * another name ends so too, elsewhere: not recorded). */
+void lz_cache_request_ended(void)
+{
+    if (!c)
+        return;
+    struct stat st;
+    if (c->waiting && c->last[0] && lz_sys_stat(c->last, &st) != 0)
+        lz_cache_learn("-", "none");
+    c->waiting = 0;
+    c->refusing = 0;
+    c->last[0] = '\0';
+}
+
+int lz_cache_candidate(const char *path, int last)
+{
+    if (!c)
+        return 1;
+    if (c->refusing)
+        return 0;
+    size_t len = slen(path);
+    if (c->waiting && last && len < sizeof c->last)
+        memcpy(c->last, path, len + 1);
+    else
+        c->last[0] = '\0';
+    return 1;
+}
+
 const char *lz_cache_lookup(const char *name, const lz_cache_asker *a, const char **step)
 {
-    c->waiting = 0;
+    lz_cache_request_ended();
     size_t len = slen(name);
     if (len >= sizeof c->name)
         return 0;
@@ -325,6 +360,13 @@ const char *lz_cache_lookup(const char *name, const lz_cache_asker *a, const cha
         const entry *e = &c->entries[i];
         if (e->key != key)
             continue;
+        if (lz_sys_same(e->path, "-")) {
+            /* ld.so found none: it fails the request as plain, its
+             * candidates skipped unopened (la_objsearch's NULL). */
+            c->refusing = 1;
+            lz_say("cache: ", name, ": the dynamic linker finds none (recorded): no candidate is tried");
+            return 0;
+        }
         struct stat st;
         char dev[24], ino[24];
         sbuf d = {dev, 0, sizeof dev, 0}, n = {ino, 0, sizeof ino, 0};
@@ -355,7 +397,7 @@ int lz_cache_waiting(void)
 void lz_cache_forget(void)
 {
     if (c)
-        c->waiting = 0;
+        c->waiting = 0, c->refusing = 0, c->last[0] = '\0';
 }
 
 void lz_cache_learn(const char *path, const char *step)
@@ -363,8 +405,10 @@ void lz_cache_learn(const char *path, const char *step)
     if (!c || !c->waiting)
         return;
     c->waiting = 0;
-    struct stat st;
-    if (path[0] != '/' || lz_sys_stat(path, &st) != 0)
+    c->last[0] = '\0';
+    struct stat st = {0};
+    int none = lz_sys_same(path, "-");
+    if (!none && (path[0] != '/' || lz_sys_stat(path, &st) != 0))
         return;
     for (const char *p = path; *p; p++)
         if (*p == '\t' || *p == '\n')
@@ -414,6 +458,7 @@ static int write_all(int fd, const char *p, size_t n)
 
 void lz_cache_flush(void)
 {
+    lz_cache_request_ended();
     if (!c || !c->nlearnt)
         return;
     size_t n = c->nlearnt;

@@ -29,12 +29,19 @@ typedef struct lz_cache_asker {
  * else NULL, and the request is remembered until lz_cache_learn or the
  * next request. */
 const char *lz_cache_lookup(const char *name, const lz_cache_asker *a, const char **step);
-/* The remembered request's answer: the file ld.so (or a drop-in's
+/* A candidate ld.so is about to try for the current request (last: the
+ * last directory of its default search): 0 to skip it unopened, where the
+ * cache holds that ld.so finds none for the request; else 1. */
+int lz_cache_candidate(const char *path, int last);
+/* The remembered request's answer ("-": none found): the file ld.so (or a drop-in's
  * stand-in decision) found, at step. */
 void lz_cache_learn(const char *path, const char *step);
 /* The remembered request was not the dynamic linker's to answer (a
  * drop-in stood in): nothing to learn from the object mapped. */
 void lz_cache_forget(void);
+/* The current request ended (a new one begins, or the start's or a
+ * dlopen's end): where ld.so found nothing for it, that is recorded. */
+void lz_cache_request_ended(void);
 /* 1 while a request is remembered. */
 int lz_cache_waiting(void);
 /* What this process learnt, merged into the file (atomic replace): at the

@@ -112,7 +112,17 @@ int cache_show(FILE *out, const char *path)
         char first[PATH_MAX], verdict[PATH_MAX + 128];
         int bad = 0;
         n++;
-        if (stat(file, &st) != 0)
+        if (strcmp(file, "-") == 0) {
+            /* Recorded as found nowhere: stale where a searched directory or
+             * ld.so.cache holds it now. */
+            char *now = first_before(before, name, first, sizeof first, &first_st) ? strdup(first)
+                                                                                  : lz_ldcache_path("/etc/ld.so.cache", name);
+            if (now)
+                bad = snprintf(verdict, sizeof verdict, "stale: the dynamic linker would map %s now", now);
+            else
+                snprintf(verdict, sizeof verdict, "ok (none found: its candidates are not tried)");
+            free(now);
+        } else if (stat(file, &st) != 0)
             snprintf(verdict, sizeof verdict, "gone: the request falls back to the dynamic linker's search");
         else if ((unsigned long long)st.st_dev != dev || (unsigned long long)st.st_ino != ino)
             snprintf(verdict, sizeof verdict, "another file now: the request falls back to the dynamic "

@@ -24,6 +24,9 @@ for f in "$build"/src/dropin/lib*.so.[0-9]*; do
     [ -f "$f" ] && cp "$f" "$dst/dropin/"
 done
 strip --strip-debug "$dst"/dropin/*
+# The manifest lazynccl-run reads (src/run/run_manifest.h): the installed
+# drop-ins, the audit module in the directory above, as here.
+cp "$build/src/dropin/lazynccl-dropins.installed" "$dst/dropin/lazynccl-dropins"
 cp "$build/lazynccl-run" "$dst/"
 du -sh "$dst"
 # The audit module: lazynccl-run finds it above its drop-in dir.
