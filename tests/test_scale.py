@@ -163,6 +163,47 @@ def scale_cache_contract_rows():
 
 
 @case
+def scale_cache_records_what_is_not_found():
+    """A library ld.so finds nowhere (NCCL's optional plugins) is recorded
+    as found nowhere: the next process's request fails with plain's very
+    words and opens none of its candidates. Once a file of that name appears
+    on the path (the contract broken), plain loads it where the cached
+    process still fails: the documented difference, which lazynccl-info
+    --cache names as stale (exit 1)."""
+    a.sanitizer_skip()
+    d, exe, llp, libs, cache, both = cache_rows()
+    name = "libzzmissing.so.1"
+    prog = ("import ctypes\ntry:\n    ctypes.CDLL(%r); print('loaded')\n"
+            "except OSError as e:\n    print(e)\n" % name)
+    env = {"LD_LIBRARY_PATH": llp}
+    plain = t.run([PYTHON, "-c", prog], env=env, check_rc=0).stdout
+    t.equal(plain, f"{name}: cannot open shared object file: No such file or directory\n", "plain fails")
+    first = t.run([RUN, "--cache", cache, PYTHON, "-c", prog], env=env, check_rc=0).stdout
+    t.equal(first, plain, "the recording process fails as plain")
+    t.contains(open(cache).read(), f"\t{name}\t-\t", "recorded as found nowhere")
+    calls_log = os.path.join(d, "missing.trace")
+    t.run(["strace", "-f", "-qq", "-e", "trace=%file", "-o", calls_log, RUN, "--cache", cache, PYTHON, "-c", prog],
+          env=env, check_rc=0)
+    tried = [l for l in open(calls_log) if name in l]
+    t.equal(tried, [], "the cached process opens none of its candidates")
+    again = t.run([RUN, "--cache", cache, PYTHON, "-c", prog], env=env, check_rc=0).stdout
+    t.equal(again, plain, "the cached process fails with plain's words")
+    t.contains(t.run([INFO, "--cache", cache], check_rc=0).stdout,
+               f"{name} -> - (none): ok (none found: its candidates are not tried)", "info calls it ok")
+    made = os.path.join(llp.split(":")[0], name)
+    shutil.copy(libs[0], made)
+    try:
+        t.equal(t.run([PYTHON, "-c", prog], env=env, check_rc=0).stdout, "loaded\n", "plain loads the new file")
+        t.equal(t.run([RUN, "--cache", cache, PYTHON, "-c", prog], env=env, check_rc=0).stdout, plain,
+                "the cached process still fails (the contract broken)")
+        r = t.run([INFO, "--cache", cache])
+        t.equal(r.returncode, 1, f"info --cache: {r.stdout}")
+        t.contains(r.stdout, f"{name} -> - (none): stale: the dynamic linker would map {made} now", "named stale")
+    finally:
+        os.unlink(made)
+
+
+@case
 def scale_cache_refused():
     """A cache that is not the user's own, is writable by others or is not
     a cache: lazynccl-run refuses to start (exit 2, one line naming why),
