@@ -289,9 +289,35 @@ class Sources:
                     continue
                 g = parts.get(kind, goal)
                 out.append(f"| `bench/versus` | {cells[0]}, {name} | {cell} | {g} | {self.met(cell, g) or 'see below'} |")
+        scale_rows, scale = self.scale_goals()
+        out += scale_rows
         return ("\n" + "\n".join(out) + "\n\n(docs/data/" + os.path.basename(self.bench_file())
                 + ", docs/data/" + os.path.basename(tree) + ", docs/data/" + os.path.basename(size)
-                + ", docs/data/" + os.path.basename(path) + ")\n")
+                + ", docs/data/" + os.path.basename(path) + ", docs/data/" + os.path.basename(scale) + ")\n")
+
+    def scale(self):
+        """bench/scale's tables from its newest run, and that file."""
+        path = self.newest("scale-2*.txt")
+        with open(path) as f:
+            text = f.read()
+        head = text.splitlines()[0]
+        tables = "\n".join(line for line in text.splitlines() if line.startswith("|") or not line.strip())
+        tables = re.sub(r"\n{3,}", "\n\n", tables).strip()
+        return f"\n({head}; docs/data/{os.path.basename(path)})\n\n{tables}\n"
+
+    def scale_goals(self):
+        """The goal rows of bench/scale's newest run, for the summary."""
+        path = self.newest("scale-2*.txt")
+        with open(path) as f:
+            text = f.read()
+        rows = []
+        for line in text.split("| measurement | figure | goal | met |", 1)[-1].splitlines():
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if len(cells) != 4 or cells[0].startswith("---"):
+                continue
+            rows.append(f"| `bench/scale` | {cells[0]} | {cells[1]} | {cells[2]} | "
+                        f"{'met' if cells[3] == 'yes' else 'not met'} |")
+        return rows, path
 
     def value(self, name):
         kind, _, arg = name.partition(".")
@@ -313,6 +339,8 @@ class Sources:
             return self.tree_table()
         if name == "tree.file":
             return self.tree()[1]
+        if name == "scale.table":
+            return self.scale()
         if name == "ci.summary":
             return self.ci()
         if name == "bench.table":

@@ -76,10 +76,11 @@ def maps(exe, env):
     return r.stdout.splitlines()[1:]
 
 
-def cache_rows():
-    """The fixture, the cache file, and a function giving (plain's maps,
-    cached run's maps) under an LD_LIBRARY_PATH."""
-    d, exe, llp, libs = manylibs_fixture("scale_cache")
+def cache_rows(name):
+    """The fixture (in a directory of the case's own: cases run at once),
+    the cache file, and a function giving (plain's maps, cached run's maps)
+    under an LD_LIBRARY_PATH."""
+    d, exe, llp, libs = manylibs_fixture(name)
     cache = os.path.join(d, "job.cache")
     if os.path.exists(cache):
         os.unlink(cache)
@@ -97,7 +98,7 @@ def scale_cache_maps_what_plain_maps():
     libraries at most a tenth of plain's; lazynccl-info --cache calls every
     entry ok (exit 0)."""
     a.sanitizer_skip()
-    d, exe, llp, libs, cache, both = cache_rows()
+    d, exe, llp, libs, cache, both = cache_rows("scale_cache_maps_what_plain_maps")
     plain, first = both(llp)
     t.equal(first, plain, "the recording process maps what plain maps")
     t.check(os.path.exists(cache), "the cache was written")
@@ -123,7 +124,7 @@ def scale_cache_contract_rows():
     (the documented difference), which lazynccl-info --cache names as stale
     (exit 1)."""
     a.sanitizer_skip()
-    d, exe, llp, libs, cache, both = cache_rows()
+    d, exe, llp, libs, cache, both = cache_rows("scale_cache_contract_rows")
     plain, first = both(llp)
     t.equal(first, plain, "recorded")
     dirs = llp.split(":")
@@ -171,7 +172,7 @@ def scale_cache_records_what_is_not_found():
     process still fails: the documented difference, which lazynccl-info
     --cache names as stale (exit 1)."""
     a.sanitizer_skip()
-    d, exe, llp, libs, cache, both = cache_rows()
+    d, exe, llp, libs, cache, both = cache_rows("scale_cache_records_what_is_not_found")
     name = "libzzmissing.so.1"
     prog = ("import ctypes\ntry:\n    ctypes.CDLL(%r); print('loaded')\n"
             "except OSError as e:\n    print(e)\n" % name)
@@ -211,7 +212,7 @@ def scale_cache_refused():
     it through the environment, ignores it: the process maps what plain
     maps and the file is left as it was."""
     a.sanitizer_skip()
-    d, exe, llp, libs, cache, both = cache_rows()
+    d, exe, llp, libs, cache, both = cache_rows("scale_cache_refused")
     env = {"LD_LIBRARY_PATH": llp}
     plain = maps([exe], env)
     printed = t.run([RUN, "--print-env"], check_rc=0).stdout
@@ -243,7 +244,7 @@ def scale_cache_concurrent_writers():
     what plain maps, the file parses (lazynccl-info --cache exit 0) with one
     entry per library, and no temporary file is left."""
     a.sanitizer_skip()
-    d, exe, llp, libs, cache, both = cache_rows()
+    d, exe, llp, libs, cache, both = cache_rows("scale_cache_concurrent_writers")
     env = dict(os.environ, LD_LIBRARY_PATH=llp)
     plain = maps([exe], {"LD_LIBRARY_PATH": llp})
     procs = [subprocess.Popen([RUN, "--cache", cache, exe, "maps"], env=env, stdout=subprocess.PIPE,

@@ -658,6 +658,11 @@ LZ_COLD static const char *cached(const char *name, const struct link_map *asker
     lz_cache_asker a = {0};
     lz_mem_obj o, m;
     int asker_read = asker && from_map(asker, &o);
+    /* A requester that keeps ld.so out of its default directories
+     * (DF_1_NODEFLIB) is searched as ld.so searches, each time: the key
+     * does not hold the flag. */
+    if (asker_read && (lz_mem_dynval(&o, DT_FLAGS_1) & DF_1_NODEFLIB))
+        return 0;
     if (asker_read) {
         a.runpath = lz_mem_dynstr(&o, DT_RUNPATH);
         a.rpath = a.runpath ? 0 : lz_mem_dynstr(&o, DT_RPATH);

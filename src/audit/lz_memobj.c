@@ -113,6 +113,12 @@ const char *lz_mem_dynstr(lz_mem_obj *o, long tag)
     return v ? lz_elfmem_dynstr(v, tag) : 0;
 }
 
+unsigned long lz_mem_dynval(lz_mem_obj *o, long tag)
+{
+    const lz_elfmem *v = view(o);
+    return v ? lz_elfmem_dynval(v, tag) : 0;
+}
+
 void *lz_mem_defined(lz_mem_obj *o, const char *name)
 {
     const lz_elfmem *v = view(o);

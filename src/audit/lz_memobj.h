@@ -41,6 +41,8 @@ LZ_MEM_API lz_asked_box *lz_mem_dropin_box(const lz_mem_obj *o, const char *sona
 LZ_MEM_API const char *lz_mem_soname(lz_mem_obj *o);
 /* Its first dynamic string tagged tag (DT_RPATH, DT_RUNPATH), or NULL. */
 LZ_MEM_API const char *lz_mem_dynstr(lz_mem_obj *o, long tag);
+/* Its first dynamic value tagged tag (DT_FLAGS_1), or 0. */
+LZ_MEM_API unsigned long lz_mem_dynval(lz_mem_obj *o, long tag);
 /* The address of a symbol it defines (through its GNU hash table), or NULL. */
 LZ_MEM_API void *lz_mem_defined(lz_mem_obj *o, const char *name);
 

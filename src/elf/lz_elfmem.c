@@ -94,6 +94,14 @@ const char *lz_elfmem_dynstr(const lz_elfmem *v, long tag)
     return NULL;
 }
 
+unsigned long lz_elfmem_dynval(const lz_elfmem *v, long tag)
+{
+    for (size_t i = 0; i < v->ndyn && v->dyn[i].d_tag != DT_NULL; i++)
+        if (v->dyn[i].d_tag == tag)
+            return (unsigned long)v->dyn[i].d_un.d_val;
+    return 0;
+}
+
 const char *lz_elfmem_soname(const lz_elfmem *v)
 {
     return lz_elfmem_dynstr(v, DT_SONAME);

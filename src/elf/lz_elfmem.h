@@ -44,6 +44,8 @@ LZ_ELFMEM_API const char *lz_elfmem_str(const lz_elfmem *v, size_t off);
 /* The string of its first dynamic entry tagged tag (DT_SONAME, DT_RPATH,
  * DT_RUNPATH), or NULL. */
 LZ_ELFMEM_API const char *lz_elfmem_dynstr(const lz_elfmem *v, long tag);
+/* The value of its first dynamic entry tagged tag (DT_FLAGS_1), or 0. */
+LZ_ELFMEM_API unsigned long lz_elfmem_dynval(const lz_elfmem *v, long tag);
 /* Its SONAME, or NULL. */
 LZ_ELFMEM_API const char *lz_elfmem_soname(const lz_elfmem *v);
 /* 1 when one of its DT_NEEDED entries is soname. */
