@@ -55,7 +55,7 @@ count() {  # name env...
     echo "| $name | $calls | $failed | $ldso | $out |"
 }
 {
-echo "# $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1); $($PY -c 'import torch; print("torch", torch.__version__)'); lazynccl at $(git -C "$SRC" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+echo "# $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1); $($PY -c 'import torch; print("torch", torch.__version__)'); lazynccl at ${LZ_COMMIT:-$(git -C "$SRC" rev-parse --short HEAD 2>/dev/null || echo unknown)}"
 echo "# import torch + 1024x1024 matmul + a one-rank NCCL communicator and all_reduce, under strace -f -e trace=%file"
 echo "| run | file system calls | failed lookups | of them the dynamic linker's | the job's own line |"
 echo "| --- | --- | --- | --- | --- |"
