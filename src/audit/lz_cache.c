@@ -23,7 +23,7 @@
 
 typedef struct entry {
     uint64_t key;
-    const char *path, *dev, *ino, *step; /* NUL-terminated in the file's copy */
+    const char *path, *size, *mtime, *step; /* NUL-terminated in the file's copy */
 } entry;
 
 typedef struct cache {
@@ -141,7 +141,7 @@ static int parse(cache *k, char *text, size_t len)
         int ok = 1;
         entry *e = &k->entries[k->n++];
         e->key = parse_hex(f[0], &ok);
-        e->path = f[2], e->dev = f[3], e->ino = f[4], e->step = f[5];
+        e->path = f[2], e->size = f[3], e->mtime = f[4], e->step = f[5];
         if (!ok || (e->path[0] != '/' && !lz_sys_same(e->path, "-")))
             return 0;
         p = q + 1;
@@ -175,10 +175,39 @@ void lz_cache_open(const char *path)
     c = k;
 }
 
+/* /etc/ld.so.cache's contents into h, eight bytes at a time: nodes of one
+ * image hold the same file under their own times. */
+static uint64_t ld_cache_id(uint64_t h)
+{
+    int fd = lz_sys_open("/etc/ld.so.cache", O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0)
+        return h;
+    char *buf = 0;
+    size_t len = 0;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 && (size_t)st.st_size <= LZ_CACHE_MAX &&
+        (buf = lz_sys_alloc((size_t)st.st_size + 8))) {
+        long r;
+        while (len < (size_t)st.st_size && (r = pread(fd, buf + len, (size_t)st.st_size - len, (off_t)len)) > 0)
+            len += (size_t)r;
+    }
+    lz_sys_close(fd);
+    uint64_t x = h ^ len;
+    for (size_t i = 0; i < len; i += 8) {
+        uint64_t w;
+        memcpy(&w, buf + i, 8); /* the 8 bytes past the end are the allocation's zeros */
+        x = (x ^ w) * 0x9e3779b97f4a7c15ull;
+        x ^= x >> 29;
+    }
+    if (buf)
+        lz_sys_free(buf, (size_t)st.st_size + 8);
+    return lz_fnv(h, (const char *)&x, sizeof x);
+}
+
 /* The node's id: what decides ld.so's answer beside the request and its
  * directories. Its hardware capabilities (glibc-hwcaps subdirectories,
- * $PLATFORM), GLIBC_TUNABLES (which can mask them) and /etc/ld.so.cache as
- * it is (its size and time: the one lookup the cache costs a process). */
+ * $PLATFORM), GLIBC_TUNABLES (which can mask them) and /etc/ld.so.cache's
+ * contents (the one file the cache costs a process beside its own). */
 static uint64_t node_id(void)
 {
     if (c->node_known)
@@ -200,11 +229,7 @@ static uint64_t node_id(void)
     const char *tunables = lz_sys_getenv("GLIBC_TUNABLES");
     if (tunables)
         h = lz_fnv(h, tunables, slen(tunables));
-    struct stat st;
-    if (lz_sys_stat("/etc/ld.so.cache", &st) == 0) {
-        long id[3] = {(long)st.st_size, (long)st.st_mtim.tv_sec, (long)st.st_mtim.tv_nsec};
-        h = lz_fnv(h, (const char *)id, sizeof id);
-    }
+    h = ld_cache_id(h);
     c->node = h;
     c->node_known = 1;
     return h;
@@ -368,12 +393,15 @@ const char *lz_cache_lookup(const char *name, const lz_cache_asker *a, const cha
             return 0;
         }
         struct stat st;
-        char dev[24], ino[24];
-        sbuf d = {dev, 0, sizeof dev, 0}, n = {ino, 0, sizeof ino, 0};
-        if (lz_sys_stat(e->path, &st) == 0) {
-            put_hex(&d, (uint64_t)st.st_dev);
-            put_hex(&n, (uint64_t)st.st_ino);
-            if (lz_sys_same(dev, e->dev) && lz_sys_same(ino, e->ino)) {
+        char size[24], mtime[24];
+        sbuf z = {size, 0, sizeof size, 0}, m = {mtime, 0, sizeof mtime, 0};
+        /* The same file on any node: a regular file of the size and time
+         * recorded (a device and inode differ from node to node, a
+         * shared filesystem's too). */
+        if (lz_sys_stat(e->path, &st) == 0 && S_ISREG(st.st_mode)) {
+            put_hex(&z, (uint64_t)st.st_size);
+            put_hex(&m, (uint64_t)st.st_mtim.tv_sec);
+            if (lz_sys_same(size, e->size) && lz_sys_same(mtime, e->mtime)) {
                 *step = e->step;
                 lz_say("cache: ", name, " is ", e->path, " (", e->step, ")");
                 return e->path;
@@ -424,9 +452,9 @@ void lz_cache_learn(const char *path, const char *step)
     put(&b, "\t");
     put(&b, path);
     put(&b, "\t");
-    put_hex(&b, (uint64_t)st.st_dev);
+    put_hex(&b, (uint64_t)st.st_size);
     put(&b, "\t");
-    put_hex(&b, (uint64_t)st.st_ino);
+    put_hex(&b, (uint64_t)st.st_mtim.tv_sec);
     put(&b, "\t");
     put(&b, step);
     put(&b, "\t");

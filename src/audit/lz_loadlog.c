@@ -14,6 +14,7 @@
 #define NOTED_MAX (256u << 10)
 
 typedef struct loadlog {
+    char dir[PATH_MAX];
     char file[PATH_MAX];
     char head[512];      /* "HOST\tRANK\tPID\t" */
     size_t nhead;
@@ -84,6 +85,8 @@ void lz_loadlog_open(const char *dir)
              sep(l->head, sizeof l->head, &at, "\t");
     l->nhead = at;
     at = 0;
+    size_t d = 0;
+    ok = ok && add(l->dir, sizeof l->dir, &d, dir);
     ok = ok && add(l->file, sizeof l->file, &at, dir) && sep(l->file, sizeof l->file, &at, "/") &&
          add(l->file, sizeof l->file, &at, host) && sep(l->file, sizeof l->file, &at, ".") &&
          add(l->file, sizeof l->file, &at, num + nn) && sep(l->file, sizeof l->file, &at, ".txt");
@@ -118,6 +121,8 @@ void lz_loadlog_flush(void)
     /* One file per process, appended: a restarted or exec'd process of the
      * same pid adds its lines after its predecessor's. */
     int fd = lz_sys_create(g->file, O_WRONLY | O_APPEND | O_NOFOLLOW, 0644);
+    if (fd < 0 && lz_sys_mkdir(g->dir, 0755) == 0) /* the job's first writer makes it */
+        fd = lz_sys_create(g->file, O_WRONLY | O_APPEND | O_NOFOLLOW, 0644);
     if (fd < 0) {
         lz_say("report: cannot write ", g->file);
         g->n = 0;

@@ -97,6 +97,11 @@ LZ_COLD int lz_sys_rename(const char *from, const char *to)
     return sys6(SYS_renameat2, AT_FDCWD, (long)from, AT_FDCWD, (long)to, 0, 0) < 0 ? -1 : 0;
 }
 
+LZ_COLD int lz_sys_mkdir(const char *path, unsigned mode)
+{
+    return sys6(SYS_mkdirat, AT_FDCWD, (long)path, (long)mode, 0, 0, 0) < 0 ? -1 : 0;
+}
+
 LZ_COLD int lz_sys_unlink(const char *path)
 {
     return sys6(SYS_unlinkat, AT_FDCWD, (long)path, 0, 0, 0, 0) < 0 ? -1 : 0;

@@ -4,13 +4,15 @@
  * where it learnt something, and lazynccl-info shows and checks. Defined
  * once here for both; plain text, one entry a line, fields apart by tabs:
  *
- *   KEY NAME PATH DEV INO STEP BEFORE
+ *   KEY NAME PATH SIZE MTIME STEP BEFORE
  *
  * KEY, 16 hex digits: FNV-1a 64 of NAME, BEFORE and the node's id (its
- * hardware capabilities, GLIBC_TUNABLES and /etc/ld.so.cache's size and
- * time), everything that decides what ld.so maps for a request by name;
- * PATH: the file ld.so mapped; DEV, INO: its id then, in hex; STEP: the
- * linker's step that found it (lz_stepnames.h); BEFORE: the directories
+ * hardware capabilities, GLIBC_TUNABLES and /etc/ld.so.cache's contents),
+ * everything that decides what ld.so maps for a request by name; PATH: the
+ * file ld.so mapped, or "-" where it found none; SIZE, MTIME: the file's
+ * size and modification time (seconds) then, in hex, which a node's copy
+ * must still have (a device and inode differ from node to node); STEP: the
+ * linker's step that found it (lz_stepnames.h; "none"); BEFORE: the directories
  * ld.so searches ahead of ld.so.cache for that request, in order,
  * ':'-joined ($ORIGIN expanded): the requester's DT_RPATH (and the
  * program's) or, where it has one, LD_LIBRARY_PATH then its DT_RUNPATH.

@@ -7,9 +7,10 @@
  *
  *   HOST RANK PID SONAME PATH DEV INO
  *
- * RANK: the first of LZ_REPORT_RANK_VARS set (Slurm's, Open MPI's, PMI's,
- * torchrun's), else "-"; SONAME "-" for an object without one; DEV, INO
- * in hex. The file is named HOST.PID.txt. */
+ * RANK: the first of lz_report_rank_var's set, the most particular first
+ * (torchrun's worker under srun, then Open MPI's, PMIx's, PMI's, Slurm's
+ * task), else "-"; SONAME "-" for an object without one; DEV, INO in hex.
+ * The file is named HOST.PID.txt, in a directory the first writer makes. */
 #ifndef LZ_LOADREPORT_H
 #define LZ_LOADREPORT_H
 
@@ -20,11 +21,11 @@
 static inline __attribute__((unused)) const char *lz_report_rank_var(int i)
 {
     switch (i) {
-    case 0: return "SLURM_PROCID";
+    case 0: return "RANK";
     case 1: return "OMPI_COMM_WORLD_RANK";
-    case 2: return "PMI_RANK";
-    case 3: return "PMIX_RANK";
-    case 4: return "RANK";
+    case 2: return "PMIX_RANK";
+    case 3: return "PMI_RANK";
+    case 4: return "SLURM_PROCID";
     default: return 0;
     }
 }

@@ -21,7 +21,7 @@ static char *read_cache(const char *path, size_t *len, char *why, size_t whysize
     FILE *f = fopen(path, "rb");
     struct stat st;
     if (!f) {
-        snprintf(why, whysize, "%s", strerror(errno));
+        snprintf(why, whysize, "it cannot be read: %s", strerror(errno));
         return NULL;
     }
     char *buf = NULL;
@@ -107,7 +107,7 @@ int cache_show(FILE *out, const char *path)
             return 2;
         }
         const char *name = f[1], *file = f[2], *step = f[5], *before = f[6];
-        unsigned long long dev = strtoull(f[3], NULL, 16), ino = strtoull(f[4], NULL, 16);
+        unsigned long long size = strtoull(f[3], NULL, 16), mtime = strtoull(f[4], NULL, 16);
         struct stat st, first_st;
         char first[PATH_MAX], verdict[PATH_MAX + 128];
         int bad = 0;
@@ -124,7 +124,8 @@ int cache_show(FILE *out, const char *path)
             free(now);
         } else if (stat(file, &st) != 0)
             snprintf(verdict, sizeof verdict, "gone: the request falls back to the dynamic linker's search");
-        else if ((unsigned long long)st.st_dev != dev || (unsigned long long)st.st_ino != ino)
+        else if (!S_ISREG(st.st_mode) || (unsigned long long)st.st_size != size ||
+                 (unsigned long long)st.st_mtim.tv_sec != mtime)
             snprintf(verdict, sizeof verdict, "another file now: the request falls back to the dynamic "
                                               "linker's search");
         else if (first_before(before, name, first, sizeof first, &first_st) &&

@@ -27,6 +27,24 @@ static int by_soname(const void *a, const void *b)
     return strcmp(x->soname, y->soname);
 }
 
+/* path with its "/./" and "//" made "/", in place: ld.so names a file by
+ * the candidate it built (ld.so.cache's "/usr/local/cuda/lib/./libnccl.so.2"),
+ * a cache or an override by the path given, one file either way. */
+static void tidy(char *path)
+{
+    char *out = path;
+    for (const char *in = path; *in;) {
+        if (in[0] == '/' && in[1] == '/') {
+            in++;
+        } else if (in[0] == '/' && in[1] == '.' && in[2] == '/') {
+            in += 2;
+        } else {
+            *out++ = *in++;
+        }
+    }
+    *out = '\0';
+}
+
 /* One report file's lines into all: 0, or -1 naming the line in why. */
 static int read_report(const char *file, loads *all, char *why, size_t whysize)
 {
@@ -68,6 +86,8 @@ static int read_report(const char *file, loads *all, char *why, size_t whysize)
         char **dst[LZ_REPORT_FIELDS] = {&l->host, &l->rank, &l->pid, &l->soname, &l->path, &l->dev, &l->ino};
         for (int i = 0; i < LZ_REPORT_FIELDS; i++)
             *dst[i] = strdup(fld[i]);
+        if (l->path)
+            tidy(l->path);
     }
     free(line);
     fclose(f);

@@ -61,12 +61,17 @@ int run_job_cache(const char *path, char *out, size_t size, char *why, size_t wh
 
 int run_job_report(const char *dir, char *out, size_t size, char *why, size_t whysize)
 {
-    if (!*dir || absolute(dir, out, size) < 0)
+    if (!*dir || absolute(dir, out, size) < 0 || strpbrk(out, "\t\n"))
         return fail(why, whysize, "--report %s: not a usable path%s", dir, "");
+    /* Made by the job's first process that writes (the audit module), not
+     * here: --print-env prints, and changes nothing. Its parent must be. */
+    char parent[4096];
+    snprintf(parent, sizeof parent, "%s", out);
+    *strrchr(parent, '/') = '\0';
     struct stat st;
-    if (mkdir(out, 0755) != 0 && errno != EEXIST)
-        return fail(why, whysize, "--report %s: %s", out, strerror(errno));
-    if (stat(out, &st) != 0 || !S_ISDIR(st.st_mode) || access(out, W_OK) != 0)
-        return fail(why, whysize, "--report %s: not a directory this user can write%s", out, "");
+    if (stat(out, &st) == 0 ? !S_ISDIR(st.st_mode) || access(out, W_OK) != 0
+                            : stat(parent[0] ? parent : "/", &st) != 0 || access(parent[0] ? parent : "/", W_OK) != 0)
+        return fail(why, whysize, "--report %s: neither a directory this user can write nor one it can "
+                                  "make%s", out, "");
     return 0;
 }

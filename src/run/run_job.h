@@ -15,8 +15,9 @@
  * writable by others, a cache); one that does not must have a directory to
  * be written in. 0, or -1 with why. */
 int run_job_cache(const char *path, char *out, size_t size, char *why, size_t whysize);
-/* The absolute form of the report directory into out, made if missing
- * (its parent must exist). 0, or -1 with why. */
+/* The absolute form of the report directory into out, checked: a
+ * directory this user can write, or one its parent lets it make (the audit
+ * module makes it). 0, or -1 with why. */
 int run_job_report(const char *dir, char *out, size_t size, char *why, size_t whysize);
 
 #endif
