@@ -170,7 +170,9 @@ def scale_cache_records_what_is_not_found():
     words and opens none of its candidates. Once a file of that name appears
     on the path (the contract broken), plain loads it where the cached
     process still fails: the documented difference, which lazynccl-info
-    --cache names as stale (exit 1)."""
+    --cache names as stale (exit 1). A request whose only file is of the
+    other class (a 32-bit library) is not recorded so: every process fails
+    it with plain's "wrong ELF class"."""
     a.sanitizer_skip()
     d, exe, llp, libs, cache, both = cache_rows("scale_cache_records_what_is_not_found")
     name = "libzzmissing.so.1"
@@ -191,6 +193,21 @@ def scale_cache_records_what_is_not_found():
     t.equal(again, plain, "the cached process fails with plain's words")
     t.contains(t.run([INFO, "--cache", cache], check_rc=0).stdout,
                f"{name} -> - (none): ok (none found: its candidates are not tried)", "info calls it ok")
+    if shutil.which("as") and shutil.which("ld"):
+        wrong = "libzzwrong.so.1"
+        asm = os.path.join(d, "w32.s")
+        with open(asm, "w") as f:
+            f.write(".globl f\nf: ret\n")
+        t.run(["as", "--32", asm, "-o", asm + ".o"], check_rc=0)
+        t.run(["ld", "-m", "elf_i386", "-shared", "-soname", wrong, asm + ".o", "-o",
+               os.path.join(llp.split(":")[1], wrong)], check_rc=0)
+        other = prog.replace(name, wrong)
+        want = t.run([PYTHON, "-c", other], env=env, check_rc=0).stdout
+        t.equal(want, f"{wrong}: wrong ELF class: ELFCLASS32\n", "plain refuses the other class")
+        for _ in range(2):
+            t.equal(t.run([RUN, "--cache", cache, PYTHON, "-c", other], env=env, check_rc=0).stdout, want,
+                    "another class: plain's words, recorded or not")
+        t.check(f"\t{wrong}\t" not in open(cache).read(), "not recorded as found nowhere")
     made = os.path.join(llp.split(":")[0], name)
     shutil.copy(libs[0], made)
     try:

@@ -20,6 +20,7 @@
 #define MAX_ENTRIES 16384
 #define LEARNT_MAX (256u << 10)
 #define BEFORE_MAX (16u << 10)
+#define TRIED_MAX (64u << 10)
 
 typedef struct entry {
     uint64_t key;
@@ -37,6 +38,12 @@ typedef struct cache {
      * candidate when that is the last of ld.so's default search. */
     int waiting;
     char last[PATH_MAX];
+    /* Its candidates so far, each NUL-terminated (ntried bytes; -1 once
+     * they do not fit): a request is recorded as found nowhere only where
+     * none of them exists (ld.so also fails a request whose only file is of
+     * another class, in other words). */
+    char *tried;
+    long ntried;
     /* The request is one the cache holds that ld.so finds nothing for:
      * every candidate is skipped. */
     int refusing;
@@ -340,13 +347,25 @@ static void put_hex(sbuf *b, uint64_t v)
  * last directory of its default search last and no file is there, it found
  * none, recorded as "-" (a request served by a copy already loaded under
  * another name ends so too, elsewhere: not recorded). */
+/* Whether any candidate of the request is there. */
+static int any_tried(void)
+{
+    struct stat st;
+    if (c->ntried < 0)
+        return 1;
+    for (long i = 0; i < c->ntried; i += (long)slen(c->tried + i) + 1)
+        if (lz_sys_stat(c->tried + i, &st) == 0)
+            return 1;
+    return 0;
+}
+
 void lz_cache_request_ended(void)
 {
     if (!c)
         return;
-    struct stat st;
-    if (c->waiting && c->last[0] && lz_sys_stat(c->last, &st) != 0)
+    if (c->waiting && c->last[0] && !any_tried())
         lz_cache_learn("-", "none");
+    c->ntried = 0;
     c->waiting = 0;
     c->refusing = 0;
     c->last[0] = '\0';
@@ -363,6 +382,16 @@ int lz_cache_candidate(const char *path, int last)
         memcpy(c->last, path, len + 1);
     else
         c->last[0] = '\0';
+    if (c->waiting && c->ntried >= 0) {
+        if (!c->tried && !(c->tried = lz_sys_alloc(TRIED_MAX)))
+            c->ntried = -1;
+        else if ((size_t)c->ntried + len + 1 > TRIED_MAX)
+            c->ntried = -1;
+        else {
+            memcpy(c->tried + c->ntried, path, len + 1);
+            c->ntried += (long)len + 1;
+        }
+    }
     return 1;
 }
 
