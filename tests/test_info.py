@@ -331,5 +331,22 @@ def check_a_program_before_it_runs():
             "no FILE")
 
 
+@case
+def info_output_unwritable_fails():
+    """lazynccl-info whose output cannot be written (a full disk, a closed
+    standard output) exits 2 saying so, whichever view it was printing: the
+    default, --check, --cache and --reports."""
+    info = os.path.join(t.BUILD, "lazynccl-info")
+    d = t.workdir("info_unwritable")
+    cache = os.path.join(d, "job.cache")
+    reports = os.path.join(d, "reports")
+    t.run([os.path.join(t.BUILD, "lazynccl-run"), "--cache", cache, "--report", reports, "/bin/true"], check_rc=0)
+    for args in ([], ["--check", "/bin/true"], ["--cache", cache], ["--reports", reports]):
+        for how in (["sh", "-c", 'exec "$0" "$@" > /dev/full'], ["sh", "-c", 'exec "$0" "$@" >&-']):
+            r = t.run(how + [info] + args)
+            t.equal(r.returncode, 2, f"{' '.join(args) or 'default'}, {how[-1]}: {r.stderr}")
+            t.contains(r.stderr, "lazynccl-info: cannot write the output", "says why")
+
+
 if __name__ == "__main__":
     raise SystemExit(t.main())

@@ -205,7 +205,7 @@ int main(int argc, char **argv)
         for (const lz_lib *const *l = lz_served; !nlibs && *l && n < MAX_LIBS; l++)
             chosen[n++] = *l;
         chosen[n] = NULL;
-        return nunknown ? 1 : check_target(stdout, check, chosen, nlibs > 0);
+        return finish(nunknown ? 1 : check_target(stdout, check, chosen, nlibs > 0));
     }
     /* Asked for nothing: every served library is shown, with the reason
      * for each that would not load, and only the required families (the
@@ -243,5 +243,5 @@ int main(int argc, char **argv)
     else
         print_text(stdout, libs, nlibs, doctor ? &d : NULL, verbose,
                    isatty(STDOUT_FILENO) && !getenv("NO_COLOR"));
-    return status;
+    return finish(status);
 }
