@@ -221,6 +221,112 @@ def scale_cache_records_what_is_not_found():
         os.unlink(made)
 
 
+KEY_PROBE = r"""
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+/* Each argument: setenv=NAME=VALUE, chdir=DIR, or a library to dlopen and
+ * ask where it is from (foo_where, or foo_where2 through a chain). */
+int main(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        if (!strncmp(argv[i], "setenv=", 7)) {
+            char *e = strdup(argv[i] + 7), *eq = strchr(e, '=');
+            *eq = 0;
+            setenv(e, eq + 1, 1);
+            continue;
+        }
+        if (!strncmp(argv[i], "chdir=", 6)) {
+            if (chdir(argv[i] + 6))
+                return 3;
+            continue;
+        }
+        void *h = dlopen(argv[i], RTLD_NOW);
+        if (!h) {
+            printf("error %s\n", dlerror());
+            continue;
+        }
+        const char *(*f)(void) = (const char *(*)(void))dlsym(h, "foo_where2");
+        if (!f)
+            f = (const char *(*)(void))dlsym(h, "foo_where");
+        printf("%s\n", f ? f() : "?");
+    }
+    return 0;
+}
+"""
+
+
+@case
+def scale_cache_keys_what_decides():
+    """What decides ld.so's answer is in the key, or the request is left to
+    ld.so unrecorded, each a row of plain against cached after a warm-up
+    that saw another answer: LD_LIBRARY_PATH changed by the process itself
+    (ld.so keeps the value it started with), an empty or relative entry in
+    it (the current directory's), $ORIGIN in it, ld.so run as a command with
+    --library-path, and a requester without a run path loaded by objects
+    whose DT_RPATH differ (glibc's loader chain)."""
+    a.sanitizer_skip()
+    d = t.workdir("scale_cache_keys")
+    lib = {}
+    for x in "ABE":
+        os.makedirs(os.path.join(d, x), exist_ok=True)
+        src = os.path.join(d, x, "f.c")
+        with open(src, "w") as f:
+            f.write(f'const char *foo_where(void) {{ return "{x}"; }}\n')
+        lib[x] = t.compile_c(os.path.join(d, x, "libfoo.so.1"), [src], ["-Wl,-soname,libfoo.so.1"], shared=True)
+    os.unlink(lib["E"])
+    src = os.path.join(d, "probe.c")
+    with open(src, "w") as f:
+        f.write(KEY_PROBE)
+    probe = t.compile_c(os.path.join(d, "probe"), [src], ["-ldl"])
+    with open(os.path.join(d, "mid.c"), "w") as f:
+        f.write("const char *foo_where(void); const char *mid(void) { return foo_where(); }\n")
+    with open(os.path.join(d, "top.c"), "w") as f:
+        f.write("const char *mid(void); const char *foo_where2(void) { return mid(); }\n")
+    tops = {}
+    for m, x in (("M1", "A"), ("M2", "B")):
+        md = os.path.join(d, m)
+        os.makedirs(md, exist_ok=True)
+        t.compile_c(os.path.join(md, "libmid.so"), [os.path.join(d, "mid.c")],
+                    [f"-L{d}/A", "-l:libfoo.so.1", "-Wl,-soname,libmid.so"], shared=True)
+        tops[m] = t.compile_c(os.path.join(md, "libtop.so"), [os.path.join(d, "top.c")],
+                              [f"-L{md}", "-lmid", f"-Wl,--disable-new-dtags,-rpath,{d}/{x}:{md}"], shared=True)
+    cache = os.path.join(d, "job.cache")
+    ldso = "/lib64/ld-linux-x86-64.so.2"
+    rows = {
+        "LD_LIBRARY_PATH changed by the process": (
+            ([probe, f"setenv=LD_LIBRARY_PATH={d}/B", "libfoo.so.1"], {"LD_LIBRARY_PATH": f"{d}/A"}, None),
+            ([probe, "libfoo.so.1"], {"LD_LIBRARY_PATH": f"{d}/B"}, None)),
+        "an empty entry in LD_LIBRARY_PATH": (
+            ([probe, "libfoo.so.1"], {"LD_LIBRARY_PATH": f"{d}/E:"}, f"{d}/E"),
+            ([probe, "libfoo.so.1"], {"LD_LIBRARY_PATH": f"{d}/E:"}, f"{d}/A")),
+        "a relative entry, the process changing directory": (
+            ([probe, "libfoo.so.1"], {"LD_LIBRARY_PATH": "."}, f"{d}/E"),
+            ([probe, f"chdir={d}/B", "libfoo.so.1"], {"LD_LIBRARY_PATH": "."}, f"{d}/A")),
+        "$ORIGIN in LD_LIBRARY_PATH": (
+            ([probe, "libfoo.so.1"], {"LD_LIBRARY_PATH": f"$ORIGIN/A"}, None),
+            ([probe, "libfoo.so.1"], {"LD_LIBRARY_PATH": f"$ORIGIN/B"}, None)),
+        "a requester without a run path under loaders' DT_RPATH": (
+            ([probe, tops["M1"]], {}, None), ([probe, tops["M2"]], {}, None)),
+    }
+    if os.path.exists(ldso):
+        rows["ld.so run as a command with --library-path"] = (
+            ([ldso, "--library-path", f"{d}/A", probe, "libfoo.so.1"], {}, None),
+            ([ldso, "--library-path", f"{d}/B", probe, "libfoo.so.1"], {}, None))
+    for what, (warm, run) in rows.items():
+        if os.path.exists(cache):
+            os.unlink(cache)
+        cmd, env, cwd = warm
+        t.run([RUN, "--cache", cache] + cmd, env=env, cwd=cwd, check_rc=0)
+        cmd, env, cwd = run
+        plain = t.run(cmd, env=env, cwd=cwd, check_rc=0).stdout
+        cached = t.run([RUN, "--cache", cache] + cmd, env=env, cwd=cwd, check_rc=0).stdout
+        t.equal(cached, plain, f"{what}: cached against plain")
+        t.check(plain.strip() not in ("", "?") and not plain.startswith("error"), f"{what}: plain loads: {plain}")
+
+
 @case
 def scale_cache_refused():
     """A cache that is not the user's own, is writable by others or is not

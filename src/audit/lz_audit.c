@@ -86,6 +86,14 @@ static int ntargets LZ_HOT_DATA;
 static struct link_map *main_map LZ_HOT_DATA;
 /* The step of the dynamic linker's latest candidate, for the cache. */
 static const char *cache_step LZ_HOT_DATA;
+/* For the cache: which object asked for each object mapped (glibc's
+ * l_loader, which an audit module cannot read), while the cache is on. */
+typedef struct loaded_by {
+    const struct link_map *obj, *loader;
+} loaded_by;
+static loaded_by *loaders LZ_HOT_DATA;
+static size_t nloaders LZ_HOT_DATA, loaders_cap LZ_HOT_DATA;
+static const struct link_map *asking LZ_HOT_DATA; /* the current request's asker */
 /* object_name's copy of the program's file name, made on first need. */
 static const char *exe LZ_HOT_DATA;
 /* A request redirected to a drop-in not mapped yet: the box is filled when
@@ -333,6 +341,32 @@ LZ_COLD static void namespace_box(struct link_map *map, pending_request *p)
     p->t = 0;
 }
 
+/* map was mapped for loader's request: kept for the cache's keys. */
+LZ_COLD static void note_loader(const struct link_map *map, const struct link_map *loader)
+{
+    if (nloaders == loaders_cap) {
+        size_t cap = loaders_cap ? 2 * loaders_cap : 256;
+        loaded_by *bigger = lz_sys_alloc(cap * sizeof *bigger);
+        if (!bigger)
+            return;
+        for (size_t i = 0; i < nloaders; i++)
+            bigger[i] = loaders[i];
+        if (loaders)
+            lz_sys_free(loaders, loaders_cap * sizeof *loaders);
+        loaders = bigger, loaders_cap = cap;
+    }
+    loaders[nloaders].obj = map;
+    loaders[nloaders++].loader = loader;
+}
+
+static const struct link_map *loader_of(const struct link_map *obj)
+{
+    for (size_t i = nloaders; i-- > 0;)
+        if (loaders[i].obj == obj)
+            return loaders[i].loader;
+    return 0;
+}
+
 LZ_AUDIT_API unsigned int la_objopen(struct link_map *map, Lmid_t lmid, uintptr_t *cookie)
 {
     (void)cookie; /* glibc starts it as the map: la_objsearch reads it so */
@@ -368,6 +402,8 @@ LZ_AUDIT_API unsigned int la_objopen(struct link_map *map, Lmid_t lmid, uintptr_
     const char *soname = lz_mem_soname(&o);
     lz_tlsfit_object(&o, soname);
     target *t = ntargets ? by_soname(soname) : 0;
+    if (lz_cache_on() && asking)
+        note_loader(map, asking);
     if (!t || !lz_mem_dropin_box(&o, t->soname)) {
         /* The object ld.so mapped for a request the cache did not hold. */
         if (lz_cache_waiting())
@@ -414,6 +450,11 @@ LZ_AUDIT_API void la_preinit(uintptr_t *cookie)
 
 LZ_AUDIT_API unsigned int la_objclose(uintptr_t *cookie)
 {
+    for (size_t i = 0; i < nloaders;)
+        if ((uintptr_t)loaders[i].obj == *cookie)
+            loaders[i] = loaders[--nloaders];
+        else
+            i++;
     for (int i = 0; i < ntargets; i++) {
         if ((uintptr_t)targets[i].real == *cookie)
             targets[i].real = 0;
@@ -668,6 +709,19 @@ LZ_COLD static const char *cached(const char *name, const struct link_map *asker
         a.rpath = a.runpath ? 0 : lz_mem_dynstr(&o, DT_RPATH);
         a.origin_of = asker->l_name ? asker->l_name : "";
     }
+    if (!a.runpath && asker_read) {
+        /* The loaders' DT_RPATH, up to the program: each one's own. */
+        const struct link_map *l = asker;
+        while ((l = loader_of(l)) && l != main_map) {
+            lz_mem_obj lo;
+            if (a.nchain == LZ_CACHE_CHAIN || !from_map(l, &lo))
+                return 0; /* deeper than the key holds: ld.so's search */
+            if (!lz_mem_dynstr(&lo, DT_RUNPATH) && lz_mem_dynstr(&lo, DT_RPATH)) {
+                a.chain[a.nchain] = lz_mem_dynstr(&lo, DT_RPATH);
+                a.chain_of[a.nchain++] = l->l_name ? l->l_name : "";
+            }
+        }
+    }
     if (!a.runpath && main_map && asker != main_map && from_map(main_map, &m) &&
         !lz_mem_dynstr(&m, DT_RUNPATH))
         a.exe_rpath = lz_mem_dynstr(&m, DT_RPATH);
@@ -705,6 +759,7 @@ LZ_AUDIT_API char *la_objsearch(const char *name, uintptr_t *cookie, unsigned in
         pending->t = 0;
     lz_cache_request_ended();
     const struct link_map *asker = cookie ? (const struct link_map *)*cookie : 0;
+    asking = asker;
     struct stat id;
     int by_path = 0;
     for (const char *p = name; *p && !by_path; p++)

@@ -12,12 +12,12 @@
 #include <linux/limits.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #if defined(__x86_64__)
 #include <cpuid.h>
 #endif
 
-#define MAX_ENTRIES 16384
 #define LEARNT_MAX (256u << 10)
 #define BEFORE_MAX (16u << 10)
 #define TRIED_MAX (64u << 10)
@@ -29,6 +29,7 @@ typedef struct entry {
 
 typedef struct cache {
     char path[PATH_MAX];
+    const char *llp;     /* LD_LIBRARY_PATH as the process started (ld.so's) */
     char *text;          /* the file as read, split in place */
     entry *entries;
     size_t n;
@@ -102,56 +103,40 @@ static char *read_own(const char *path, size_t *len, const char **why)
     return buf;
 }
 
-static uint64_t parse_hex(const char *s, int *ok)
+static uint64_t parse_hex(const char *s)
 {
     uint64_t v = 0;
-    int n = 0;
-    for (; *s; s++, n++) {
-        int d = *s >= '0' && *s <= '9' ? *s - '0' : *s >= 'a' && *s <= 'f' ? *s - 'a' + 10 : -1;
-        if (d < 0 || n == 16) {
-            *ok = 0;
-            return 0;
-        }
-        v = v << 4 | (uint64_t)d;
-    }
-    *ok = n > 0;
+    for (; *s; s++)
+        v = v << 4 | (uint64_t)(*s <= '9' ? *s - '0' : *s - 'a' + 10);
     return v;
 }
 
 /* The file's lines into entries, split in place: 1, or 0 when a line is
  * not an entry (the whole cache is then refused: a file that is not ours
- * is never half used). */
+ * is never half used). An empty file is an empty cache. */
 static int parse(cache *k, char *text, size_t len)
 {
     size_t magic = sizeof LZ_CACHE_MAGIC - 1;
+    if (len == 0)
+        return 1;
     if (len < magic || memcmp(text, LZ_CACHE_MAGIC, magic) != 0)
         return 0;
     size_t lines = 0;
     for (size_t i = magic; i < len; i++)
         lines += text[i] == '\n';
-    if (lines > MAX_ENTRIES || (lines && !(k->entries = lz_sys_alloc(lines * sizeof *k->entries))))
+    if (lines > LZ_CACHE_MAX_ENTRIES || (lines && !(k->entries = lz_sys_alloc(lines * sizeof *k->entries))))
         return 0;
     for (char *p = text + magic; *p;) {
-        char *f[LZ_CACHE_FIELDS];
-        int nf = 0;
-        char *q = p;
-        for (f[nf++] = q; *q && *q != '\n'; q++)
-            if (*q == '\t') {
-                *q = '\0';
-                if (nf == LZ_CACHE_FIELDS)
-                    return 0;
-                f[nf++] = q + 1;
-            }
-        if (*q != '\n' || nf != LZ_CACHE_FIELDS)
+        char *nl = (char *)lz_sys_find(p, '\n'), *f[LZ_CACHE_FIELDS];
+        if (!*nl)
             return 0;
-        *q = '\0';
-        int ok = 1;
+        *nl = '\0';
+        if (!lz_cache_entry(p, f))
+            return 0;
         entry *e = &k->entries[k->n++];
-        e->key = parse_hex(f[0], &ok);
+        e->key = parse_hex(f[0]);
         e->path = f[2], e->size = f[3], e->mtime = f[4], e->step = f[5];
-        if (!ok || (e->path[0] != '/' && !lz_sys_same(e->path, "-")))
-            return 0;
-        p = q + 1;
+        p = nl + 1;
     }
     return 1;
 }
@@ -163,10 +148,26 @@ void lz_cache_open(const char *path)
             lz_say("cache ", path, ": not an absolute path: no cache");
         return;
     }
+    /* ld.so run as a command takes its library path from its options,
+     * and the program's $ORIGIN is not its own file's: not keyed. */
+    if (!lz_sys_getauxval(AT_BASE)) {
+        lz_say("cache ", path, ": ld.so run as a command: no cache");
+        return;
+    }
     cache *k = lz_sys_alloc(sizeof *k);
     if (!k)
         return;
     memcpy(k->path, path, slen(path) + 1);
+    /* The program may change its environment; ld.so read it at start. */
+    const char *llp = lz_sys_getenv("LD_LIBRARY_PATH");
+    if (llp) {
+        size_t n = slen(llp) + 1;
+        char *copy = lz_sys_alloc(n);
+        if (!copy)
+            return;
+        memcpy(copy, llp, n);
+        k->llp = copy;
+    }
     size_t len;
     const char *why = "";
     char *text = read_own(path, &len, &why);
@@ -175,7 +176,7 @@ void lz_cache_open(const char *path)
         return;
     }
     if (text && !parse(k, text, len)) {
-        lz_say("cache ", path, " refused: it is not a lazynccl cache (", LZ_CACHE_MAGIC, ")");
+        lz_say("cache ", path, " refused: a line of it is not an entry of a lazynccl cache");
         return;
     }
     k->text = text;
@@ -287,50 +288,80 @@ static size_t origin_of(const char *file, char *out, size_t size)
     return dir;
 }
 
-/* A run path list with $ORIGIN and ${ORIGIN} made owner's directory. */
-static void put_expanded(sbuf *b, const char *list, const char *owner)
+/* Whether a search list names only absolute directories: an empty entry
+ * or a relative one is the current directory's, which the key cannot hold
+ * (the process may change it); seps, its separators. */
+static int absolute_only(const char *list, const char *seps)
+{
+    for (const char *p = list;;) {
+        if (*p != '/')
+            return 0;
+        while (*p && !lz_sys_find(seps, *p)[0])
+            p++;
+        if (!*p)
+            return 1;
+        p++;
+    }
+}
+
+/* A run path list with $ORIGIN and ${ORIGIN} made owner's directory: 0
+ * where it holds an entry the key cannot (another token, a relative
+ * directory). */
+static int put_expanded(sbuf *b, const char *list, const char *owner)
 {
     char origin[PATH_MAX];
     int have = 0;
+    size_t from = b->n;
     for (const char *p = list; *p;) {
         size_t skip = 0;
-        if (p[0] == '$' && memcmp(p + 1, "ORIGIN", 6) == 0)
+        if (p[0] == '$' && memcmp(p + 1, "ORIGIN", 6) == 0 && (p[7] == '/' || p[7] == ':' || !p[7]))
             skip = 7;
         else if (p[0] == '$' && memcmp(p + 1, "{ORIGIN}", 8) == 0)
             skip = 9;
+        else if (p[0] == '$')
+            return 0; /* $LIB, $PLATFORM: ld.so's, not the key's */
         if (!skip) {
             put_n(b, p++, 1);
             continue;
         }
         if (!have && !origin_of(owner, origin, sizeof origin))
-            origin[0] = '\0';
+            return 0;
         have = 1;
         put(b, origin);
         p += skip;
     }
+    return !b->full && absolute_only(b->p + from, ":");
 }
 
-/* BEFORE (lz_cachefile.h) of a request from a. */
-static void before_of(const lz_cache_asker *a, sbuf *b)
+/* BEFORE (lz_cachefile.h) of a request from a: 0 where it cannot be keyed
+ * (the request is then left to ld.so, unrecorded). */
+static int before_of(const lz_cache_asker *a, sbuf *b)
 {
-    const char *llp = lz_sys_getenv("LD_LIBRARY_PATH");
+    const char *llp = c->llp && *c->llp ? c->llp : 0;
+    if (llp && *llp && (!absolute_only(llp, ":;") || lz_sys_find(llp, '$')[0]))
+        return 0; /* the current directory's entries, $ORIGIN of the program's */
     if (a->runpath) {
         put(b, "L:");
         if (llp)
             put(b, llp);
         put(b, "|U:");
-        put_expanded(b, a->runpath, a->origin_of);
-        return;
+        return put_expanded(b, a->runpath, a->origin_of);
     }
     put(b, "R:");
-    if (a->rpath)
-        put_expanded(b, a->rpath, a->origin_of);
+    if (a->rpath && !put_expanded(b, a->rpath, a->origin_of))
+        return 0;
+    for (int i = 0; i < a->nchain; i++) {
+        put(b, "|C:");
+        if (!put_expanded(b, a->chain[i], a->chain_of[i]))
+            return 0;
+    }
     put(b, "|E:");
-    if (a->exe_rpath)
-        put_expanded(b, a->exe_rpath, "");
+    if (a->exe_rpath && !put_expanded(b, a->exe_rpath, ""))
+        return 0;
     put(b, "|L:");
     if (llp)
         put(b, llp);
+    return 1;
 }
 
 static void put_hex(sbuf *b, uint64_t v)
@@ -403,8 +434,7 @@ const char *lz_cache_lookup(const char *name, const lz_cache_asker *a, const cha
         return 0;
     sbuf b = {c->before, 0, sizeof c->before, 0};
     c->before[0] = '\0';
-    before_of(a, &b);
-    if (b.full)
+    if (!before_of(a, &b) || b.full)
         return 0;
     for (size_t i = 0; i < b.n; i++)
         if (b.p[i] == '\t' || b.p[i] == '\n')
@@ -513,6 +543,24 @@ static int write_all(int fd, const char *p, size_t n)
     return 1;
 }
 
+/* An exclusive lock on path.lock, made if missing, for the merge: writers
+ * one at a time, so that none replaces the file with a copy that lacks
+ * what another wrote meanwhile. The descriptor, or -1 where none can be had
+ * (the merge then goes on unlocked: at worst a line is learnt again). */
+static int lock(const char *path)
+{
+    char name[PATH_MAX + 8];
+    sbuf b = {name, 0, sizeof name, 0};
+    put(&b, path);
+    put(&b, ".lock");
+    int fd = b.full ? -1 : lz_sys_create(name, O_RDWR | O_NOFOLLOW | O_NONBLOCK, 0644);
+    if (fd >= 0 && lz_sys_flock(fd, LOCK_EX) != 0) {
+        lz_sys_close(fd);
+        fd = -1;
+    }
+    return fd;
+}
+
 void lz_cache_flush(void)
 {
     lz_cache_request_ended();
@@ -520,44 +568,58 @@ void lz_cache_flush(void)
         return;
     size_t n = c->nlearnt;
     c->nlearnt = 0;
+    /* A cache named through a symbolic link is read, never replaced (the
+     * rename would replace the link). */
+    struct stat link;
+    int exists = lz_sys_lstat(c->path, &link) == 0;
+    if (exists && !S_ISREG(link.st_mode)) {
+        lz_say("cache ", c->path, " not written: not a regular file (a link?)");
+        return;
+    }
+    int held = lock(c->path);
     /* What other processes wrote meanwhile is kept: the file as it is now,
      * then the lines it lacks. */
     size_t len;
     const char *why = "";
     char *now = read_own(c->path, &len, &why);
     size_t magic = sizeof LZ_CACHE_MAGIC - 1;
-    if ((!now && len) || (now && (len < magic || memcmp(now, LZ_CACHE_MAGIC, magic) != 0))) {
-        lz_say("cache ", c->path, " not written: it is ", now ? "not a lazynccl cache" : why);
-        return;
-    }
     char tmp[PATH_MAX + 32];
     sbuf t = {tmp, 0, sizeof tmp, 0};
     put(&t, c->path);
     put(&t, ".tmp.");
     put_hex(&t, (uint64_t)lz_sys_getpid());
-    int fd = t.full ? -1 : lz_sys_create(tmp, O_WRONLY | O_EXCL | O_NOFOLLOW, 0644);
-    if (fd < 0) {
+    int fd = -1;
+    if ((!now && len) || (now && len && (len < magic || memcmp(now, LZ_CACHE_MAGIC, magic) != 0)))
+        lz_say("cache ", c->path, " not written: it is ", now ? "not a lazynccl cache" : why);
+    else if (t.full || (fd = lz_sys_create(tmp, O_WRONLY | O_EXCL | O_NOFOLLOW,
+                                          exists ? (unsigned)link.st_mode & 0644 : 0644)) < 0)
         lz_say("cache ", c->path, " not written: cannot create ", tmp);
-        return;
-    }
-    int ok = now ? write_all(fd, now, len) : write_all(fd, LZ_CACHE_MAGIC, magic);
-    size_t total = now ? len : magic;
-    for (size_t i = 0; ok && i < n;) {
-        size_t end = i;
-        while (end < n && c->learnt[end] != '\n')
+    if (fd >= 0) {
+        int ok = now && len ? write_all(fd, now, len) : write_all(fd, LZ_CACHE_MAGIC, magic);
+        size_t total = now && len ? len : magic, lines = 0;
+        for (size_t i = magic; now && i < len; i++)
+            lines += now[i] == '\n';
+        for (size_t i = 0; ok && i < n;) {
+            size_t end = i;
+            while (end < n && c->learnt[end] != '\n')
+                end++;
             end++;
-        end++;
-        if (!(now && holds(now, len, c->learnt + i)) && total + (end - i) <= LZ_CACHE_MAX) {
-            ok = write_all(fd, c->learnt + i, end - i);
-            total += end - i;
+            if (!(now && holds(now, len, c->learnt + i)) && total + (end - i) <= LZ_CACHE_MAX &&
+                lines < LZ_CACHE_MAX_ENTRIES) {
+                ok = write_all(fd, c->learnt + i, end - i);
+                total += end - i;
+                lines++;
+            }
+            i = end;
         }
-        i = end;
-    }
-    lz_sys_close(fd);
-    if (!ok || lz_sys_rename(tmp, c->path) != 0) {
-        lz_sys_unlink(tmp);
-        lz_say("cache ", c->path, " not written: ", ok ? "cannot rename into place" : "write failed");
+        lz_sys_close(fd);
+        if (!ok || lz_sys_rename(tmp, c->path) != 0) {
+            lz_sys_unlink(tmp);
+            lz_say("cache ", c->path, " not written: ", ok ? "cannot rename into place" : "write failed");
+        }
     }
     if (now)
         lz_sys_free(now, len + 1);
+    if (held >= 0)
+        lz_sys_close(held);
 }

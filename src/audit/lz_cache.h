@@ -19,8 +19,14 @@ int lz_cache_on(void);
 
 /* What decides a request by name: its asker's run paths and origin (the
  * asker's file; "" for the program) and the program's. */
+#define LZ_CACHE_CHAIN 8
 typedef struct lz_cache_asker {
     const char *runpath, *rpath, *origin_of; /* the asker's DT_RUNPATH, DT_RPATH, file */
+    /* Where the asker has no DT_RUNPATH, ld.so searches the DT_RPATH of the
+     * objects that loaded it, up to the program, too (each without a
+     * DT_RUNPATH of its own): theirs, with their files, in that order. */
+    const char *chain[LZ_CACHE_CHAIN], *chain_of[LZ_CACHE_CHAIN];
+    int nchain;
     const char *exe_rpath;                   /* the program's DT_RPATH, where it has no DT_RUNPATH */
 } lz_cache_asker;
 

@@ -97,8 +97,19 @@ void lz_loadlog_open(const char *dir)
 void lz_loadlog_object(const char *path, const char *soname)
 {
     struct stat st;
-    if (!g || !path || path[0] != '/' || lz_sys_stat(path, &st) != 0)
+    if (!g || !path || !path[0] || lz_sys_stat(path, &st) != 0)
         return;
+    /* A file ld.so named by a relative path (an LD_LIBRARY_PATH of ".")
+     * is the current directory's now, while ld.so maps it: made absolute. */
+    char where[PATH_MAX];
+    if (path[0] != '/') {
+        long n = lz_sys_getcwd(where, sizeof where);
+        size_t at = n > 1 ? (size_t)n - 1 : 0;
+        if (!at || !sep(where, sizeof where, &at, where[at - 1] == '/' ? "" : "/") ||
+            !add(where, sizeof where, &at, path))
+            return;
+        path = where;
+    }
     if (!g->noted && !(g->noted = lz_sys_alloc(NOTED_MAX)))
         return;
     size_t at = g->n;
@@ -120,9 +131,17 @@ void lz_loadlog_flush(void)
         return;
     /* One file per process, appended: a restarted or exec'd process of the
      * same pid adds its lines after its predecessor's. */
-    int fd = lz_sys_create(g->file, O_WRONLY | O_APPEND | O_NOFOLLOW, 0644);
+    /* Never blocked (a FIFO put in its place) and never another kind of
+     * file: a regular file of its own, or nothing. */
+    int flags = O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY;
+    int fd = lz_sys_create(g->file, flags, 0644);
     if (fd < 0 && lz_sys_mkdir(g->dir, 0755) == 0) /* the job's first writer makes it */
-        fd = lz_sys_create(g->file, O_WRONLY | O_APPEND | O_NOFOLLOW, 0644);
+        fd = lz_sys_create(g->file, flags, 0644);
+    struct stat st;
+    if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
+        lz_sys_close(fd);
+        fd = -1;
+    }
     if (fd < 0) {
         lz_say("report: cannot write ", g->file);
         g->n = 0;

@@ -97,6 +97,16 @@ LZ_COLD int lz_sys_rename(const char *from, const char *to)
     return sys6(SYS_renameat2, AT_FDCWD, (long)from, AT_FDCWD, (long)to, 0, 0) < 0 ? -1 : 0;
 }
 
+LZ_COLD int lz_sys_lstat(const char *path, struct stat *st)
+{
+    return sys6(SYS_newfstatat, AT_FDCWD, (long)path, (long)st, AT_SYMLINK_NOFOLLOW, 0, 0) < 0 ? -1 : 0;
+}
+
+LZ_COLD int lz_sys_flock(int fd, int op)
+{
+    return SYS(SYS_flock, fd, op, 0) < 0 ? -1 : 0;
+}
+
 LZ_COLD int lz_sys_mkdir(const char *path, unsigned mode)
 {
     return sys6(SYS_mkdirat, AT_FDCWD, (long)path, (long)mode, 0, 0, 0) < 0 ? -1 : 0;

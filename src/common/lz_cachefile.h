@@ -46,6 +46,41 @@ static inline __attribute__((unused)) const char *lz_cache_refusal(const struct 
     return 0;
 }
 
+/* Lines a cache may hold besides its first, and so a writer adds. */
+#define LZ_CACHE_MAX_ENTRIES 16384
+
+/* 1 when s is 1 to 16 lower-case hex digits (exactly 16 for a key). */
+static inline __attribute__((unused)) int lz_cache_hex(const char *s, int key)
+{
+    int n = 0;
+    for (; *s; s++, n++)
+        if (!((*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'f')) || n == 16)
+            return 0;
+    return key ? n == 16 : n > 0;
+}
+
+/* One line of a cache (its newline gone) split in place at its tabs into
+ * f[LZ_CACHE_FIELDS]: 1 when it is an entry, by the one rule every reader
+ * of the file (the audit module, the launcher, lazynccl-info) applies:
+ * seven fields, a key of 16 hex digits, an absolute path or "-", a size
+ * and a time in hex, a step, the directories. */
+static inline __attribute__((unused)) int lz_cache_entry(char *line, char **f)
+{
+    int nf = 0;
+    f[nf++] = line;
+    for (char *q = line; *q; q++)
+        if (*q == '\t') {
+            if (nf == LZ_CACHE_FIELDS)
+                return 0;
+            *q = '\0';
+            f[nf++] = q + 1;
+        }
+    if (nf != LZ_CACHE_FIELDS || !lz_cache_hex(f[0], 1) || !f[1][0] || !f[5][0])
+        return 0;
+    int none = f[2][0] == '-' && !f[2][1];
+    return (none || f[2][0] == '/') && (none || (lz_cache_hex(f[3], 0) && lz_cache_hex(f[4], 0)));
+}
+
 #define LZ_FNV_START 0xcbf29ce484222325ull
 
 /* FNV-1a 64 of s[0..len), continuing h; each field ends with a 0 byte of

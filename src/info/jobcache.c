@@ -7,7 +7,18 @@
 #include "common/lz_stepnames.h"
 #include "elf/lz_ldcache.h"
 
+/* The multiarch directory of this machine's system libraries (Debian's). */
+#if defined(__x86_64__)
+#define LZ_TRIPLET "x86_64-linux-gnu"
+#elif defined(__aarch64__)
+#define LZ_TRIPLET "aarch64-linux-gnu"
+#else
+#define LZ_TRIPLET "lib"
+#endif
+
 #include <errno.h>
+#include <dirent.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,10 +29,14 @@
  * NULL, with why. */
 static char *read_cache(const char *path, size_t *len, char *why, size_t whysize)
 {
-    FILE *f = fopen(path, "rb");
+    /* Not blocked by a FIFO: opened without waiting, judged by its id. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
     struct stat st;
     if (!f) {
         snprintf(why, whysize, "it cannot be read: %s", strerror(errno));
+        if (fd >= 0)
+            close(fd);
         return NULL;
     }
     char *buf = NULL;
@@ -39,11 +54,40 @@ static char *read_cache(const char *path, size_t *len, char *why, size_t whysize
     return buf;
 }
 
-/* Whether dir/name is a file, with its id. */
+/* Whether dir/name is a file, with its id: in dir's glibc-hwcaps
+ * subdirectories first, as ld.so tries them, then in dir. */
 static int present(const char *dir, const char *name, struct stat *st, char *out, size_t size)
 {
-    snprintf(out, size, "%s%s%s", dir, dir[strlen(dir) - 1] == '/' ? "" : "/", name);
+    const char *slash = dir[strlen(dir) - 1] == '/' ? "" : "/";
+    char caps[PATH_MAX];
+    snprintf(caps, sizeof caps, "%s%sglibc-hwcaps", dir, slash);
+    DIR *d = opendir(caps);
+    struct dirent *e;
+    int found = 0;
+    while (d && !found && (e = readdir(d)))
+        if (e->d_name[0] != '.') {
+            int n = snprintf(out, size, "%s/%s/%s", caps, e->d_name, name);
+            found = n > 0 && (size_t)n < size && stat(out, st) == 0 && S_ISREG(st->st_mode);
+        }
+    if (d)
+        closedir(d);
+    if (found)
+        return 1;
+    snprintf(out, size, "%s%s%s", dir, slash, name);
     return stat(out, st) == 0 && S_ISREG(st->st_mode);
+}
+
+/* The dynamic linker's system directories, after ld.so.cache: a name
+ * recorded as found nowhere is stale where one holds it now. */
+static int in_system_dirs(const char *name, char *out, size_t size)
+{
+    static const char *const dirs[] = {"/lib/" LZ_TRIPLET, "/usr/lib/" LZ_TRIPLET, "/lib64", "/usr/lib64",
+                                       "/lib", "/usr/lib"};
+    struct stat st;
+    for (size_t i = 0; i < sizeof dirs / sizeof *dirs; i++)
+        if (present(dirs[i], name, &st, out, size))
+            return 1;
+    return 0;
 }
 
 /* The directories of BEFORE in ld.so's order; the first holding name into
@@ -78,7 +122,12 @@ int cache_show(FILE *out, const char *path)
         return 2;
     }
     size_t magic = sizeof LZ_CACHE_MAGIC - 1;
-    if (len < magic || memcmp(text, LZ_CACHE_MAGIC, magic) != 0) {
+    if (len == 0) {
+        fprintf(out, "cache %s\n0 entries: empty (the job's first process writes it)\n", path);
+        free(text);
+        return 0;
+    }
+    if (len < magic || memcmp(text, LZ_CACHE_MAGIC, magic) != 0 || strlen(text) != len) {
         fprintf(stderr, "lazynccl-info: cache %s refused: its first line is not \"%.*s\"\n", path,
                 (int)magic - 1, LZ_CACHE_MAGIC);
         free(text);
@@ -95,14 +144,10 @@ int cache_show(FILE *out, const char *path)
             return 2;
         }
         *nl = '\0';
-        char *f[LZ_CACHE_FIELDS + 1];
-        int nf = 0;
-        for (char *save = NULL, *t = strtok_r(p, "\t", &save); t && nf <= LZ_CACHE_FIELDS;
-             t = strtok_r(NULL, "\t", &save))
-            f[nf++] = t;
-        if (nf != LZ_CACHE_FIELDS) {
-            fprintf(stderr, "lazynccl-info: cache %s refused: line %d is not an entry (%d fields)\n",
-                    path, line, nf);
+        char *f[LZ_CACHE_FIELDS];
+        if (line > LZ_CACHE_MAX_ENTRIES + 1 || !lz_cache_entry(p, f)) {
+            fprintf(stderr, "lazynccl-info: cache %s refused: line %d is not an entry (the audit module "
+                            "ignores the whole file)\n", path, line);
             free(text);
             return 2;
         }
@@ -116,7 +161,9 @@ int cache_show(FILE *out, const char *path)
             /* Recorded as found nowhere: stale where a searched directory or
              * ld.so.cache holds it now. */
             char *now = first_before(before, name, first, sizeof first, &first_st) ? strdup(first)
-                                                                                  : lz_ldcache_path("/etc/ld.so.cache", name);
+                        : lz_ldcache_path("/etc/ld.so.cache", name);
+            if (!now && in_system_dirs(name, first, sizeof first))
+                now = strdup(first);
             if (now)
                 bad = snprintf(verdict, sizeof verdict, "stale: the dynamic linker would map %s now", now);
             else

@@ -9,6 +9,9 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,9 +51,15 @@ static void tidy(char *path)
 /* One report file's lines into all: 0, or -1 naming the line in why. */
 static int read_report(const char *file, loads *all, char *why, size_t whysize)
 {
-    FILE *f = fopen(file, "r");
+    /* Not blocked by a FIFO named like a report: opened without waiting,
+     * read only where it is a regular file. */
+    int fd = open(file, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    struct stat st;
+    FILE *f = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? fdopen(fd, "r") : NULL;
     if (!f) {
-        snprintf(why, whysize, "%s: %s", file, strerror(errno));
+        snprintf(why, whysize, "%s: %s", file, fd >= 0 ? "not a regular file" : strerror(errno));
+        if (fd >= 0)
+            close(fd);
         return -1;
     }
     char *line = NULL;

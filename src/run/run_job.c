@@ -4,6 +4,8 @@
 #include "common/lz_cachefile.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -38,14 +40,38 @@ int run_job_cache(const char *path, char *out, size_t size, char *why, size_t wh
         const char *refused = lz_cache_refusal(&st, geteuid());
         if (refused)
             return fail(why, whysize, "--cache %s: %s: every process would ignore it", out, refused);
-        FILE *f = fopen(out, "r");
-        char head[sizeof LZ_CACHE_MAGIC] = "";
-        size_t n = f ? fread(head, 1, sizeof head - 1, f) : 0;
-        if (f)
-            fclose(f);
-        if (st.st_size > 0 && (n != sizeof head - 1 || memcmp(head, LZ_CACHE_MAGIC, n) != 0))
-            return fail(why, whysize, "--cache %s: not a lazynccl cache (its first line is not "
-                                      "\"lazynccl-cache 1\"): every process would ignore it%s", out, "");
+        /* Read as every process would read it (lz_cachefile.h's rule): a
+         * line that is not an entry would turn the cache off in all. */
+        int fd = open(out, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+        char *text = fd >= 0 ? malloc((size_t)st.st_size + 1) : NULL;
+        size_t n = 0;
+        ssize_t r;
+        while (text && n < (size_t)st.st_size && (r = read(fd, text + n, (size_t)st.st_size - n)) > 0)
+            n += (size_t)r;
+        if (fd >= 0)
+            close(fd);
+        if (!text)
+            return fail(why, whysize, "--cache %s: cannot be read%s", out, "");
+        text[n] = '\0';
+        size_t magic = sizeof LZ_CACHE_MAGIC - 1, line = 1;
+        int ok = n == 0 || (n >= magic && memcmp(text, LZ_CACHE_MAGIC, magic) == 0 && strlen(text) == n);
+        if (ok && n)
+            line = 2;
+        for (char *p = text + magic; ok && n && *p; line++) {
+            char *nl = strchr(p, '\n'), *f[LZ_CACHE_FIELDS];
+            ok = nl && line <= LZ_CACHE_MAX_ENTRIES;
+            if (ok) {
+                *nl = '\0';
+                ok = lz_cache_entry(p, f);
+                p = nl + 1;
+            }
+        }
+        free(text);
+        if (!ok) {
+            snprintf(why, whysize, "--cache %s: not a lazynccl cache (line %zu is not %s): every process "
+                     "would ignore it", out, line > 1 ? line - 1 : 1, line > 1 ? "an entry" : "\"lazynccl-cache 1\"");
+            return -1;
+        }
         return 0;
     }
     if (errno != ENOENT)
