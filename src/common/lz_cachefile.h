@@ -14,8 +14,9 @@
  * must still have (a device and inode differ from node to node); STEP: the
  * linker's step that found it (lz_stepnames.h; "none"); BEFORE: the directories
  * ld.so searches ahead of ld.so.cache for that request, in order,
- * ':'-joined ($ORIGIN expanded): the requester's DT_RPATH (and the
- * program's) or, where it has one, LD_LIBRARY_PATH then its DT_RUNPATH.
+ * ':'-joined ($ORIGIN expanded): the requester's DT_RPATH, its loaders'
+ * and the program's, then LD_LIBRARY_PATH ("R:...|C:...|E:...|L:...") or,
+ * where it has a DT_RUNPATH, LD_LIBRARY_PATH then that ("L:...|U:...").
  * A header of inline code: the module links no C library. */
 #ifndef LZ_CACHEFILE_H
 #define LZ_CACHEFILE_H
