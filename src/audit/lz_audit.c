@@ -20,7 +20,11 @@
  * (src/common/lz_note.h); its requests for those are never redirected.
  *
  * lazynccl-run names the drop-ins in LAZYNCCL_AUDIT_DROPINS (absolute
- * paths, ':'-separated, each file named by the SONAME it stands for).
+ * paths, ':'-separated, each file named by the SONAME it stands for). With
+ * LAZYNCCL_CACHE, a request by name is answered from the job's resolution
+ * cache where it holds the request (lz_cache.c), and what ld.so finds is
+ * recorded; with LAZYNCCL_REPORT_DIR, each object mapped is reported
+ * (lz_loadlog.c).
  * Everything here runs inside the dynamic linker, holding its lock, and
  * needs no C library (lz_sys.h says why): no allocation, no dlopen, no
  * la_symbind or la_pltenter (binding stays at PLT speed). Silent unless
