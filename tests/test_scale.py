@@ -408,7 +408,10 @@ def scale_reports_under_slurm_and_mpirun():
     Slurm) and around `mpirun -np 4`, rank 2 given another NCCL on purpose:
     lazynccl-info --reports DIR says NCCL was not the same file on every
     rank and names rank 2 and its file (exit 1); the same job with no rank
-    given another says every library was one file (exit 0)."""
+    given another says every library was one file (exit 0). Then the batch
+    recipe examples/jobs/cached.sbatch, submitted with sbatch: the warm-up
+    records, sbcast copies the cache to the node, the ranks run, and its
+    closing check finds every rank alike."""
     a.sanitizer_skip()
     import slurm
     d = t.workdir("scale_reports")
@@ -435,6 +438,24 @@ def scale_reports_under_slurm_and_mpirun():
                     r = t.run([INFO, "--reports", reports])
                     t.equal(r.returncode, 0, f"{what}, every rank alike: {r.stdout}{r.stderr}")
                     t.contains(r.stdout, "each the same file in every process", f"{what}: the verdict")
+        # The batch recipe of docs/consumers.md, as a user submits it.
+        script = os.path.join(t.SOURCE, "examples", "jobs", "cached.sbatch")
+        job_dir = os.path.join(d, "job")
+        shutil.rmtree(job_dir, ignore_errors=True)
+        env = dict(senv, PATH=t.BUILD + ":" + os.environ["PATH"], LAZYNCCL_JOB_DIR=job_dir)
+        log = os.path.join(d, "sbatch.log")
+        job = t.run(["sbatch", "--parsable", "-n", "2", "--overcommit", "-o", log, "--chdir", d, script]
+                    + rank_job(None), env=env, check_rc=0).stdout.strip().split(";")[0]
+        for _ in range(240):
+            if not t.run(["squeue", "-h", "-j", job], env=env).stdout.strip():
+                break
+            time.sleep(0.5)
+        out = open(log).read() if os.path.exists(log) else ""
+        t.contains(out, "each the same file in every process that loaded it", f"the batch recipe's check: {out}")
+        cached = open(os.path.join(job_dir, "cache")).read()
+        t.contains(cached, "\tlibnccl.so.2\t", "the warm-up recorded NCCL")
+        t.check(os.path.exists(f"/tmp/lazynccl-{job}.cache"), "sbcast copied the cache to the node")
+        os.unlink(f"/tmp/lazynccl-{job}.cache")
 
 
 if __name__ == "__main__":
