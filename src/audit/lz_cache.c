@@ -2,6 +2,7 @@
 /* The job's resolution cache in the audit module (lz_cache.h). It runs
  * inside the dynamic linker: no C library, no allocation but lz_sys's. */
 #include "lz_cache.h"
+#include "lz_sbuf.h"
 #include "lz_sys.h"
 #include "common/lz_cachefile.h"
 
@@ -61,11 +62,6 @@ static cache *c LZ_HOT_DATA;
 int lz_cache_on(void)
 {
     return c != 0;
-}
-
-static size_t slen(const char *s)
-{
-    return (size_t)(lz_sys_find(s, '\0') - s);
 }
 
 /* The file at path whole, NUL-terminated, into fresh memory (*len its
@@ -143,7 +139,7 @@ static int parse(cache *k, char *text, size_t len)
 
 void lz_cache_open(const char *path)
 {
-    if (!path || path[0] != '/' || slen(path) >= PATH_MAX) {
+    if (!path || path[0] != '/' || strlen(path) >= PATH_MAX) {
         if (path && *path)
             lz_say("cache ", path, ": not an absolute path: no cache");
         return;
@@ -157,11 +153,11 @@ void lz_cache_open(const char *path)
     cache *k = lz_sys_alloc(sizeof *k);
     if (!k)
         return;
-    memcpy(k->path, path, slen(path) + 1);
+    memcpy(k->path, path, strlen(path) + 1);
     /* The program may change its environment; ld.so read it at start. */
     const char *llp = lz_sys_getenv("LD_LIBRARY_PATH");
     if (llp) {
-        size_t n = slen(llp) + 1;
+        size_t n = strlen(llp) + 1;
         char *copy = lz_sys_alloc(n);
         if (!copy)
             return;
@@ -225,7 +221,7 @@ static uint64_t node_id(void)
     h = lz_fnv(h, (const char *)caps, sizeof caps);
     const char *platform = (const char *)lz_sys_getauxval(AT_PLATFORM);
     if (platform)
-        h = lz_fnv(h, platform, slen(platform));
+        h = lz_fnv(h, platform, strlen(platform));
 #if defined(__x86_64__)
     unsigned r[12] = {0};
     __cpuid(1, r[0], r[1], r[2], r[3]);
@@ -236,33 +232,11 @@ static uint64_t node_id(void)
 #endif
     const char *tunables = lz_sys_getenv("GLIBC_TUNABLES");
     if (tunables)
-        h = lz_fnv(h, tunables, slen(tunables));
+        h = lz_fnv(h, tunables, strlen(tunables));
     h = ld_cache_id(h);
     c->node = h;
     c->node_known = 1;
     return h;
-}
-
-typedef struct sbuf {
-    char *p;
-    size_t n, cap;
-    int full;
-} sbuf;
-
-static void put_n(sbuf *b, const char *s, size_t len)
-{
-    if (b->n + len + 1 > b->cap) {
-        b->full = 1;
-        return;
-    }
-    memcpy(b->p + b->n, s, len);
-    b->n += len;
-    b->p[b->n] = '\0';
-}
-
-static void put(sbuf *b, const char *s)
-{
-    put_n(b, s, slen(s));
 }
 
 /* The directory of the file at path (the program's: /proc/self/exe, as
@@ -307,7 +281,7 @@ static int absolute_only(const char *list, const char *seps)
 /* A run path list with $ORIGIN and ${ORIGIN} made owner's directory: 0
  * where it holds an entry the key cannot (another token, a relative
  * directory). */
-static int put_expanded(sbuf *b, const char *list, const char *owner)
+static int put_expanded(lz_sbuf *b, const char *list, const char *owner)
 {
     char origin[PATH_MAX];
     int have = 0;
@@ -321,13 +295,13 @@ static int put_expanded(sbuf *b, const char *list, const char *owner)
         else if (p[0] == '$')
             return 0; /* $LIB, $PLATFORM: ld.so's, not the key's */
         if (!skip) {
-            put_n(b, p++, 1);
+            lz_sbuf_put_n(b, p++, 1);
             continue;
         }
         if (!have && !origin_of(owner, origin, sizeof origin))
             return 0;
         have = 1;
-        put(b, origin);
+        lz_sbuf_put(b, origin);
         p += skip;
     }
     return !b->full && absolute_only(b->p + from, ":");
@@ -335,43 +309,33 @@ static int put_expanded(sbuf *b, const char *list, const char *owner)
 
 /* BEFORE (lz_cachefile.h) of a request from a: 0 where it cannot be keyed
  * (the request is then left to ld.so, unrecorded). */
-static int before_of(const lz_cache_asker *a, sbuf *b)
+static int before_of(const lz_cache_asker *a, lz_sbuf *b)
 {
     const char *llp = c->llp && *c->llp ? c->llp : 0;
     if (llp && *llp && (!absolute_only(llp, ":;") || lz_sys_find(llp, '$')[0]))
         return 0; /* the current directory's entries, $ORIGIN of the program's */
     if (a->runpath) {
-        put(b, "L:");
+        lz_sbuf_put(b, "L:");
         if (llp)
-            put(b, llp);
-        put(b, "|U:");
+            lz_sbuf_put(b, llp);
+        lz_sbuf_put(b, "|U:");
         return put_expanded(b, a->runpath, a->origin_of);
     }
-    put(b, "R:");
+    lz_sbuf_put(b, "R:");
     if (a->rpath && !put_expanded(b, a->rpath, a->origin_of))
         return 0;
     for (int i = 0; i < a->nchain; i++) {
-        put(b, "|C:");
+        lz_sbuf_put(b, "|C:");
         if (!put_expanded(b, a->chain[i], a->chain_of[i]))
             return 0;
     }
-    put(b, "|E:");
+    lz_sbuf_put(b, "|E:");
     if (a->exe_rpath && !put_expanded(b, a->exe_rpath, ""))
         return 0;
-    put(b, "|L:");
+    lz_sbuf_put(b, "|L:");
     if (llp)
-        put(b, llp);
+        lz_sbuf_put(b, llp);
     return 1;
-}
-
-static void put_hex(sbuf *b, uint64_t v)
-{
-    char h[16];
-    lz_hex16(v, h);
-    size_t i = 0;
-    while (i < 15 && h[i] == '0')
-        i++;
-    put_n(b, h + i, 16 - i);
 }
 
 /* The request that ended without an object mapped: where ld.so tried the
@@ -384,7 +348,7 @@ static int any_tried(void)
     struct stat st;
     if (c->ntried < 0)
         return 1;
-    for (long i = 0; i < c->ntried; i += (long)slen(c->tried + i) + 1)
+    for (long i = 0; i < c->ntried; i += (long)strlen(c->tried + i) + 1)
         if (lz_sys_stat(c->tried + i, &st) == 0)
             return 1;
     return 0;
@@ -408,7 +372,7 @@ int lz_cache_candidate(const char *path, int last)
         return 1;
     if (c->refusing)
         return 0;
-    size_t len = slen(path);
+    size_t len = strlen(path);
     if (c->waiting && last && len < sizeof c->last)
         memcpy(c->last, path, len + 1);
     else
@@ -429,10 +393,10 @@ int lz_cache_candidate(const char *path, int last)
 const char *lz_cache_lookup(const char *name, const lz_cache_asker *a, const char **step)
 {
     lz_cache_request_ended();
-    size_t len = slen(name);
+    size_t len = strlen(name);
     if (len >= sizeof c->name)
         return 0;
-    sbuf b = {c->before, 0, sizeof c->before, 0};
+    lz_sbuf b = {c->before, 0, sizeof c->before, 0};
     c->before[0] = '\0';
     if (!before_of(a, &b) || b.full)
         return 0;
@@ -453,13 +417,13 @@ const char *lz_cache_lookup(const char *name, const lz_cache_asker *a, const cha
         }
         struct stat st;
         char size[24], mtime[24];
-        sbuf z = {size, 0, sizeof size, 0}, m = {mtime, 0, sizeof mtime, 0};
+        lz_sbuf z = {size, 0, sizeof size, 0}, m = {mtime, 0, sizeof mtime, 0};
         /* The same file on any node: a regular file of the size and time
          * recorded (a device and inode differ from node to node, a
          * shared filesystem's too). */
         if (lz_sys_stat(e->path, &st) == 0 && S_ISREG(st.st_mode)) {
-            put_hex(&z, (uint64_t)st.st_size);
-            put_hex(&m, (uint64_t)st.st_mtim.tv_sec);
+            lz_sbuf_put_hex(&z, (uint64_t)st.st_size);
+            lz_sbuf_put_hex(&m, (uint64_t)st.st_mtim.tv_sec);
             if (lz_sys_same(size, e->size) && lz_sys_same(mtime, e->mtime)) {
                 *step = e->step;
                 lz_say("cache: ", name, " is ", e->path, " (", e->step, ")");
@@ -502,23 +466,23 @@ void lz_cache_learn(const char *path, const char *step)
             return;
     if (!c->learnt && !(c->learnt = lz_sys_alloc(LEARNT_MAX)))
         return;
-    sbuf b = {c->learnt, c->nlearnt, LEARNT_MAX, 0};
+    lz_sbuf b = {c->learnt, c->nlearnt, LEARNT_MAX, 0};
     char key[16];
     lz_hex16(c->key, key);
-    put_n(&b, key, 16);
-    put(&b, "\t");
-    put(&b, c->name);
-    put(&b, "\t");
-    put(&b, path);
-    put(&b, "\t");
-    put_hex(&b, (uint64_t)st.st_size);
-    put(&b, "\t");
-    put_hex(&b, (uint64_t)st.st_mtim.tv_sec);
-    put(&b, "\t");
-    put(&b, step);
-    put(&b, "\t");
-    put(&b, c->before);
-    put(&b, "\n");
+    lz_sbuf_put_n(&b, key, 16);
+    lz_sbuf_put(&b, "\t");
+    lz_sbuf_put(&b, c->name);
+    lz_sbuf_put(&b, "\t");
+    lz_sbuf_put(&b, path);
+    lz_sbuf_put(&b, "\t");
+    lz_sbuf_put_hex(&b, (uint64_t)st.st_size);
+    lz_sbuf_put(&b, "\t");
+    lz_sbuf_put_hex(&b, (uint64_t)st.st_mtim.tv_sec);
+    lz_sbuf_put(&b, "\t");
+    lz_sbuf_put(&b, step);
+    lz_sbuf_put(&b, "\t");
+    lz_sbuf_put(&b, c->before);
+    lz_sbuf_put(&b, "\n");
     if (!b.full)
         c->nlearnt = b.n;
 }
@@ -532,17 +496,6 @@ static int holds(const char *text, size_t len, const char *key)
     return 0;
 }
 
-static int write_all(int fd, const char *p, size_t n)
-{
-    while (n) {
-        long r = lz_sys_write(fd, p, n);
-        if (r <= 0)
-            return 0;
-        p += r, n -= (size_t)r;
-    }
-    return 1;
-}
-
 /* An exclusive lock on path.lock, made if missing, for the merge: writers
  * one at a time, so that none replaces the file with a copy that lacks
  * what another wrote meanwhile. The descriptor, or -1 where none can be had
@@ -550,9 +503,9 @@ static int write_all(int fd, const char *p, size_t n)
 static int lock(const char *path)
 {
     char name[PATH_MAX + 8];
-    sbuf b = {name, 0, sizeof name, 0};
-    put(&b, path);
-    put(&b, ".lock");
+    lz_sbuf b = {name, 0, sizeof name, 0};
+    lz_sbuf_put(&b, path);
+    lz_sbuf_put(&b, ".lock");
     int fd = b.full ? -1 : lz_sys_create(name, O_RDWR | O_NOFOLLOW | O_NONBLOCK, 0644);
     if (fd >= 0 && lz_sys_flock(fd, LOCK_EX) != 0) {
         lz_sys_close(fd);
@@ -584,10 +537,10 @@ void lz_cache_flush(void)
     char *now = read_own(c->path, &len, &why);
     size_t magic = sizeof LZ_CACHE_MAGIC - 1;
     char tmp[PATH_MAX + 32];
-    sbuf t = {tmp, 0, sizeof tmp, 0};
-    put(&t, c->path);
-    put(&t, ".tmp.");
-    put_hex(&t, (uint64_t)lz_sys_getpid());
+    lz_sbuf t = {tmp, 0, sizeof tmp, 0};
+    lz_sbuf_put(&t, c->path);
+    lz_sbuf_put(&t, ".tmp.");
+    lz_sbuf_put_hex(&t, (uint64_t)lz_sys_getpid());
     int fd = -1;
     if ((!now && len) || (now && len && (len < magic || memcmp(now, LZ_CACHE_MAGIC, magic) != 0)))
         lz_say("cache ", c->path, " not written: it is ", now ? "not a lazynccl cache" : why);
@@ -595,7 +548,7 @@ void lz_cache_flush(void)
                                           exists ? (unsigned)link.st_mode & 0644 : 0644)) < 0)
         lz_say("cache ", c->path, " not written: cannot create ", tmp);
     if (fd >= 0) {
-        int ok = now && len ? write_all(fd, now, len) : write_all(fd, LZ_CACHE_MAGIC, magic);
+        int ok = now && len ? lz_sys_write_all(fd, now, len) : lz_sys_write_all(fd, LZ_CACHE_MAGIC, magic);
         size_t total = now && len ? len : magic, lines = 0;
         for (size_t i = magic; now && i < len; i++)
             lines += now[i] == '\n';
@@ -606,7 +559,7 @@ void lz_cache_flush(void)
             end++;
             if (!(now && holds(now, len, c->learnt + i)) && total + (end - i) <= LZ_CACHE_MAX &&
                 lines < LZ_CACHE_MAX_ENTRIES) {
-                ok = write_all(fd, c->learnt + i, end - i);
+                ok = lz_sys_write_all(fd, c->learnt + i, end - i);
                 total += end - i;
                 lines++;
             }

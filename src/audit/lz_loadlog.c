@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The load report's writer in the audit module (lz_loadlog.h). */
 #include "lz_loadlog.h"
+#include "lz_sbuf.h"
 #include "lz_sys.h"
-#include "common/lz_cachefile.h"
 #include "common/lz_loadreport.h"
 
 #include <fcntl.h>
@@ -17,47 +17,11 @@ typedef struct loadlog {
     char dir[PATH_MAX];
     char file[PATH_MAX];
     char head[512];      /* "HOST\tRANK\tPID\t" */
-    size_t nhead;
     char *noted;
     size_t n;
 } loadlog;
 
 static loadlog *g LZ_HOT_DATA;
-
-/* s into out at *at, bounded; in a field (not a separator), tabs and
- * newlines, which would break a line of the file, as '?'. 0 when it does
- * not fit. */
-static int put(char *out, size_t cap, size_t *at, const char *s, int field)
-{
-    for (; *s; s++) {
-        if (*at + 1 >= cap)
-            return 0;
-        out[(*at)++] = field && (*s == '\t' || *s == '\n') ? '?' : *s;
-    }
-    out[*at] = '\0';
-    return 1;
-}
-
-static int add(char *out, size_t cap, size_t *at, const char *s)
-{
-    return put(out, cap, at, s, 1);
-}
-
-static int sep(char *out, size_t cap, size_t *at, const char *s)
-{
-    return put(out, cap, at, s, 0);
-}
-
-static int add_hex(char *out, size_t cap, size_t *at, uint64_t v)
-{
-    char h[17];
-    lz_hex16(v, h);
-    h[16] = '\0';
-    size_t i = 0;
-    while (i < 15 && h[i] == '0')
-        i++;
-    return add(out, cap, at, h + i);
-}
 
 void lz_loadlog_open(const char *dir)
 {
@@ -71,26 +35,25 @@ void lz_loadlog_open(const char *dir)
     for (int i = 0; lz_report_rank_var(i) && !rank; i++)
         if ((rank = lz_sys_getenv(lz_report_rank_var(i))) && !*rank)
             rank = 0;
-    size_t at = 0;
-    uint64_t pid = (uint64_t)lz_sys_getpid();
-    char num[24];
-    size_t nn = sizeof num - 1;
-    num[nn] = '\0';
-    do
-        num[--nn] = (char)('0' + pid % 10);
-    while ((pid /= 10) && nn);
-    int ok = add(l->head, sizeof l->head, &at, host) && sep(l->head, sizeof l->head, &at, "\t") &&
-             add(l->head, sizeof l->head, &at, rank ? rank : "-") &&
-             sep(l->head, sizeof l->head, &at, "\t") && add(l->head, sizeof l->head, &at, num + nn) &&
-             sep(l->head, sizeof l->head, &at, "\t");
-    l->nhead = at;
-    at = 0;
-    size_t d = 0;
-    ok = ok && add(l->dir, sizeof l->dir, &d, dir);
-    ok = ok && add(l->file, sizeof l->file, &at, dir) && sep(l->file, sizeof l->file, &at, "/") &&
-         add(l->file, sizeof l->file, &at, host) && sep(l->file, sizeof l->file, &at, ".") &&
-         add(l->file, sizeof l->file, &at, num + nn) && sep(l->file, sizeof l->file, &at, ".txt");
-    if (ok)
+    char pid[24];
+    lz_sbuf p = {pid, 0, sizeof pid, 0};
+    lz_sbuf_put_num(&p, (unsigned long long)lz_sys_getpid());
+    lz_sbuf h = {l->head, 0, sizeof l->head, 0}, d = {l->dir, 0, sizeof l->dir, 0},
+            f = {l->file, 0, sizeof l->file, 0};
+    lz_sbuf_put_field(&h, host);
+    lz_sbuf_put(&h, "\t");
+    lz_sbuf_put_field(&h, rank ? rank : "-");
+    lz_sbuf_put(&h, "\t");
+    lz_sbuf_put(&h, pid);
+    lz_sbuf_put(&h, "\t");
+    lz_sbuf_put_field(&d, dir);
+    lz_sbuf_put_field(&f, dir);
+    lz_sbuf_put(&f, "/");
+    lz_sbuf_put_field(&f, host);
+    lz_sbuf_put(&f, ".");
+    lz_sbuf_put(&f, pid);
+    lz_sbuf_put(&f, ".txt");
+    if (!h.full && !d.full && !f.full)
         g = l;
 }
 
@@ -104,23 +67,29 @@ void lz_loadlog_object(const char *path, const char *soname)
     char where[PATH_MAX];
     if (path[0] != '/') {
         long n = lz_sys_getcwd(where, sizeof where);
-        size_t at = n > 1 ? (size_t)n - 1 : 0;
-        if (!at || !sep(where, sizeof where, &at, where[at - 1] == '/' ? "" : "/") ||
-            !add(where, sizeof where, &at, path))
+        if (n <= 1)
+            return;
+        lz_sbuf w = {where, (size_t)n - 1, sizeof where, 0};
+        lz_sbuf_put(&w, where[w.n - 1] == '/' ? "" : "/");
+        lz_sbuf_put_field(&w, path);
+        if (w.full)
             return;
         path = where;
     }
     if (!g->noted && !(g->noted = lz_sys_alloc(NOTED_MAX)))
         return;
-    size_t at = g->n;
-    int ok = sep(g->noted, NOTED_MAX, &at, g->head) &&
-             add(g->noted, NOTED_MAX, &at, soname && *soname ? soname : "-") &&
-             sep(g->noted, NOTED_MAX, &at, "\t") && add(g->noted, NOTED_MAX, &at, path) &&
-             sep(g->noted, NOTED_MAX, &at, "\t") && add_hex(g->noted, NOTED_MAX, &at, (uint64_t)st.st_dev) &&
-             sep(g->noted, NOTED_MAX, &at, "\t") && add_hex(g->noted, NOTED_MAX, &at, (uint64_t)st.st_ino) &&
-             sep(g->noted, NOTED_MAX, &at, "\n");
-    if (ok)
-        g->n = at;
+    lz_sbuf b = {g->noted, g->n, NOTED_MAX, 0};
+    lz_sbuf_put(&b, g->head);
+    lz_sbuf_put_field(&b, soname && *soname ? soname : "-");
+    lz_sbuf_put(&b, "\t");
+    lz_sbuf_put_field(&b, path);
+    lz_sbuf_put(&b, "\t");
+    lz_sbuf_put_hex(&b, (uint64_t)st.st_dev);
+    lz_sbuf_put(&b, "\t");
+    lz_sbuf_put_hex(&b, (uint64_t)st.st_ino);
+    lz_sbuf_put(&b, "\n");
+    if (!b.full)
+        g->n = b.n;
     else
         lz_say("report: no room for ", path);
 }
@@ -130,9 +99,9 @@ void lz_loadlog_flush(void)
     if (!g || !g->n)
         return;
     /* One file per process, appended: a restarted or exec'd process of the
-     * same pid adds its lines after its predecessor's. */
-    /* Never blocked (a FIFO put in its place) and never another kind of
-     * file: a regular file of its own, or nothing. */
+     * same pid adds its lines after its predecessor's. Never blocked (a
+     * FIFO put in its place) and never another kind of file: a regular
+     * file of its own, or nothing. */
     int flags = O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY;
     int fd = lz_sys_create(g->file, flags, 0644);
     if (fd < 0 && lz_sys_mkdir(g->dir, 0755) == 0) /* the job's first writer makes it */
@@ -142,19 +111,11 @@ void lz_loadlog_flush(void)
         lz_sys_close(fd);
         fd = -1;
     }
-    if (fd < 0) {
+    if (fd < 0)
         lz_say("report: cannot write ", g->file);
-        g->n = 0;
-        return;
+    else {
+        lz_sys_write_all(fd, g->noted, g->n);
+        lz_sys_close(fd);
     }
-    const char *p = g->noted;
-    size_t n = g->n;
-    while (n) {
-        long r = lz_sys_write(fd, p, n);
-        if (r <= 0)
-            break;
-        p += r, n -= (size_t)r;
-    }
-    lz_sys_close(fd);
     g->n = 0;
 }

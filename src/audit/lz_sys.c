@@ -86,6 +86,17 @@ int lz_sys_stat(const char *path, struct stat *st)
     return sys6(SYS_newfstatat, AT_FDCWD, (long)path, (long)st, 0, 0, 0) < 0 ? -1 : 0;
 }
 
+LZ_COLD int lz_sys_write_all(int fd, const char *p, size_t n)
+{
+    while (n) {
+        long r = lz_sys_write(fd, p, n);
+        if (r <= 0)
+            return 0;
+        p += r, n -= (size_t)r;
+    }
+    return 1;
+}
+
 LZ_COLD int lz_sys_create(const char *path, int flags, unsigned mode)
 {
     long r = sys6(SYS_openat, AT_FDCWD, (long)path, flags | O_CREAT | O_CLOEXEC, (long)mode, 0, 0);

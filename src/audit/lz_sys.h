@@ -26,6 +26,8 @@ LZ_SYS_API int lz_sys_close(int fd);
 /* stat(2) of a path: 0 on success (fstat keeps its C name, lz_sys.c). */
 LZ_SYS_API int lz_sys_stat(const char *path, struct stat *st);
 LZ_SYS_API long lz_sys_write(int fd, const void *buf, size_t len);
+/* All of p[0..n) written: 1, or 0 when a write fails. */
+LZ_SYS_API int lz_sys_write_all(int fd, const char *p, size_t n);
 /* openat(2) with O_CREAT (and O_CLOEXEC) and a mode: the descriptor, or -1. */
 LZ_SYS_API int lz_sys_create(const char *path, int flags, unsigned mode);
 LZ_SYS_API int lz_sys_rename(const char *from, const char *to);

@@ -18,6 +18,7 @@
  * its TLS fits (the tunable it was given is what it needs), so it goes on
  * as it was started, its environment block as the kernel wrote it. */
 #include "lz_tlsfit.h"
+#include "lz_sbuf.h"
 #include "common/lz_dropins.h"
 #include "common/lz_tls.h"
 
@@ -35,34 +36,6 @@ static int counting = 1;        /* the start's objects are being mapped */
 static unsigned long long need LZ_HOT_DATA; /* their TLS so far */
 static int libc_seen LZ_HOT_DATA, has_tunable LZ_HOT_DATA;
 static int acted LZ_HOT_DATA;
-
-/* A string built in a caller's buffer; bounded, never overflowing. */
-typedef struct sbuf {
-    char *p;
-    size_t n, cap;
-} sbuf;
-
-static void put_n(sbuf *b, const char *s, size_t len)
-{
-    for (size_t i = 0; i < len && b->n + 1 < b->cap; i++)
-        b->p[b->n++] = s[i];
-    b->p[b->n] = '\0';
-}
-
-static void put(sbuf *b, const char *s)
-{
-    put_n(b, s, strlen(s));
-}
-
-static void put_num(sbuf *b, unsigned long long v)
-{
-    char d[24];
-    size_t n = sizeof d;
-    do
-        d[--n] = (char)('0' + v % 10);
-    while ((v /= 10) != 0);
-    put_n(b, d + n, sizeof d - n);
-}
 
 static int starts(const char *s, const char *prefix)
 {
@@ -146,14 +119,14 @@ LZ_COLD static long exec_again(char **argv, char **envp)
 LZ_COLD static void restart(char **envp, const char *why, const char *what)
 {
     char held[24];
-    sbuf hb = {held, 0, sizeof held};
-    put_num(&hb, need);
+    lz_sbuf hb = {held, 0, sizeof held, 0};
+    lz_sbuf_put_num(&hb, need);
     lz_say("the libraries this process starts with hold ", held, " bytes of static TLS, ", why, what);
     char **argv = lz_sys_getauxval(AT_BASE) ? lz_sys_argv() : lz_sys_cmdline();
     long rc = argv ? exec_again(argv, envp) : -ENOMEM;
     char num[24];
-    sbuf b = {num, 0, sizeof num};
-    put_num(&b, (unsigned long long)-rc);
+    lz_sbuf b = {num, 0, sizeof num, 0};
+    lz_sbuf_put_num(&b, (unsigned long long)-rc);
     lz_sys_set_debug(1); /* the process is about to stop: say why */
     lz_say("cannot restart this process with the static TLS it needs (execve: errno ", num,
            "); glibc will stop it");
@@ -170,21 +143,21 @@ LZ_COLD static void restart_with_tunable(void)
     long t = lz_sys_env_index(TUNABLES);
     size_t old = t >= 0 ? strlen(env[t]) : 0;
     char tun[old + 96];
-    sbuf tb = {tun, 0, sizeof tun};
-    put(&tb, TUNABLES "=");
+    lz_sbuf tb = {tun, 0, sizeof tun, 0};
+    lz_sbuf_put(&tb, TUNABLES "=");
     for (const char *p = t >= 0 ? env[t] + sizeof TUNABLES : ""; *p;) {
         const char *end = p;
         while (*end && *end != ':')
             end++;
         if (end > p && !starts(p, LZ_TLS_TUNABLE "=")) {
-            put_n(&tb, p, (size_t)(end - p));
-            put(&tb, ":");
+            lz_sbuf_put_n(&tb, p, (size_t)(end - p));
+            lz_sbuf_put(&tb, ":");
         }
         p = *end ? end + 1 : end;
     }
     unsigned long long want = lz_tls_want(need);
-    put(&tb, LZ_TLS_TUNABLE "=");
-    put_num(&tb, want);
+    lz_sbuf_put(&tb, LZ_TLS_TUNABLE "=");
+    lz_sbuf_put_num(&tb, want);
     char *envp[envc + 2];
     long n = 0;
     for (long i = 0; i < envc; i++)
@@ -202,10 +175,10 @@ LZ_COLD static int redirector(const char *dropin, size_t dir_len, char *out, siz
      * for ld.so to apply (nor a page to write) in every process. */
     static const char rel[][16] = LZ_BESIDE_DROPINS;
     for (unsigned i = 0; i < sizeof rel / sizeof *rel; i++) {
-        sbuf b = {out, 0, size};
-        put_n(&b, dropin, dir_len);
-        put(&b, rel[i]);
-        put(&b, LZ_REDIRECT_FILE);
+        lz_sbuf b = {out, 0, size, 0};
+        lz_sbuf_put_n(&b, dropin, dir_len);
+        lz_sbuf_put(&b, rel[i]);
+        lz_sbuf_put(&b, LZ_REDIRECT_FILE);
         struct stat st;
         if (b.n + 1 < size && lz_sys_stat(out, &st) == 0 && S_ISREG(st.st_mode))
             return 1;
@@ -228,8 +201,8 @@ LZ_COLD static void restart_preloaded(void)
     size_t alen = a >= 0 ? strlen(env[a]) : 0, plen = p >= 0 ? strlen(env[p]) : 0;
     size_t dlen = dropins ? strlen(dropins) : 0;
     char audit[alen + 16], preload[plen + dlen + 2 * PATH_MAX + 32], redir[PATH_MAX];
-    sbuf ab = {audit, 0, sizeof audit}, pb = {preload, 0, sizeof preload};
-    put(&ab, "LD_AUDIT=");
+    lz_sbuf ab = {audit, 0, sizeof audit, 0}, pb = {preload, 0, sizeof preload, 0};
+    lz_sbuf_put(&ab, "LD_AUDIT=");
     size_t empty = ab.n;
     for (const char *q = a >= 0 ? env[a] + sizeof "LD_AUDIT" : ""; *q;) {
         const char *end = q;
@@ -240,26 +213,26 @@ LZ_COLD static void restart_preloaded(void)
                    (len == mlen || end[-(long)mlen - 1] == '/');
         if (len && !ours) {
             if (ab.n > empty)
-                put(&ab, ":");
-            put_n(&ab, q, len);
+                lz_sbuf_put(&ab, ":");
+            lz_sbuf_put_n(&ab, q, len);
         }
         q = *end ? end + 1 : end;
     }
-    put(&pb, "LD_PRELOAD=");
+    lz_sbuf_put(&pb, "LD_PRELOAD=");
     const char *list = dropins;
     lz_dropin_item it;
     int first = 1;
     while (lz_dropins_next(&list, &it)) {
         if (first && redirector(it.path, (size_t)(it.name - 1 - it.path), redir, sizeof redir)) {
-            put(&pb, redir);
-            put(&pb, " ");
+            lz_sbuf_put(&pb, redir);
+            lz_sbuf_put(&pb, " ");
         }
         first = 0;
-        put_n(&pb, it.path, it.len);
-        put(&pb, " ");
+        lz_sbuf_put_n(&pb, it.path, it.len);
+        lz_sbuf_put(&pb, " ");
     }
     if (p >= 0)
-        put(&pb, env[p] + sizeof "LD_PRELOAD");
+        lz_sbuf_put(&pb, env[p] + sizeof "LD_PRELOAD");
     char *envp[envc + 3];
     long n = 0;
     for (long i = 0; i < envc; i++)
