@@ -408,7 +408,8 @@ LZ_AUDIT_API unsigned int la_objopen(struct link_map *map, Lmid_t lmid, uintptr_
     target *t = ntargets ? by_soname(soname) : 0;
     if (lz_cache_on() && asking)
         note_loader(map, asking);
-    if (!t || !lz_mem_dropin_box(&o, t->soname)) {
+    lz_asked_box *box = t ? lz_mem_dropin_box(&o, t->soname) : 0;
+    if (!box) {
         /* The object ld.so mapped for a request the cache did not hold. */
         if (lz_cache_waiting())
             lz_cache_learn(map->l_name, cache_step);
@@ -418,7 +419,7 @@ LZ_AUDIT_API unsigned int la_objopen(struct link_map *map, Lmid_t lmid, uintptr_
     }
     if (!t)
         return 0;
-    if ((t->box = lz_mem_dropin_box(&o, t->soname))) {
+    if ((t->box = box)) {
         t->dropin = map;
         lz_say("drop-in ", t->path, " (named ", map->l_name, ") stands for ", t->soname,
                " until it is loaded");
@@ -602,16 +603,6 @@ static int last_default(const char *path, const target *t)
     return in_dir(path, "/usr/lib/", t->soname) || in_dir(path, "/usr/lib64/", t->soname);
 }
 
-/* Whether path is a file of the last directory of the dynamic linker's
- * default search (glibc's system directories end with /usr/lib or
- * /usr/lib64). */
-static int last_system_dir(const char *path)
-{
-    const char *b = base_name(path);
-    return ((size_t)(b - path) == 9 && memcmp(path, "/usr/lib/", 9) == 0) ||
-           ((size_t)(b - path) == 11 && memcmp(path, "/usr/lib64/", 11) == 0);
-}
-
 /* The dynamic linker's search step, by the flag it gives a candidate. */
 static const char *step_of(unsigned int flag)
 {
@@ -752,7 +743,7 @@ LZ_AUDIT_API char *la_objsearch(const char *name, uintptr_t *cookie, unsigned in
         return (char *)name;
     if (flag != LA_SER_ORIG) {
         cache_step = step_of(flag);
-        if (lz_cache_on() && !lz_cache_candidate(name, flag == LA_SER_DEFAULT && last_system_dir(name)))
+        if (lz_cache_on() && !lz_cache_candidate(name))
             return 0;
         return byname.t ? candidate(name, flag) : (char *)name;
     }

@@ -5,6 +5,7 @@
 #include "lz_sbuf.h"
 #include "lz_sys.h"
 #include "common/lz_cachefile.h"
+#include "common/lz_pathlist.h"
 
 #include <elf.h>
 #include <fcntl.h>
@@ -36,14 +37,13 @@ typedef struct cache {
     size_t n;
     uint64_t node;       /* the node's id, once computed */
     int node_known;
-    /* The request being answered by ld.so (a miss), and its latest
-     * candidate when that is the last of ld.so's default search. */
+    /* The request being answered by ld.so (a miss). */
     int waiting;
-    char last[PATH_MAX];
     /* Its candidates so far, each NUL-terminated (ntried bytes; -1 once
-     * they do not fit): a request is recorded as found nowhere only where
-     * none of them exists (ld.so also fails a request whose only file is of
-     * another class, in other words). */
+     * they do not fit): a request that ended without an object mapped is
+     * recorded as found nowhere where ld.so tried some and none of them
+     * exists (ld.so also ends a request at a file of the other class, or
+     * at a copy already loaded under another name: files that exist). */
     char *tried;
     long ntried;
     /* The request is one the cache holds that ld.so finds nothing for:
@@ -267,14 +267,12 @@ static size_t origin_of(const char *file, char *out, size_t size)
  * (the process may change it); seps, its separators. */
 static int absolute_only(const char *list, const char *seps)
 {
-    for (const char *p = list;;) {
+    for (const char *p = list;; p++) {
         if (*p != '/')
             return 0;
-        while (*p && !lz_sys_find(seps, *p)[0])
-            p++;
+        p += lz_pathlist_entry(p, seps);
         if (!*p)
             return 1;
-        p++;
     }
 }
 
@@ -312,7 +310,7 @@ static int put_expanded(lz_sbuf *b, const char *list, const char *owner)
 static int before_of(const lz_cache_asker *a, lz_sbuf *b)
 {
     const char *llp = c->llp && *c->llp ? c->llp : 0;
-    if (llp && *llp && (!absolute_only(llp, ":;") || lz_sys_find(llp, '$')[0]))
+    if (llp && (!absolute_only(llp, ":;") || lz_sys_find(llp, '$')[0]))
         return 0; /* the current directory's entries, $ORIGIN of the program's */
     if (a->runpath) {
         lz_sbuf_put(b, "L:");
@@ -338,10 +336,6 @@ static int before_of(const lz_cache_asker *a, lz_sbuf *b)
     return 1;
 }
 
-/* The request that ended without an object mapped: where ld.so tried the
- * last directory of its default search last and no file is there, it found
- * none, recorded as "-" (a request served by a copy already loaded under
- * another name ends so too, elsewhere: not recorded). */
 /* Whether any candidate of the request is there. */
 static int any_tried(void)
 {
@@ -358,25 +352,20 @@ void lz_cache_request_ended(void)
 {
     if (!c)
         return;
-    if (c->waiting && c->last[0] && !any_tried())
+    if (c->waiting && c->ntried > 0 && !any_tried())
         lz_cache_learn("-", "none");
     c->ntried = 0;
     c->waiting = 0;
     c->refusing = 0;
-    c->last[0] = '\0';
 }
 
-int lz_cache_candidate(const char *path, int last)
+int lz_cache_candidate(const char *path)
 {
     if (!c)
         return 1;
     if (c->refusing)
         return 0;
     size_t len = strlen(path);
-    if (c->waiting && last && len < sizeof c->last)
-        memcpy(c->last, path, len + 1);
-    else
-        c->last[0] = '\0';
     if (c->waiting && c->ntried >= 0) {
         if (!c->tried && !(c->tried = lz_sys_alloc(TRIED_MAX)))
             c->ntried = -1;
@@ -448,7 +437,7 @@ int lz_cache_waiting(void)
 void lz_cache_forget(void)
 {
     if (c)
-        c->waiting = 0, c->refusing = 0, c->last[0] = '\0';
+        c->waiting = 0, c->refusing = 0;
 }
 
 void lz_cache_learn(const char *path, const char *step)
@@ -456,7 +445,6 @@ void lz_cache_learn(const char *path, const char *step)
     if (!c || !c->waiting)
         return;
     c->waiting = 0;
-    c->last[0] = '\0';
     struct stat st = {0};
     int none = lz_sys_same(path, "-");
     if (!none && (path[0] != '/' || lz_sys_stat(path, &st) != 0))

@@ -35,10 +35,10 @@ typedef struct lz_cache_asker {
  * else NULL, and the request is remembered until lz_cache_learn or the
  * next request. */
 const char *lz_cache_lookup(const char *name, const lz_cache_asker *a, const char **step);
-/* A candidate ld.so is about to try for the current request (last: the
- * last directory of its default search): 0 to skip it unopened, where the
- * cache holds that ld.so finds none for the request; else 1. */
-int lz_cache_candidate(const char *path, int last);
+/* A candidate ld.so is about to try for the current request: 0 to skip it
+ * unopened, where the cache holds that ld.so finds none for the request;
+ * else 1. */
+int lz_cache_candidate(const char *path);
 /* The remembered request's answer ("-": none found): the file ld.so (or a drop-in's
  * stand-in decision) found, at step. */
 void lz_cache_learn(const char *path, const char *step);

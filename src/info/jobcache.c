@@ -4,6 +4,7 @@
  * common/lz_cachefile.h). */
 #include "info.h"
 #include "common/lz_cachefile.h"
+#include "common/lz_pathlist.h"
 #include "common/lz_stepnames.h"
 #include "elf/lz_ldcache.h"
 
@@ -104,9 +105,13 @@ static int first_before(const char *before, const char *name, char *first, size_
             continue;
         /* LD_LIBRARY_PATH is split on ';' too, as glibc splits it. */
         const char *seps = part[0] == 'L' ? ":;" : ":";
-        for (char *save = NULL, *dir = strtok_r(part + 2, seps, &save); dir && !found;
-             dir = strtok_r(NULL, seps, &save))
-            found = present(dir, name, st, first, size);
+        for (char *dir = part + 2; *dir && !found;) {
+            size_t len = lz_pathlist_entry(dir, seps);
+            char *next = dir + len + (dir[len] != '\0');
+            dir[len] = '\0';
+            found = len && present(dir, name, st, first, size);
+            dir = next;
+        }
     }
     free(copy);
     return found;
