@@ -330,26 +330,29 @@ static void serve_needed(void *ctx, const char *name)
         add(p, path);
 }
 
+/* The manifest's entry for the drop-in name[0..len), or -1. */
+static long listed(const run_parts *p, const char *name, size_t len)
+{
+    for (size_t k = 0; k < p->manifest.n; k++)
+        if (strlen(p->manifest.names[k]) == len && strncmp(p->manifest.names[k], name, len) == 0)
+            return (long)k;
+    return -1;
+}
+
 /* The same from the manifest: what each drop-in needs, as the build read
  * it, no file opened. */
 static void add_needed_listed(run_parts *p)
 {
-    const run_manifest *m = &p->manifest;
     for (int i = 0; i < p->ndropins; i++) { /* grows as it goes: the closure */
         const char *name = strrchr(p->dropins[i], '/') + 1;
-        for (size_t k = 0; k < m->n; k++) {
-            if (strcmp(m->names[k], name) != 0)
-                continue;
-            for (const char *w = run_manifest_needs(m, k); *w;) {
-                size_t len = strcspn(w, " ");
-                char path[PATH_MAX];
-                for (size_t j = 0; j < m->n; j++)
-                    if (strlen(m->names[j]) == len && strncmp(m->names[j], w, len) == 0 &&
-                        fmt(path, sizeof path, "%s/%s", p->dir, m->names[j]))
-                        add(p, path);
-                w += len;
-                w += strspn(w, " ");
-            }
+        long k = listed(p, name, strlen(name));
+        for (const char *w = k < 0 ? "" : run_manifest_needs(&p->manifest, (size_t)k); *w;) {
+            size_t len = strcspn(w, " ");
+            char path[PATH_MAX];
+            if (listed(p, w, len) >= 0 && fmt(path, sizeof path, "%s/%.*s", p->dir, (int)len, w))
+                add(p, path);
+            w += len;
+            w += strspn(w, " ");
         }
     }
 }
@@ -367,15 +370,6 @@ static void add_needed(run_parts *p)
             close(fd);
         }
     }
-}
-
-/* Whether the manifest names the drop-in name[0..len). */
-static int listed(const run_parts *p, const char *name, size_t len)
-{
-    for (size_t k = 0; k < p->manifest.n; k++)
-        if (strlen(p->manifest.names[k]) == len && strncmp(p->manifest.names[k], name, len) == 0)
-            return 1;
-    return 0;
 }
 
 static int find_dropins(run_parts *p, const char *only, char *why, size_t whysize)
@@ -414,7 +408,7 @@ static int find_dropins(run_parts *p, const char *only, char *why, size_t whysiz
                 return -1;
             }
             fmt(path, sizeof path, "%s/%.*s", p->dir, (int)len, item);
-            if (!(p->manifest.text ? listed(p, item, len) : is_file(path))) {
+            if (!(p->manifest.text ? listed(p, item, len) >= 0 : is_file(path))) {
                 fmt(why, whysize, "--only %.*s: no drop-in %s in %s", (int)len, item, path, p->dir);
                 return -1;
             }
