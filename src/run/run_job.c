@@ -4,6 +4,7 @@
 #include "common/lz_cachefile.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <stdio.h>
@@ -23,18 +24,22 @@ static int absolute(const char *path, char *out, size_t size)
     return (size_t)snprintf(out, size, "%s/%s", cwd, path) < size ? 0 : -1;
 }
 
-static int fail(char *why, size_t whysize, const char *fmt, const char *a, const char *b)
+/* The message into why: -1. */
+__attribute__((format(printf, 3, 4))) static int fail(char *why, size_t whysize, const char *f, ...)
 {
-    snprintf(why, whysize, fmt, a, b);
+    va_list ap;
+    va_start(ap, f);
+    vsnprintf(why, whysize, f, ap);
+    va_end(ap);
     return -1;
 }
 
 int run_job_cache(const char *path, char *out, size_t size, char *why, size_t whysize)
 {
     if (!*path || absolute(path, out, size) < 0)
-        return fail(why, whysize, "--cache %s: not a usable path%s", path, "");
+        return fail(why, whysize, "--cache %s: not a usable path", path);
     if (strpbrk(out, "\t\n"))
-        return fail(why, whysize, "--cache %s: a tab or newline in the path%s", path, "");
+        return fail(why, whysize, "--cache %s: a tab or newline in the path", path);
     struct stat st;
     if (stat(out, &st) == 0) {
         const char *refused = lz_cache_refusal(&st, geteuid());
@@ -51,7 +56,7 @@ int run_job_cache(const char *path, char *out, size_t size, char *why, size_t wh
         if (fd >= 0)
             close(fd);
         if (!text)
-            return fail(why, whysize, "--cache %s: cannot be read%s", out, "");
+            return fail(why, whysize, "--cache %s: cannot be read", out);
         text[n] = '\0';
         size_t magic = sizeof LZ_CACHE_MAGIC - 1, line = 1;
         int ok = n == 0 || (n >= magic && memcmp(text, LZ_CACHE_MAGIC, magic) == 0 && strlen(text) == n);
@@ -67,11 +72,10 @@ int run_job_cache(const char *path, char *out, size_t size, char *why, size_t wh
             }
         }
         free(text);
-        if (!ok) {
-            snprintf(why, whysize, "--cache %s: not a lazynccl cache (line %zu is not %s): every process "
-                     "would ignore it", out, line > 1 ? line - 1 : 1, line > 1 ? "an entry" : "\"lazynccl-cache 1\"");
-            return -1;
-        }
+        if (!ok)
+            return fail(why, whysize, "--cache %s: not a lazynccl cache (line %zu is not %s): every process "
+                        "would ignore it", out, line > 1 ? line - 1 : 1,
+                        line > 1 ? "an entry" : "\"lazynccl-cache 1\"");
         return 0;
     }
     if (errno != ENOENT)
@@ -88,7 +92,7 @@ int run_job_cache(const char *path, char *out, size_t size, char *why, size_t wh
 int run_job_report(const char *dir, char *out, size_t size, char *why, size_t whysize)
 {
     if (!*dir || absolute(dir, out, size) < 0 || strpbrk(out, "\t\n"))
-        return fail(why, whysize, "--report %s: not a usable path%s", dir, "");
+        return fail(why, whysize, "--report %s: not a usable path", dir);
     /* Made by the job's first process that writes (the audit module), not
      * here: --print-env prints, and changes nothing. Its parent must be. */
     char parent[4096];
@@ -98,6 +102,6 @@ int run_job_report(const char *dir, char *out, size_t size, char *why, size_t wh
     if (stat(out, &st) == 0 ? !S_ISDIR(st.st_mode) || access(out, W_OK) != 0
                             : stat(parent[0] ? parent : "/", &st) != 0 || access(parent[0] ? parent : "/", W_OK) != 0)
         return fail(why, whysize, "--report %s: neither a directory this user can write nor one it can "
-                                  "make%s", out, "");
+                                  "make", out);
     return 0;
 }
