@@ -365,7 +365,9 @@ def scale_cache_refused():
 def scale_cache_concurrent_writers():
     """Eight processes recording into one new cache at once: every one maps
     what plain maps, the file parses (lazynccl-info --cache exit 0) with one
-    entry per library, and no temporary file is left."""
+    entry per library, and no temporary file is left. Under a lock another
+    process holds and never lets go, a process starts as plain within
+    moments and writes nothing; once it is free, the next one writes."""
     a.sanitizer_skip()
     d, exe, llp, libs, cache, both = cache_rows("scale_cache_concurrent_writers")
     env = dict(os.environ, LD_LIBRARY_PATH=llp)
@@ -380,6 +382,19 @@ def scale_cache_concurrent_writers():
     for lib in libs:
         t.equal(r.stdout.count(f"{os.path.basename(lib)} -> "), 1, f"one entry for {lib}")
     t.equal([f for f in os.listdir(os.path.dirname(cache)) if ".tmp." in f], [], "no temporary file left")
+    # A writer that holds the lock and never lets go (stopped by a
+    # debugger): the others start as plain, promptly, and write nothing.
+    import fcntl
+    os.unlink(cache)
+    with open(cache + ".lock", "a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        started = time.monotonic()
+        r = t.run(["timeout", "20", RUN, "--cache", cache, exe, "maps"], env={"LD_LIBRARY_PATH": llp})
+        t.equal((r.returncode, r.stdout.splitlines()[1:]), (0, plain), f"under a held lock: {r.stderr}")
+        t.check(time.monotonic() - started < 5, "not waited on for good")
+        t.check(not os.path.exists(cache), "nothing written under another's lock")
+    t.run([RUN, "--cache", cache, exe, "maps"], env={"LD_LIBRARY_PATH": llp}, check_rc=0)
+    t.check(os.path.exists(cache), "written once the lock is free")
 
 
 def rank_job(fake):

@@ -8,6 +8,7 @@
 #include "common/lz_pathlist.h"
 
 #include <elf.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <link.h>
 #include <unistd.h>
@@ -486,8 +487,12 @@ static int holds(const char *text, size_t len, const char *key)
 
 /* An exclusive lock on path.lock, made if missing, for the merge: writers
  * one at a time, so that none replaces the file with a copy that lacks
- * what another wrote meanwhile. The descriptor, or -1 where none can be had
- * (the merge then goes on unlocked: at worst a line is learnt again). */
+ * what another wrote meanwhile. Tried for at most about 100 ms, never
+ * waited on for good (a writer stopped by a debugger holding it must not
+ * stop every process of the job). The descriptor; -1 where the filesystem
+ * gives no lock (the merge goes on unlocked: at worst a line is learnt
+ * again); -2 while another holds it (this process writes nothing: a later
+ * one learns the same). */
 static int lock(const char *path)
 {
     char name[PATH_MAX + 8];
@@ -495,11 +500,17 @@ static int lock(const char *path)
     lz_sbuf_put(&b, path);
     lz_sbuf_put(&b, ".lock");
     int fd = b.full ? -1 : lz_sys_create(name, O_RDWR | O_NOFOLLOW | O_NONBLOCK, 0644);
-    if (fd >= 0 && lz_sys_flock(fd, LOCK_EX) != 0) {
-        lz_sys_close(fd);
-        fd = -1;
+    for (int tries = 0; fd >= 0; tries++) {
+        long rc = lz_sys_flock(fd, LOCK_EX | LOCK_NB);
+        if (rc == 0)
+            return fd;
+        if (rc != -EWOULDBLOCK || tries == 50) {
+            lz_sys_close(fd);
+            return rc == -EWOULDBLOCK ? -2 : -1;
+        }
+        lz_sys_pause_ms(2);
     }
-    return fd;
+    return -1;
 }
 
 void lz_cache_flush(void)
@@ -518,6 +529,10 @@ void lz_cache_flush(void)
         return;
     }
     int held = lock(c->path);
+    if (held == -2) {
+        lz_say("cache ", c->path, " not written: another process holds its lock");
+        return;
+    }
     /* What other processes wrote meanwhile is kept: the file as it is now,
      * then the lines it lacks. */
     size_t len;

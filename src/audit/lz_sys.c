@@ -113,9 +113,16 @@ LZ_COLD int lz_sys_lstat(const char *path, struct stat *st)
     return sys6(SYS_newfstatat, AT_FDCWD, (long)path, (long)st, AT_SYMLINK_NOFOLLOW, 0, 0) < 0 ? -1 : 0;
 }
 
-LZ_COLD int lz_sys_flock(int fd, int op)
+LZ_COLD long lz_sys_flock(int fd, int op)
 {
-    return SYS(SYS_flock, fd, op, 0) < 0 ? -1 : 0;
+    long r = SYS(SYS_flock, fd, op, 0);
+    return r < 0 ? r : 0;
+}
+
+LZ_COLD void lz_sys_pause_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000};
+    SYS(SYS_nanosleep, &ts, 0, 0);
 }
 
 LZ_COLD int lz_sys_mkdir(const char *path, unsigned mode)

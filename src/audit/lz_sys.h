@@ -33,9 +33,10 @@ LZ_SYS_API int lz_sys_create(const char *path, int flags, unsigned mode);
 LZ_SYS_API int lz_sys_rename(const char *from, const char *to);
 LZ_SYS_API int lz_sys_unlink(const char *path);
 LZ_SYS_API int lz_sys_mkdir(const char *path, unsigned mode);
-/* lstat(2); flock(2). */
+/* lstat(2); flock(2): 0, or a negative errno; a pause of ms milliseconds. */
 LZ_SYS_API int lz_sys_lstat(const char *path, struct stat *st);
-LZ_SYS_API int lz_sys_flock(int fd, int op);
+LZ_SYS_API long lz_sys_flock(int fd, int op);
+LZ_SYS_API void lz_sys_pause_ms(long ms);
 /* The host's name (uname(2)'s nodename) into buf: 0, or -1. */
 LZ_SYS_API int lz_sys_nodename(char *buf, size_t size);
 LZ_SYS_API long lz_sys_readlink(const char *path, char *buf, size_t size);
