@@ -23,6 +23,16 @@ def audit_entry_quiet():
 
 
 MODULE_HERE = MODULE_ENTRY.replace("$LIB", f"lib/{t.HOST_CPU}-linux-gnu")
+
+
+def node_copy(module=MODULE_HERE, base="/dev/shm"):
+    """Where lazynccl-run keeps module's node copy under base
+    (src/run/run_nodecopy.c): keyed by the module's inode, size and mtime."""
+    st = os.stat(module)
+    key = f"{st.st_ino:x}-{st.st_size:x}-{st.st_mtime_ns // 10**9:x}.{st.st_mtime_ns % 10**9:09d}"
+    return os.path.join(base, f"lazynccl-{os.geteuid()}", key, os.path.basename(module))
+
+
 DROPINS = os.path.join(t.BUILD, "src", "dropin")
 LIBS = {"nccl": ("libnccl.so.2", "nccl", "nccl_version"),
         "nvrtc": ("libnvrtc.so.13", "nvrtc", "nvrtc_compile"),
@@ -372,7 +382,8 @@ def audit_doctor_says_what_is_redirected():
     t.equal([f["status"] for f in found], ["ok"], f"{found}")
     for soname in ("libnccl.so.2", "libnvrtc.so.13", "libnvJitLink.so.13"):
         t.contains(found[0]["message"], soname, "the sonames")
-    t.contains(found[0]["message"], f"through the audit module {MODULE_HERE}", "module")
+    # The module's node copy: what every process of the job opens.
+    t.contains(found[0]["message"], f"through the audit module {node_copy()}", "module")
     t.contains(found[0]["message"], "by name or by path", "the rule")
     # Their directory once, not each path: sixteen drop-ins fit the line.
     t.contains(found[0]["message"], f"get the drop-ins (in {os.path.join(t.SHIMS, 'dropin')}) "

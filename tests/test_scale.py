@@ -48,17 +48,107 @@ def file_calls(cmd, env=None):
 def scale_wrapper_adds_no_lookups():
     """Under lazynccl-run, in the build tree and an install: /bin/true,
     /bin/sh -c /bin/true and python3 -c pass make no failed lookup more
-    than plain, and no file system call more than the launcher's three (its
-    exec, /proc/self/exe, its manifest) and the audit module's two in each
-    process (ld.so's open and fstat of it)."""
+    than plain, and no file system call more than the launcher's seven (its
+    exec, /proc/self/exe, its manifest; the stat of the module, statfs of
+    /dev/shm, lstat of the node copy and its directory) and the audit
+    module's two in each process (ld.so's open and fstat of it)."""
     a.sanitizer_skip()
     for where, launcher_path in {"build tree": RUN, "install": launcher.install_tree()}.items():
+        t.run([launcher_path, "/bin/true"], check_rc=0)  # the node copy, made once
         for cmd in (["/bin/true"], ["/bin/sh", "-c", "/bin/true"], [PYTHON, "-c", "pass"]):
             plain = file_calls(cmd)
             wrapped = file_calls([launcher_path] + cmd)
             what = f"{where}, {' '.join(cmd)}: plain {plain[:2]}, wrapped {wrapped[:2]}"
-            t.check(wrapped[0] <= plain[0] + 3 + 2 * plain[3], f"{what}: file system calls")
+            t.check(wrapped[0] <= plain[0] + 7 + 2 * plain[3], f"{what}: file system calls")
             t.check(wrapped[1] <= plain[1], f"{what}: failed lookups")
+
+
+def audit_of(env, cmd=None):
+    """(LD_AUDIT, the audit module files mapped) in a process the launcher
+    starts."""
+    show = 'printf "%s|" "$LD_AUDIT"; grep liblazynccl-audit /proc/self/maps | awk \'{print $6}\' | sort -u'
+    out = t.run((cmd or [RUN]) + ["sh", "-c", show], env=env, check_rc=0).stdout
+    entry, mapped = out.split("|", 1)
+    return entry, mapped.split()
+
+
+@case
+def scale_node_copy():
+    """Every process of a job opens the audit module's node copy (a memory
+    filesystem's, made once per node and version by the launcher), not the
+    installed file: the same bytes, this user's alone; LAZYNCCL_NODE_DIR
+    names another directory or "off"; a directory another user made, one
+    open to others, a link, or a copy of another size is never taken (the
+    installed module is named instead); eight launchers making it at once
+    leave one whole file; --print-env names the installed module."""
+    a.sanitizer_skip()
+    module = a.MODULE_HERE
+    want = a.node_copy()
+    entry, mapped = audit_of({})
+    t.equal((entry, mapped), (want, [want]), "default: /dev/shm")
+    with open(module, "rb") as f, open(want, "rb") as g:
+        t.check(f.read() == g.read(), "the copy holds the module's bytes")
+    for path, mode in ((want, 0o500), (os.path.dirname(want), 0o700), (os.path.dirname(os.path.dirname(want)), 0o700)):
+        st = os.lstat(path)
+        t.equal((oct(st.st_mode & 0o777), st.st_uid), (oct(mode), os.geteuid()), f"{path}: mode, owner")
+    t.contains(t.run([RUN, "--print-env"], check_rc=0).stdout, f"LD_AUDIT='{a.MODULE_ENTRY}'",
+               "--print-env names the installed module")
+    t.equal(audit_of({"LAZYNCCL_NODE_DIR": "off"}), (a.MODULE_ENTRY, [module]), "off")
+    d = t.workdir("scale_node_copy")
+    shutil.rmtree(d)
+    os.makedirs(d)
+    named = os.path.join(d, "named")
+    os.makedirs(named)
+    t.equal(audit_of({"LAZYNCCL_NODE_DIR": named})[1], [a.node_copy(base=named)], "LAZYNCCL_NODE_DIR")
+    # Hostile or broken places: the installed module, and nothing written.
+    own = f"lazynccl-{os.geteuid()}"
+    open_dir, link, other, planted = (os.path.join(d, n) for n in ("open", "link", "other", "planted"))
+    os.makedirs(os.path.join(open_dir, own))
+    os.chmod(os.path.join(open_dir, own), 0o777)
+    os.makedirs(os.path.join(link, "elsewhere"), mode=0o700)
+    os.symlink("elsewhere", os.path.join(link, own))
+    os.makedirs(os.path.join(other, own), mode=0o700)
+    if os.geteuid() == 0:
+        os.chown(os.path.join(other, own), 65534, 65534)
+    os.makedirs(os.path.dirname(a.node_copy(base=planted)), mode=0o700)
+    with open(a.node_copy(base=planted), "wb") as f:
+        f.write(b"\x7fELF not the module")
+    for base, what in ((open_dir, "a directory open to others"), (link, "a link"),
+                       (other, "another user's directory" if os.geteuid() == 0 else "(as root only)"),
+                       (planted, "a copy of another size")):
+        t.equal(audit_of({"LAZYNCCL_NODE_DIR": base}), (a.MODULE_ENTRY, [module]), what)
+    t.equal(os.listdir(os.path.join(link, "elsewhere")), [], "nothing written through the link")
+    # Eight at once into a fresh directory: one whole file, no leftovers.
+    race = os.path.join(d, "race")
+    os.makedirs(race)
+    env = dict(os.environ, LAZYNCCL_NODE_DIR=race)
+    env.pop("XDG_RUNTIME_DIR", None)
+    procs = [subprocess.Popen([RUN, "sh", "-c", 'printf "%s" "$LD_AUDIT"'], env=env, stdout=subprocess.PIPE,
+                              text=True) for _ in range(8)]
+    outs = {p.communicate()[0] for p in procs}
+    t.equal(outs, {a.node_copy(base=race)}, "eight at once: one path")
+    t.equal(os.listdir(os.path.dirname(a.node_copy(base=race))), [os.path.basename(module)], "no leftovers")
+    with open(module, "rb") as f, open(a.node_copy(base=race), "rb") as g:
+        t.check(f.read() == g.read(), "eight at once: the whole module")
+
+
+@case
+def scale_node_copy_noexec():
+    """A directory on a filesystem mounted noexec (where ld.so could not map
+    the module) is passed over: the installed module is named."""
+    a.sanitizer_skip()
+    d = t.workdir("scale_node_copy_noexec")
+    mnt = os.path.join(d, "mnt")
+    os.makedirs(mnt, exist_ok=True)
+    subprocess.run(["umount", mnt], stderr=subprocess.DEVNULL)
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "noexec,size=4m", "tmpfs", mnt],
+                      stderr=subprocess.DEVNULL).returncode != 0:
+        raise t.Skip("mounting a tmpfs needs root")
+    try:
+        t.equal(audit_of({"LAZYNCCL_NODE_DIR": mnt}), (a.MODULE_ENTRY, [a.MODULE_HERE]), "noexec")
+        t.equal(os.listdir(mnt), [], "nothing written there")
+    finally:
+        subprocess.run(["umount", mnt])
 
 
 def manylibs_fixture(name):

@@ -208,9 +208,8 @@ LZ_COLD static void restart_preloaded(void)
         const char *end = q;
         while (*end && *end != ':')
             end++;
-        size_t len = (size_t)(end - q), mlen = sizeof LZ_AUDIT_FILE - 1;
-        int ours = len >= mlen && memcmp(end - mlen, LZ_AUDIT_FILE, mlen) == 0 &&
-                   (len == mlen || end[-(long)mlen - 1] == '/');
+        size_t len = (size_t)(end - q);
+        int ours = lz_audit_entry_ours(q, len);
         if (len && !ours) {
             if (ab.n > empty)
                 lz_sbuf_put(&ab, ":");

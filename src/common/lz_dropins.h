@@ -22,6 +22,20 @@
 #define LZ_AUDIT_FILE "liblazynccl-audit.so"
 #define LZ_REDIRECT_FILE "liblazynccl-redirect.so"
 #define LZ_BESIDE_DROPINS {"/../", "/../audit/"}
+
+/* 1 when an entry of LD_AUDIT (len bytes at entry) is lazynccl's module:
+ * its file is named LZ_AUDIT_FILE, wherever it lies (the install, the
+ * module's node copy, a $LIB form). */
+static inline __attribute__((unused)) int lz_audit_entry_ours(const char *entry, size_t len)
+{
+    size_t mlen = sizeof LZ_AUDIT_FILE - 1;
+    if (len < mlen)
+        return 0;
+    for (size_t i = 0; i < mlen; i++)
+        if (entry[len - mlen + i] != LZ_AUDIT_FILE[i])
+            return 0;
+    return len == mlen || entry[len - mlen - 1] == '/';
+}
 /* The module's copies beside it that LD_AUDIT's $LIB leads each process
  * to where ld.so expands it as Debian's does (src/audit/meson.build):
  * 64-bit x86 processes, and 32-bit ones (a module that declines). */

@@ -180,6 +180,10 @@ int main(int argc, char **argv)
     run_find_modules(p);
     if (run_find_check(p, why, sizeof why) < 0)
         return fail(why);
+    /* Printed variables may serve processes of other nodes, where no copy
+     * was made: they name the module where it is. */
+    if (!printing && mode == RUN_AUDIT)
+        run_find_nodecopy(p);
     run_env e;
     if (run_env_build(p, mode, &e) < 0)
         return fail("out of memory");

@@ -28,6 +28,20 @@ static int has_entry(const char *list, const char *seps, const char *item)
     return 0;
 }
 
+/* 1 when the inherited LD_AUDIT holds lazynccl's module under any of its
+ * names (the install's, the node copy a parent made, its $LIB form). */
+static int held_ours(const char *list)
+{
+    for (const char *p = list; p && *p;) {
+        size_t n = strcspn(p, ":");
+        if (lz_audit_entry_ours(p, n))
+            return 1;
+        p += n;
+        p += strspn(p, ":");
+    }
+    return 0;
+}
+
 static int set(run_env *e, const char *name, char *value)
 {
     if (!value)
@@ -121,7 +135,7 @@ int run_env_build(const run_parts *p, enum run_mode mode, run_env *e)
     if (mode == RUN_AUDIT) {
         const char *old = getenv("LD_AUDIT");
         /* Under a wrapped parent, its entry stays whichever form it took. */
-        int held = has_entry(old, ":", p->module) ||
+        int held = has_entry(old, ":", p->module) || held_ours(old) ||
                    (p->audit_lib_entry[0] && has_entry(old, ":", p->audit_lib_entry));
         rc |= set(e, "LD_AUDIT", held ? strdup(old) : joined(p->audit_entry, ":", old));
         rc |= set(e, LZ_DROPINS_ENV, dropin_list(p));

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Where lazynccl-run's pieces are (run_find.h). */
 #include "run_find.h"
+#include "run_nodecopy.h"
 #include "common/lz_dropins.h"
 #include "common/lz_sitedirs.h"
 #include "elf/lz_elfpeek.h"
@@ -537,6 +538,17 @@ void run_find_modules(run_parts *p)
             slash);
     if (p->quiet32 && p->audit_lib_entry[0])
         fmt(p->audit_entry, sizeof p->audit_entry, "%s", p->audit_lib_entry);
+}
+
+void run_find_nodecopy(run_parts *p)
+{
+    const char *given = getenv("LAZYNCCL_AUDIT_MODULE");
+    if ((given && *given) || !p->module[0] || strcmp(p->audit_entry, p->module) != 0)
+        return;
+    if (run_nodecopy(p->module, p->node_module, sizeof p->node_module))
+        fmt(p->audit_entry, sizeof p->audit_entry, "%s", p->node_module);
+    else
+        p->node_module[0] = '\0';
 }
 
 /* 1 when path is a regular file whose ELF header is a shared object's of

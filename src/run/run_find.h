@@ -24,6 +24,7 @@ typedef struct run_parts {
                                      * are laid out as this ld.so expands it
                                      * (src/audit/meson.build) and a 32-bit
                                      * ld.so is installed; else "" */
+    char node_module[PATH_MAX]; /* the module's node copy (run_nodecopy.h), or "" */
     char redirector[PATH_MAX]; /* the redirector, or "" */
     const char *dropins[RUN_MAX_DROPINS]; /* in dropin_text */
     int ndropins;
@@ -52,6 +53,10 @@ int run_find_dropins(run_parts *p, const char *only, char *why, size_t whysize);
  * p->redirector; "" when absent or not nameable in LD_AUDIT/LD_PRELOAD),
  * and what LD_AUDIT names (p->audit_entry, after p->quiet32). */
 void run_find_modules(run_parts *p);
+/* LD_AUDIT names the module's node copy (p->node_module) instead of the
+ * module, where one can be had: not for a module the user named, nor for
+ * the $LIB form. */
+void run_find_nodecopy(run_parts *p);
 /* Every drop-in found is an ELF library of this machine, and so is the
  * audit module found (if any): 0, or -1 with why
  * naming the file. A broken installation is refused before the command

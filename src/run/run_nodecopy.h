@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: MIT
+ * The audit module's node copy (run_nodecopy.c): ld.so opens the module
+ * in every process of a wrapped job, and where the install lies on a
+ * shared filesystem each open is a round trip to its servers (without a
+ * client cache, one per path component). A copy on the node's memory
+ * filesystem, made once per node and version, costs those processes
+ * nothing of the shared filesystem. */
+#ifndef RUN_NODECOPY_H
+#define RUN_NODECOPY_H
+
+#include <stddef.h>
+
+/* The variable naming the directory the copy is kept under ("off": none). */
+#define RUN_NODE_DIR_ENV "LAZYNCCL_NODE_DIR"
+
+/* The node copy of module (an absolute path) into out: 1; or 0 where there
+ * is none to be had (no memory filesystem of this user's, one mounted
+ * noexec, "off", a copy that failed): then the module is named where it
+ * is. Never fails the launch. */
+int run_nodecopy(const char *module, char *out, size_t size);
+
+#endif
