@@ -2,9 +2,11 @@
  * The small reads of a file on disk (lz_elfpeek.h). */
 #include "elf/lz_elfpeek.h"
 #include "elf/lz_elfview.h"
+#include "common/lz_note.h"
 
 #include <elf.h>
 #include <link.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -115,3 +117,47 @@ int lz_elfpeek_native(int fd)
            eh.e_type == ET_DYN && eh.e_machine == lz_elf_own_machine();
 }
 
+
+int lz_elfpeek_dropin(int fd, char *soname, size_t size)
+{
+    dr_small s;
+    int elf_class;
+    unsigned machine;
+    unsigned long long tls;
+    struct stat sb;
+    if (size == 0 || fstat(fd, &sb) != 0 || sb.st_size <= 0)
+        return 0;
+    lz_elfview_init(&s.v, fd, (unsigned long long)sb.st_size, s.win, LZ_ELF_WINDOW, 1);
+    if (lz_elfview_head(&s.v, &elf_class, &machine, NULL, 0) != 0 || machine != lz_elf_own_machine() ||
+        lz_elfview_phdrs(&s.v, s.ph, &tls, NULL, 0) != 0)
+        return 0;
+    for (unsigned i = 0; i < s.v.nph; i++) {
+        const ElfW(Phdr) *ph = &s.ph[i];
+        /* Ours is a few dozen bytes; a segment past a page is not one. */
+        unsigned char note[4096];
+        if (ph->p_type != PT_NOTE || ph->p_filesz > sizeof note || ph->p_offset > s.v.size ||
+            ph->p_filesz > s.v.size - ph->p_offset || lz_elfview_pread(fd, note, ph->p_filesz, ph->p_offset) != 0)
+            continue;
+        size_t pad = ph->p_align == 8 ? 7 : 3;
+        for (size_t at = 0; at + sizeof(ElfW(Nhdr)) <= ph->p_filesz;) {
+            ElfW(Nhdr) nh;
+            memcpy(&nh, note + at, sizeof nh);
+            size_t name = at + sizeof nh, desc = name + ((nh.n_namesz + pad) & ~pad);
+            size_t next = desc + ((nh.n_descsz + pad) & ~pad);
+            if (nh.n_namesz > ph->p_filesz || nh.n_descsz > ph->p_filesz || next > ph->p_filesz || next <= at)
+                break;
+            size_t off = sizeof(int32_t);
+            if (nh.n_namesz == sizeof LZ_NOTE_OWNER && memcmp(note + name, LZ_NOTE_OWNER, sizeof LZ_NOTE_OWNER) == 0 &&
+                nh.n_type == LZ_NOTE_DROPIN && nh.n_descsz > off) {
+                const char *s_at = (const char *)note + desc + off;
+                size_t len = strnlen(s_at, nh.n_descsz - off);
+                if (len < nh.n_descsz - off && len < size) {
+                    memcpy(soname, s_at, len + 1);
+                    return 1;
+                }
+            }
+            at = next;
+        }
+    }
+    return 0;
+}

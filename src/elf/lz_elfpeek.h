@@ -27,4 +27,9 @@ LZ_ELF_API int lz_elfpeek_run_paths(int fd, char **rpath, char **runpath);
  * the launcher ask it). */
 LZ_ELF_API int lz_elfpeek_native(int fd);
 
+/* 1 when the file (of this process's class, byte order and machine) is a
+ * drop-in of this project's, by its note (common/lz_note.h), never by its
+ * name: the SONAME it stands for into soname (size bytes). */
+LZ_ELF_API int lz_elfpeek_dropin(int fd, char *soname, size_t size);
+
 #endif

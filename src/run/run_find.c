@@ -566,18 +566,41 @@ static int object_of_this_machine(const char *path)
     return ok;
 }
 
+/* 1 when path is a drop-in of this project's standing for soname, by its
+ * note: a real library of that name in a directory the user named would
+ * otherwise take every request by path. */
+static int dropin_of(const char *path, const char *soname)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0)
+        return 0;
+    struct stat st;
+    char stands[256];
+    int ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && lz_elfpeek_dropin(fd, stands, sizeof stands) &&
+             strcmp(stands, soname) == 0;
+    close(fd);
+    return ok;
+}
+
 int run_find_check(const run_parts *p, char *why, size_t whysize)
 {
-    const char *given = getenv("LAZYNCCL_AUDIT_MODULE");
-    if (p->manifest.text && !(given && *given))
+    const char *given = getenv("LAZYNCCL_AUDIT_MODULE"), *named = getenv("LAZYNCCL_DROPIN_DIR");
+    int user_dir = named && *named;
+    if (p->manifest.text && !(given && *given) && !user_dir)
         return 0;
-    for (int i = 0; i < p->ndropins && !p->manifest.text; i++) {
+    for (int i = 0; i < p->ndropins && (!p->manifest.text || user_dir); i++) {
         const char *slash = strrchr(p->dropins[i], '/');
         const char *soname = slash ? slash + 1 : p->dropins[i];
         if (!object_of_this_machine(p->dropins[i])) {
             fmt(why, whysize, "drop-in %s (for %s) is unreadable or not a library of this machine: "
                               "the installation is broken (reinstall lazynccl, or name another "
                               "with LAZYNCCL_DROPIN_DIR)", p->dropins[i], soname);
+            return -1;
+        }
+        if (!dropin_of(p->dropins[i], soname)) {
+            fmt(why, whysize, "%s is not a lazynccl drop-in for %s (it has no drop-in note naming it): "
+                              "refused, as every request for %s by path would load it%s",
+                p->dropins[i], soname, soname, user_dir ? " (LAZYNCCL_DROPIN_DIR names its directory)" : "");
             return -1;
         }
     }
