@@ -676,5 +676,42 @@ def fidelity_dlopen_cycles_and_racing_threads():
     same_job([j.probe, "libnccl.so.2", "threads", "64"], env, want="threads 64: version 22101, every time")
 
 
+@case
+def info_check_refuses_what_the_loader_cannot_use():
+    """A program whose DT_NEEDED points outside its dynamic string table
+    dies at start (the dynamic linker reads the name there); lazynccl-info
+    --check says why and exits 2, never "verdict: ok"."""
+    import struct
+    plain_only()
+    d = t.workdir("fidelity_info_needed")
+    src, good, bad = (os.path.join(d, n) for n in ("hello.c", "hello", "hello_bad"))
+    with open(src, "w") as f:
+        f.write("#include <stdio.h>\nint main(void) { puts(\"hi\"); return 0; }\n")
+    t.compile_c(good, [src])
+    b = bytearray(open(good, "rb").read())
+    sections = t.run(["readelf", "-SW", good], check_rc=0).stdout
+    line = next(l for l in sections.splitlines() if " .dynamic " in l)
+    off, size = (int(x, 16) for x in line.split("]")[1].split()[3:5])
+    at = next(i for i in range(off, off + size, 16) if struct.unpack_from("<q", b, i)[0] == 1)
+    struct.pack_into("<Q", b, at + 8, 0xFFFFF)
+    with open(bad, "wb") as f:
+        f.write(b)
+    os.chmod(bad, 0o755)
+    t.check(t.run([bad]).returncode != 0, "plain: the program dies at start")
+    info = os.path.join(t.BUILD, "lazynccl-info")
+    t.equal(t.run([info, "--check", good]).returncode, 0, "the program as built: ok")
+    r = t.run([info, "--check", bad])
+    t.equal((r.returncode, r.stdout), (2, ""), f"refused: {r.stderr}")
+    t.equal(r.stderr, f"lazynccl-info: --check {bad}: DT_NEEDED points outside the dynamic string table "
+                      f"(offset 1048575, table {strsz(good)} bytes): "
+                      "the dynamic linker cannot use this file\n", "the message")
+
+
+def strsz(path):
+    """DT_STRSZ of path, as readelf prints it."""
+    out = t.run(["readelf", "-dW", path], check_rc=0).stdout
+    return int(re.search(r"\(STRSZ\)\s+(\d+)", out).group(1))
+
+
 if __name__ == "__main__":
     raise SystemExit(t.main())

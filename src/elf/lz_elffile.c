@@ -193,9 +193,16 @@ static int dr_read_paths(const ElfW(Dyn) *dyn, size_t count, unsigned long long 
         return lz_elfview_fail(why, n, "out of memory");
     for (size_t i = 0; i < count && dyn[i].d_tag != DT_NULL; i++) {
         unsigned long long off = dyn[i].d_un.d_val;
-        const char *s = off < strsz ? d->strings + off : NULL;
-        if (!s)
+        const char *tag = dyn[i].d_tag == DT_NEEDED ? "DT_NEEDED" : dyn[i].d_tag == DT_RPATH ? "DT_RPATH"
+                        : dyn[i].d_tag == DT_RUNPATH ? "DT_RUNPATH" : NULL;
+        /* ld.so reads these strings at start: one outside the table is a
+         * crash there, never a name to leave out. */
+        if (tag && off >= strsz)
+            return lz_elfview_fail(why, n, "%s points outside the dynamic string table (offset %llu, table "
+                                           "%llu bytes): the dynamic linker cannot use this file", tag, off, strsz);
+        if (!tag)
             continue;
+        const char *s = d->strings + off;
         if (dyn[i].d_tag == DT_NEEDED)
             d->needed[d->nneeded++] = s;
         else if (dyn[i].d_tag == DT_RPATH)
