@@ -126,6 +126,52 @@ def fidelity_ld_library_path_beats_runpath():
              want="version 22101")
 
 
+# Each refusal of the dynamic linker's open_verify (glibc elf/dl-load.c),
+# as one byte patch of the ELF header: (offset, bytes). The first fail the
+# request with ld.so's words; the last two it passes over (another machine,
+# another class), going on to the next directory.
+HEADER_FAULTS = {"OS ABI": (7, bytes([9])), "ABI version": (8, bytes([1])),
+                 "GNU ABI version": (7, bytes([3, 4])), "padding": (10, bytes([1])),
+                 "ident version": (6, bytes([2])), "byte order": (5, bytes([2])),
+                 "e_version": (20, (2).to_bytes(4, "little")), "type ET_REL": (16, (1).to_bytes(2, "little")),
+                 "type ET_EXEC": (16, (2).to_bytes(2, "little")), "phentsize": (54, (50).to_bytes(2, "little")),
+                 "magic": (1, b"X"), "machine": (18, (183).to_bytes(2, "little")),
+                 "class": (4, bytes([1]))}
+
+
+@case
+def fidelity_run_path_candidate_the_linker_refuses():
+    """A program linked -lnccl whose DT_RUNPATH directory holds a copy the
+    dynamic linker refuses (each refusal of its open_verify, one header
+    byte each), LD_LIBRARY_PATH naming nothing and the system lacking NCCL:
+    plain stops at start with ld.so's words (exit 127); wrapped the same,
+    no drop-in stood in. A copy of another machine or class is passed
+    over: the run path's second directory holds a good copy, which both
+    ways load."""
+    j = Job("open_verify")
+    d = os.path.join(j.d, "refused")
+    os.makedirs(d, exist_ok=True)
+    good = os.path.join(j.dirs["runpath"], "libnccl.so.2")
+    prog = t.compile_c(os.path.join(j.d, "probe_two_runpaths"),
+                       [os.path.join(FIXTURE, "probe.c"), "-DPROBE_LINKED", "-ldl", "-lpthread",
+                        f"-L{j.dirs['runpath']}", "-l:libnccl.so.2", f"-Wl,-rpath,{d}:{j.dirs['runpath']}",
+                        "-Wl,--enable-new-dtags"])
+    original = open(good, "rb").read()
+    for fault, (off, patch) in HEADER_FAULTS.items():
+        b = bytearray(original)
+        b[off:off + len(patch)] = patch
+        with open(os.path.join(d, "libnccl.so.2"), "wb") as f:
+            f.write(b)
+        passed_over = fault in ("machine", "class")
+        rc, out, err = same_job([prog, "link"], {})
+        if passed_over:
+            t.equal(rc, 0, f"{fault}: runs ({err})")
+            t.contains(out, "version 22303", f"{fault}: the next directory's copy, both ways")
+        else:
+            t.equal(rc, 127, f"{fault}: plain stops at start ({err})")
+            t.contains(err, "error while loading shared libraries", f"{fault}: ld.so's words")
+
+
 @case
 def fidelity_relative_ld_library_path_then_chdir():
     """A relative LD_LIBRARY_PATH entry, and a program that changes

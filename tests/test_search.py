@@ -457,6 +457,8 @@ def bad_inputs(d):
         f.write(head)
     patched(good, f"{d}/bad/arm64.so", 18, b"\xb7\x00")     # e_machine = EM_AARCH64
     patched(good, f"{d}/bad/class32.so", 4, b"\x01")        # EI_CLASS = ELFCLASS32
+    patched(good, f"{d}/bad/osabi.so", 7, b"\x09")          # EI_OSABI = FreeBSD: ld.so refuses it
+    patched(good, f"{d}/bad/padding.so", 10, b"\x01")       # e_ident padding
     os.symlink(f"{d}/bad/loop_b", f"{d}/bad/loop_a")
     os.symlink(f"{d}/bad/loop_a", f"{d}/bad/loop_b")
     os.makedirs(f"{d}/emptydir")
@@ -477,6 +479,9 @@ def bad_inputs(d):
                           f"[LAZYNCCL_LIBPATH] {d}/bad/arm64.so: rejected: ELF machine 183 (AArch64), this process is 62 (x86-64)"),
         "other_class": (f"{d}/bad/class32.so",
                         f"[LAZYNCCL_LIBPATH] {d}/bad/class32.so: rejected: ELF class 32-bit, this process is 64-bit"),
+        "osabi": (f"{d}/bad/osabi.so", f"[LAZYNCCL_LIBPATH] {d}/bad/osabi.so: rejected: ELF file OS ABI invalid"),
+        "padding": (f"{d}/bad/padding.so",
+                    f"[LAZYNCCL_LIBPATH] {d}/bad/padding.so: rejected: nonzero padding in e_ident"),
         "soname_mismatch": (wrong, f"[LAZYNCCL_LIBPATH] {wrong}: rejected: SONAME libfoo.so.1 is not libnccl.so.2"),
         "symlink_loop": (f"{d}/bad/loop_a",
                          f"[LAZYNCCL_LIBPATH] {d}/bad/loop_a: rejected: Too many levels of symbolic links"),

@@ -2,6 +2,7 @@
  * The small reads of a file on disk (lz_elfpeek.h). */
 #include "elf/lz_elfpeek.h"
 #include "elf/lz_elfview.h"
+#include "elf/lz_elfverify.h"
 #include "common/lz_note.h"
 
 #include <elf.h>
@@ -112,11 +113,10 @@ int lz_elfpeek_run_paths(int fd, char **rpath, char **runpath)
 int lz_elfpeek_native(int fd)
 {
     ElfW(Ehdr) eh;
-    return lz_elfview_pread(fd, &eh, sizeof eh, 0) == 0 && memcmp(eh.e_ident, ELFMAG, SELFMAG) == 0 &&
-           eh.e_ident[EI_CLASS] == LZ_ELF_NATIVE_CLASS && eh.e_ident[EI_DATA] == LZ_ELF_NATIVE_DATA &&
-           eh.e_type == ET_DYN && eh.e_machine == lz_elf_own_machine();
+    const char *words;
+    return lz_elfview_pread(fd, &eh, sizeof eh, 0) == 0 &&
+           lz_elf_verify((const unsigned char *)&eh, sizeof eh, &words) == LZ_LD_MAPS;
 }
-
 
 int lz_elfpeek_dropin(int fd, char *soname, size_t size)
 {

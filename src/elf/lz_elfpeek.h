@@ -21,10 +21,10 @@ LZ_ELF_API int lz_elfpeek_needed(int fd, void (*each)(void *ctx, const char *nam
  * file's dynamic segment and both strings were read (else both NULL). */
 LZ_ELF_API int lz_elfpeek_run_paths(int fd, char **rpath, char **runpath);
 
-/* 1 when the file's ELF header is a shared object's of this process's
- * class, byte order and machine: what the dynamic linker maps for it, as
- * far as one read of the header tells (no allocation: the audit module and
- * the launcher ask it). */
+/* 1 when the dynamic linker would map the file for a request, as far as
+ * one read of its header tells (lz_elfverify.h: a shared object of this
+ * process's class, byte order and machine, nothing in its header that ld.so
+ * refuses); no allocation: the audit module and the launcher ask it. */
 LZ_ELF_API int lz_elfpeek_native(int fd);
 
 /* 1 when the file (of this process's class, byte order and machine) is a

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT
  * The bounded view of a file on disk (lz_elfview.h). */
 #include "elf/lz_elfview.h"
+#include "elf/lz_elfverify.h"
 #include "common/lz_tls.h"
 
 #include <elf.h>
@@ -133,13 +134,18 @@ int lz_elfview_head(lz_elfview *v, int *elf_class, unsigned *machine, char *why,
     const unsigned char *h = id + EI_NIDENT; /* e_type, e_machine: same place in both classes */
     unsigned type = big ? (unsigned)h[0] << 8 | h[1] : (unsigned)h[1] << 8 | h[0];
     *machine = big ? (unsigned)h[2] << 8 | h[3] : (unsigned)h[3] << 8 | h[2];
-    if (*elf_class != LZ_ELF_NATIVE_CLASS || id[EI_DATA] != LZ_ELF_NATIVE_DATA)
+    if (*elf_class != LZ_ELF_NATIVE_CLASS)
         return 1;
     if (type != ET_DYN)
         return lz_elfview_fail(why, n, "not a shared object (ELF type %u)", type);
     const void *ehp = lz_elfview_at(v, 0, sizeof v->eh);
     if (!ehp)
         return lz_elfview_fail(why, n, "truncated ELF: the header is cut short");
+    /* What else the dynamic linker refuses in the header, in its words (a
+     * file of another machine it passes over: said by the caller). */
+    const char *words;
+    if (lz_elf_verify(ehp, sizeof v->eh, &words) == LZ_LD_FAILS)
+        return lz_elfview_fail(why, n, "%s", words);
     memcpy(&v->eh, ehp, sizeof v->eh);
     const ElfW(Ehdr) *eh = &v->eh;
     if (eh->e_phnum == 0 || eh->e_phentsize != sizeof(ElfW(Phdr)))
