@@ -173,6 +173,26 @@ def fidelity_run_path_candidate_the_linker_refuses():
 
 
 @case
+def fidelity_ld_profile_profiles_the_real_library():
+    """LD_PROFILE=libnccl.so.2: the dynamic linker profiles the object of
+    that name, the real NCCL, both ways (its profile file is sized by the
+    profiled object's text: the drop-in's would differ)."""
+    j = Job("ld_profile")
+    sizes = []
+    for wrapped in (False, True):
+        out = os.path.join(j.d, f"profile_{wrapped}")
+        shutil.rmtree(out, ignore_errors=True)
+        os.makedirs(out)
+        env = {"LD_LIBRARY_PATH": j.dirs["ldpath"], "LD_PROFILE": "libnccl.so.2", "LD_PROFILE_OUTPUT": out}
+        rc, stdout, err = side([j.probe, "libnccl.so.2"], env, wrapped)
+        t.equal(rc, 0, f"runs, wrapped={wrapped}: {err}")
+        t.contains(stdout, "version 22101", "the real NCCL called")
+        t.equal(os.listdir(out), ["libnccl.so.2.profile"], f"one profile, wrapped={wrapped}")
+        sizes.append(os.path.getsize(os.path.join(out, "libnccl.so.2.profile")))
+    t.equal(sizes[1], sizes[0], "the same object profiled")
+
+
+@case
 def fidelity_relative_ld_library_path_then_chdir():
     """A relative LD_LIBRARY_PATH entry, and a program that changes
     directory between its dlopen and its first call: the file of the
@@ -565,6 +585,35 @@ def fidelity_restart_keeps_identity():
     t.contains(wrapped.stderr, "restarting it with glibc.rtld.optional_static_tls=",
                "the row is about a restarted process")
     t.contains(wrapped.stdout, "environ GLIBC_TUNABLES", "the raised tunable is its only trace")
+
+
+@case
+def fidelity_restart_follows_the_last_tunables():
+    """Two GLIBC_TUNABLES entries, the later naming a small optional static
+    TLS (glibc reads every entry, later settings winning), and jemalloc
+    preloaded: plain runs; wrapped, the restart raises the tunable where
+    glibc will read it last, and runs the same."""
+    plain_only()
+    jemalloc = "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"
+    if not os.path.exists(jemalloc):
+        raise t.Skip("libjemalloc2 is not installed")
+    d = t.workdir("fidelity_two_tunables")
+    prog = t.compile_c(os.path.join(d, "identity"), [os.path.join(FIXTURE, "identity.c")])
+    dup = os.path.join(d, "dupenv.c")
+    with open(dup, "w") as f:
+        f.write("#include <unistd.h>\nextern char **environ;\n"
+                "int main(int c, char **v) { (void)c; int n = 0; while (environ[n]) n++;\n"
+                "  char *e[n + 3]; for (int i = 0; i < n; i++) e[i] = environ[i];\n"
+                "  e[n] = v[1]; e[n + 1] = v[2]; e[n + 2] = 0; execve(v[3], v + 3, e); return 127; }\n")
+    dupenv = t.compile_c(os.path.join(d, "dupenv"), [dup])
+    cmd = [dupenv, "GLIBC_TUNABLES=glibc.malloc.tcache_count=5",
+           "GLIBC_TUNABLES=glibc.rtld.optional_static_tls=512", prog, "t"]
+    added = ("LD_AUDIT", "LAZYNCCL_AUDIT_DROPINS", "VALGRIND_OPTS", "GLIBC_TUNABLES")
+
+    def normal(text):
+        return "\n".join(x for x in text.splitlines() if x.split(" ", 1)[-1] not in added)
+    p = same_job(cmd, {"LD_PRELOAD": jemalloc}, normal=normal)
+    t.equal(p[0], 0, f"plain runs: {p}")
 
 
 @case

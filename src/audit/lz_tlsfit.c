@@ -132,40 +132,93 @@ LZ_COLD static void restart(char **envp, const char *why, const char *what)
            "); glibc will stop it");
 }
 
-/* glibc 2.32 and later: GLIBC_TUNABLES with the tunable raised (other
- * settings kept), in the variable's place in the environment. */
+/* 1 when env is an entry of GLIBC_TUNABLES. */
+static int is_tunables(const char *env)
+{
+    return starts(env, TUNABLES "=");
+}
+
+/* 1 when the settings at p (a GLIBC_TUNABLES value) set the tunable. */
+static int sets_tunable(const char *p)
+{
+    while (*p) {
+        if (starts(p, LZ_TLS_TUNABLE "="))
+            return 1;
+        while (*p && *p != ':')
+            p++;
+        if (*p)
+            p++;
+    }
+    return 0;
+}
+
+/* The optional static TLS the process got: glibc's start-up reads every
+ * GLIBC_TUNABLES entry in order, each setting what it names, so the last
+ * entry that names the tunable decides. */
+static unsigned long long optional_given(void)
+{
+    unsigned long long optional = lz_tls_optional(0);
+    for (char **env = lz_sys_environ(); env && *env; env++)
+        if (is_tunables(*env) && sets_tunable(*env + sizeof TUNABLES))
+            optional = lz_tls_optional(*env + sizeof TUNABLES);
+    return optional;
+}
+
+/* glibc 2.32 and later: the tunable raised where glibc reads it last (the
+ * last GLIBC_TUNABLES entry: every one is read, in order, later settings
+ * winning), every other setting of every entry kept where it was; the
+ * entries stay as many and in their places, since glibc's start-up edits
+ * the environment's own bytes of each (a program reading them sees the
+ * same layout as plain). */
 LZ_COLD static void restart_with_tunable(void)
 {
     char **env = lz_sys_environ();
-    long envc = 0;
-    while (env[envc])
-        envc++;
-    long t = lz_sys_env_index(TUNABLES);
-    size_t old = t >= 0 ? strlen(env[t]) : 0;
-    char tun[old + 96];
-    lz_sbuf tb = {tun, 0, sizeof tun, 0};
-    lz_sbuf_put(&tb, TUNABLES "=");
-    for (const char *p = t >= 0 ? env[t] + sizeof TUNABLES : ""; *p;) {
-        const char *end = p;
-        while (*end && *end != ':')
-            end++;
-        if (end > p && !starts(p, LZ_TLS_TUNABLE "=")) {
-            lz_sbuf_put_n(&tb, p, (size_t)(end - p));
-            lz_sbuf_put(&tb, ":");
+    long envc = 0, last = -1;
+    size_t old = 0;
+    for (; env[envc]; envc++)
+        if (is_tunables(env[envc])) {
+            old += strlen(env[envc]) + 1;
+            last = envc;
         }
-        p = *end ? end + 1 : end;
-    }
-    unsigned long long want = lz_tls_want(need);
-    lz_sbuf_put(&tb, LZ_TLS_TUNABLE "=");
-    lz_sbuf_put_num(&tb, want);
-    char *envp[envc + 2];
+    char buf[old + 128]; /* the rewritten entries, one after another */
+    lz_sbuf b = {buf, 0, sizeof buf, 0};
+    char *envp[envc + 2], *ours = buf;
     long n = 0;
-    for (long i = 0; i < envc; i++)
-        envp[n++] = i == t ? tun : env[i];
-    if (t < 0)
-        envp[n++] = tun;
+    unsigned long long want = lz_tls_want(need);
+    for (long i = 0; i <= envc; i++) {
+        if (i < envc && !is_tunables(env[i])) {
+            envp[n++] = env[i];
+            continue;
+        }
+        if (i == envc && last >= 0)
+            break;
+        char *entry = buf + b.n;
+        lz_sbuf_put(&b, TUNABLES "=");
+        int first = 1;
+        for (const char *p = i < envc ? env[i] + sizeof TUNABLES : ""; *p;) {
+            const char *end = p;
+            while (*end && *end != ':')
+                end++;
+            if (end > p && !starts(p, LZ_TLS_TUNABLE "=")) {
+                if (!first)
+                    lz_sbuf_put(&b, ":");
+                lz_sbuf_put_n(&b, p, (size_t)(end - p));
+                first = 0;
+            }
+            p = *end ? end + 1 : end;
+        }
+        if (i == last || i == envc) {
+            if (!first)
+                lz_sbuf_put(&b, ":");
+            lz_sbuf_put(&b, LZ_TLS_TUNABLE "=");
+            lz_sbuf_put_num(&b, want);
+            ours = entry;
+        }
+        lz_sbuf_put_n(&b, "", 1);
+        envp[n++] = entry;
+    }
     envp[n] = 0;
-    restart(envp, "more than an audited process keeps as plain: restarting it with ", tun + sizeof TUNABLES);
+    restart(envp, "more than an audited process keeps as plain: restarting it with ", ours + sizeof TUNABLES);
 }
 
 /* The redirector beside the drop-ins (lz_dropins.h). */
@@ -263,7 +316,7 @@ void lz_tlsfit_object(lz_mem_obj *o, const char *soname)
      * dlopen than plain; before it, only where it could not start. */
     if (!libc_seen || acted)
         return;
-    unsigned long long optional = lz_tls_optional(lz_sys_getenv(TUNABLES));
+    unsigned long long optional = optional_given();
     if (has_tunable ? lz_tls_keeps_plain(need, optional) : lz_tls_fits(need, optional))
         return;
     acted = 1;

@@ -434,11 +434,29 @@ static int find_dropins(run_parts *p, const char *only, char *why, size_t whysiz
     return 0;
 }
 
+/* LD_PROFILE names an object by a name it was asked for (glibc's
+ * _dl_name_match_p): a drop-in asked for by its SONAME would be the one
+ * profiled, and the real library, loaded later under that name, never. A
+ * library the user profiles is left to the dynamic linker, as plain. */
+static void leave_profiled(run_parts *p)
+{
+    const char *profiled = getenv("LD_PROFILE");
+    int k = 0;
+    for (int i = 0; i < p->ndropins; i++) {
+        const char *slash = strrchr(p->dropins[i], '/');
+        if (!profiled || strcmp(slash ? slash + 1 : p->dropins[i], profiled) != 0)
+            p->dropins[k++] = p->dropins[i];
+    }
+    p->ndropins = k;
+}
+
 int run_find_dropins(run_parts *p, const char *only, char *why, size_t whysize)
 {
     int rc = find_dropins(p, only, why, whysize);
-    if (rc == 0)
+    if (rc == 0) {
         add_needed(p);
+        leave_profiled(p);
+    }
     return rc;
 }
 
