@@ -617,6 +617,41 @@ def fidelity_restart_follows_the_last_tunables():
 
 
 @case
+def fidelity_without_proc():
+    """Without /proc (a mount namespace with an empty tmpfs over it, as a
+    chroot or bwrap without --proc gives): the launcher starts (its
+    directory from AT_EXECFN), and a process with jemalloc preloaded,
+    restarted for static TLS from what it has without /proc, runs as plain:
+    a program by path and by a relative path, and a script."""
+    plain_only()
+    jemalloc = "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"
+    if not os.path.exists(jemalloc):
+        raise t.Skip("libjemalloc2 is not installed")
+    if t.run(["unshare", "-m", "sh", "-c", "mount -t tmpfs none /proc"]).returncode != 0:
+        raise t.Skip("no mount namespace here (unshare -m needs root)")
+    d = t.workdir("fidelity_no_proc")
+    prog = t.compile_c(os.path.join(d, "identity"), [os.path.join(FIXTURE, "identity.c")])
+    script = os.path.join(d, "ident.sh")
+    with open(script, "w") as f:
+        f.write("#!/bin/sh\necho \"script $0 args $*\"\n")
+    os.chmod(script, 0o755)
+    added = ("LD_AUDIT", "LAZYNCCL_AUDIT_DROPINS", "VALGRIND_OPTS", "GLIBC_TUNABLES")
+    no_proc = ["unshare", "-m", "sh", "-c", 'mount -t tmpfs none /proc && exec "$@"', "sh"]
+
+    def normal(text):
+        return "\n".join(x for x in text.splitlines() if x.split(" ", 1)[-1] not in added)
+    for cmd, cwd in (([prog, "a b"], None), (["./identity", "x"], d), ([script, "s1"], None)):
+        rows = []
+        for wrapped in (False, True):
+            r = t.run(["timeout", "60"] + no_proc + ([RUN, "--"] if wrapped else []) + cmd,
+                      env={"LD_PRELOAD": jemalloc, "LAZYNCCL_DEBUG": "1" if wrapped else ""}, cwd=cwd)
+            rows.append((r.returncode, normal(r.stdout), r.stderr))
+        t.equal(rows[1][:2], rows[0][:2], f"{cmd}: wrapped against plain without /proc ({rows[1][2]})")
+        t.contains(rows[1][2], "restarting it with glibc.rtld.optional_static_tls=", f"{cmd}: restarted")
+        t.check("cannot" not in rows[1][2], f"{cmd}: no failure said: {rows[1][2]}")
+
+
+@case
 def fidelity_later_dlopen_of_initial_exec_tls():
     """A program whose start-up libraries hold 1,000 bytes of initial-exec
     TLS dlopens a library of 1,400 more (it fits plain: glibc's surplus is

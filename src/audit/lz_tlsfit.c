@@ -82,6 +82,42 @@ LZ_COLD static void fexec_again(const char *num, char **argv, char **envp, const
     lz_sys_close(fd);
 }
 
+/* Without /proc (a chroot, bwrap without --proc) the running file cannot
+ * be compared with the one it was started as: the path the kernel was
+ * given is taken as it (a file replaced there since is the one risk):
+ * a descriptor of fexecve's still open, a script (its "#!": the kernel
+ * puts its interpreter before the script again), or the program. Returns
+ * only where none can be executed. */
+LZ_COLD static void exec_without_proc(const char *fn, char **argv, char **envp)
+{
+    long n = 0;
+    const char *p = fn + sizeof "/dev/fd/" - 1;
+    if (starts(fn, "/dev/fd/")) {
+        for (; *p >= '0' && *p <= '9' && n < 1 << 20; p++)
+            n = n * 10 + (*p - '0');
+        struct stat st;
+        if (!*p && p > fn + sizeof "/dev/fd/" - 1 && fstat((int)n, &st) == 0 && S_ISREG(st.st_mode))
+            lz_sys_fexecve((int)n, argv, envp);
+        return;
+    }
+    char head[2] = {0, 0};
+    int fd = lz_sys_open(fn, O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        if (pread(fd, head, sizeof head, 0) != (ssize_t)sizeof head)
+            head[0] = 0;
+        lz_sys_close(fd);
+    }
+    if (head[0] != '#' || head[1] != '!') {
+        lz_sys_execve(fn, argv, envp);
+        return;
+    }
+    for (long i = 1; i < 3 && argv[0] && argv[i]; i++)
+        if (lz_sys_same(argv[i], fn)) {
+            lz_sys_execve(fn, argv + i, envp);
+            return;
+        }
+}
+
 /* Exec this process again as it was started, so that it is the same
  * process to everyone who looks (its comm, AT_EXECFN, /proc/self/exe and
  * argv are the kernel's from that path and those arguments): the file it
@@ -96,7 +132,9 @@ LZ_COLD static long exec_again(char **argv, char **envp)
 {
     const char *fn = (const char *)lz_sys_getauxval(AT_EXECFN);
     struct stat running;
-    if (lz_sys_stat("/proc/self/exe", &running) == 0) {
+    if (lz_sys_stat("/proc/self/exe", &running) != 0 && lz_sys_getauxval(AT_BASE) && fn)
+        exec_without_proc(fn, argv, envp);
+    else if (lz_sys_stat("/proc/self/exe", &running) == 0) {
         if (fn && starts(fn, "/dev/fd/"))
             fexec_again(fn + sizeof "/dev/fd/" - 1, argv, envp, &running);
         if (same_file(fn, &running))

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -183,18 +184,20 @@ static int finish_dir(run_parts *p, char *why, size_t whysize)
 }
 
 /* This program's directory, as the kernel has it (/proc/self/exe, never
- * argv[0]): the C library's start-up read it already (a static program's
- * $ORIGIN), so it is asked for that, not the filesystem again. 0, or -1. */
+ * argv[0]). Without /proc (a chroot, bwrap without --proc), the path the
+ * kernel was given to exec it (AT_EXECFN: relative to the directory it
+ * started in, which is still this one), resolved. Not dlinfo's
+ * RTLD_DI_ORIGIN, though the C library's start-up read /proc/self/exe
+ * already: where that failed, glibc keeps (char *)-1 as the origin and
+ * dlinfo copies from it. 0, or -1. */
 static int own_dir(char *out)
 {
-    /* The link map of this (static) program is its handle. */
-    void *self = _r_debug.r_map;
-    if (self && dlinfo(self, RTLD_DI_ORIGIN, out) == 0 && out[0] == '/')
-        return 0;
     ssize_t n = readlink("/proc/self/exe", out, PATH_MAX - 1);
-    if (n <= 0)
+    const char *execfn = (const char *)getauxval(AT_EXECFN);
+    if (n > 0)
+        out[n] = '\0';
+    else if (!execfn || !realpath(execfn, out))
         return -1;
-    out[n] = '\0';
     *strrchr(out, '/') = '\0';
     return 0;
 }
