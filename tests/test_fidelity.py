@@ -581,6 +581,42 @@ def fidelity_restart_keeps_identity():
     for how in ("memfd", "memfd-cloexec", "file"):
         p = same_job([SYSTEM_PY, "-c", fexec, how, prog], env, normal=normal)
         t.contains(p[1], "AT_EXECFN /dev/fd/", f"started by fexecve ({how})")
+    # Started by execveat from a directory descriptor and a relative name
+    # (AT_EXECFN /dev/fd/N/name), the descriptor close-on-exec or not.
+    execat = os.path.join(d, "execat.c")
+    with open(execat, "w") as f:
+        f.write("#define _GNU_SOURCE\n#include <fcntl.h>\n#include <string.h>\n#include <sys/syscall.h>\n"
+                "#include <unistd.h>\nextern char **environ;\n"
+                "#include <stdlib.h>\n"
+                "int main(int c, char **v) { (void)c; int fd = open(v[2], O_RDONLY | O_DIRECTORY |\n"
+                "  (strcmp(v[1], \"cloexec\") == 0 ? O_CLOEXEC : 0));\n"
+                "  if (getenv(\"CHILD_PRELOAD\")) setenv(\"LD_PRELOAD\", getenv(\"CHILD_PRELOAD\"), 1);\n"
+                "  return fd < 0 ? 126 : (int)syscall(SYS_execveat, fd, v[3], v + 3, environ, 0); }\n")
+    execat = t.compile_c(os.path.join(d, "execat"), [execat])
+    # (jemalloc preloaded in the started program only: it is the one
+    # restarted.)
+    child = {"CHILD_PRELOAD": jemalloc, "MY_FIRST": "1"}
+    for how in ("cloexec", "inherited"):
+        p = same_job([execat, how, d, "identity", "e"], child, normal=normal)
+        t.check("comm identity" in p[1], f"execveat ({how}): {p}")
+        t.contains(p[1], "AT_EXECFN /dev/fd/", f"started by execveat ({how})")
+    # "#!" chains: three deep, and two deep with an argument on the first
+    # line (the kernel puts each interpreter, and that argument, first).
+    def chain(name, interp, arg=""):
+        path = os.path.join(d, name)
+        with open(path, "w") as f:
+            f.write(f"#!{interp}{' ' + arg if arg else ''}\n" +
+                    ("echo \"comm $(cat /proc/$$/comm) args $*\"\n" if interp == "/bin/sh" else ""))
+        os.chmod(path, 0o755)
+        return path
+    c3 = chain("c3", "/bin/sh")
+    c2 = chain("c2", c3)
+    c1 = chain("c1", c2)
+    a2 = chain("a2", "/bin/sh")
+    a1 = chain("a1", a2, "-opt")
+    for cmd in ([c1, "x"], [a1, "y"]):
+        p = same_job(cmd, env, normal=normal)
+        t.contains(p[1], f"comm {os.path.basename(cmd[0])}", f"{cmd[0]}: its comm")
     wrapped = t.run([RUN, "--", prog], env=dict(env, LAZYNCCL_DEBUG="1"))
     t.contains(wrapped.stderr, "restarting it with glibc.rtld.optional_static_tls=",
                "the row is about a restarted process")

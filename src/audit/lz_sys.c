@@ -183,6 +183,12 @@ LZ_COLD long lz_sys_fexecve(int fd, char *const argv[], char *const envp[])
     return sys6(SYS_execveat, fd, (long)"", (long)argv, (long)envp, AT_EMPTY_PATH, 0);
 }
 
+/* execveat(2) of name relative to the directory open at dirfd. */
+LZ_COLD long lz_sys_execveat(int dirfd, const char *name, char *const argv[], char *const envp[])
+{
+    return sys6(SYS_execveat, dirfd, (long)name, (long)argv, (long)envp, 0, 0);
+}
+
 /* dup3(2) with O_CLOEXEC: the new descriptor, or a negative errno. */
 LZ_COLD long lz_sys_dup_cloexec(int fd, int to)
 {

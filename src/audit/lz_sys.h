@@ -52,6 +52,8 @@ LZ_SYS_API int lz_sys_getpid(void);
 LZ_SYS_API long lz_sys_execve(const char *path, char *const argv[], char *const envp[]);
 /* execveat(2) of the file open at fd (fexecve): the same. */
 LZ_SYS_API long lz_sys_fexecve(int fd, char *const argv[], char *const envp[]);
+/* execveat(2) of name relative to the directory open at dirfd: the same. */
+LZ_SYS_API long lz_sys_execveat(int dirfd, const char *name, char *const argv[], char *const envp[]);
 /* dup3(2) onto to, close-on-exec: to, or a negative errno. */
 LZ_SYS_API long lz_sys_dup_cloexec(int fd, int to);
 

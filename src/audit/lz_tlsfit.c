@@ -37,6 +37,11 @@ static unsigned long long need LZ_HOT_DATA; /* their TLS so far */
 static int libc_seen LZ_HOT_DATA, has_tunable LZ_HOT_DATA;
 static int acted LZ_HOT_DATA;
 
+/* Where a script's own path can lie in argv: the kernel runs "#!" chains
+ * five deep (binfmt_script, then four more), each adding its interpreter
+ * and the one argument its line may give. */
+#define LZ_SCRIPT_ARGS 11
+
 static int starts(const char *s, const char *prefix)
 {
     size_t n = strlen(prefix);
@@ -82,6 +87,42 @@ LZ_COLD static void fexec_again(const char *num, char **argv, char **envp, const
     lz_sys_close(fd);
 }
 
+/* A program started by execveat from a directory descriptor and a name
+ * relative to it (AT_EXECFN "/dev/fd/N/name", comm the name's last part)
+ * started so again: from N where it still holds that directory and name is
+ * the running file there, else from the running file's directory opened
+ * at N again, close-on-exec as it was (the file's path ending in name).
+ * Returns only where that cannot be done. */
+LZ_COLD static void execat_again(long n, const char *name, char **argv, char **envp, const struct stat *running)
+{
+    char path[PATH_MAX];
+    lz_sbuf b = {path, 0, sizeof path, 0};
+    struct stat st;
+    if (fstat((int)n, &st) == 0) {
+        lz_sbuf_put(&b, "/proc/self/fd/");
+        lz_sbuf_put_num(&b, (unsigned long long)n);
+        lz_sbuf_put(&b, "/");
+        lz_sbuf_put(&b, name);
+        if (S_ISDIR(st.st_mode) && !b.full && same_file(path, running))
+            lz_sys_execveat((int)n, name, argv, envp);
+        return;
+    }
+    long len = lz_sys_readlink("/proc/self/exe", path, sizeof path - 1);
+    size_t nlen = strlen(name);
+    if (len <= 0 || (size_t)len <= nlen || path[len - (long)nlen - 1] != '/' ||
+        memcmp(path + len - (long)nlen, name, nlen) != 0)
+        return;
+    path[len - (long)nlen - 1] = '\0';
+    int fd = lz_sys_open(len - (long)nlen - 1 ? path : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    if (fd == n || lz_sys_dup_cloexec(fd, (int)n) == n)
+        lz_sys_execveat((int)n, name, argv, envp);
+    if (fd != n)
+        lz_sys_close((int)n);
+    lz_sys_close(fd);
+}
+
 /* Without /proc (a chroot, bwrap without --proc) the running file cannot
  * be compared with the one it was started as: the path the kernel was
  * given is taken as it (a file replaced there since is the one risk):
@@ -111,7 +152,7 @@ LZ_COLD static void exec_without_proc(const char *fn, char **argv, char **envp)
         lz_sys_execve(fn, argv, envp);
         return;
     }
-    for (long i = 1; i < 3 && argv[0] && argv[i]; i++)
+    for (long i = 1; i < LZ_SCRIPT_ARGS && argv[i - 1] && argv[i]; i++)
         if (lz_sys_same(argv[i], fn)) {
             lz_sys_execve(fn, argv + i, envp);
             return;
@@ -135,15 +176,26 @@ LZ_COLD static long exec_again(char **argv, char **envp)
     if (lz_sys_stat("/proc/self/exe", &running) != 0 && lz_sys_getauxval(AT_BASE) && fn)
         exec_without_proc(fn, argv, envp);
     else if (lz_sys_stat("/proc/self/exe", &running) == 0) {
-        if (fn && starts(fn, "/dev/fd/"))
-            fexec_again(fn + sizeof "/dev/fd/" - 1, argv, envp, &running);
+        if (fn && starts(fn, "/dev/fd/")) {
+            const char *num = fn + sizeof "/dev/fd/" - 1, *p = num;
+            long n = 0;
+            for (; *p >= '0' && *p <= '9' && n < 1 << 20; p++)
+                n = n * 10 + (*p - '0');
+            if (p > num && *p == '/' && p[1])
+                execat_again(n, p + 1, argv, envp, &running);
+            else
+                fexec_again(num, argv, envp, &running);
+        }
         if (same_file(fn, &running))
             lz_sys_execve(fn, argv, envp);
         else if (!lz_sys_getauxval(AT_BASE)) {
             if (argv[0] && lz_sys_find(argv[0], '/') && same_file(argv[0], &running))
                 lz_sys_execve(argv[0], argv, envp);
         } else
-            for (long i = 1; fn && i < 3 && argv[0] && argv[i]; i++)
+            /* The kernel put each interpreter of a "#!" chain (and the
+             * argument its line gives) before the script: up to its
+             * depth's worth of entries. */
+            for (long i = 1; fn && i < LZ_SCRIPT_ARGS && argv[i - 1] && argv[i]; i++)
                 if (lz_sys_same(argv[i], fn)) {
                     lz_sys_execve(fn, argv + i, envp);
                     break;
