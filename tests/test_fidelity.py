@@ -688,6 +688,37 @@ def fidelity_without_proc():
 
 
 @case
+def fidelity_dropins_on_a_noexec_mount():
+    """Drop-ins on a filesystem mounted noexec, which the dynamic linker
+    cannot map: none stands in (the launcher says so, once), and NCCL by
+    name is the real one, as plain."""
+    plain_only()
+    j = Job("noexec")
+    mnt = os.path.join(j.d, "mnt")
+    os.makedirs(mnt, exist_ok=True)
+    subprocess.run(["umount", mnt], stderr=subprocess.DEVNULL)
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "noexec,size=64m", "tmpfs", mnt],
+                      stderr=subprocess.DEVNULL).returncode != 0:
+        raise t.Skip("mounting a tmpfs needs root")
+    try:
+        copy = os.path.join(mnt, "dropin")
+        shutil.copytree(DROPINS, copy, symlinks=True)
+        module = os.path.join(t.BUILD, "src", "audit", "liblazynccl-audit.so")
+        env = {"LD_LIBRARY_PATH": j.dirs["ldpath"]}
+        plain = side([j.probe, "libnccl.so.2"], env, False)
+        r = t.run(["timeout", "60", RUN, "--", j.probe, "libnccl.so.2"],
+                  env=dict(env, LAZYNCCL_DROPIN_DIR=copy, LAZYNCCL_AUDIT_MODULE=module))
+        wrapped = (r.returncode, r.stdout, r.stderr)
+        t.equal(wrapped[:2], plain[:2], "wrapped against plain")
+        t.contains(plain[1], "version 22101", "the real NCCL")
+        t.equal(wrapped[2], f"lazynccl-run: the drop-ins' directory {copy} is on a filesystem mounted noexec, "
+                            "where the dynamic linker cannot map them: none stands in, and the command loads "
+                            "the real libraries as it would plain\n", "said once")
+    finally:
+        subprocess.run(["umount", mnt])
+
+
+@case
 def fidelity_later_dlopen_of_initial_exec_tls():
     """A program whose start-up libraries hold 1,000 bytes of initial-exec
     TLS dlopens a library of 1,400 more (it fits plain: glibc's surplus is

@@ -176,6 +176,12 @@ int main(int argc, char **argv)
         return fail("out of memory");
     if (run_find_dir(p, why, sizeof why) < 0 || run_find_dropins(p, only, why, sizeof why) < 0)
         return fail(why);
+    if (run_find_unmappable(p)) {
+        fprintf(stderr, "lazynccl-run: the drop-ins' directory %s is on a filesystem mounted noexec, where "
+                        "the dynamic linker cannot map them: none stands in, and the command loads the real "
+                        "libraries as it would plain\n", p->dir);
+        p->ndropins = 0;
+    }
     p->quiet32 = quiet32;
     run_find_modules(p);
     if (run_find_check(p, why, sizeof why) < 0)

@@ -17,6 +17,8 @@
 #include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/statvfs.h> /* ST_NOEXEC */
 #include <unistd.h>
 
 /* Written by meson.build: the families ("id=stem id=stem ...", the stem of
@@ -451,6 +453,12 @@ static void leave_profiled(run_parts *p)
             p->dropins[k++] = p->dropins[i];
     }
     p->ndropins = k;
+}
+
+int run_find_unmappable(const run_parts *p)
+{
+    struct statfs fs;
+    return p->ndropins > 0 && statfs(p->dir, &fs) == 0 && (fs.f_flags & ST_NOEXEC);
 }
 
 int run_find_dropins(run_parts *p, const char *only, char *why, size_t whysize)

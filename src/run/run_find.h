@@ -49,6 +49,9 @@ int run_find_dir(run_parts *p, char *why, size_t whysize);
  * with them every drop-in here that one of them needs (DT_NEEDED). 0, or -1
  * with the reason. */
 int run_find_dropins(run_parts *p, const char *only, char *why, size_t whysize);
+/* 1 when the drop-ins' directory lies on a filesystem mounted noexec: the
+ * dynamic linker cannot map them, so none may stand in. */
+int run_find_unmappable(const run_parts *p);
 /* The audit module and the redirector beside the drop-ins (p->module,
  * p->redirector; "" when absent or not nameable in LD_AUDIT/LD_PRELOAD),
  * and what LD_AUDIT names (p->audit_entry, after p->quiet32). */
