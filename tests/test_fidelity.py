@@ -193,6 +193,29 @@ def fidelity_ld_profile_profiles_the_real_library():
 
 
 @case
+def fidelity_ld_library_path_as_at_start():
+    """A program started with LD_LIBRARY_PATH naming one NCCL sets it to
+    another for its children, then makes its first call: linked -lnccl it
+    has the first (ld.so read the variable at start), and linked to the
+    shim too (the shim takes it as ld.so took it), plain and under
+    lazynccl-run."""
+    j = Job("llp_at_start")
+    src = os.path.join(j.d, "setenv_first.c")
+    with open(src, "w") as f:
+        f.write("#include <nccl.h>\n#include <stdio.h>\n#include <stdlib.h>\n"
+                "int main(int c, char **v) { (void)c; setenv(\"LD_LIBRARY_PATH\", v[1], 1);\n"
+                "  int ver = 0; ncclResult_t r = ncclGetVersion(&ver);\n"
+                "  printf(\"rc %d version %d\\n\", (int)r, ver); return 0; }\n")
+    plain = t.compile_c(os.path.join(j.d, "setenv_plain"), [src],
+                        [f"-I{t.NCCL_INCLUDE}", f"-I{t.CUDA_INCLUDE}", f"-L{j.dirs['ldpath']}", "-l:libnccl.so.2"])
+    shimmed = t.compile_c(os.path.join(j.d, "setenv_shim"), [src], t.link_shim_args("nccl"))
+    env = {"LD_LIBRARY_PATH": j.dirs["ldpath"]}
+    for prog in (plain, shimmed):
+        p = same_job([prog, j.dirs["conda/lib"]], env)
+        t.equal(p[:2], (0, "rc 0 version 22101\n"), f"{os.path.basename(prog)}: the start's NCCL")
+
+
+@case
 def fidelity_relative_ld_library_path_then_chdir():
     """A relative LD_LIBRARY_PATH entry, and a program that changes
     directory between its dlopen and its first call: the file of the

@@ -13,6 +13,7 @@
 #include "elf/lz_probe.h"
 
 #include <limits.h>
+#include <sys/auxv.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,7 +97,7 @@ static int linker_list(struct linker_search *ls, const char *step, const char *l
 
 /* LD_LIBRARY_PATH, where ld.so's $ORIGIN is the program's directory, read
  * (under /proc) only where an entry may name it. */
-static int linker_llp(struct linker_search *ls, const char *llp)
+static int linker_llp_text(struct linker_search *ls, const char *llp)
 {
     char *exe = strchr(llp, '$') ? malloc(PATH_MAX) : NULL;
     char *slash = exe && lz_objects_program_path(exe, PATH_MAX) ? strrchr(exe, '/') : NULL;
@@ -110,14 +111,53 @@ static int linker_llp(struct linker_search *ls, const char *llp)
     return rc;
 }
 
+/* Where the C library keeps the stack the process started with: argc,
+ * argv, NULL, the environment's array, NULL (glibc sets it from ld.so's
+ * start, and in a static program from its own). */
+extern void *__libc_stack_end;
+
+/* LD_LIBRARY_PATH as the dynamic linker took it when the process started,
+ * not as it is now: a program that sets it for its children changes
+ * nothing for its own loads, plain. setenv and putenv replace the
+ * environment's entries, never the strings the kernel laid out above the
+ * stack: the arguments', then the environment's, up to the file name the
+ * process was started by (AT_EXECFN); ld.so read its variables there, the
+ * last assignment winning. Where that layout is not found, the variable
+ * as it is now. */
+static const char *llp_at_start(void)
+{
+    static const char name[] = "LD_LIBRARY_PATH=";
+    const long *start = __libc_stack_end;
+    const char *top = (const char *)getauxval(AT_EXECFN);
+    if (lz_secure()) /* ld.so ignores it, and took it out of the environment */
+        return lz_getenv("LD_LIBRARY_PATH");
+    if (!start || !top || start[0] < 1 || start[0] > (1L << 20))
+        return lz_getenv("LD_LIBRARY_PATH");
+    char *const *argv = (char *const *)(start + 1);
+    const char *last = argv[start[0] - 1];
+    if (argv[start[0]] != NULL || !last || last <= (const char *)argv || last >= top ||
+        top - last > (16L << 20))
+        return lz_getenv("LD_LIBRARY_PATH");
+    const char *found = NULL;
+    for (const char *p = last + strlen(last) + 1; p < top; p += strlen(p) + 1)
+        if (strncmp(p, name, sizeof name - 1) == 0)
+            found = p + sizeof name - 1;
+    return found;
+}
+
+static int linker_llp(struct linker_search *ls)
+{
+    const char *llp = llp_at_start();
+    return llp && *llp && linker_llp_text(ls, llp);
+}
+
 int lz_linker_lookup(const char *const *sonames, const lz_linker_hooks *hooks)
 {
     struct linker_search ls = {sonames, hooks};
     /* ld.so: DT_RPATH before LD_LIBRARY_PATH, DT_RUNPATH after. */
     if (lz_objects_runpaths(sonames, 0, visit_runpath, &ls))
         return 1;
-    const char *llp = lz_getenv("LD_LIBRARY_PATH");
-    if (llp && *llp && linker_llp(&ls, llp))
+    if (linker_llp(&ls))
         return 1;
     if (lz_objects_runpaths(sonames, 1, visit_runpath, &ls))
         return 1;
@@ -135,8 +175,7 @@ int lz_linker_lookup_from(const char *const *sonames, const char *origin, const 
     if (no_runpath && ((rpath && *rpath && linker_list(&ls, LZ_STEP_RUN_PATH, rpath, ":", origin)) ||
                        lz_objects_runpaths(sonames, 0, visit_runpath, &ls)))
         return 1;
-    const char *llp = lz_getenv("LD_LIBRARY_PATH");
-    if (llp && *llp && linker_llp(&ls, llp))
+    if (linker_llp(&ls))
         return 1;
     if (runpath && *runpath && linker_list(&ls, LZ_STEP_RUN_PATH, runpath, ":", origin))
         return 1;
