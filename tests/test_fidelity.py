@@ -216,6 +216,36 @@ def fidelity_ld_library_path_as_at_start():
 
 
 @case
+def fidelity_plugin_follows_the_programs_rpath():
+    """A program with a DT_RPATH (conda's python3: $ORIGIN/../lib) dlopens a
+    plugin without DT_RUNPATH that needs NCCL, LD_LIBRARY_PATH naming
+    another: the program's DT_RPATH comes first, for a plugin linked -lnccl
+    (ld.so's rule) and for one linked to the shim alike, plain and under
+    lazynccl-run."""
+    j = Job("program_rpath")
+    main = os.path.join(j.d, "host.c")
+    with open(main, "w") as f:
+        f.write("#include <dlfcn.h>\n#include <stdio.h>\n"
+                "int main(int c, char **v) { (void)c; void *h = dlopen(v[1], RTLD_NOW);\n"
+                "  if (!h) { printf(\"dlopen: %s\\n\", dlerror()); return 1; }\n"
+                "  int (*f)(void) = (int (*)(void))dlsym(h, \"plugin_version\");\n"
+                "  printf(\"version %d\\n\", f()); return 0; }\n")
+    host = t.compile_c(os.path.join(j.d, "host"), [main, "-ldl", f"-Wl,-rpath,{j.dirs['rpath']}",
+                                                    "-Wl,--disable-new-dtags"])
+    plug = os.path.join(j.d, "plugin.c")
+    with open(plug, "w") as f:
+        f.write("#include <nccl.h>\nint plugin_version(void) { int v = 0; ncclGetVersion(&v); return v; }\n")
+    inc = [f"-I{t.NCCL_INCLUDE}", f"-I{t.CUDA_INCLUDE}", "-Wl,--disable-new-dtags"]
+    linked = t.compile_c(os.path.join(j.d, "plugin_linked.so"), [plug],
+                         inc + [f"-L{j.dirs['rpath']}", "-l:libnccl.so.2"], shared=True)
+    shimmed = t.compile_c(os.path.join(j.d, "plugin_shim.so"), [plug], inc + t.link_shim_args("nccl"), shared=True)
+    env = {"LD_LIBRARY_PATH": j.dirs["ldpath"]}
+    for plugin in (linked, shimmed):
+        p = same_job([host, plugin], env)
+        t.equal(p[:2], (0, "version 22505\n"), f"{os.path.basename(plugin)}: the program's DT_RPATH")
+
+
+@case
 def fidelity_relative_ld_library_path_then_chdir():
     """A relative LD_LIBRARY_PATH entry, and a program that changes
     directory between its dlopen and its first call: the file of the

@@ -24,6 +24,10 @@ struct runpaths {
     int runpath;             /* 0: DT_RPATH entries, 1: DT_RUNPATH entries */
     char *cwd;               /* for relative entries, read once per query */
     int cwd_read;
+    int program_too;         /* a needing object without DT_RUNPATH: ld.so then
+                              * tries the program's DT_RPATH after its own */
+    int program_done;        /* the program was one of them */
+    int main_pass;           /* the pass that reads the program alone */
     lz_strlist out;
 };
 
@@ -112,13 +116,20 @@ static int runpath_cb(struct dl_phdr_info *info, size_t size, void *data)
     (void)size;
     struct runpaths *q = data;
     lz_objview v;
-    if (!lz_objects_view(info, &v) || !lz_objects_needs(&v, q->sonames, q->self_soname))
-        return 0;
+    int program = !info->dlpi_name || !info->dlpi_name[0];
+    if (q->main_pass && !program)
+        return 1; /* the program is the first object: nothing after it */
+    if (!lz_objects_view(info, &v) || (!q->main_pass && !lz_objects_needs(&v, q->sonames, q->self_soname)))
+        return q->main_pass;
     /* As ld.so: an object's DT_RPATH counts only when it has no DT_RUNPATH. */
     int has_runpath = 0, has_rpath = 0;
     for (const ElfW(Dyn) *d = v.m.dyn; d < v.m.dyn + v.m.ndyn && d->d_tag != DT_NULL; d++) {
         has_runpath |= d->d_tag == DT_RUNPATH;
         has_rpath |= d->d_tag == DT_RPATH;
+    }
+    if (!q->main_pass && !has_runpath) {
+        q->program_too = 1;
+        q->program_done |= program;
     }
     long tag = q->runpath ? DT_RUNPATH : DT_RPATH;
     if (tag == DT_RPATH ? !has_rpath || has_runpath : !has_runpath)
@@ -143,7 +154,7 @@ static int runpath_cb(struct dl_phdr_info *info, size_t size, void *data)
     free(o.origin);
     free(o.path);
     free(b);
-    return 0;
+    return q->main_pass;
 }
 
 int lz_objects_runpaths(const char *const *sonames, int runpath, lz_object_visit_fn visit,
@@ -151,6 +162,13 @@ int lz_objects_runpaths(const char *const *sonames, int runpath, lz_object_visit
 {
     struct runpaths q = {.sonames = sonames, .self_soname = lz_objects_self_soname(), .runpath = runpath};
     lz_dl_iterate_phdr(runpath_cb, &q);
+    /* ld.so, for a requester without DT_RUNPATH: its DT_RPATH, then the
+     * program's (conda's python3: $ORIGIN/../lib), which a plugin linked
+     * -lnccl follows as well. */
+    if (!runpath && q.program_too && !q.program_done) {
+        q.main_pass = 1;
+        lz_dl_iterate_phdr(runpath_cb, &q);
+    }
     free(q.cwd);
     return lz_strlist_visit(&q.out, visit, ctx);
 }
