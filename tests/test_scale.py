@@ -48,10 +48,12 @@ def file_calls(cmd, env=None):
 def scale_wrapper_adds_no_lookups():
     """Under lazynccl-run, in the build tree and an install: /bin/true,
     /bin/sh -c /bin/true and python3 -c pass make no failed lookup more
-    than plain, and no file system call more than the launcher's seven (its
-    exec, /proc/self/exe, its manifest; the stat of the module, statfs of
-    /dev/shm, lstat of the node copy and its directory) and the audit
-    module's two in each process (ld.so's open and fstat of it)."""
+    than plain, and no file system call more than the launcher's nine (its
+    exec; /proc/self/exe, read by the C library's start-up and by the
+    launcher; its manifest; statfs of the drop-ins' directory (noexec?);
+    the stat of the module, statfs of /dev/shm, lstat of the node copy and
+    its directory) and the audit module's two in each process (ld.so's open
+    and fstat of it)."""
     a.sanitizer_skip()
     for where, launcher_path in {"build tree": RUN, "install": launcher.install_tree()}.items():
         t.run([launcher_path, "/bin/true"], check_rc=0)  # the node copy, made once
@@ -59,7 +61,7 @@ def scale_wrapper_adds_no_lookups():
             plain = file_calls(cmd)
             wrapped = file_calls([launcher_path] + cmd)
             what = f"{where}, {' '.join(cmd)}: plain {plain[:2]}, wrapped {wrapped[:2]}"
-            t.check(wrapped[0] <= plain[0] + 7 + 2 * plain[3], f"{what}: file system calls")
+            t.check(wrapped[0] <= plain[0] + 9 + 2 * plain[3], f"{what}: file system calls")
             t.check(wrapped[1] <= plain[1], f"{what}: failed lookups")
 
 
@@ -80,7 +82,8 @@ def scale_node_copy():
     names another directory or "off"; a directory another user made, one
     open to others, a link, or a copy of another size is never taken (the
     installed module is named instead); eight launchers making it at once
-    leave one whole file; --print-env names the installed module."""
+    leave one whole file; --print-env names the installed module. A
+    directory the user names that cannot serve is said, in one line."""
     a.sanitizer_skip()
     module = a.MODULE_HERE
     want = a.node_copy()
@@ -117,6 +120,15 @@ def scale_node_copy():
                        (other, "another user's directory" if os.geteuid() == 0 else "(as root only)"),
                        (planted, "a copy of another size")):
         t.equal(audit_of({"LAZYNCCL_NODE_DIR": base}), (a.MODULE_ENTRY, [module]), what)
+        t.equal(t.run([RUN, "true"], env={"LAZYNCCL_NODE_DIR": base}, check_rc=0).stderr,
+                f"lazynccl-run: LAZYNCCL_NODE_DIR={base}: no directory of this user's alone could hold the copy "
+                "there (one of another user's, open to others, or a link; or the copy could not be written): "
+                "the installed module is named instead\n", f"{what}: said")
+    for base, words in (("relative/dir", "not an absolute path"),
+                        (os.path.join(d, "none"), "No such file or directory")):
+        r = t.run([RUN, "true"], env={"LAZYNCCL_NODE_DIR": base}, check_rc=0)
+        t.equal(r.stderr, f"lazynccl-run: LAZYNCCL_NODE_DIR={base}: {words}: the installed module is named "
+                          "instead\n", f"{base}: said")
     t.equal(os.listdir(os.path.join(link, "elsewhere")), [], "nothing written through the link")
     # Eight at once into a fresh directory: one whole file, no leftovers.
     race = os.path.join(d, "race")
@@ -146,6 +158,8 @@ def scale_node_copy_noexec():
         raise t.Skip("mounting a tmpfs needs root")
     try:
         t.equal(audit_of({"LAZYNCCL_NODE_DIR": mnt}), (a.MODULE_ENTRY, [a.MODULE_HERE]), "noexec")
+        t.contains(t.run([RUN, "true"], env={"LAZYNCCL_NODE_DIR": mnt}, check_rc=0).stderr,
+                   f"LAZYNCCL_NODE_DIR={mnt}: mounted noexec", "said")
         t.equal(os.listdir(mnt), [], "nothing written there")
     finally:
         subprocess.run(["umount", mnt])

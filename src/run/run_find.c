@@ -574,10 +574,13 @@ void run_find_nodecopy(run_parts *p)
     const char *given = getenv("LAZYNCCL_AUDIT_MODULE");
     if ((given && *given) || !p->module[0] || strcmp(p->audit_entry, p->module) != 0)
         return;
-    if (run_nodecopy(p->module, p->node_module, sizeof p->node_module))
+    char why[PATH_MAX + 256];
+    if (run_nodecopy(p->module, p->node_module, sizeof p->node_module, why, sizeof why))
         fmt(p->audit_entry, sizeof p->audit_entry, "%s", p->node_module);
     else
         p->node_module[0] = '\0';
+    if (why[0])
+        fprintf(stderr, "lazynccl-run: %s\n", why);
 }
 
 /* 1 when path is a regular file whose ELF header is a shared object's of

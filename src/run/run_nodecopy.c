@@ -116,15 +116,26 @@ static int copy_under(const char *base, const char *module, const struct stat *s
     return ok;
 }
 
-int run_nodecopy(const char *module, char *out, size_t size)
+int run_nodecopy(const char *module, char *out, size_t size, char *why, size_t whysize)
 {
     const char *named = getenv(RUN_NODE_DIR_ENV);
     struct stat src;
+    struct statfs fs;
+    why[0] = '\0';
     if ((named && strcmp(named, "off") == 0) || module[0] != '/' || stat(module, &src) != 0 ||
         !S_ISREG(src.st_mode))
         return 0;
-    if (named && *named)
-        return usable(named, 1) && copy_under(named, module, &src, out, size);
+    if (named && *named) {
+        if (usable(named, 1) && copy_under(named, module, &src, out, size))
+            return 1;
+        snprintf(why, whysize, RUN_NODE_DIR_ENV "=%s: %s: the installed module is named instead", named,
+                 named[0] != '/' ? "not an absolute path"
+                 : statfs(named, &fs) != 0 ? strerror(errno)
+                 : (fs.f_flags & ST_NOEXEC) ? "mounted noexec"
+                 : "no directory of this user's alone could hold the copy there (one of another user's, "
+                   "open to others, or a link; or the copy could not be written)");
+        return 0;
+    }
     const char *bases[] = {getenv("XDG_RUNTIME_DIR"), "/dev/shm"};
     for (unsigned i = 0; i < sizeof bases / sizeof *bases; i++)
         if (usable(bases[i], 0) && copy_under(bases[i], module, &src, out, size))

@@ -16,7 +16,8 @@
 /* The node copy of module (an absolute path) into out: 1; or 0 where there
  * is none to be had (no memory filesystem of this user's, one mounted
  * noexec, "off", a copy that failed): then the module is named where it
- * is. Never fails the launch. */
-int run_nodecopy(const char *module, char *out, size_t size);
+ * is, and where the user named a directory that could not serve, why says
+ * so (else it is ""). Never fails the launch. */
+int run_nodecopy(const char *module, char *out, size_t size, char *why, size_t whysize);
 
 #endif
