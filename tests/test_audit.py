@@ -382,8 +382,7 @@ def audit_doctor_says_what_is_redirected():
     t.equal([f["status"] for f in found], ["ok"], f"{found}")
     for soname in ("libnccl.so.2", "libnvrtc.so.13", "libnvJitLink.so.13"):
         t.contains(found[0]["message"], soname, "the sonames")
-    # The module's node copy: what every process of the job opens.
-    t.contains(found[0]["message"], f"through the audit module {node_copy()}", "module")
+    t.contains(found[0]["message"], f"through the audit module {MODULE_HERE}", "module")
     t.contains(found[0]["message"], "by name or by path", "the rule")
     # Their directory once, not each path: sixteen drop-ins fit the line.
     t.contains(found[0]["message"], f"get the drop-ins (in {os.path.join(t.SHIMS, 'dropin')}) "

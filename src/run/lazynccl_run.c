@@ -33,8 +33,8 @@ static void usage(FILE *out)
 {
     const char *more = run_find_families(1);
     fprintf(out,
-        "usage: lazynccl-run [--only LIST] [--preload|--no-audit] [--quiet-32bit] [--cache FILE]\n"
-        "                    [--report DIR] [--] CMD [ARGS...]\n"
+        "usage: lazynccl-run [--only LIST] [--preload|--no-audit] [--quiet-32bit] [--node-copy]\n"
+        "                    [--cache FILE] [--report DIR] [--] CMD [ARGS...]\n"
         "       lazynccl-run [OPTIONS] --print-env[=SHELL]\n"
         "Run CMD (and every process it starts) with lazy drop-ins of the NVIDIA libraries.\n"
         "  --only LIST    comma-separated families (the newest major of each drop-in\n"
@@ -49,6 +49,12 @@ static void usage(FILE *out)
         "                 find one that declines, instead of ld.so printing \"wrong ELF\n"
         "                 class\" for each; costs every process of the job a read of\n"
         "                 /proc/self/exe (docs/consumers.md)\n"
+        "  --node-copy    name a copy of the audit module on this node's memory\n"
+        "                 filesystem ($LAZYNCCL_NODE_DIR, else $XDG_RUNTIME_DIR or\n"
+        "                 /dev/shm), so that no process opens it on a shared\n"
+        "                 filesystem; only where a launcher runs on each node\n"
+        "                 (srun lazynccl-run --node-copy CMD): the copy exists on this\n"
+        "                 node alone (docs/consumers.md, \"Large jobs\")\n"
         "  --cache FILE   resolve each library once per job: the first process\n"
         "                 records where the dynamic linker found each library it\n"
         "                 loaded by name; later ones, on any node, open that file\n"
@@ -124,7 +130,7 @@ int main(int argc, char **argv)
     const char *only = NULL, *cache = NULL, *report = NULL;
     int printing = 0, shell = 0;
     enum run_mode mode = RUN_AUDIT;
-    int quiet32 = 0;
+    int quiet32 = 0, node_copy = 0;
     int i = 1;
     for (; i < argc; i++) {
         const char *a = argv[i];
@@ -153,6 +159,8 @@ int main(int argc, char **argv)
             mode = RUN_NO_AUDIT;
         } else if (strcmp(a, "--quiet-32bit") == 0) {
             quiet32 = 1;
+        } else if (strcmp(a, "--node-copy") == 0) {
+            node_copy = 1;
         } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             usage(stdout);
             return 0;
@@ -183,6 +191,7 @@ int main(int argc, char **argv)
         p->ndropins = 0;
     }
     p->quiet32 = quiet32;
+    p->node_copy = node_copy;
     run_find_modules(p);
     if (run_find_check(p, why, sizeof why) < 0)
         return fail(why);

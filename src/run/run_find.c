@@ -575,7 +575,7 @@ void run_find_nodecopy(run_parts *p)
     if ((given && *given) || !p->module[0] || strcmp(p->audit_entry, p->module) != 0)
         return;
     char why[PATH_MAX + 256];
-    if (run_nodecopy(p->module, p->node_module, sizeof p->node_module, why, sizeof why))
+    if (run_nodecopy(p->module, p->node_copy, p->node_module, sizeof p->node_module, why, sizeof why))
         fmt(p->audit_entry, sizeof p->audit_entry, "%s", p->node_module);
     else
         p->node_module[0] = '\0';

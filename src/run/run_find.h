@@ -18,6 +18,7 @@ typedef struct run_parts {
     char module[PATH_MAX];   /* the audit module, or "" */
     char module_tried[PATH_MAX]; /* where it was looked for last */
     int quiet32;             /* --quiet-32bit: name the module through $LIB */
+    int node_copy;           /* --node-copy: name the module's node copy */
     char audit_entry[PATH_MAX]; /* what LD_AUDIT names: the module, or with
                                  * quiet32 its $LIB form where there is one */
     char audit_lib_entry[PATH_MAX]; /* the module through $LIB, where its copies

@@ -43,39 +43,71 @@ static int own_dir(const char *dir)
     return S_ISDIR(st.st_mode) && st.st_uid == geteuid() && (st.st_mode & 077) == 0;
 }
 
-/* A directory the copy may live under: a memory filesystem (unless the user
- * named it) that lets its files be mapped executable. */
+/* 1 when no other user can change what path names: each of its
+ * components, from the root, a directory (no link) of root's or this
+ * user's that others cannot write to, or can only as /tmp and /dev/shm
+ * (sticky: they cannot rename or remove what is not theirs). LD_AUDIT
+ * names the copy by its path, opened by every process of the job: a
+ * $XDG_RUNTIME_DIR inherited from another user (su, sudo -E) would
+ * otherwise let that user swap in a module of theirs. */
+static int trusted_path(const char *path)
+{
+    char prefix[4096];
+    size_t n = strlen(path);
+    if (n >= sizeof prefix)
+        return 0;
+    for (size_t end = 1; end <= n; end++) {
+        if (end < n && path[end] != '/')
+            continue;
+        struct stat st;
+        memcpy(prefix, path, end);
+        prefix[end] = '\0';
+        if (lstat(prefix, &st) != 0 || !S_ISDIR(st.st_mode) || (st.st_uid != 0 && st.st_uid != geteuid()) ||
+            ((st.st_mode & 022) && !(st.st_mode & S_ISVTX)))
+            return 0;
+    }
+    return 1;
+}
+
+/* A directory the copy may live under: one no other user can change, on a
+ * memory filesystem (unless the user named it) that lets its files be
+ * mapped executable. */
 static int usable(const char *dir, int named)
 {
     struct statfs fs;
-    if (!dir || dir[0] != '/' || statfs(dir, &fs) != 0 || (fs.f_flags & ST_NOEXEC))
+    if (!dir || dir[0] != '/' || statfs(dir, &fs) != 0 || (fs.f_flags & ST_NOEXEC) || !trusted_path(dir))
         return 0;
     return named || fs.f_type == TMPFS_MAGIC_ || fs.f_type == (typeof(fs.f_type))RAMFS_MAGIC_;
 }
 
-/* from's bytes into a new file at to (mode 0500): 0 or -1. */
+/* from's bytes into a new file at to (mode 0500): 0; -1 when to could not
+ * be made (another's, or none); -2 when it was made and not filled. */
 static int copy(int from, const char *to)
 {
     int fd = open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0500);
     if (fd < 0)
         return -1;
-    char buf[65536];
+    /* On the heap: a launcher started with a small stack (ulimit -s) must
+     * not fault here. */
+    size_t cap = 65536;
+    char *buf = malloc(cap);
     ssize_t n;
-    int rc = 0;
-    while (rc == 0 && (n = read(from, buf, sizeof buf)) != 0) {
+    int rc = buf ? 0 : -2;
+    while (rc == 0 && (n = read(from, buf, cap)) != 0) {
         if (n < 0) {
-            rc = errno == EINTR ? 0 : -1;
+            rc = errno == EINTR ? 0 : -2;
             continue;
         }
         for (ssize_t at = 0; rc == 0 && at < n;) {
             ssize_t w = write(fd, buf + at, (size_t)(n - at));
             if (w < 0 && errno != EINTR)
-                rc = -1;
+                rc = -2;
             at += w > 0 ? w : 0;
         }
     }
+    free(buf);
     if (close(fd) != 0)
-        rc = -1;
+        rc = -2;
     return rc;
 }
 
@@ -107,31 +139,34 @@ static int copy_under(const char *base, const char *module, const struct stat *s
     if ((size_t)snprintf(tmp, sizeof tmp, "%s/.%ld.tmp", dir, (long)getpid()) >= sizeof tmp)
         return 0;
     int fd = open(module, O_RDONLY | O_CLOEXEC);
-    int ok = fd >= 0 && fstat(fd, &st) == 0 && same_file(&st, src) && copy(fd, tmp) == 0 &&
-             rename(tmp, out) == 0;
+    int copied = fd >= 0 && fstat(fd, &st) == 0 && same_file(&st, src) ? copy(fd, tmp) : -1;
+    int ok = copied == 0 && rename(tmp, out) == 0;
     if (fd >= 0)
         close(fd);
-    if (!ok)
+    if (!ok && copied != -1) /* ours, half-made or not renamed: never another's */
         unlink(tmp);
     return ok;
 }
 
-int run_nodecopy(const char *module, char *out, size_t size, char *why, size_t whysize)
+int run_nodecopy(const char *module, int asked, char *out, size_t size, char *why, size_t whysize)
 {
     const char *named = getenv(RUN_NODE_DIR_ENV);
     struct stat src;
     struct statfs fs;
     why[0] = '\0';
-    if ((named && strcmp(named, "off") == 0) || module[0] != '/' || stat(module, &src) != 0 ||
-        !S_ISREG(src.st_mode))
+    if (named && !*named)
+        named = NULL;
+    if ((!asked && !named) || module[0] != '/' || stat(module, &src) != 0 || !S_ISREG(src.st_mode))
         return 0;
-    if (named && *named) {
+    if (named) {
         if (usable(named, 1) && copy_under(named, module, &src, out, size))
             return 1;
         snprintf(why, whysize, RUN_NODE_DIR_ENV "=%s: %s: the installed module is named instead", named,
                  named[0] != '/' ? "not an absolute path"
                  : statfs(named, &fs) != 0 ? strerror(errno)
                  : (fs.f_flags & ST_NOEXEC) ? "mounted noexec"
+                 : !trusted_path(named) ? "another user could change it (a directory on its path is a link, "
+                                          "or another user's, or open to others without the sticky bit)"
                  : "no directory of this user's alone could hold the copy there (one of another user's, "
                    "open to others, or a link; or the copy could not be written)");
         return 0;
@@ -140,5 +175,7 @@ int run_nodecopy(const char *module, char *out, size_t size, char *why, size_t w
     for (unsigned i = 0; i < sizeof bases / sizeof *bases; i++)
         if (usable(bases[i], 0) && copy_under(bases[i], module, &src, out, size))
             return 1;
+    snprintf(why, whysize, "--node-copy: no memory filesystem of this user's alone could hold the copy "
+                           "($XDG_RUNTIME_DIR, /dev/shm): the installed module is named instead");
     return 0;
 }

@@ -10,14 +10,17 @@
 
 #include <stddef.h>
 
-/* The variable naming the directory the copy is kept under ("off": none). */
+/* The variable naming the directory the copy is kept under (which asks
+ * for the copy, as --node-copy does). */
 #define RUN_NODE_DIR_ENV "LAZYNCCL_NODE_DIR"
 
-/* The node copy of module (an absolute path) into out: 1; or 0 where there
- * is none to be had (no memory filesystem of this user's, one mounted
- * noexec, "off", a copy that failed): then the module is named where it
- * is, and where the user named a directory that could not serve, why says
- * so (else it is ""). Never fails the launch. */
-int run_nodecopy(const char *module, char *out, size_t size, char *why, size_t whysize);
+/* The node copy of module (an absolute path) into out: 1; or 0 where none
+ * was asked for (asked: --node-copy; or $LAZYNCCL_NODE_DIR set) or none
+ * can be had (no memory filesystem of this user's alone, one mounted
+ * noexec, a copy that failed): then the module is named where it is, and
+ * where one was asked for, why says why (else it is ""). Never fails the
+ * launch. Asked for only where a launcher runs on each node (srun
+ * lazynccl-run CMD): the copy's path exists on this node alone. */
+int run_nodecopy(const char *module, int asked, char *out, size_t size, char *why, size_t whysize);
 
 #endif
