@@ -198,12 +198,22 @@ def fidelity_ld_library_path_as_at_start():
     another for its children, then makes its first call: linked -lnccl it
     has the first (ld.so read the variable at start), and linked to the
     shim too (the shim takes it as ld.so took it), plain and under
-    lazynccl-run."""
+    lazynccl-run; the same for a program that sets its process title over
+    the start's strings, and one whose getopt reorders an argument that
+    reads like the variable."""
     j = Job("llp_at_start")
     src = os.path.join(j.d, "setenv_first.c")
     with open(src, "w") as f:
-        f.write("#include <nccl.h>\n#include <stdio.h>\n#include <stdlib.h>\n"
-                "int main(int c, char **v) { (void)c; setenv(\"LD_LIBRARY_PATH\", v[1], 1);\n"
+        f.write("#include <nccl.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n"
+                "#include <unistd.h>\nextern char **environ;\n"
+                "int main(int c, char **v) {\n"
+                "  if (strcmp(v[1], \"title\") == 0) { /* setproctitle: environ moved, strings cleared */\n"
+                "    int n = 0; while (environ[n]) n++; char **e = calloc(n + 1, sizeof *e);\n"
+                "    for (int i = 0; i < n; i++) e[i] = strdup(environ[i]);\n"
+                "    char *end = environ[n - 1] + strlen(environ[n - 1]);\n"
+                "    memset(v[0], 0, end - v[0]); strcpy(v[0], \"title\"); environ = e;\n"
+                "  } else if (strcmp(v[1], \"getopt\") == 0) { while (getopt(c, v, \"e:\") != -1) ; }\n"
+                "  else setenv(\"LD_LIBRARY_PATH\", v[1], 1);\n"
                 "  int ver = 0; ncclResult_t r = ncclGetVersion(&ver);\n"
                 "  printf(\"rc %d version %d\\n\", (int)r, ver); return 0; }\n")
     plain = t.compile_c(os.path.join(j.d, "setenv_plain"), [src],
@@ -213,6 +223,12 @@ def fidelity_ld_library_path_as_at_start():
     for prog in (plain, shimmed):
         p = same_job([prog, j.dirs["conda/lib"]], env)
         t.equal(p[:2], (0, "rc 0 version 22101\n"), f"{os.path.basename(prog)}: the start's NCCL")
+        # Its title set over the start's strings (environ moved first), and
+        # getopt reordering an argument that reads like the variable.
+        p = same_job([prog, "title"], env)
+        t.equal(p[:2], (0, "rc 0 version 22101\n"), f"{os.path.basename(prog)}: title set")
+        p = same_job([prog, "getopt", "x", "-e", f"LD_LIBRARY_PATH={j.dirs['conda/lib']}"], env)
+        t.equal(p[:2], (0, "rc 0 version 22101\n"), f"{os.path.basename(prog)}: getopt")
 
 
 @case
@@ -478,6 +494,12 @@ def launcher_refuses_a_broken_installation():
             (2, False, f"lazynccl-run: {copy}/libnccl.so.2 is not a lazynccl drop-in for libnccl.so.2 (it has "
                        "no drop-in note naming it): refused, as every request for libnccl.so.2 by path would "
                        "load it (LAZYNCCL_DROPIN_DIR names its directory)\n"), "the real NCCL: refused")
+    # A FIFO named like a drop-in is refused, never waited on.
+    os.remove(os.path.join(copy, "libnccl.so.2"))
+    os.mkfifo(os.path.join(copy, "pipe"))
+    os.symlink("pipe", os.path.join(copy, "libnccl.so.2"))
+    r = t.run(["timeout", "20", RUN, "touch", marker], env=env)
+    t.equal((r.returncode, os.path.exists(marker)), (2, False), f"a FIFO: refused at once ({r.stderr})")
     bad = os.path.join(d, "module.so")
     with open(bad, "w") as f:
         f.write("not a library\n")
@@ -777,7 +799,10 @@ def fidelity_later_dlopen_of_initial_exec_tls():
     TLS dlopens a library of 1,400 more (it fits plain: glibc's surplus is
     for such loads): it fits wrapped too, the audited process restarted with
     the room plain keeps; and a program holding only 144 more than libc's
-    keeps plain's room without a restart."""
+    keeps plain's room without a restart; and with a library of 6,000
+    bytes preloaded where the user's GLIBC_TUNABLES sets the tunable in
+    octal, after a blank or a sign, or in hexadecimal (read as glibc reads
+    it: a value misread leaves no restart, and glibc stops the process)."""
     plain_only()
     d = t.workdir("fidelity_ie_tls")
     ie = os.path.join(d, "ie.c")
@@ -800,6 +825,14 @@ def fidelity_later_dlopen_of_initial_exec_tls():
         r = t.run([RUN, prog, later], env={"LAZYNCCL_DEBUG": "1"}, check_rc=0)
         restarted = "restarting it with glibc.rtld.optional_static_tls=" in r.stderr
         t.equal(restarted, start == 1000, f"restarted with {start} bytes at start: {r.stderr[-800:]}")
+    # The user's own tunable, written as glibc reads it: octal, a blank or
+    # a sign before it (glibc's _dl_strtoul), plain and wrapped alike.
+    big = t.compile_c(os.path.join(d, "libbig.so"), [ie, "-DNAME=big", "-DSIZE=6000", "-DCALL=big_call"],
+                      shared=True)
+    prog = os.path.join(d, "prog144")
+    for value in ("010000", " 4096", "+4096", "0x1000"):
+        same_job([prog, later], {"GLIBC_TUNABLES": f"glibc.rtld.optional_static_tls={value}", "LD_PRELOAD": big},
+                 want="loaded")
 
 
 def print_env(args):

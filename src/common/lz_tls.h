@@ -52,20 +52,29 @@ static inline __attribute__((unused)) unsigned long long lz_tls_optional(const c
         while (key[i] && p[i] == key[i])
             i++;
         if (!key[i]) {
+            /* As glibc's _dl_strtoul reads it: blanks, a sign, then 0x
+             * hexadecimal, 0 octal, else decimal, up to the first other
+             * character. */
             unsigned long long v = 0;
             const char *d = p + i;
-            int base = 10;
+            int base = 10, negative = 0;
+            while (*d == ' ' || *d == '\t')
+                d++;
+            if (*d == '-' || *d == '+')
+                negative = *d++ == '-';
             if (d[0] == '0' && (d[1] == 'x' || d[1] == 'X'))
                 base = 16, d += 2;
+            else if (d[0] == '0')
+                base = 8;
             for (;; d++) {
-                int digit = *d >= '0' && *d <= '9' ? *d - '0'
+                int digit = *d >= '0' && *d <= (base == 8 ? '7' : '9') ? *d - '0'
                           : base == 16 && *d >= 'a' && *d <= 'f' ? *d - 'a' + 10
                           : base == 16 && *d >= 'A' && *d <= 'F' ? *d - 'A' + 10 : -1;
                 if (digit < 0)
                     break;
                 v = v * (unsigned)base + (unsigned)digit;
             }
-            value = v;
+            value = negative ? 0 - v : v;
         }
         while (*p && *p != ':')
             p++;

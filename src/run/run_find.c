@@ -370,11 +370,14 @@ static void add_needed(run_parts *p)
         return;
     }
     for (int i = 0; i < p->ndropins; i++) { /* grows as it goes: the closure */
-        int fd = open(p->dropins[i], O_RDONLY | O_CLOEXEC);
-        if (fd >= 0) {
+        /* Without blocking: a FIFO named like a drop-in is refused by the
+         * check (run_find_check), never waited on here. */
+        int fd = open(p->dropins[i], O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+        struct stat st;
+        if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
             lz_elfpeek_needed(fd, serve_needed, p);
+        if (fd >= 0)
             close(fd);
-        }
     }
 }
 

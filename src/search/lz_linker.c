@@ -134,15 +134,27 @@ static const char *llp_at_start(void)
     if (!start || !top || start[0] < 1 || start[0] > (1L << 20))
         return lz_getenv("LD_LIBRARY_PATH");
     char *const *argv = (char *const *)(start + 1);
-    const char *last = argv[start[0] - 1];
-    if (argv[start[0]] != NULL || !last || last <= (const char *)argv || last >= top ||
-        top - last > (16L << 20))
+    if (argv[start[0]] != NULL)
+        return lz_getenv("LD_LIBRARY_PATH");
+    /* The arguments' strings end where the environment's begin: past the
+     * last of them in memory (getopt reorders the array, not the strings). */
+    const char *from = NULL;
+    for (long i = 0; i < start[0]; i++)
+        if (argv[i] && argv[i] > (const char *)argv && argv[i] < top &&
+            (!from || argv[i] + strlen(argv[i]) + 1 > from))
+            from = argv[i] + strlen(argv[i]) + 1;
+    if (!from || top - from > (16L << 20))
         return lz_getenv("LD_LIBRARY_PATH");
     const char *found = NULL;
-    for (const char *p = last + strlen(last) + 1; p < top; p += strlen(p) + 1)
+    int intact = 0;
+    for (const char *p = from; p < top; p += strlen(p) + 1) {
+        intact |= strchr(p, '=') != NULL;
         if (strncmp(p, name, sizeof name - 1) == 0)
             found = p + sizeof name - 1;
-    return found;
+    }
+    /* A program that set its process title over these strings
+     * (setproctitle) moved its environment first: read it there. */
+    return intact ? found : lz_getenv("LD_LIBRARY_PATH");
 }
 
 static int linker_llp(struct linker_search *ls)
