@@ -127,7 +127,8 @@ def fidelity_ld_library_path_beats_runpath():
 
 
 # Each refusal of the dynamic linker's open_verify (glibc elf/dl-load.c),
-# as one byte patch of the ELF header: (offset, bytes). The first fail the
+# and of its reading of the program headers, as one patch of the ELF
+# header: (offset, bytes). The first fail the
 # request with ld.so's words; the last two it passes over (another machine,
 # another class), going on to the next directory.
 HEADER_FAULTS = {"OS ABI": (7, bytes([9])), "ABI version": (8, bytes([1])),
@@ -135,7 +136,9 @@ HEADER_FAULTS = {"OS ABI": (7, bytes([9])), "ABI version": (8, bytes([1])),
                  "ident version": (6, bytes([2])), "byte order": (5, bytes([2])),
                  "e_version": (20, (2).to_bytes(4, "little")), "type ET_REL": (16, (1).to_bytes(2, "little")),
                  "type ET_EXEC": (16, (2).to_bytes(2, "little")), "phentsize": (54, (50).to_bytes(2, "little")),
-                 "magic": (1, b"X"), "machine": (18, (183).to_bytes(2, "little")),
+                 "magic": (1, b"X"), "no program headers": (56, (0).to_bytes(2, "little")),
+                 "program headers past the end": (32, (1 << 40).to_bytes(8, "little")),
+                 "machine": (18, (183).to_bytes(2, "little")),
                  "class": (4, bytes([1]))}
 
 

@@ -113,9 +113,18 @@ int lz_elfpeek_run_paths(int fd, char **rpath, char **runpath)
 int lz_elfpeek_native(int fd)
 {
     ElfW(Ehdr) eh;
+    ElfW(Phdr) ph[LZ_ELF_MAX_PHDRS];
     const char *words;
-    return lz_elfview_pread(fd, &eh, sizeof eh, 0) == 0 &&
-           lz_elf_verify((const unsigned char *)&eh, sizeof eh, &words) == LZ_LD_MAPS;
+    if (lz_elfview_pread(fd, &eh, sizeof eh, 0) != 0 ||
+        lz_elf_verify((const unsigned char *)&eh, sizeof eh, &words) != LZ_LD_MAPS || eh.e_phnum == 0 ||
+        eh.e_phnum > LZ_ELF_MAX_PHDRS || lz_elfview_pread(fd, ph, eh.e_phnum * sizeof *ph, eh.e_phoff) != 0)
+        return 0; /* ld.so: "object file has no loadable segments", "cannot read file data" */
+    int load = 0, dynamic = 0;
+    for (unsigned i = 0; i < eh.e_phnum; i++) {
+        load |= ph[i].p_type == PT_LOAD;
+        dynamic |= ph[i].p_type == PT_DYNAMIC;
+    }
+    return load && dynamic;
 }
 
 int lz_elfpeek_dropin(int fd, char *soname, size_t size)

@@ -22,9 +22,10 @@ LZ_ELF_API int lz_elfpeek_needed(int fd, void (*each)(void *ctx, const char *nam
 LZ_ELF_API int lz_elfpeek_run_paths(int fd, char **rpath, char **runpath);
 
 /* 1 when the dynamic linker would map the file for a request, as far as
- * one read of its header tells (lz_elfverify.h: a shared object of this
- * process's class, byte order and machine, nothing in its header that ld.so
- * refuses); no allocation: the audit module and the launcher ask it. */
+ * its header and program headers tell (lz_elfverify.h: a shared object of
+ * this process's class, byte order and machine, nothing in its header that
+ * ld.so refuses; program headers it can read, a loadable segment and a
+ * dynamic one); no allocation: the audit module and the launcher ask it. */
 LZ_ELF_API int lz_elfpeek_native(int fd);
 
 /* 1 when the file (of this process's class, byte order and machine) is a
