@@ -2,7 +2,9 @@
  * libFuzzer target: the ELF probe on arbitrary bytes. Every input must give
  * a verdict (accepted or rejected with a reason), never a crash, a leak or
  * undefined behaviour. The bytes are served through a memfd, so the probe
- * reads them by path, as it reads candidates. */
+ * reads them by path, as it reads candidates; and the small reads of the
+ * same bytes (lz_elfpeek.h). */
+#include "elf/lz_elfpeek.h"
 #include "elf/lz_probe.h"
 
 #include <stdint.h>
@@ -51,5 +53,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     char version[128];
     (void)lz_probe_rodata_string(path, "NCCL version ", version, sizeof version);
+    /* The small reads the audit module and the launcher make of a file:
+     * ld.so's verdict on it, and a drop-in's note. */
+    char soname[256];
+    (void)lz_elfpeek_native(fd);
+    if (lz_elfpeek_dropin(fd, soname, sizeof soname) && strlen(soname) >= sizeof soname)
+        __builtin_trap();
     return 0;
 }
