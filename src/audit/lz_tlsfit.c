@@ -56,20 +56,44 @@ static int same_file(const char *path, const struct stat *running)
            st.st_ino == running->st_ino;
 }
 
+/* N of an AT_EXECFN "/dev/fd/N" (fexecve) or "/dev/fd/N/name" (execveat
+ * from a directory descriptor), and in *name what follows "N/" ("" for
+ * fexecve); -1 for any other path. */
+static long dev_fd(const char *fn, const char **name)
+{
+    const char *num = fn + sizeof "/dev/fd/" - 1, *p = num;
+    long n = 0;
+    if (!starts(fn, "/dev/fd/"))
+        return -1;
+    for (; *p >= '0' && *p <= '9' && n < 1 << 20; p++)
+        n = n * 10 + (*p - '0');
+    if (p == num || (*p && (*p != '/' || !p[1])))
+        return -1;
+    *name = *p ? p + 1 : "";
+    return n;
+}
+
+/* A script started as fn: the kernel put each interpreter of its "#!"
+ * chain (and the argument a line gives) before its path in argv, up to the
+ * chain's depth's worth of entries; fn again with the arguments from its
+ * path on. Returns only where fn is not among them. */
+LZ_COLD static void exec_script(const char *fn, char **argv, char **envp)
+{
+    for (long i = 1; i < LZ_SCRIPT_ARGS && argv[i - 1] && argv[i]; i++)
+        if (lz_sys_same(argv[i], fn)) {
+            lz_sys_execve(fn, argv + i, envp);
+            return;
+        }
+}
+
 /* A program started by fexecve (AT_EXECFN "/dev/fd/N": a memfd, a file
  * opened close-on-exec) started so again, from descriptor N, so that its
  * AT_EXECFN and comm (the kernel's, from the file itself: "memfd:prog")
  * are a plain start's: N where it is still the running file, else the
  * running file opened there again, close-on-exec as it was. Returns only
  * where that cannot be done. */
-LZ_COLD static void fexec_again(const char *num, char **argv, char **envp, const struct stat *running)
+LZ_COLD static void fexec_again(long n, char **argv, char **envp, const struct stat *running)
 {
-    long n = 0;
-    const char *p = num;
-    for (; *p >= '0' && *p <= '9' && n < 1 << 20; p++)
-        n = n * 10 + (*p - '0');
-    if (p == num || *p)
-        return;
     struct stat st;
     if (fstat((int)n, &st) == 0) {
         if (st.st_dev == running->st_dev && st.st_ino == running->st_ino)
@@ -131,13 +155,11 @@ LZ_COLD static void execat_again(long n, const char *name, char **argv, char **e
  * only where none can be executed. */
 LZ_COLD static void exec_without_proc(const char *fn, char **argv, char **envp)
 {
-    long n = 0;
-    const char *p = fn + sizeof "/dev/fd/" - 1;
+    const char *name;
     if (starts(fn, "/dev/fd/")) {
-        for (; *p >= '0' && *p <= '9' && n < 1 << 20; p++)
-            n = n * 10 + (*p - '0');
+        long n = dev_fd(fn, &name);
         struct stat st;
-        if (!*p && p > fn + sizeof "/dev/fd/" - 1 && fstat((int)n, &st) == 0 && S_ISREG(st.st_mode))
+        if (n >= 0 && !*name && fstat((int)n, &st) == 0 && S_ISREG(st.st_mode))
             lz_sys_fexecve((int)n, argv, envp);
         return;
     }
@@ -148,15 +170,10 @@ LZ_COLD static void exec_without_proc(const char *fn, char **argv, char **envp)
             head[0] = 0;
         lz_sys_close(fd);
     }
-    if (head[0] != '#' || head[1] != '!') {
+    if (head[0] != '#' || head[1] != '!')
         lz_sys_execve(fn, argv, envp);
-        return;
-    }
-    for (long i = 1; i < LZ_SCRIPT_ARGS && argv[i - 1] && argv[i]; i++)
-        if (lz_sys_same(argv[i], fn)) {
-            lz_sys_execve(fn, argv + i, envp);
-            return;
-        }
+    else
+        exec_script(fn, argv, envp);
 }
 
 /* Exec this process again as it was started, so that it is the same
@@ -171,35 +188,26 @@ LZ_COLD static void exec_without_proc(const char *fn, char **argv, char **envp)
  * these can be had (the file moved). */
 LZ_COLD static long exec_again(char **argv, char **envp)
 {
-    const char *fn = (const char *)lz_sys_getauxval(AT_EXECFN);
+    const char *fn = (const char *)lz_sys_getauxval(AT_EXECFN), *name;
     struct stat running;
-    if (lz_sys_stat("/proc/self/exe", &running) != 0 && lz_sys_getauxval(AT_BASE) && fn)
-        exec_without_proc(fn, argv, envp);
-    else if (lz_sys_stat("/proc/self/exe", &running) == 0) {
-        if (fn && starts(fn, "/dev/fd/")) {
-            const char *num = fn + sizeof "/dev/fd/" - 1, *p = num;
-            long n = 0;
-            for (; *p >= '0' && *p <= '9' && n < 1 << 20; p++)
-                n = n * 10 + (*p - '0');
-            if (p > num && *p == '/' && p[1])
-                execat_again(n, p + 1, argv, envp, &running);
+    long n;
+    if (lz_sys_stat("/proc/self/exe", &running) != 0) {
+        if (lz_sys_getauxval(AT_BASE) && fn)
+            exec_without_proc(fn, argv, envp);
+    } else {
+        if (fn && (n = dev_fd(fn, &name)) >= 0) {
+            if (*name)
+                execat_again(n, name, argv, envp, &running);
             else
-                fexec_again(num, argv, envp, &running);
+                fexec_again(n, argv, envp, &running);
         }
         if (same_file(fn, &running))
             lz_sys_execve(fn, argv, envp);
         else if (!lz_sys_getauxval(AT_BASE)) {
             if (argv[0] && lz_sys_find(argv[0], '/') && same_file(argv[0], &running))
                 lz_sys_execve(argv[0], argv, envp);
-        } else
-            /* The kernel put each interpreter of a "#!" chain (and the
-             * argument its line gives) before the script: up to its
-             * depth's worth of entries. */
-            for (long i = 1; fn && i < LZ_SCRIPT_ARGS && argv[i - 1] && argv[i]; i++)
-                if (lz_sys_same(argv[i], fn)) {
-                    lz_sys_execve(fn, argv + i, envp);
-                    break;
-                }
+        } else if (fn)
+            exec_script(fn, argv, envp);
     }
     return lz_sys_execve("/proc/self/exe", argv, envp);
 }
