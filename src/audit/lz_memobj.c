@@ -22,28 +22,11 @@ void lz_mem_from_phdr(lz_mem_obj *o, const struct dl_phdr_info *info)
 static int each_note(const lz_mem_obj *o, int (*fn)(unsigned, const char *, size_t, void *), void *ctx)
 {
     for (size_t i = 0; o->ph && i < o->phnum; i++) {
-        if (o->ph[i].p_type != PT_NOTE)
-            continue;
-        const char *p = (const char *)(o->base + o->ph[i].p_vaddr);
-        const char *end = p + o->ph[i].p_memsz;
-        /* Notes are padded to the segment's alignment: 8 for an 8-aligned
-         * PT_NOTE (.note.gnu.property), else 4 (ours). */
-        size_t pad = o->ph[i].p_align == 8 ? 7 : 3;
-        while (p + sizeof(ElfW(Nhdr)) <= end) {
-            const ElfW(Nhdr) *nh = (const ElfW(Nhdr) *)p;
-            const char *name = p + sizeof *nh;
-            const char *desc = name + ((nh->n_namesz + pad) & ~pad);
-            const char *next = desc + ((nh->n_descsz + pad) & ~pad);
-            if (next > end || next <= p)
-                break;
-            if (nh->n_namesz == sizeof LZ_NOTE_OWNER &&
-                memcmp(name, LZ_NOTE_OWNER, sizeof LZ_NOTE_OWNER) == 0) {
-                int rc = fn(nh->n_type, desc, nh->n_descsz, ctx);
-                if (rc)
-                    return rc;
-            }
-            p = next;
-        }
+        int rc = o->ph[i].p_type != PT_NOTE ? 0
+               : lz_note_each((const char *)(o->base + o->ph[i].p_vaddr), o->ph[i].p_memsz,
+                              o->ph[i].p_align, fn, ctx);
+        if (rc)
+            return rc;
     }
     return 0;
 }
@@ -77,11 +60,9 @@ static int dropin_box(unsigned type, const char *desc, size_t size, void *ctx)
 {
     struct box_query *q = ctx;
     int32_t off;
-    if (type != LZ_NOTE_DROPIN || size <= sizeof off)
-        return 0;
-    const char *name = desc + sizeof off;
-    size_t len = strnlen(name, size - sizeof off);
-    if (len == size - sizeof off || len != strlen(q->soname) || memcmp(name, q->soname, len) != 0)
+    size_t len;
+    const char *name = type == LZ_NOTE_DROPIN ? lz_note_dropin_soname(desc, size, &len) : 0;
+    if (!name || len != strlen(q->soname) || memcmp(name, q->soname, len) != 0)
         return 0;
     memcpy(&off, desc, sizeof off);
     q->box = (lz_asked_box *)(uintptr_t)(desc + off);

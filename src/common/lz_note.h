@@ -83,4 +83,46 @@ static inline __attribute__((unused)) int lz_asked_box_put(lz_asked_box *box, co
     return 1;
 }
 
+/* Each note of owner LZ_NOTE_OWNER among a PT_NOTE segment's bytes
+ * [p, p + len), padded to the segment's alignment (align: p_align; 8 for
+ * .note.gnu.property's, else 4, ours): fn(type, desc, desc's size, ctx)
+ * until it returns non-zero, which is returned (0 when none did). Bounded:
+ * a note that would end past len ends the walk. The one reading of notes,
+ * for an object mapped (the audit module) and one read from its file. */
+static inline __attribute__((unused)) int lz_note_each(const char *p, size_t len, unsigned long align,
+                                                        int (*fn)(unsigned, const char *, size_t, void *),
+                                                        void *ctx)
+{
+    struct { unsigned namesz, descsz, type; } nh; /* ElfW(Nhdr): the same in both classes */
+    size_t pad = align == 8 ? 7 : 3;
+    for (size_t at = 0; at + sizeof nh <= len;) {
+        __builtin_memcpy(&nh, p + at, sizeof nh);
+        size_t name = at + sizeof nh, desc = name + ((nh.namesz + pad) & ~pad);
+        size_t next = desc + ((nh.descsz + pad) & ~pad);
+        if (nh.namesz > len || nh.descsz > len || next > len || next <= at)
+            break;
+        if (nh.namesz == sizeof LZ_NOTE_OWNER && __builtin_memcmp(p + name, LZ_NOTE_OWNER, sizeof LZ_NOTE_OWNER) == 0) {
+            int rc = fn(nh.type, p + desc, nh.descsz, ctx);
+            if (rc)
+                return rc;
+        }
+        at = next;
+    }
+    return 0;
+}
+
+/* The SONAME a LZ_NOTE_DROPIN description (size bytes at desc) names, its
+ * length in *len; NULL where it is not NUL-terminated within the note. */
+static inline __attribute__((unused)) const char *lz_note_dropin_soname(const char *desc, size_t size,
+                                                                         size_t *len)
+{
+    size_t off = 4; /* the box's offset, an int32 */
+    if (size <= off)
+        return NULL;
+    for (*len = 0; off + *len < size; ++*len)
+        if (!desc[off + *len])
+            return desc + off;
+    return NULL;
+}
+
 #endif

@@ -7,7 +7,6 @@
 
 #include <elf.h>
 #include <link.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -127,6 +126,22 @@ int lz_elfpeek_native(int fd)
     return load && dynamic;
 }
 
+struct dropin_query {
+    char *soname;
+    size_t size;
+};
+
+static int dropin_note(unsigned type, const char *desc, size_t size, void *ctx)
+{
+    struct dropin_query *q = ctx;
+    size_t len;
+    const char *name = type == LZ_NOTE_DROPIN ? lz_note_dropin_soname(desc, size, &len) : NULL;
+    if (!name || len >= q->size)
+        return 0;
+    memcpy(q->soname, name, len + 1);
+    return 1;
+}
+
 int lz_elfpeek_dropin(int fd, char *soname, size_t size)
 {
     dr_small s;
@@ -134,6 +149,7 @@ int lz_elfpeek_dropin(int fd, char *soname, size_t size)
     unsigned machine;
     unsigned long long tls;
     struct stat sb;
+    struct dropin_query q = {soname, size};
     if (size == 0 || fstat(fd, &sb) != 0 || sb.st_size <= 0)
         return 0;
     lz_elfview_init(&s.v, fd, (unsigned long long)sb.st_size, s.win, LZ_ELF_WINDOW, 1);
@@ -143,30 +159,11 @@ int lz_elfpeek_dropin(int fd, char *soname, size_t size)
     for (unsigned i = 0; i < s.v.nph; i++) {
         const ElfW(Phdr) *ph = &s.ph[i];
         /* Ours is a few dozen bytes; a segment past a page is not one. */
-        unsigned char note[4096];
-        if (ph->p_type != PT_NOTE || ph->p_filesz > sizeof note || ph->p_offset > s.v.size ||
-            ph->p_filesz > s.v.size - ph->p_offset || lz_elfview_pread(fd, note, ph->p_filesz, ph->p_offset) != 0)
-            continue;
-        size_t pad = ph->p_align == 8 ? 7 : 3;
-        for (size_t at = 0; at + sizeof(ElfW(Nhdr)) <= ph->p_filesz;) {
-            ElfW(Nhdr) nh;
-            memcpy(&nh, note + at, sizeof nh);
-            size_t name = at + sizeof nh, desc = name + ((nh.n_namesz + pad) & ~pad);
-            size_t next = desc + ((nh.n_descsz + pad) & ~pad);
-            if (nh.n_namesz > ph->p_filesz || nh.n_descsz > ph->p_filesz || next > ph->p_filesz || next <= at)
-                break;
-            size_t off = sizeof(int32_t);
-            if (nh.n_namesz == sizeof LZ_NOTE_OWNER && memcmp(note + name, LZ_NOTE_OWNER, sizeof LZ_NOTE_OWNER) == 0 &&
-                nh.n_type == LZ_NOTE_DROPIN && nh.n_descsz > off) {
-                const char *s_at = (const char *)note + desc + off;
-                size_t len = strnlen(s_at, nh.n_descsz - off);
-                if (len < nh.n_descsz - off && len < size) {
-                    memcpy(soname, s_at, len + 1);
-                    return 1;
-                }
-            }
-            at = next;
-        }
+        char note[4096];
+        if (ph->p_type == PT_NOTE && ph->p_filesz <= sizeof note && ph->p_offset <= s.v.size &&
+            ph->p_filesz <= s.v.size - ph->p_offset && lz_elfview_pread(fd, note, ph->p_filesz, ph->p_offset) == 0 &&
+            lz_note_each(note, ph->p_filesz, ph->p_align, dropin_note, &q))
+            return 1;
     }
     return 0;
 }
