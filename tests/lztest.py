@@ -7,6 +7,7 @@ runs one case per test: `python3 tests/test_x.py CASE`. Exit status: 0 pass,
 compiled by the cases themselves into a fresh directory per case.
 """
 
+import contextlib
 import os
 import re
 import shlex
@@ -120,6 +121,21 @@ def run(cmd, env=None, check_rc=None, cwd=None, input=None):
         raise Fail(f"{shlex.join(cmd)} exited {r.returncode}, want {check_rc}\n"
                    f"stdout:\n{r.stdout}\nstderr:\n{r.stderr}")
     return r
+
+
+@contextlib.contextmanager
+def noexec_tmpfs(path, size="4m"):
+    """A tmpfs mounted noexec at path (made, and unmounted after), where the
+    dynamic linker cannot map a file; skipped where mounting needs root."""
+    os.makedirs(path, exist_ok=True)
+    subprocess.run(["umount", path], stderr=subprocess.DEVNULL)
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", f"noexec,size={size}", "tmpfs", path],
+                      stderr=subprocess.DEVNULL).returncode != 0:
+        raise Skip("mounting a tmpfs needs root")
+    try:
+        yield path
+    finally:
+        subprocess.run(["umount", path])
 
 
 def compile_c(out, sources, args=(), shared=False):

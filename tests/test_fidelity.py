@@ -608,6 +608,28 @@ def fidelity_exit_status_and_output_of_plain_commands():
         same_job(cmd)
 
 
+# What lazynccl-run sets, and the tunable a static-TLS restart raises: the
+# only names the identity probe may print beyond plain's.
+RESTART_ADDED = ("LD_AUDIT", "LAZYNCCL_AUDIT_DROPINS", "VALGRIND_OPTS", "GLIBC_TUNABLES")
+
+
+def without_added(text):
+    """The identity probe's lines, less those naming RESTART_ADDED."""
+    return "\n".join(x for x in text.splitlines() if x.split(" ", 1)[-1] not in RESTART_ADDED)
+
+
+def restarted_world(name):
+    """A restarted process's row: its directory, the identity probe built
+    there, and jemalloc (preloaded: more static TLS than an audited process
+    gets); skipped where jemalloc is not installed."""
+    plain_only()
+    jemalloc = "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"
+    if not os.path.exists(jemalloc):
+        raise t.Skip("libjemalloc2 is not installed")
+    d = t.workdir(name)
+    return d, t.compile_c(os.path.join(d, "identity"), [os.path.join(FIXTURE, "identity.c")]), jemalloc
+
+
 @case
 def fidelity_restart_keeps_identity():
     """A process restarted for static TLS (jemalloc preloaded: more than an
@@ -622,12 +644,7 @@ def fidelity_restart_keeps_identity():
     of argv by then); a program started by fexecve, from a memfd or a file
     opened close-on-exec (restarted from that descriptor); and a caller's
     own variables kept in their order."""
-    plain_only()
-    jemalloc = "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"
-    if not os.path.exists(jemalloc):
-        raise t.Skip("libjemalloc2 is not installed")
-    d = t.workdir("fidelity_identity")
-    prog = t.compile_c(os.path.join(d, "identity"), [os.path.join(FIXTURE, "identity.c")])
+    d, prog, jemalloc = restarted_world("fidelity_identity")
     link = os.path.join(d, "linked-name")
     if not os.path.lexists(link):
         os.symlink("identity", link)
@@ -635,10 +652,7 @@ def fidelity_restart_keeps_identity():
     with open(script, "w") as f:
         f.write("#!/bin/sh\necho \"comm $(cat /proc/$$/comm) args $*\"\n")
     os.chmod(script, 0o755)
-    added = ("LD_AUDIT", "LAZYNCCL_AUDIT_DROPINS", "VALGRIND_OPTS", "GLIBC_TUNABLES")
-
-    def normal(text):
-        return "\n".join(x for x in text.splitlines() if x.split(" ", 1)[-1] not in added)
+    normal = without_added
     env = {"LD_PRELOAD": jemalloc, "MY_FIRST": "1", "MY_SECOND": "2"}
     for cmd, cwd in (([prog, "a b", "c"], None), (["./identity", "x"], d), ([link, "y"], None),
                      ([script, "s1", "s2"], None),
@@ -707,12 +721,7 @@ def fidelity_restart_follows_the_last_tunables():
     TLS (glibc reads every entry, later settings winning), and jemalloc
     preloaded: plain runs; wrapped, the restart raises the tunable where
     glibc will read it last, and runs the same."""
-    plain_only()
-    jemalloc = "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"
-    if not os.path.exists(jemalloc):
-        raise t.Skip("libjemalloc2 is not installed")
-    d = t.workdir("fidelity_two_tunables")
-    prog = t.compile_c(os.path.join(d, "identity"), [os.path.join(FIXTURE, "identity.c")])
+    d, prog, jemalloc = restarted_world("fidelity_two_tunables")
     dup = os.path.join(d, "dupenv.c")
     with open(dup, "w") as f:
         f.write("#include <unistd.h>\nextern char **environ;\n"
@@ -722,11 +731,7 @@ def fidelity_restart_follows_the_last_tunables():
     dupenv = t.compile_c(os.path.join(d, "dupenv"), [dup])
     cmd = [dupenv, "GLIBC_TUNABLES=glibc.malloc.tcache_count=5",
            "GLIBC_TUNABLES=glibc.rtld.optional_static_tls=512", prog, "t"]
-    added = ("LD_AUDIT", "LAZYNCCL_AUDIT_DROPINS", "VALGRIND_OPTS", "GLIBC_TUNABLES")
-
-    def normal(text):
-        return "\n".join(x for x in text.splitlines() if x.split(" ", 1)[-1] not in added)
-    p = same_job(cmd, {"LD_PRELOAD": jemalloc}, normal=normal)
+    p = same_job(cmd, {"LD_PRELOAD": jemalloc}, normal=without_added)
     t.equal(p[0], 0, f"plain runs: {p}")
 
 
@@ -737,29 +742,20 @@ def fidelity_without_proc():
     directory from AT_EXECFN), and a process with jemalloc preloaded,
     restarted for static TLS from what it has without /proc, runs as plain:
     a program by path and by a relative path, and a script."""
-    plain_only()
-    jemalloc = "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"
-    if not os.path.exists(jemalloc):
-        raise t.Skip("libjemalloc2 is not installed")
+    d, prog, jemalloc = restarted_world("fidelity_no_proc")
     if t.run(["unshare", "-m", "sh", "-c", "mount -t tmpfs none /proc"]).returncode != 0:
         raise t.Skip("no mount namespace here (unshare -m needs root)")
-    d = t.workdir("fidelity_no_proc")
-    prog = t.compile_c(os.path.join(d, "identity"), [os.path.join(FIXTURE, "identity.c")])
     script = os.path.join(d, "ident.sh")
     with open(script, "w") as f:
         f.write("#!/bin/sh\necho \"script $0 args $*\"\n")
     os.chmod(script, 0o755)
-    added = ("LD_AUDIT", "LAZYNCCL_AUDIT_DROPINS", "VALGRIND_OPTS", "GLIBC_TUNABLES")
     no_proc = ["unshare", "-m", "sh", "-c", 'mount -t tmpfs none /proc && exec "$@"', "sh"]
-
-    def normal(text):
-        return "\n".join(x for x in text.splitlines() if x.split(" ", 1)[-1] not in added)
     for cmd, cwd in (([prog, "a b"], None), (["./identity", "x"], d), ([script, "s1"], None)):
         rows = []
         for wrapped in (False, True):
             r = t.run(["timeout", "60"] + no_proc + ([RUN, "--"] if wrapped else []) + cmd,
                       env={"LD_PRELOAD": jemalloc, "LAZYNCCL_DEBUG": "1" if wrapped else ""}, cwd=cwd)
-            rows.append((r.returncode, normal(r.stdout), r.stderr))
+            rows.append((r.returncode, without_added(r.stdout), r.stderr))
         t.equal(rows[1][:2], rows[0][:2], f"{cmd}: wrapped against plain without /proc ({rows[1][2]})")
         t.contains(rows[1][2], "restarting it with glibc.rtld.optional_static_tls=", f"{cmd}: restarted")
         t.check("cannot" not in rows[1][2], f"{cmd}: no failure said: {rows[1][2]}")
@@ -772,13 +768,7 @@ def fidelity_dropins_on_a_noexec_mount():
     name is the real one, as plain."""
     plain_only()
     j = Job("noexec")
-    mnt = os.path.join(j.d, "mnt")
-    os.makedirs(mnt, exist_ok=True)
-    subprocess.run(["umount", mnt], stderr=subprocess.DEVNULL)
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "noexec,size=64m", "tmpfs", mnt],
-                      stderr=subprocess.DEVNULL).returncode != 0:
-        raise t.Skip("mounting a tmpfs needs root")
-    try:
+    with t.noexec_tmpfs(os.path.join(j.d, "mnt"), size="64m") as mnt:
         copy = os.path.join(mnt, "dropin")
         shutil.copytree(DROPINS, copy, symlinks=True)
         module = os.path.join(t.BUILD, "src", "audit", "liblazynccl-audit.so")
@@ -792,8 +782,6 @@ def fidelity_dropins_on_a_noexec_mount():
         t.equal(wrapped[2], f"lazynccl-run: the drop-ins' directory {copy} is on a filesystem mounted noexec, "
                             "where the dynamic linker cannot map them: none stands in, and the command loads "
                             "the real libraries as it would plain\n", "said once")
-    finally:
-        subprocess.run(["umount", mnt])
 
 
 @case

@@ -158,20 +158,11 @@ def scale_node_copy_noexec():
     """A directory on a filesystem mounted noexec (where ld.so could not map
     the module) is passed over: the installed module is named."""
     a.sanitizer_skip()
-    d = t.workdir("scale_node_copy_noexec")
-    mnt = os.path.join(d, "mnt")
-    os.makedirs(mnt, exist_ok=True)
-    subprocess.run(["umount", mnt], stderr=subprocess.DEVNULL)
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "noexec,size=4m", "tmpfs", mnt],
-                      stderr=subprocess.DEVNULL).returncode != 0:
-        raise t.Skip("mounting a tmpfs needs root")
-    try:
+    with t.noexec_tmpfs(os.path.join(t.workdir("scale_node_copy_noexec"), "mnt")) as mnt:
         t.equal(audit_of({"LAZYNCCL_NODE_DIR": mnt}), (a.MODULE_ENTRY, [a.MODULE_HERE]), "noexec")
         t.contains(t.run([RUN, "true"], env={"LAZYNCCL_NODE_DIR": mnt}, check_rc=0).stderr,
                    f"LAZYNCCL_NODE_DIR={mnt}: mounted noexec", "said")
         t.equal(os.listdir(mnt), [], "nothing written there")
-    finally:
-        subprocess.run(["umount", mnt])
 
 
 def manylibs_fixture(name):
