@@ -338,6 +338,10 @@ int lz_elffile_read(int fd, off_t size, const char *const *ask, lz_elffile *d, c
         lz_elfview_fail(why, whysize, "malformed ELF: the dynamic string table lies outside the file");
         goto out;
     }
+    /* A small table is read whole, once: the names asked about lie in it in
+     * any order, and a window per name is a read and a fresh page each. */
+    if (ask && t.strsz <= LZ_ELF_WINDOW)
+        (void)lz_elfview_at(v, st.soff, t.strsz);
     if (!ask) { /* every name: the table copied, the names point into it */
         if (!(d->strings = malloc(t.strsz + 1))) {
             lz_elfview_fail(why, whysize, "out of memory");
