@@ -392,6 +392,58 @@ def loader_lock_after_explicit_load():
 
 
 
+def join_programs(d, how, where):
+    """join_first_call.c's program and plugin (where: 1 constructor, 2
+    destructor), linked how: "plain" (-lnccl), "shared" or "static" shim."""
+    real_dir = os.path.dirname(t.real_library("libnccl.so.2"))
+    inc = [f"-I{t.NCCL_INCLUDE}", f"-I{t.CUDA_INCLUDE}"]
+    if how == "plain":
+        link = inc + [f"-L{real_dir}", f"-Wl,-rpath,{real_dir}", "-lnccl"] + t.sanitizer_link_args()
+    elif how == "shared":
+        link = t.link_shim_args("nccl")
+    else:
+        link = inc + [t.shim("nccl", static=True), "-ldl"] + t.sanitizer_link_args()
+    src = os.path.join(t.PROGS, "join_first_call.c")
+    plugin = t.compile_c(os.path.join(d, f"plugin_{how}_{where}.so"), [src],
+                         [f"-DPLUGIN={where}", "-fPIC"] + link + ["-lpthread"], shared=True)
+    prog = t.compile_c(os.path.join(d, f"join_{how}"), [src], link + ["-ldl"])
+    return [prog, plugin]
+
+
+def join_case(where, who):
+    d = t.workdir(f"join_first_call_{who}")
+    plain = bounded(join_programs(d, "plain", where), {}, 60)
+    version = plain.stdout.split("main: rc=0 version=")[-1].strip()
+    t.equal((plain.returncode, plain.stdout), (0, f"{who}: rc=0 version={version}\n"
+                                                 f"main: rc=0 version={version}\n"), "-lnccl")
+    # The call under the lock gets NCCL's failure value (ncclSystemError)
+    # and is not remembered: the next call loads.
+    want = f"{who}: rc=2 version=-1\nmain: rc=0 version={version}\n"
+    runs = [("shared shim", join_programs(d, "shared", where), {}),
+            ("static shim", join_programs(d, "static", where), {}),
+            ("drop-in under lazynccl-run", [os.path.join(t.BUILD, "lazynccl-run"), "--"] +
+             join_programs(d, "plain", where), {})]
+    for what, cmd, env in runs:
+        r = bounded(cmd, dict(env, LAZYNCCL_DEBUG="1"), 60)
+        t.equal((r.returncode, r.stdout), (0, want), f"{what}: {r.stderr}")
+        t.contains(r.stderr, "which waits for this thread to end (pthread_join)", f"{what}: the log")
+
+
+@case
+def first_call_joined_by_a_constructor_ends():
+    """A plugin's constructor (under the dynamic linker's lock) joins a
+    thread whose first call would load NCCL: the call ends with the failure
+    value instead of waiting for good, and the next call loads; shared
+    shim, static shim and drop-in."""
+    join_case(1, "constructor")
+
+
+@case
+def first_call_joined_by_a_destructor_ends():
+    """The same from a plugin's destructor at dlclose."""
+    join_case(2, "destructor")
+
+
 # --- libelf from caller-controlled places (item 10) ------------------------------
 
 @case

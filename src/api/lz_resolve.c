@@ -98,6 +98,14 @@ lz_fn lz_resolve(const lz_lib *lib, size_t i)
         int status = lz_ensure_loaded(lib, &lib->syms[i]);
         if (status == LZ_REENTERED)
             return failure(lib, i); /* not published: the next call tries again */
+        if (status == LZ_BUSY) {
+            char text[512];
+            snprintf(text, sizeof text, "%s: %s: %s not loaded: the dynamic linker's lock is held "
+                     "by a thread that waits for this one to end (pthread_join)", lib->prefix,
+                     lz_sym_name(lib, &lib->syms[i]), lib->display);
+            lz_message_push(&lib->st->sym_msgs, text); /* lz_once.c logged it */
+            return failure(lib, i); /* not published either */
+        }
         if (status == LZ_FAILED) {
             if (lz_publish_failure(lib, i))
                 return failure(lib, i);

@@ -5,11 +5,15 @@
 
 #include "search/lz_search.h"
 
-/* Returned by lz_ensure_loaded to a call made from inside the load itself
- * (a constructor of the real library calling back into the shim). */
-enum { LZ_REENTERED = 3 };
+/* Returned by lz_ensure_loaded, without a failure published (the next call
+ * tries again): LZ_REENTERED to a call made from inside the load itself (a
+ * constructor of the real library calling back into the shim); LZ_BUSY
+ * when the dynamic linker's lock is held by a thread that waits for this
+ * one to end (lz_ldlock.h). */
+enum { LZ_REENTERED = 3, LZ_BUSY = 4 };
 
-/* Load the library unless done already; LZ_LOADED, LZ_FAILED or LZ_REENTERED.
+/* Load the library unless done already; LZ_LOADED, LZ_FAILED, LZ_REENTERED
+ * or LZ_BUSY.
  * want (or NULL) is the export whose first call asks: a candidate that
  * exports it exactly is preferred. Thread-safe, holds no lock across the
  * search; after the first call it is one acquire load. */

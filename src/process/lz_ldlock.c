@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: MIT
+ * The dynamic linker's lock and who holds it (lz_ldlock.h).
+ *
+ * glibc keeps the lock that dlopen, dlclose and dlsym take (_dl_load_lock,
+ * recursive) in ld.so's _rtld_global, right after the count of namespaces
+ * and before the lock dl_iterate_phdr takes (_dl_load_write_lock, also
+ * recursive). Its offset changes between glibc releases, so it is found by
+ * that shape: a count of 1 to 16 followed by two recursive mutexes, which
+ * nothing else in _rtld_global is. No match, no check: the call then waits
+ * in dlopen, as before. */
+#include "process/lz_ldlock.h"
+#include "elf/lz_elfmem.h"
+
+#include <elf.h>
+#include <fcntl.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+static const pthread_mutex_t *find_lock(void)
+{
+    uintptr_t base = (uintptr_t)getauxval(AT_BASE);
+    if (!base) /* a static program, or ld.so run as the program */
+        return NULL;
+    const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)base;
+    if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0)
+        return NULL;
+    lz_elfmem m;
+    if (!lz_elfmem_view(&m, base, (const ElfW(Phdr) *)(base + eh->e_phoff), eh->e_phnum))
+        return NULL;
+    const ElfW(Sym) *s = lz_elfmem_lookup(&m, "_rtld_global");
+    if (!s || s->st_shndx == SHN_UNDEF || s->st_size < sizeof(size_t) + 2 * sizeof(pthread_mutex_t))
+        return NULL;
+    const unsigned char *g = (const unsigned char *)(base + s->st_value);
+    const pthread_mutex_t *found = NULL;
+    for (size_t off = 0; off + sizeof(size_t) + 2 * sizeof(pthread_mutex_t) <= s->st_size;
+         off += sizeof(size_t)) {
+        size_t nns;
+        memcpy(&nns, g + off, sizeof nns);
+        const pthread_mutex_t *a = (const pthread_mutex_t *)(g + off + sizeof(size_t));
+        if (nns < 1 || nns > 16 || a[0].__data.__kind != PTHREAD_MUTEX_RECURSIVE_NP ||
+            a[1].__data.__kind != PTHREAD_MUTEX_RECURSIVE_NP)
+            continue;
+        if (found)
+            return NULL; /* two matches: the shape is not what it was */
+        found = a;
+    }
+    return found;
+}
+
+static const pthread_mutex_t *ld_lock(void)
+{
+    static const pthread_mutex_t *lock;
+    static int tried;
+    if (!__atomic_load_n(&tried, __ATOMIC_ACQUIRE)) {
+        __atomic_store_n(&lock, find_lock(), __ATOMIC_RELAXED);
+        __atomic_store_n(&tried, 1, __ATOMIC_RELEASE);
+    }
+    return __atomic_load_n(&lock, __ATOMIC_RELAXED);
+}
+
+/* 1 when thread tid sleeps in a futex wait on this thread's own id word,
+ * which is what pthread_join (and a C++ join) waits on until this thread
+ * ends; read from /proc/self/task/TID/syscall (number, then arguments). */
+static int joins_me(int tid, int me)
+{
+    char path[64], text[256];
+    snprintf(path, sizeof path, "/proc/self/task/%d/syscall", tid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, text, sizeof text - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    text[n] = '\0';
+    char *end;
+    long nr = strtol(text, &end, 10);
+    if (end == text || nr != SYS_futex)
+        return 0;
+    uintptr_t word = (uintptr_t)strtoull(end, NULL, 16);
+    /* The word lies in this thread's descriptor and holds its id. */
+    uintptr_t self = (uintptr_t)pthread_self();
+    return word >= self && word - self < 4096 && word % sizeof(int) == 0 &&
+           __atomic_load_n((const int *)word, __ATOMIC_RELAXED) == me;
+}
+
+int lz_ldlock_wait(char *why, size_t size)
+{
+    const pthread_mutex_t *lock = ld_lock();
+    if (!lock)
+        return 0;
+    int me = (int)syscall(SYS_gettid);
+    long pause_ns = 100000;
+    for (;;) {
+        int owner = __atomic_load_n(&lock->__data.__owner, __ATOMIC_ACQUIRE);
+        if (owner == 0 || owner == me)
+            return 0;
+        if (joins_me(owner, me)) {
+            snprintf(why, size, "the dynamic linker's lock is held by thread %d, which waits for "
+                     "this thread to end (pthread_join), so nothing can be loaded now; make a "
+                     "first call before that thread takes the lock (a constructor or destructor "
+                     "runs under it)", owner);
+            return -1;
+        }
+        /* Any other holder is loading or unloading: dlopen would wait
+         * for it too. Polled, so that a holder that starts to join this
+         * thread later is still seen. */
+        struct timespec ts = {0, pause_ns};
+        nanosleep(&ts, NULL);
+        if (pause_ns < 20000000)
+            pause_ns *= 2;
+    }
+}

@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: MIT
+ * Whether the dynamic linker's own lock is held by a thread that waits for
+ * this one (lz_ldlock.c): a first call made then cannot load, and would
+ * wait for good. */
+#ifndef LZ_LDLOCK_H
+#define LZ_LDLOCK_H
+
+#include "base/lz_runtime.h"
+
+#include <stddef.h>
+
+/* Wait while another thread holds the dynamic linker's lock (dlopen,
+ * dlclose and dlsym take it, a constructor or destructor runs under it):
+ * 0 once it is free, held by this thread, or cannot be read; -1 with the
+ * reason in why when its holder waits for this thread to end
+ * (pthread_join), which no wait of this thread can outlast. */
+LZ_HIDDEN int lz_ldlock_wait(char *why, size_t size);
+
+#endif
