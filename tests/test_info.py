@@ -331,6 +331,109 @@ def check_a_program_before_it_runs():
             "no FILE")
 
 
+def version_prog(d, name, link):
+    """A program printing ncclGetVersion's answer."""
+    src = os.path.join(d, f"{name}.c")
+    with open(src, "w") as f:
+        f.write("#include <nccl.h>\n#include <stdio.h>\nint main(void) { int v = -1;\n"
+                "  int rc = ncclGetVersion(&v); printf(\"rc=%d version=%d\\n\", rc, v); return 0; }\n")
+    return t.compile_c(os.path.join(d, name), [src, f"-I{t.NCCL_INCLUDE}"] + link)
+
+
+def ldd_of(prog, soname, env):
+    r = t.run(["ldd", prog], env=env)
+    line = next((l for l in r.stdout.splitlines() if l.strip().startswith(soname + " ")), "")
+    return line.split("=>", 1)[1].split("(")[0].strip() if "=>" in line else ""
+
+
+@case
+def check_ldd_and_first_call_agree_on_ld_library_path():
+    """An LD_LIBRARY_PATH split on ';' as well as ':' and one naming
+    $ORIGIN (the program's directory): ldd, lazynccl-info --check and the
+    first call all take the copy of NCCL it names, for a program linked
+    -lnccl and one linked to the shim."""
+    real = t.real_library("libnccl.so.2")
+    d = t.workdir("check_llp")
+    fake = t.fake_nccl(f"{d}/fake", version=2811)
+    direct = version_prog(d, "direct", [f"-L{os.path.dirname(real)}", "-l:libnccl.so.2"])
+    shimmed = version_prog(d, "shimmed", t.link_shim_args("nccl"))
+    for llp in (f"/nonexistent;{d}/fake", f"/nonexistent:{d}/fake", "$ORIGIN/fake"):
+        env = {"LD_LIBRARY_PATH": llp}
+        t.equal(ldd_of(direct, "libnccl.so.2", env), fake, f"ldd with {llp}")
+        r = info("--check", direct, env=env)
+        t.contains(r.stdout, f"NCCL: ok: {fake} (the dynamic linker's choice", f"--check -lnccl with {llp}")
+        r = info("--check", shimmed, env=env)
+        t.contains(r.stdout, f"NCCL: ok: {fake} (the shim's search, step LD_LIBRARY_PATH)",
+                   f"--check shim with {llp}")
+        r = t.run([shimmed], env=dict(env, LAZYNCCL_DEBUG="1"), check_rc=0)
+        t.equal(r.stdout, "rc=0 version=2811\n", f"first call with {llp}")
+        t.contains(r.stderr, f"loaded {fake} (found by: LD_LIBRARY_PATH)", f"first call with {llp}")
+
+
+@case
+def check_ldd_and_first_call_agree_on_nodeflib():
+    """A plugin linked -z nodefaultlib (DF_1_NODEFLIB) whose NCCL lies only
+    in a system directory (an overlay on /usr/lib in a mount namespace, and
+    an ld.so.cache listing it): ldd, lazynccl-info --check and the first
+    call all find none, where the same plugin without the flag gets that
+    copy each way. The system directories are ld.so's own (Debian's
+    has no /lib64)."""
+    real = t.real_library("libnccl.so.2")
+    if t.run(["unshare", "-m", "true"]).returncode != 0:
+        raise t.Skip("no mount namespace here (unshare -m needs root)")
+    d = t.workdir("check_nodeflib")
+    os.makedirs(f"{d}/sys", exist_ok=True)
+    fake = t.fake_nccl(f"{d}/sys", version=2812)
+    with open(f"{d}/plug.c", "w") as f:
+        f.write("#include <nccl.h>\nint plug(void) { int v = -1; int rc = ncclGetVersion(&v); "
+                "return rc ? -rc : v; }\n")
+    with open(f"{d}/host.c", "w") as f:
+        f.write("#include <dlfcn.h>\n#include <stdio.h>\nint main(int c, char **v) { (void)c;\n"
+                "  void *h = dlopen(v[1], RTLD_NOW);\n  if (!h) { printf(\"dlopen failed\\n\"); return 0; }\n"
+                "  int (*f)(void) = (int (*)(void))dlsym(h, \"plug\");\n"
+                "  printf(\"plug=%d\\n\", f()); return 0; }\n")
+    host = t.compile_c(f"{d}/host", [f"{d}/host.c", "-ldl"])
+    inc = [f"-I{t.NCCL_INCLUDE}"]
+    direct = [f"-L{os.path.dirname(real)}", "-l:libnccl.so.2"]
+    plugins = {}
+    for how, link in (("direct", inc + direct), ("shim", t.link_shim_args("nccl"))):
+        for flag in ("", "-Wl,-z,nodefaultlib"):
+            name = f"{d}/lib{how}{'_ndl' if flag else ''}.so"
+            plugins[name] = t.compile_c(name, [f"{d}/plug.c"] + link + ([flag] if flag else []), shared=True)
+    cuda_lib = os.path.realpath(os.path.dirname(real))
+    script = f"""set -e
+mount -t overlay overlay -o lowerdir={d}/sys:/usr/lib /usr/lib
+: > {d}/empty.conf
+ldconfig -C {d}/ns.cache -f {d}/empty.conf
+mount --bind {d}/ns.cache /etc/ld.so.cache
+mkdir -p {d}/empty
+mount --bind {d}/empty {cuda_lib}
+for p in {' '.join(plugins)}; do
+  echo "== $p"
+  echo "ldd: $(ldd $p | grep libnccl.so.2 | sed 's/ (0x.*//')"
+  echo "run: $({host} $p 2>/dev/null)"
+  echo "check: $({os.path.join(t.BUILD, 'lazynccl-info')} --check $p | grep '^NCCL:')"
+done
+"""
+    r = t.run(["unshare", "-m", "sh", "-c", script])
+    if r.returncode != 0 and "overlay" in r.stderr:
+        raise t.Skip(f"no overlay mount here: {r.stderr.strip()}")
+    t.equal(r.returncode, 0, f"the namespace: {r.stderr}")
+    for p in plugins:
+        block = r.stdout.split(f"== {p}\n", 1)[1].split("\n==", 1)[0]
+        ndl = p.endswith("_ndl.so")
+        if "direct" in p:
+            t.contains(block, "ldd: \tlibnccl.so.2 => " + ("not found" if ndl else "/lib/libnccl.so.2"),
+                       f"ldd {p}")
+            t.contains(block, "run: dlopen failed" if ndl else "run: plug=2812", f"plain {p}")
+            t.contains(block, "needs libnccl.so.2, which the dynamic linker does not find" if ndl
+                       else "check: NCCL: ok: /lib/libnccl.so.2", f"--check {p}")
+        else:
+            t.contains(block, "run: plug=-2" if ndl else "run: plug=2812", f"first call {p}")
+            t.contains(block, "check: NCCL: problem: nothing would load" if ndl
+                       else "check: NCCL: ok: /lib/libnccl.so.2", f"--check {p}")
+
+
 @case
 def info_output_unwritable_fails():
     """lazynccl-info whose output cannot be written (a full disk, a closed

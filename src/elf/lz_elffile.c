@@ -193,6 +193,8 @@ static int dr_read_paths(const ElfW(Dyn) *dyn, size_t count, unsigned long long 
         return lz_elfview_fail(why, n, "out of memory");
     for (size_t i = 0; i < count && dyn[i].d_tag != DT_NULL; i++) {
         unsigned long long off = dyn[i].d_un.d_val;
+        if (dyn[i].d_tag == DT_FLAGS_1)
+            d->flags_1 = dyn[i].d_un.d_val;
         const char *tag = dyn[i].d_tag == DT_NEEDED ? "DT_NEEDED" : dyn[i].d_tag == DT_RPATH ? "DT_RPATH"
                         : dyn[i].d_tag == DT_RUNPATH ? "DT_RUNPATH" : NULL;
         /* ld.so reads these strings at start: one outside the table is a

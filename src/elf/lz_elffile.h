@@ -30,6 +30,7 @@ typedef struct lz_elffile {
     const char **needed;  /* DT_NEEDED, in order (owned) */
     size_t nneeded;
     const char *rpath, *runpath; /* DT_RPATH, DT_RUNPATH, or NULL */
+    unsigned long long flags_1;  /* DT_FLAGS_1 (DF_1_NODEFLIB), 0 if none */
     unsigned long long answers; /* bit i: the file defines ask[i] (lz_elffile_read) */
 } lz_elffile;
 

@@ -12,7 +12,9 @@
 #include "info.h"
 #include "base/lz_env.h"
 #include "base/lz_path.h"
+#include "common/lz_stepnames.h"
 
+#include <elf.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -30,7 +32,6 @@ typedef struct check_closure {
     int n;
     int missing;             /* sonames nothing resolves */
     int capped;              /* objects past CHECK_MAX_OBJECTS */
-    char *cwd;
 } check_closure;
 
 static int readable(const char *path, lz_probe *p)
@@ -39,27 +40,21 @@ static int readable(const char *path, lz_probe *p)
            p->elf.machine == lz_elf_own_machine();
 }
 
-/* soname in the entries of list (DT_RPATH, LD_LIBRARY_PATH, DT_RUNPATH),
- * $ORIGIN being origin's directory: 1 with out and p set. */
-static int in_list(const check_closure *c, const char *list, const char *origin, const char *soname,
-                   char *out, lz_probe *p)
-{
-    char dir[PATH_MAX], why[256];
-    for (const char *e = list; e;) {
-        size_t len = lz_path_next(e, ":");
-        if (lz_path_entry(e, len, origin, c->cwd, 0, dir, sizeof dir, why, sizeof why) &&
-            lz_path_join(out, PATH_MAX, dir, soname) && readable(out, p))
-            return 1;
-        e = e[len] ? e + len + 1 : NULL;
-    }
-    return 0;
-}
+/* A file the dynamic linker's search reaches: taken when ld.so could map
+ * it (of this machine and class), as ld.so skips any other. */
+struct found {
+    char *out;
+    lz_probe *p;
+};
 
-static int first_found(void *ctx, const char *step, const char *path)
+static int take_readable(void *ctx, const char *step, const char *path)
 {
     (void)step;
-    snprintf(ctx, PATH_MAX, "%s", path);
-    return 1;
+    struct found *f = ctx;
+    if (snprintf(f->out, PATH_MAX, "%s", path) >= PATH_MAX)
+        return 0;
+    lz_probe_free(f->p);
+    return readable(f->out, f->p);
 }
 
 /* The directory of path, for $ORIGIN (malloc'd). */
@@ -72,32 +67,49 @@ static char *origin_of(const char *path)
     return real;
 }
 
-/* Where the dynamic linker finds soname for object i: 1 with out and p. */
+/* What ld.so's search for the libraries object i needs depends on, read
+ * from the closure (asker_free frees the origins): LD_LIBRARY_PATH is this
+ * environment's, its $ORIGIN the target's directory (the program's, for a
+ * program). */
+static void asker_of(const check_closure *c, int i, lz_linker_asker *a)
+{
+    memset(a, 0, sizeof *a);
+    const lz_elffile *e = &c->o[i].p.elf;
+    if (e->runpath) {
+        a->runpath = e->runpath;
+        a->runpath_origin = origin_of(c->o[i].path);
+    } else
+        for (int k = i; k >= 0 && a->nrpath < LZ_LINKER_CHAIN; k = c->o[k].loader)
+            if (c->o[k].p.elf.rpath && !c->o[k].p.elf.runpath) {
+                a->rpath[a->nrpath] = c->o[k].p.elf.rpath;
+                a->rpath_origin[a->nrpath++] = origin_of(c->o[k].path);
+            }
+    a->llp = lz_getenv("LD_LIBRARY_PATH");
+    a->llp_origin = origin_of(c->o[0].path);
+    a->nodeflib = (e->flags_1 & DF_1_NODEFLIB) != 0;
+}
+
+static void asker_free(lz_linker_asker *a)
+{
+    free((char *)a->runpath_origin);
+    free((char *)a->llp_origin);
+    for (int k = 0; k < a->nrpath; k++)
+        free((char *)a->rpath_origin[k]);
+}
+
+/* Where the dynamic linker finds soname for object i, in the runtime's
+ * order (lz_linker.h): 1 with out and p. */
 static int resolve(const check_closure *c, int i, const char *soname, char *out, lz_probe *p)
 {
     if (strchr(soname, '/'))
         return snprintf(out, PATH_MAX, "%s", soname) < PATH_MAX && readable(out, p);
-    int found = 0;
-    if (!c->o[i].p.elf.runpath)
-        for (int k = i; k >= 0 && !found; k = c->o[k].loader)
-            if (c->o[k].p.elf.rpath && !c->o[k].p.elf.runpath) {
-                char *origin = origin_of(c->o[k].path);
-                found = in_list(c, c->o[k].p.elf.rpath, origin, soname, out, p);
-                free(origin);
-            }
-    const char *llp = lz_getenv("LD_LIBRARY_PATH");
-    if (!found && llp)
-        found = in_list(c, llp, NULL, soname, out, p);
-    if (!found && c->o[i].p.elf.runpath) {
-        char *origin = origin_of(c->o[i].path);
-        found = in_list(c, c->o[i].p.elf.runpath, origin, soname, out, p);
-        free(origin);
-    }
-    if (!found) {
-        const char *const sonames[] = {soname, NULL};
-        lz_linker_hooks h = {first_found, NULL, NULL, out};
-        found = lz_linker_system_lookup(sonames, &h) && readable(out, p);
-    }
+    const char *const sonames[] = {soname, NULL};
+    struct found f = {out, p};
+    lz_linker_hooks h = {take_readable, NULL, NULL, &f};
+    lz_linker_asker a;
+    asker_of(c, i, &a);
+    int found = lz_linker_lookup_asker(sonames, &a, &h);
+    asker_free(&a);
     return found;
 }
 
@@ -130,6 +142,7 @@ static void follow(check_closure *c, FILE *f)
                 c->n++;
             } else {
                 free(out);
+                lz_probe_free(&o->p); /* a file of another machine, last tried */
                 /* glibc's own objects are always there; anything else missing is said */
                 fprintf(f, "  %s, needed by %s: not found (the dynamic linker would stop)\n", so,
                         c->o[i].path);
@@ -268,6 +281,13 @@ static int check_family(FILE *f, const lz_lib *lib, const check_closure *c, int 
     static check_seen seen;
     seen.nkept = 0;
     lz_request req = {.wanted = marks, .origin = shim_at, .on_event = on_event, .ctx = &seen};
+    /* The shim's linker step, for the object that needs the shim. */
+    lz_linker_asker asker;
+    int asked = via_shim >= 0;
+    if (asked) {
+        asker_of(c, via_shim, &asker);
+        req.asker = &asker;
+    }
     int from_linker = via_shim < 0 && direct >= 0 && !(override && *override);
     if (from_linker) {
         if (!linked) {
@@ -282,6 +302,8 @@ static int check_family(FILE *f, const lz_lib *lib, const check_closure *c, int 
     static lz_result res;
     static char report[LZ_MESSAGE_MAX];
     int found = lz_inspect_search(lib, &req, &res, report, sizeof report);
+    if (asked)
+        asker_free(&asker);
     const char *how = from_linker ? "the dynamic linker's choice, which a drop-in under "
                                     "lazynccl-run keeps"
                                   : via_shim >= 0 ? "the shim's search"
@@ -334,7 +356,6 @@ int check_target(FILE *f, const char *target, const lz_lib *const *libs, int nam
 {
     static check_closure c;
     memset(&c, 0, sizeof c);
-    c.cwd = getcwd(NULL, 0);
     if (!readable(target, &c.o[0].p)) {
         lz_probe p;
         int rc = lz_probe_read(target, &p);
@@ -345,7 +366,6 @@ int check_target(FILE *f, const char *target, const lz_lib *const *libs, int nam
                       "programs and shared libraries)" : "");
         if (rc == LZ_PROBE_OK)
             lz_probe_free(&p);
-        free(c.cwd);
         return 2;
     }
     c.o[0].path = strdup(target);
@@ -371,6 +391,5 @@ int check_target(FILE *f, const char *target, const lz_lib *const *libs, int nam
         free(c.o[i].path);
         lz_probe_free(&c.o[i].p);
     }
-    free(c.cwd);
     return problems ? 1 : 0;
 }

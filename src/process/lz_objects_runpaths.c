@@ -28,6 +28,8 @@ struct runpaths {
                               * tries the program's DT_RPATH after its own */
     int program_done;        /* the program was one of them */
     int main_pass;           /* the pass that reads the program alone */
+    int requesters;          /* objects that need the library, so far */
+    int nodeflib;            /* the first of them has DF_1_NODEFLIB */
     lz_strlist out;
 };
 
@@ -127,6 +129,8 @@ static int runpath_cb(struct dl_phdr_info *info, size_t size, void *data)
         has_runpath |= d->d_tag == DT_RUNPATH;
         has_rpath |= d->d_tag == DT_RPATH;
     }
+    if (!q->main_pass && q->requesters++ == 0)
+        q->nodeflib = (lz_elfmem_dynval(&v.m, DT_FLAGS_1) & DF_1_NODEFLIB) != 0;
     if (!q->main_pass && !has_runpath) {
         q->program_too = 1;
         q->program_done |= program;
@@ -158,7 +162,7 @@ static int runpath_cb(struct dl_phdr_info *info, size_t size, void *data)
 }
 
 int lz_objects_runpaths(const char *const *sonames, int runpath, lz_object_visit_fn visit,
-                        void *ctx)
+                        void *ctx, int *nodeflib)
 {
     struct runpaths q = {.sonames = sonames, .self_soname = lz_objects_self_soname(), .runpath = runpath};
     lz_dl_iterate_phdr(runpath_cb, &q);
@@ -170,6 +174,8 @@ int lz_objects_runpaths(const char *const *sonames, int runpath, lz_object_visit
         lz_dl_iterate_phdr(runpath_cb, &q);
     }
     free(q.cwd);
+    if (nodeflib)
+        *nodeflib = q.nodeflib;
     return lz_strlist_visit(&q.out, visit, ctx);
 }
 

@@ -13,8 +13,10 @@
  * (directory, "") until it returns 1. Entries that cannot be followed (a
  * token other than $ORIGIN, $ORIGIN in a secure-execution process, a
  * relative entry) are passed with a NULL directory and the reason in why
- * ("RPATH of OBJ: ..."). */
+ * ("RPATH of OBJ: ...").
+ * nodeflib (or NULL): set to whether the first of those objects, the one
+ * ld.so loads the library for, has DF_1_NODEFLIB. */
 LZ_HIDDEN int lz_objects_runpaths(const char *const *sonames, int runpath,
-                                  lz_object_visit_fn visit, void *ctx);
+                                  lz_object_visit_fn visit, void *ctx, int *nodeflib);
 
 #endif

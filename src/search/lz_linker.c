@@ -12,20 +12,91 @@
 #include "base/lz_path.h"
 #include "elf/lz_probe.h"
 
+#include <elf.h>
 #include <limits.h>
+#include <link.h>
+#include <pthread.h>
 #include <sys/auxv.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-static const char *const system_dirs[] = {
+/* Where ld.so's system directories are not found in it: the union of the
+ * distributions' (Debian's multiarch pair, then lib64, then lib). */
+static const char *const fallback_system_dirs[] = {
 #if defined(__x86_64__)
     "/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu",
 #elif defined(__aarch64__)
     "/lib/aarch64-linux-gnu", "/usr/lib/aarch64-linux-gnu",
 #endif
     "/lib64", "/usr/lib64", "/lib", "/usr/lib", NULL};
+
+enum { LZ_MAX_SYSTEM_DIRS = 8 };
+
+/* The system directories this process's ld.so was built with, as its
+ * `--help` lists them: glibc keeps them as one constant in its read-only
+ * data, absolute directories each ending in '/', NUL-separated
+ * ("/lib/x86_64-linux-gnu/\0/usr/lib/x86_64-linux-gnu/\0/lib/\0/usr/lib/\0"
+ * on Debian, "/lib64/\0/usr/lib64/\0" on Fedora). The first run of two or
+ * more such strings in ld.so's read-only segments is taken, with the
+ * trailing '/' dropped (into out, NULL-terminated); 0 when there is none. */
+static int ld_so_system_dirs(const char **out, char *buf, size_t size)
+{
+    uintptr_t base = (uintptr_t)getauxval(AT_BASE);
+    const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)base;
+    if (!base || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0)
+        return 0;
+    const ElfW(Phdr) *ph = (const ElfW(Phdr) *)(base + eh->e_phoff);
+    for (size_t i = 0; i < eh->e_phnum; i++) {
+        if (ph[i].p_type != PT_LOAD || (ph[i].p_flags & (PF_W | PF_X)) != 0)
+            continue;
+        const char *seg = (const char *)(base + ph[i].p_vaddr);
+        const char *end = seg + ph[i].p_filesz;
+        for (const char *p = seg; p < end; p++) {
+            if (*p != '/' || (p > seg && p[-1] != '\0'))
+                continue;
+            size_t n = 0, used = 0;
+            const char *q = p;
+            while (q < end && *q == '/' && n < LZ_MAX_SYSTEM_DIRS - 1) {
+                const char *z = memchr(q, '\0', (size_t)(end - q));
+                size_t len = z ? (size_t)(z - q) : 0;
+                int dir = len > 1 && q[len - 1] == '/';
+                for (size_t k = 0; dir && k < len; k++)
+                    dir = q[k] > ' ' && q[k] < 127;
+                if (!dir || used + len > size)
+                    break;
+                memcpy(buf + used, q, len - 1);
+                buf[used + len - 1] = '\0';
+                out[n++] = buf + used;
+                used += len;
+                q = z + 1;
+            }
+            if (n >= 2) {
+                out[n] = NULL;
+                return 1;
+            }
+        }
+    }
+    return 0;
+}
+
+static const char *ld_so_dirs[LZ_MAX_SYSTEM_DIRS];
+static char ld_so_dirs_buf[512];
+static int ld_so_dirs_found;
+static pthread_once_t ld_so_dirs_once = PTHREAD_ONCE_INIT;
+
+static void read_system_dirs(void)
+{
+    ld_so_dirs_found = ld_so_system_dirs(ld_so_dirs, ld_so_dirs_buf, sizeof ld_so_dirs_buf);
+}
+
+/* Read once, when a search first reaches them. */
+static const char *const *system_dirs(void)
+{
+    (void)pthread_once(&ld_so_dirs_once, read_system_dirs);
+    return ld_so_dirs_found ? ld_so_dirs : fallback_system_dirs;
+}
 
 /* dir/name, malloc'd exactly (NULL: longer than PATH_MAX, or out of
  * memory). Exact, not PATH_MAX: the strings a first call keeps share a few
@@ -71,6 +142,8 @@ static int visit_runpath(void *ctx, const char *dir, const char *why)
 static int linker_list(struct linker_search *ls, const char *step, const char *list,
                        const char *seps, const char *origin)
 {
+    if (!list || !*list)
+        return 0;
     struct {
         char cwd[PATH_MAX], dir[PATH_MAX], why[768];
     } *b = malloc(sizeof *b);
@@ -106,7 +179,7 @@ static int linker_llp_text(struct linker_search *ls, const char *llp)
         *slash = '\0';
         origin = slash == exe ? "/" : exe;
     }
-    int rc = linker_list(ls, LZ_STEP_LD_LIBRARY_PATH, llp, ":;", origin);
+    int rc = linker_list(ls, LZ_STEP_LD_LIBRARY_PATH, llp, LZ_LINKER_LLP_SEPS, origin);
     free(exe);
     return rc;
 }
@@ -166,14 +239,15 @@ static int linker_llp(struct linker_search *ls)
 int lz_linker_lookup(const char *const *sonames, const lz_linker_hooks *hooks)
 {
     struct linker_search ls = {sonames, hooks};
+    int nodeflib = 0;
     /* ld.so: DT_RPATH before LD_LIBRARY_PATH, DT_RUNPATH after. */
-    if (lz_objects_runpaths(sonames, 0, visit_runpath, &ls))
+    if (lz_objects_runpaths(sonames, 0, visit_runpath, &ls, &nodeflib))
         return 1;
     if (linker_llp(&ls))
         return 1;
-    if (lz_objects_runpaths(sonames, 1, visit_runpath, &ls))
+    if (lz_objects_runpaths(sonames, 1, visit_runpath, &ls, NULL))
         return 1;
-    return lz_linker_system_lookup(sonames, hooks);
+    return lz_linker_system_lookup(sonames, nodeflib, hooks);
 }
 
 int lz_linker_lookup_from(const char *const *sonames, const char *origin, const char *rpath,
@@ -184,17 +258,50 @@ int lz_linker_lookup_from(const char *const *sonames, const char *origin, const 
      * those of the objects that loaded it, up to the program's: here the
      * objects that are or need this code (the shim, the program). */
     int no_runpath = !(runpath && *runpath);
-    if (no_runpath && ((rpath && *rpath && linker_list(&ls, LZ_STEP_RUN_PATH, rpath, ":", origin)) ||
-                       lz_objects_runpaths(sonames, 0, visit_runpath, &ls)))
+    if (no_runpath && (linker_list(&ls, LZ_STEP_RUN_PATH, rpath, LZ_LINKER_RUNPATH_SEPS, origin) ||
+                       lz_objects_runpaths(sonames, 0, visit_runpath, &ls, NULL)))
         return 1;
     if (linker_llp(&ls))
         return 1;
-    if (runpath && *runpath && linker_list(&ls, LZ_STEP_RUN_PATH, runpath, ":", origin))
+    if (linker_list(&ls, LZ_STEP_RUN_PATH, runpath, LZ_LINKER_RUNPATH_SEPS, origin))
         return 1;
-    return lz_linker_system_lookup(sonames, hooks);
+    return lz_linker_system_lookup(sonames, 0, hooks);
 }
 
-int lz_linker_system_lookup(const char *const *sonames, const lz_linker_hooks *hooks)
+int lz_linker_lookup_asker(const char *const *sonames, const lz_linker_asker *a,
+                           const lz_linker_hooks *hooks)
+{
+    struct linker_search ls = {sonames, hooks};
+    for (int k = 0; !a->runpath && k < a->nrpath && k < LZ_LINKER_CHAIN; k++)
+        if (linker_list(&ls, LZ_STEP_RUN_PATH, a->rpath[k], LZ_LINKER_RUNPATH_SEPS, a->rpath_origin[k]))
+            return 1;
+    if (linker_list(&ls, LZ_STEP_LD_LIBRARY_PATH, a->llp, LZ_LINKER_LLP_SEPS, a->llp_origin))
+        return 1;
+    if (linker_list(&ls, LZ_STEP_RUN_PATH, a->runpath, LZ_LINKER_RUNPATH_SEPS, a->runpath_origin))
+        return 1;
+    return lz_linker_system_lookup(sonames, a->nodeflib, hooks);
+}
+
+int lz_linker_list_lookup(const char *const *sonames, const char *step, const char *list,
+                          const char *seps, const char *origin, const lz_linker_hooks *hooks)
+{
+    struct linker_search ls = {sonames, hooks};
+    return linker_list(&ls, step, list, seps, origin);
+}
+
+/* 1 when path lies in one of the system directories (ld.so compares the
+ * directory with its trailing slash as a prefix). */
+static int in_system_dir(const char *path)
+{
+    for (const char *const *d = system_dirs(); *d; d++) {
+        size_t n = strlen(*d);
+        if (strncmp(path, *d, n) == 0 && path[n] == '/')
+            return 1;
+    }
+    return 0;
+}
+
+int lz_linker_system_lookup(const char *const *sonames, int nodeflib, const lz_linker_hooks *hooks)
 {
     struct linker_search ls = {sonames, hooks};
     int rc = 0;
@@ -205,10 +312,15 @@ int lz_linker_system_lookup(const char *const *sonames, const lz_linker_hooks *h
             hooks->looked(hooks->ctx, LZ_STEP_LDCACHE, place);
         }
         char *path = lz_ldcache_path("/etc/ld.so.cache", *s);
-        rc = path && hooks->visit(hooks->ctx, LZ_STEP_LDCACHE, path);
+        if (path && nodeflib && in_system_dir(path)) {
+            if (hooks->note)
+                hooks->note(hooks->ctx, LZ_STEP_LDCACHE, "its entry lies in a system directory, "
+                            "which a requester with DF_1_NODEFLIB does not search");
+        } else
+            rc = path && hooks->visit(hooks->ctx, LZ_STEP_LDCACHE, path);
         free(path);
     }
-    for (const char *const *d = system_dirs; *d && !rc; d++)
+    for (const char *const *d = system_dirs(); *d && !rc && !nodeflib; d++)
         rc = linker_dir(&ls, LZ_STEP_SYSTEM_DIRS, *d);
     return rc;
 }

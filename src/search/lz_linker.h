@@ -18,6 +18,26 @@ typedef struct lz_linker_hooks {
     void *ctx;
 } lz_linker_hooks;
 
+/* One requester described, not loaded (lazynccl-info --check reads it from
+ * its file): what ld.so's search for the libraries it needs depends on. */
+enum { LZ_LINKER_CHAIN = 16 };
+typedef struct lz_linker_asker {
+    /* DT_RPATH of the requester, then of each object above it up to the
+     * program (ld.so follows them only where the requester has no
+     * DT_RUNPATH, and only those of objects without one), with the
+     * directory $ORIGIN stands for in each. */
+    const char *rpath[LZ_LINKER_CHAIN], *rpath_origin[LZ_LINKER_CHAIN];
+    int nrpath;
+    const char *runpath, *runpath_origin; /* the requester's DT_RUNPATH, or NULL */
+    const char *llp, *llp_origin;         /* LD_LIBRARY_PATH; the program's directory */
+    int nodeflib;                         /* the requester has DF_1_NODEFLIB */
+} lz_linker_asker;
+
+/* The dynamic linker's whole search for sonames as it runs for that
+ * requester: 1 when a visit returned 1. */
+LZ_HIDDEN int lz_linker_lookup_asker(const char *const *sonames, const lz_linker_asker *a,
+                                     const lz_linker_hooks *hooks);
+
 /* Follow the dynamic linker's whole search for sonames (in preference
  * order): 1 when a visit returned 1. */
 LZ_HIDDEN int lz_linker_lookup(const char *const *sonames, const lz_linker_hooks *hooks);
@@ -29,7 +49,21 @@ LZ_HIDDEN int lz_linker_lookup(const char *const *sonames, const lz_linker_hooks
 LZ_HIDDEN int lz_linker_lookup_from(const char *const *sonames, const char *origin,
                                   const char *rpath, const char *runpath,
                                   const lz_linker_hooks *hooks);
-/* Only its last two steps: ld.so.cache, then the system directories. */
-LZ_HIDDEN int lz_linker_system_lookup(const char *const *sonames, const lz_linker_hooks *hooks);
+/* How ld.so splits a search list: LD_LIBRARY_PATH on both, a DT_RPATH or
+ * DT_RUNPATH on the colon alone. */
+#define LZ_LINKER_LLP_SEPS ":;"
+#define LZ_LINKER_RUNPATH_SEPS ":"
+/* One search list as ld.so splits (seps) and expands it, $ORIGIN standing
+ * for origin (NULL: an entry naming it is noted, not searched); step names
+ * it to the hooks. For LD_LIBRARY_PATH, origin is the program's
+ * directory. */
+LZ_HIDDEN int lz_linker_list_lookup(const char *const *sonames, const char *step, const char *list,
+                                    const char *seps, const char *origin,
+                                    const lz_linker_hooks *hooks);
+/* Only its last two steps: ld.so.cache, then the system directories. A
+ * requester with DF_1_NODEFLIB (nodeflib) gets neither the system
+ * directories nor a cache entry that lies in one, as ld.so. */
+LZ_HIDDEN int lz_linker_system_lookup(const char *const *sonames, int nodeflib,
+                                      const lz_linker_hooks *hooks);
 
 #endif

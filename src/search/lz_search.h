@@ -52,6 +52,9 @@ typedef struct lz_request {
     int dry_run;
     int exhaustive;
     const char *origin;
+    /* The requester of the linker step, described (lazynccl-info --check),
+     * or NULL: the loaded objects that need the library. */
+    const struct lz_linker_asker *asker;
     void (*on_event)(void *ctx, const lz_event *ev);
     void *ctx;
     const lz_skip *skips;    /* the files earlier attempts failed to open */

@@ -250,7 +250,9 @@ int lz_step_linker(lz_search *w)
 {
     lz_linker_hooks h = {visit_candidate, note_candidate, w->rep.text ? looked_candidate : NULL, w};
     if (w->lib->system_only)
-        return lz_linker_system_lookup(w->lib->sonames, &h);
+        return lz_linker_system_lookup(w->lib->sonames, 0, &h);
+    if (w->req.asker)
+        return lz_linker_lookup_asker(w->lib->sonames, w->req.asker, &h);
     return lz_linker_lookup(w->lib->sonames, &h);
 }
 
