@@ -12,7 +12,6 @@
 #include "info.h"
 #include "base/lz_env.h"
 #include "base/lz_path.h"
-#include "common/lz_stepnames.h"
 
 #include <elf.h>
 #include <stdlib.h>
