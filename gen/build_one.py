@@ -11,6 +11,7 @@ Objects are compiled in parallel; nothing is written outside OUT."""
 
 import concurrent.futures
 import os
+import shlex
 import shutil
 import subprocess
 import types
@@ -54,17 +55,22 @@ def build(gen, a, cc):
         raise GenError(a.out, "--out names a file, not a directory")
     work = os.path.join(out, "gen")
     os.makedirs(work, exist_ok=True)
+    # include: the directories a program needs beside the compiler's own
+    # (every include_search directory that exists); the header's is first
+    # for the generator and the library's search.
     if a.include_dir:
-        include, system = [os.path.abspath(d) for d in a.include_dir], False
+        include = [os.path.abspath(d) for d in a.include_dir]
+        hdir = include[0]
     else:
-        found, system = gen.find_include(spec, "", cc)
-        include = [found]
+        hdir = gen.find_include(spec, "", cc)[0]
+        include = gen.include_path(spec, "", cc)[0]
     arch = gen.target_arch(cc)
-    library = a.library or find_library.find(spec, spec.sonames[0], cc, arch, include[0], ())[0]
+    library = a.library or find_library.find(spec, spec.sonames[0], cc, arch, hdir, ())[0]
     files = {k: os.path.join(work, f"{spec.id}_{k}.c") for k in ("stubs", "data", "hooks")}
     exports = os.path.join(work, f"{spec.id}_exports.txt")
     gen.cmd_generate(types.SimpleNamespace(
-        spec=a.spec, include_dir=include, library=library, out_c=files["stubs"], out_h=None,
+        spec=a.spec, include_dir=[hdir] + [d for d in include if d != hdir], library=library,
+        out_c=files["stubs"], out_h=None,
         out_list=exports, out_data=files["data"], out_hooks=files["hooks"]), cc)
 
     # The runtime, with the internal libelf shim where its headers are.
@@ -141,8 +147,9 @@ def build(gen, a, cc):
     for static in (False, True):
         name = f"{spec.shim}{'-static' if static else ''}.pc"
         with open(os.path.join(out, name), "w", encoding="utf-8") as f:
-            f.write(pkg_config(spec, out, [] if system else include, static))
-    cmake_config.one(out, spec.id, spec.shim, *([] if system else include))
+            f.write(pkg_config(spec, out, include, static,
+                               flags=gen.compile_flags(cc) + [f"-D{x}" for x in spec.defines]))
+    cmake_config.one(out, spec.id, spec.shim, *include)
     if not a.keep:
         shutil.rmtree(work)
     return [shared, archive] + [os.path.join(out, "dropin", s) for s in spec.sonames] + \
@@ -151,12 +158,14 @@ def build(gen, a, cc):
          if os.path.exists(os.path.join(out, f))]
 
 
-def pkg_config(spec, out, include, static=False, beside=True):
+def pkg_config(spec, out, include, static=False, beside=True, flags=()):
     """A pkg-config file for the shims in OUT, where they are: the shared
     shim, with the run path to it, or (static) the archive itself, which -l
     never picks beside the .so; OUT for the control header, include for the
-    library's own header where the compiler does not look."""
-    cflags = " ".join(["-I${prefix}"] + [f"-I{d}" for d in include])
+    library's own headers where the compiler does not look, flags for the
+    -I and -D options the build's compiler command carried."""
+    cflags = " ".join(["-I${prefix}"] + [f"-I{d}" for d in include] +
+                      [shlex.quote(f) for f in flags])
     libs = f"${{prefix}}/lib{spec.shim}.a -ldl -lpthread" if static else \
         f"-L${{prefix}} -Wl,-rpath,${{prefix}} -l{spec.shim}"
     # Written beside the shims: ${pcfiledir} (pkg-config's own variable)

@@ -171,6 +171,46 @@ def find_include(spec, option_dir, cc):
     raise GenError(spec.path, f"{header} not found; searched: " + "; ".join(tried))
 
 
+def include_path(spec, option_dir, cc):
+    """Every directory the spec's header is compiled with, in order: the
+    include_search entries that exist (a header of the library may include
+    a file from the second, as GLib's glib.h includes glibconfig.h from
+    the multiarch lib directory), with the directory holding the header
+    (find_include) among them. Returns (directories, whether the compiler
+    searches the header's directory itself)."""
+    found, own = find_include(spec, option_dir, cc)
+    dirs = []
+    for kind, value in spec.include_search:
+        if kind == "option":
+            d = option_dir
+        elif kind == "env":
+            d = os.path.join(os.environ[value], "include") if os.environ.get(value) else None
+        else:
+            d = value
+        if d and os.path.isdir(d) and os.path.abspath(d) not in dirs:
+            dirs.append(os.path.abspath(d))
+    if not own and found not in dirs:
+        dirs.insert(0, found)
+    compiler = system_dirs(cc)
+    return [d for d in dirs if d not in compiler], own
+
+
+def compile_flags(cc):
+    """The -I, -isystem and -D options of the compiler command (--cc "cc
+    -I..."), which a program including the header needs as the build did."""
+    out, i = [], 0
+    while i < len(cc):
+        w = cc[i]
+        if w in ("-I", "-D", "-isystem") and i + 1 < len(cc):
+            out += [w, cc[i + 1]]
+            i += 2
+            continue
+        if w.startswith(("-I", "-D", "-isystem")):
+            out.append(w)
+        i += 1
+    return out
+
+
 def find_libraries(spec, cc, include_dir, library_dirs):
     """soname<TAB>path (or -) lines for each soname, and the warnings: a
     spec that does not say how its drop-ins' symbols are versioned whose
@@ -324,8 +364,12 @@ def cmd_spec_files(a, cc):
 
 
 def cmd_find_include(a, cc):
-    d, own = find_include(load_spec(a.spec), a.option_dir, cc)
-    print(f"{d}\t{'system' if own else 'extra'}")
+    """The header's directory, whether the compiler searches it, then every
+    other directory the header is compiled with (include_path)."""
+    spec = load_spec(a.spec)
+    d, own = find_include(spec, a.option_dir, cc)
+    others = [x for x in include_path(spec, a.option_dir, cc)[0] if x != d]
+    print("\t".join([d, 'system' if own else 'extra'] + others))
 
 
 def cmd_find_libraries(a, cc):

@@ -304,6 +304,15 @@ def debian_include(pkg, arch="amd64"):
     return os.path.join(debian_cache(), arch, pkg, "usr", "include")
 
 
+def ld_so_system_dirs():
+    """The system directories of this machine's ld.so, as its --help lists
+    them (what the runtime reads from ld.so itself)."""
+    interp = subprocess.run(["readelf", "-l", "/bin/true"], capture_output=True, text=True).stdout
+    ldso = interp.split("[Requesting program interpreter: ", 1)[1].split("]", 1)[0]
+    text = subprocess.run([ldso, "--help"], capture_output=True, text=True).stdout
+    return [line.split()[0] for line in text.splitlines() if line.endswith("(system search path)")]
+
+
 def newer_loader(arch="amd64"):
     """[ld.so, --library-path, DIRS] of trixie's C library, to run a program
     that must load a library needing a newer glibc (NCCL 2.22.3 needs 2.38)."""

@@ -207,13 +207,12 @@ def variables_shared_shim():
     (an incomplete array, an int, a table) sees the real library's values
     at main's first line, and the library sees what it writes; one that
     calls through a function-pointer variable, or uses no variable, maps
-    nothing before its first call. With the library absent the variables
-    stay zero, and calls, through the trampoline too, return their failure
-    values (the spec's for int)."""
+    nothing before its first call. With the library absent, the program
+    that reads variables stops before main as the dynamic linker would
+    (exit 127, its words, the report; variables_absent_stop_before_main),
+    and calls, through the trampoline too, return their failure values (the
+    spec's for int)."""
     v = variables_served("shared")
-    r = v.run("data", "shared", absent=True)
-    t.equal(r.stdout, "mapped at main 0\nversion  table 0 0 counter 0\n"
-                      "library sees counter -1 dir (null)\nafter bump -1 100\n", "library absent")
     r = v.run("hook", "shared", absent=True)
     t.contains(r.stdout, "hook(5) -1 mapped 0\nhook is the library's 0\nown hook(5) 6\n",
                "a trampoline without its library: the int failure value of the spec")
@@ -248,6 +247,28 @@ def variables_dropin():
     out = t.run(["readelf", "-W", "--dyn-syms", f"{v.d}/dropin/libvars.so.1"], check_rc=0).stdout
     t.check(re.search(r" 24 OBJECT +GLOBAL +DEFAULT +\d+ vars_extra$", out, re.M),
             f"vars_extra, 24 bytes:\n{out}")
+
+
+@case
+def variables_absent_stop_before_main():
+    """A program that reads the library's variables, with the library
+    absent (its override naming no file): through the shared shim, the
+    static shim and the drop-in, the process stops before main with exit
+    127, the dynamic linker's words naming libvars.so.1 and the report,
+    and prints nothing: no variable is read as a value the library never
+    gave it. A program using none of them starts, as before."""
+    v = Vars("vars_absent")
+    for how, dropin in (("shared", False), ("static", False), ("real", True)):
+        r = t.run([v.program("data", how), v.real], env=v.env(dropin=dropin, absent=True))
+        what = f"{how}{', drop-in' if dropin else ''}"
+        t.equal((r.returncode, r.stdout), (127, ""), f"{what}: {r.stderr[-600:]}")
+        t.contains(r.stderr, "lazyvars: vars cannot be loaded, and its variables are used (",
+                   f"{what}: the head")
+        t.contains(r.stderr, "stopping, as the dynamic linker would have at start (error while "
+                             "loading shared libraries: libvars.so.1)", f"{what}: the words")
+        t.contains(r.stderr, f"{v.d}/nowhere/libvars.so.1", f"{what}: the report names the override")
+        r = t.run([v.program("funcs", how), v.real], env=v.env(dropin=dropin, absent=True))
+        t.equal(r.returncode, 0, f"{what}: a program using no variable starts: {r.stderr[-600:]}")
 
 
 GMP = os.path.join(t.SOURCE, "tests", "fixtures", "gmp")
@@ -498,7 +519,7 @@ def sqlite_program_as_with_the_library():
     the latter, then queries: its output is the one linked to -lsqlite3
     (the library sees the directory written), and the log says SQLite was
     loaded before main because the program uses its variables. Without
-    SQLite, sqlite3_libversion_number returns its own failure value, 0."""
+    SQLite it stops before main, as linked -lsqlite3 (exit 127)."""
     need_sqlite()
     d = t.workdir("sqlite_program")
     src = os.path.join(t.PROGS, "sqlite_client.c")
@@ -511,8 +532,10 @@ def sqlite_program_as_with_the_library():
     t.contains(r.stderr, "lazysqlite: loading SQLite before main: its variables are used (the "
                          "program)", "why SQLite was loaded before main")
     r = t.run([shim, d], env={"LAZYSQLITE_LIBPATH": f"{d}/nowhere/libsqlite3.so.0"})
-    t.equal((r.returncode, r.stdout), (1, "sqlite3_version \ntemp_directory NULL\nlibversion "
-             "matches 0\nlibversion_number 0\nopen failed: no memory\n"), "SQLite absent")
+    t.equal((r.returncode, r.stdout), (127, ""), "SQLite absent: no variable read as made up")
+    t.contains(r.stderr, "lazysqlite: SQLite cannot be loaded, and its variables are used (the "
+                         "program): stopping, as the dynamic linker would have at start (error "
+                         "while loading shared libraries: libsqlite3.so.0)", "SQLite absent")
 
 
 @case
@@ -797,7 +820,8 @@ def symbol_list_dropin_without_header_or_library():
     t.compile_c(f"{d}/libvars.so.1", [f"{d}/s.c", f"{d}/v.c", f"{d}/h.c",
                                       os.path.join(t.SHIMS, "liblzruntime.a"), "-ldl", "-lpthread",
                                       f"-I{t.SOURCE}/src", f"-I{t.BUILD}", "-fvisibility=hidden",
-                                      "-D_GNU_SOURCE", "-Wl,-soname,libvars.so.1"]
+                                      "-D_GNU_SOURCE", '-DLZ_DROPIN_SONAME="libvars.so.1"',
+                                      "-Wl,-soname,libvars.so.1"]
                 + t.sanitizer_link_args(), shared=True)
     r = t.run([f"{d}/funcs", real], env={"LD_LIBRARY_PATH": d,
                                           "LAZYVARS_LIBPATH": f"{d}/nowhere/libvars.so.1"})

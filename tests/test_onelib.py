@@ -102,6 +102,48 @@ def stops_naming(r, soname, how):
 
 
 @case
+def two_include_directories_and_a_define():
+    """A library whose header includes a file from a second include_search
+    directory and needs a -D (tests/fixtures/twodir): lazygen build searches
+    every include_search directory in order, and the pkg-config files carry
+    both directories, the spec's define and --cc's -D, so a program built
+    with `pkg-config --cflags --libs` prints what it prints linked to the
+    real library, through the shared and the static shim and the drop-in;
+    with the library absent the program, which reads a variable, stops with
+    exit 127 naming the library."""
+    if t.SANITIZE not in ("", "none"):
+        raise t.Skip("lazygen build uses the plain compiler whatever the build: checked once, in "
+                     "the default one")
+    d = t.workdir("onelib_twodir")
+    fix = os.path.join(FIXTURES, "twodir")
+    inc = [f"-I{fix}/include", f"-I{fix}/config", "-DTWODIR_WIDTH=64"]
+    os.makedirs(f"{d}/real", exist_ok=True)
+    real = t.compile_c(f"{d}/real/libtwodir.so.1", [f"{fix}/twodir.c", "-Wl,-soname,libtwodir.so.1"] + inc,
+                       shared=True)
+    want = t.run([t.compile_c(f"{d}/prog_real", [f"{fix}/prog.c", real, f"-Wl,-rpath,{d}/real"] + inc)],
+                 check_rc=0).stdout
+    t.equal(want, "major 3 add 5 width 64 built 64\n", "linked to the real library")
+    r = lazygen("build", f"{fix}/twodir.toml", "--out", f"{d}/out", "--library", real,
+                "--cc", "cc -DTWODIR_EXTRA=1")
+    t.equal(r.returncode, 0, f"lazygen build: {r.stderr[-3000:]}")
+    progs = {}
+    for pc in ("lazytwodir", "lazytwodir-static"):
+        flags = t.run(["pkg-config", "--cflags", "--libs", pc], env={"PKG_CONFIG_PATH": f"{d}/out"},
+                      check_rc=0).stdout.split()
+        for want_flag in (f"-I{fix}/include", f"-I{fix}/config", "-DTWODIR_WIDTH=64", "-DTWODIR_EXTRA=1"):
+            t.check(want_flag in flags, f"{pc}.pc carries {want_flag}: {flags}")
+        progs[pc] = t.compile_c(f"{d}/prog_{pc}", [f"{fix}/prog.c"] + flags)
+    env = {"LAZYTWODIR_LIBPATH": real}
+    for how, cmd, e in (("shared", progs["lazytwodir"], env), ("static", progs["lazytwodir-static"], env),
+                        ("drop-in", f"{d}/prog_real", {"LD_LIBRARY_PATH": f"{d}/out/dropin", **env})):
+        r = t.run([cmd], env=e)
+        t.equal((r.returncode, r.stdout), (0, want), f"{how}: {r.stderr}")
+        r = t.run([cmd], env={**e, "LAZYTWODIR_LIBPATH": f"{d}/nowhere/libtwodir.so.1"})
+        t.equal((r.returncode, r.stdout), (127, ""), f"{how}, library absent: {r.stderr}")
+        t.contains(r.stderr, "error while loading shared libraries: libtwodir.so.1", f"{how}: the words")
+
+
+@case
 def jpeg_built_alone_serves_its_users():
     """libjpeg from tests/fixtures/jpeg/jpeg.toml (10 lines, no failure
     values) by `lazygen build` alone: a program that compresses, decodes, and

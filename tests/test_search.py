@@ -419,7 +419,7 @@ def step_usr_local_cuda():
     """With nothing earlier, /usr/local/cuda/lib64 is used (staged in a private
     mount namespace); LD_LIBRARY_PATH beats it."""
     d = t.workdir("step_usr_local_cuda")
-    for sysdir in ("/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/lib64"):
+    for sysdir in t.ld_so_system_dirs():
         if os.path.exists(f"{sysdir}/libnccl.so.2"):
             raise t.Skip(f"{sysdir}/libnccl.so.2 exists: step 6 would find it before step 7")
     t.fake_nccl(f"{d}/cuda/lib64", version=70)

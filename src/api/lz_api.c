@@ -87,18 +87,34 @@ static void say(const lz_lib *lib)
         return; /* nowhere to say it */
 }
 
-void lz_stop(const lz_lib *lib, const char *name)
+/* The report after head (k bytes of size), then exit 127: what the
+ * dynamic linker does at start when a library cannot be loaded. */
+static __attribute__((noreturn)) void stop(const lz_lib *lib, const char *head, int k, size_t size)
 {
     const char *m = lz_message(lib);
+    if (k > 0 && write(2, head, (size_t)k < size ? (size_t)k : size - 1) >= 0 &&
+        write(2, m, strlen(m)) >= 0)
+        (void)!write(2, "\n", 1);
+    _exit(127);
+}
+
+void lz_stop(const lz_lib *lib, const char *name)
+{
     char head[256];
     int k = snprintf(head, sizeof head, "%s: %s was called, and no failure value is known for it "
                      "(its API has none, or no header declares it): stopping, as the dynamic "
                      "linker would have at start (error while loading shared libraries: %s)\n",
                      lib->prefix, name, lib->sonames[0]);
-    if (k > 0 && write(2, head, (size_t)k < sizeof head ? (size_t)k : sizeof head - 1) >= 0 &&
-        write(2, m, strlen(m)) >= 0)
-        (void)!write(2, "\n", 1);
-    _exit(127);
+    stop(lib, head, k, sizeof head);
+}
+
+void lz_stop_variables(const lz_lib *lib, const char *who)
+{
+    char head[512];
+    int k = snprintf(head, sizeof head, "%s: %s cannot be loaded, and its variables are used (%s): "
+                     "stopping, as the dynamic linker would have at start (error while loading "
+                     "shared libraries: %s)\n", lib->prefix, lib->display, who, lib->sonames[0]);
+    stop(lib, head, k, sizeof head);
 }
 
 /* After a loaded library's first failed call, its own-answer functions go

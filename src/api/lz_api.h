@@ -22,6 +22,10 @@ LZ_HIDDEN void lz_failed_call(const lz_lib *lib);
  * Writes the report to stderr and exits with status 127, as the dynamic
  * linker does for a missing library. */
 LZ_HIDDEN __attribute__((noreturn)) void lz_stop(const lz_lib *lib, const char *name);
+/* The same before main, where the library's variables are used (who: by
+ * whom) and it cannot be loaded: no variable may be read as a value the
+ * library never gave it. */
+LZ_HIDDEN __attribute__((noreturn)) void lz_stop_variables(const lz_lib *lib, const char *who);
 /* An own answer once the library is loaded: what the real function said,
  * or, when that is empty and a function of this shim has failed, why. */
 LZ_HIDDEN const char *lz_fill_message(const lz_lib *lib, const char *real);

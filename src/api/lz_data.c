@@ -133,7 +133,8 @@ void lz_data_start(const lz_lib *lib, const lz_data *data)
     } else if (!(who = lz_objects_import_any(data->soname, data->loaded_at_start, data->nstart)))
         return;
     lz_log(lib, "loading %s before main: its variables are used (%s)", lib->display, who);
-    lz_ensure_loaded(lib, NULL);
+    if (lz_ensure_loaded(lib, NULL) == LZ_FAILED)
+        lz_stop_variables(lib, who);
 }
 
 lz_fn lz_data_call(const lz_lib *lib, size_t i)
