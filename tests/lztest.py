@@ -230,6 +230,15 @@ def main():
     if len(sys.argv) != 2 or sys.argv[1] not in CASES:
         print("usage: " + sys.argv[0] + " CASE; cases: " + ", ".join(CASES))
         return 2
+    if not BUILD:
+        # Run by hand: through meson test, which sets what a case reads
+        # (the build and source directories, the compiler, the headers).
+        build = os.path.join(SOURCE, "build")
+        if not os.path.exists(os.path.join(build, "build.ninja")):
+            print(f"{sys.argv[0]}: no build directory at {build}: run `meson setup build` in "
+                  f"{SOURCE}, or `meson test -C BUILD {sys.argv[1]}`", file=sys.stderr)
+            return 2
+        os.execvp("meson", ["meson", "test", "-C", build, "--print-errorlogs", sys.argv[1]])
     try:
         CASES[sys.argv[1]]()
     except Skip as e:

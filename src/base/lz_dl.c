@@ -43,7 +43,7 @@ void lz_dl_owned(void (*reset)(void), pid_t me)
  * adopted the state, and the process cannot change under the thread before
  * the search ends except by this thread forking (from a log callback), for
  * which this copy's fork handlers, registered long before, run. So
- * lz_dl_adopt skips its check (a getpid, 1 us apiece on a virtual machine)
+ * lz_dl_adopt skips its check (a getpid: a system call apiece)
  * inside a search: in its windows and in the lock that ends it (lz_once.c). */
 static __thread int searching;
 

@@ -51,8 +51,8 @@ static inline __attribute__((unused)) lz_fn lz_fn_at(const lz_fnrel *table, size
  * first call writes (the lock registry, the dynamic linker's gate, the
  * mapped ld.so.cache): in .data, whose page the dynamic linker has written
  * already (relocations), not in a .bss page of their own that start-up or
- * the first call would fault in (one page each shim, 11-25 us on a virtual
- * machine; docs/performance.md "Start-up", "First calls"). */
+ * the first call would fault in (one page each shim; docs/performance.md
+ * "Start-up", "First calls"). */
 #define LZ_STARTUP_DATA __attribute__((section(".data")))
 
 /* One exported name. Versioned names belong to a family (nvJitLinkCreate)

@@ -18,7 +18,7 @@
 
 
 /* src into out, cut to fit (no stdio on a probe that succeeds). */
-static void dr_copy_string(char *out, size_t size, const char *src)
+static void copy_string(char *out, size_t size, const char *src)
 {
     size_t n = strnlen(src, size - 1);
     memcpy(out, src, n);
@@ -26,7 +26,7 @@ static void dr_copy_string(char *out, size_t size, const char *src)
 }
 
 /* The 32-bit word at file offset off (of a table already placed in the file). */
-static int dr_word(lz_elfview *v, unsigned long long off, uint32_t *out)
+static int read_word(lz_elfview *v, unsigned long long off, uint32_t *out)
 {
     const void *p = lz_elfview_at(v, off, 4);
     if (!p)
@@ -37,7 +37,7 @@ static int dr_word(lz_elfview *v, unsigned long long off, uint32_t *out)
 
 /* How many dynamic symbols there are: the hash table knows (DT_HASH's
  * nchain, or the end of the last GNU hash chain), as it does for ld.so. */
-static long long dr_symbol_count(lz_elfview *v, const lz_elftags *t)
+static long long symbol_count(lz_elfview *v, const lz_elftags *t)
 {
     uint32_t w, head[4];
     if (t->hash) /* nbucket, nchain */
@@ -55,7 +55,7 @@ static long long dr_symbol_count(lz_elfview *v, const lz_elftags *t)
         return -1;
     uint32_t last = 0;
     for (uint32_t b = 0; b < nbuckets; b++) {
-        if (dr_word(v, boff + 4ull * b, &w))
+        if (read_word(v, boff + 4ull * b, &w))
             return -1;
         if (w > last)
             last = w;
@@ -67,7 +67,7 @@ static long long dr_symbol_count(lz_elfview *v, const lz_elftags *t)
     unsigned long long chains = buckets + 4ull * nbuckets;
     unsigned long long coff = lz_elfview_offset(v, chains + 4ull * (last - symoffset), 4);
     for (unsigned long long i = last; coff != (unsigned long long)-1 && i < LZ_ELF_MAX_SYMS; i++) {
-        if (dr_word(v, coff + 4ull * (i - last), &w))
+        if (read_word(v, coff + 4ull * (i - last), &w))
             return -1;
         if (w & 1)
             return (long long)i + 1;
@@ -78,7 +78,7 @@ static long long dr_symbol_count(lz_elfview *v, const lz_elftags *t)
 /* The string at index at of the dynamic string table: in strings where the
  * table was copied, else read through the window into buf (cut to size - 1
  * bytes, as a copy of the table would be cut by its reader). */
-static const char *dr_str(lz_elfview *v, const lz_elftags *t, unsigned long long soff, const char *strings,
+static const char *read_str(lz_elfview *v, const lz_elftags *t, unsigned long long soff, const char *strings,
                           unsigned long long at, char *buf, size_t size)
 {
     if (at >= t->strsz)
@@ -97,7 +97,7 @@ static const char *dr_str(lz_elfview *v, const lz_elftags *t, unsigned long long
 }
 
 /* The newest GLIBC_x.y among the versions the file needs. */
-static void dr_read_verneed(lz_elfview *v, const lz_elftags *t, unsigned long long soff, const char *strings,
+static void read_verneed(lz_elfview *v, const lz_elftags *t, unsigned long long soff, const char *strings,
                             lz_elffile *d)
 {
     unsigned long long addr = t->verneed;
@@ -111,7 +111,7 @@ static void dr_read_verneed(lz_elfview *v, const lz_elftags *t, unsigned long lo
             ElfW(Vernaux) a;
             if (lz_elfview_copy(v, aux, &a, sizeof a))
                 return;
-            const char *name = dr_str(v, t, soff, strings, a.vna_name, buf, sizeof buf);
+            const char *name = read_str(v, t, soff, strings, a.vna_name, buf, sizeof buf);
             if (strncmp(name, "GLIBC_", 6) == 0 && name[6] >= '0' && name[6] <= '9' &&
                 strlen(name + 6) < sizeof d->glibc && lz_version_cmp(name + 6, d->glibc) > 0)
                 memcpy(d->glibc, name + 6, strlen(name + 6) + 1); /* fits: checked above */
@@ -125,17 +125,17 @@ static void dr_read_verneed(lz_elfview *v, const lz_elftags *t, unsigned long lo
     }
 }
 
-/* The symbol table as dr_read_symbols and dr_answer read it. */
-typedef struct dr_symtab {
+/* The symbol table as read_symbols and answer read it. */
+typedef struct file_symtab {
     unsigned long long off;  /* file offset of symbol 0 */
     long long count;
     unsigned long long soff; /* file offset of the string table */
-} dr_symtab;
+} file_symtab;
 
 /* Where the symbols lie, checked (count 0: none to read). */
-static int dr_locate_symbols(lz_elfview *v, const lz_elftags *t, dr_symtab *st, char *why, size_t n)
+static int locate_symbols(lz_elfview *v, const lz_elftags *t, file_symtab *st, char *why, size_t n)
 {
-    long long count = dr_symbol_count(v, t);
+    long long count = symbol_count(v, t);
     st->count = 0;
     if (count < 0)
         return lz_elfview_fail(why, n, "malformed ELF: the dynamic hash table is cut short");
@@ -154,7 +154,7 @@ static int dr_locate_symbols(lz_elfview *v, const lz_elftags *t, dr_symtab *st, 
 }
 
 /* Symbol i, or -1 when it cannot be read. */
-static int dr_sym(lz_elfview *v, const dr_symtab *st, long long i, ElfW(Sym) *sym)
+static int read_sym(lz_elfview *v, const file_symtab *st, long long i, ElfW(Sym) *sym)
 {
     const void *sp = lz_elfview_at(v, st->off + (unsigned long long)i * sizeof *sym, sizeof *sym);
     if (!sp)
@@ -163,7 +163,7 @@ static int dr_sym(lz_elfview *v, const dr_symtab *st, long long i, ElfW(Sym) *sy
     return 0;
 }
 
-static int dr_read_symbols(lz_elfview *v, const lz_elftags *t, const dr_symtab *st, lz_elffile *d, char *why,
+static int read_symbols(lz_elfview *v, const lz_elftags *t, const file_symtab *st, lz_elffile *d, char *why,
                            size_t n)
 {
     if (!st->count)
@@ -175,7 +175,7 @@ static int dr_read_symbols(lz_elfview *v, const lz_elftags *t, const dr_symtab *
     /* through the window, a page of symbols at a time: no copy of the table */
     for (long long i = 0; i < st->count; i++) {
         ElfW(Sym) sym;
-        if (dr_sym(v, st, i, &sym))
+        if (read_sym(v, st, i, &sym))
             return lz_elfview_fail(why, n, "truncated ELF: the dynamic symbols cannot be read");
         if (sym.st_shndx != SHN_UNDEF && sym.st_name && sym.st_name < t->strsz)
             d->names[d->nnames++] = d->strings + sym.st_name;
@@ -186,7 +186,7 @@ static int dr_read_symbols(lz_elfview *v, const lz_elftags *t, const dr_symtab *
 }
 
 /* DT_NEEDED, DT_RPATH and DT_RUNPATH, as strings of the table read whole. */
-static int dr_read_paths(const ElfW(Dyn) *dyn, size_t count, unsigned long long strsz, lz_elffile *d,
+static int read_paths(const ElfW(Dyn) *dyn, size_t count, unsigned long long strsz, lz_elffile *d,
                          char *why, size_t n)
 {
     if (!(d->needed = malloc((count + 1) * sizeof *d->needed)))
@@ -217,11 +217,11 @@ static int dr_read_paths(const ElfW(Dyn) *dyn, size_t count, unsigned long long 
 
 /* 1 when symbol i is defined and named name (len bytes), read as a copy of
  * the table would read it: the table's end counts as its last NUL. */
-static int dr_sym_is(lz_elfview *v, const lz_elftags *t, const dr_symtab *st, long long i, const char *name,
+static int symbol_is(lz_elfview *v, const lz_elftags *t, const file_symtab *st, long long i, const char *name,
                      size_t len)
 {
     ElfW(Sym) sym;
-    if (i >= st->count || dr_sym(v, st, i, &sym) || sym.st_shndx == SHN_UNDEF || !sym.st_name ||
+    if (i >= st->count || read_sym(v, st, i, &sym) || sym.st_shndx == SHN_UNDEF || !sym.st_name ||
         sym.st_name >= t->strsz || len > t->strsz - sym.st_name)
         return 0;
     size_t have = len < t->strsz - sym.st_name ? len + 1 : len;
@@ -233,7 +233,7 @@ static int dr_sym_is(lz_elfview *v, const lz_elftags *t, const dr_symtab *st, lo
 struct file_chain {
     lz_elfview *v;
     const lz_elftags *t;
-    const dr_symtab *st;
+    const file_symtab *st;
     const char *name;
     size_t len;
     unsigned long long words; /* address past the Bloom filter */
@@ -248,14 +248,14 @@ static int file_chain_word(void *ctx, unsigned long long k, uint32_t *out)
 static int file_chain_is(void *ctx, unsigned long long i)
 {
     struct file_chain *c = ctx;
-    return dr_sym_is(c->v, c->t, c->st, (long long)i, c->name, c->len);
+    return symbol_is(c->v, c->t, c->st, (long long)i, c->name, c->len);
 }
 
 /* 1 when the file defines the dynamic symbol name, found as ld.so finds a
  * name: through its hash table (DT_GNU_HASH, else DT_HASH), so a probe
  * asked two or three names reads a few words of the file for each, not
  * every name it exports. Every step is bounded by the symbol count. */
-static int dr_answer(lz_elfview *v, const lz_elftags *t, const dr_symtab *st, const char *name)
+static int answer(lz_elfview *v, const lz_elftags *t, const file_symtab *st, const char *name)
 {
     size_t len = strlen(name);
     uint32_t head[4], w;
@@ -282,7 +282,7 @@ static int dr_answer(lz_elfview *v, const lz_elftags *t, const dr_symtab *st, co
     if (lz_elfview_copy(v, buckets + 4ull * (h % head[0]), &w, 4))
         return 0;
     for (long long steps = 0; w != STN_UNDEF && steps < st->count; steps++) {
-        if (dr_sym_is(v, t, st, w, name, len))
+        if (symbol_is(v, t, st, w, name, len))
             return 1;
         if (w >= head[1] || lz_elfview_copy(v, chains + 4ull * w, &w, 4))
             return 0;
@@ -334,7 +334,7 @@ int lz_elffile_read(int fd, off_t size, const char *const *ask, lz_elffile *d, c
         lz_elfview_fail(why, whysize, "malformed ELF: no dynamic string table");
         goto out;
     }
-    dr_symtab st;
+    file_symtab st;
     st.soff = lz_elfview_offset(v, t.strtab, t.strsz);
     if (t.strsz == 0 || t.strsz > LZ_ELF_MAX_TABLE || st.soff == (unsigned long long)-1) {
         lz_elfview_fail(why, whysize, "malformed ELF: the dynamic string table lies outside the file");
@@ -356,21 +356,21 @@ int lz_elffile_read(int fd, off_t size, const char *const *ask, lz_elffile *d, c
         d->strings[t.strsz] = '\0';
     }
     if (t.has_soname && t.soname < t.strsz && d->strings)
-        dr_copy_string(d->soname, sizeof d->soname, d->strings + t.soname);
+        copy_string(d->soname, sizeof d->soname, d->strings + t.soname);
     else if (t.has_soname)
-        dr_str(v, &t, st.soff, NULL, t.soname, d->soname, sizeof d->soname);
+        read_str(v, &t, st.soff, NULL, t.soname, d->soname, sizeof d->soname);
     /* symbols before versions: the hash table usually lies in the window
      * the header was read through, and the versions past the symbols */
-    rc = dr_locate_symbols(v, &t, &st, why, whysize);
+    rc = locate_symbols(v, &t, &st, why, whysize);
     if (rc == 0 && !ask)
-        rc = dr_read_symbols(v, &t, &st, d, why, whysize);
+        rc = read_symbols(v, &t, &st, d, why, whysize);
     if (rc == 0 && !ask)
-        rc = dr_read_paths(dyn, count, t.strsz, d, why, whysize);
+        rc = read_paths(dyn, count, t.strsz, d, why, whysize);
     for (unsigned i = 0; rc == 0 && ask && ask[i] && i < 64; i++)
-        if (dr_answer(v, &t, &st, ask[i]))
+        if (answer(v, &t, &st, ask[i]))
             d->answers |= 1ull << i;
     if (rc == 0 && t.has_verneed)
-        dr_read_verneed(v, &t, st.soff, d->strings, d);
+        read_verneed(v, &t, st.soff, d->strings, d);
 out:
     free(dyn);
     free(ph);

@@ -14,14 +14,14 @@
 /* The dynamic segment of an open file of this process's class, byte order
  * and machine, read onto the caller's stack (no malloc: the audit module
  * runs inside the dynamic linker): the number of entries, 0 when none. */
-typedef struct dr_small {
+typedef struct peek {
     lz_elfview v;
     unsigned char win[LZ_ELF_WINDOW]; /* one: its reads go forward */
     ElfW(Phdr) ph[LZ_ELF_MAX_PHDRS];
     ElfW(Dyn) dyn[LZ_ELF_MAX_DYN];
-} dr_small;
+} peek;
 
-static size_t dr_small_read(int fd, dr_small *s, lz_elftags *t)
+static size_t peek_read(int fd, peek *s, lz_elftags *t)
 {
     int elf_class;
     unsigned machine;
@@ -40,7 +40,7 @@ static size_t dr_small_read(int fd, dr_small *s, lz_elftags *t)
 
 /* The string at offset at of the dynamic string table into out: 1 when it
  * fits whole. */
-static int dr_small_string(int fd, dr_small *s, const lz_elftags *t, unsigned long long at, char *out,
+static int peek_string(int fd, peek *s, const lz_elftags *t, unsigned long long at, char *out,
                            size_t size)
 {
     if (at >= t->strsz || size < 2)
@@ -57,21 +57,21 @@ static int dr_small_string(int fd, dr_small *s, const lz_elftags *t, unsigned lo
 
 int lz_elfpeek_soname(int fd, char *out, size_t size)
 {
-    dr_small s; /* on the stack: ~80 KiB */
+    peek s; /* on the stack: ~80 KiB */
     lz_elftags t;
-    return dr_small_read(fd, &s, &t) && t.has_soname && dr_small_string(fd, &s, &t, t.soname, out, size);
+    return peek_read(fd, &s, &t) && t.has_soname && peek_string(fd, &s, &t, t.soname, out, size);
 }
 
 int lz_elfpeek_needed(int fd, void (*each)(void *ctx, const char *name), void *ctx)
 {
-    dr_small s;
+    peek s;
     lz_elftags t;
-    size_t count = dr_small_read(fd, &s, &t);
+    size_t count = peek_read(fd, &s, &t);
     int n = 0;
     char name[256];
     for (size_t i = 0; i < count && s.dyn[i].d_tag != DT_NULL; i++)
         if (s.dyn[i].d_tag == DT_NEEDED &&
-            dr_small_string(fd, &s, &t, s.dyn[i].d_un.d_val, name, sizeof name))
+            peek_string(fd, &s, &t, s.dyn[i].d_un.d_val, name, sizeof name))
             each(ctx, name), n++;
     return n;
 }
@@ -79,9 +79,9 @@ int lz_elfpeek_needed(int fd, void (*each)(void *ctx, const char *name), void *c
 int lz_elfpeek_run_paths(int fd, char **rpath, char **runpath)
 {
     /* On the heap: a first call's thread may have a small stack. */
-    dr_small *s = malloc(sizeof *s);
+    peek *s = malloc(sizeof *s);
     lz_elftags t;
-    size_t count = s ? dr_small_read(fd, s, &t) : 0;
+    size_t count = s ? peek_read(fd, s, &t) : 0;
     *rpath = *runpath = NULL;
     int ok = count > 0;
     for (size_t i = 0; i < count && s->dyn[i].d_tag != DT_NULL; i++) {
@@ -94,7 +94,7 @@ int lz_elfpeek_run_paths(int fd, char **rpath, char **runpath)
         size_t size = at < t.strsz ? (size_t)(t.strsz - at) + 1 : 0;
         if (size > LZ_ELF_RUN_PATH_MAX)
             size = LZ_ELF_RUN_PATH_MAX;
-        if (!size || !(*out = malloc(size)) || !dr_small_string(fd, s, &t, at, *out, size)) {
+        if (!size || !(*out = malloc(size)) || !peek_string(fd, s, &t, at, *out, size)) {
             free(*out);
             *out = NULL;
             ok = 0;
@@ -144,7 +144,7 @@ static int dropin_note(unsigned type, const char *desc, size_t size, void *ctx)
 
 int lz_elfpeek_dropin(int fd, char *soname, size_t size)
 {
-    dr_small s;
+    peek s;
     int elf_class;
     unsigned machine;
     unsigned long long tls;

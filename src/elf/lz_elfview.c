@@ -39,7 +39,7 @@ int lz_elfview_pread(int fd, void *buf, size_t len, unsigned long long off)
 }
 
 /* The len bytes at off where one window holds them all, else NULL. */
-static const unsigned char *dr_cached(const lz_elfview *v, unsigned long long off, size_t len)
+static const unsigned char *in_window(const lz_elfview *v, unsigned long long off, size_t len)
 {
     for (unsigned i = 0; i < v->nwin; i++) {
         unsigned long long wo = v->win_off[i];
@@ -55,7 +55,7 @@ const void *lz_elfview_at(lz_elfview *v, unsigned long long off, size_t len)
 {
     if (len > v->win_cap || off > v->size || len > v->size - off)
         return NULL;
-    const unsigned char *cached = dr_cached(v, off, len);
+    const unsigned char *cached = in_window(v, off, len);
     if (cached)
         return cached;
     size_t want = v->win_cap;
@@ -76,7 +76,7 @@ const void *lz_elfview_at(lz_elfview *v, unsigned long long off, size_t len)
  * read. */
 int lz_elfview_fill(lz_elfview *v, void *out, size_t len, unsigned long long off)
 {
-    const unsigned char *cached = dr_cached(v, off, len);
+    const unsigned char *cached = in_window(v, off, len);
     if (!cached)
         return lz_elfview_pread(v->fd, out, len, off);
     memcpy(out, cached, len);

@@ -57,9 +57,9 @@ static int ldc_key_is(const char *buf, size_t len, uint32_t off, const char *wan
     return i > n;
 }
 
-/* The file as mapped, kept for the process: mapping it costs 3 us, but
- * unmapping pages once read costs 30 us on a virtual machine (the TLB
- * shootdown), more than the rest of a first call's lookup. Checked against
+/* The file as mapped, kept for the process: unmapping pages once read
+ * costs a TLB shootdown, ten times the mapping and more than the rest of a
+ * first call's lookup on a virtual machine. Checked against
  * the file on each lookup (ldconfig replaces it: a new inode); a stale one
  * is left mapped, never unmapped under a reader. Published atomically: no
  * lock, so nothing for fork() to find taken. */
@@ -174,8 +174,8 @@ static struct cache_entry ldc_entry(const char *buf, uint32_t i)
 
 /* The first entry for soname of this machine's C library, as ld.so takes it:
  * its path copied (malloc'd), or NULL. As ld.so does, a binary search (the
- * cache is sorted, descending in ldc_cmp's order: a scan of every entry cost
- * 25 us of a first call), back to the first entry of that name, then on
+ * cache is sorted, descending in ldc_cmp's order: a scan of every entry was
+ * most of a first call's lookup), back to the first entry of that name, then on
  * through its entries. */
 static char *ldc_lookup(const char *buf, size_t len, const char *soname)
 {

@@ -155,10 +155,3 @@ int run_env_add(run_env *e, const char *name, const char *value)
 {
     return e->n < RUN_MAX_VARS ? set(e, name, strdup(value)) : -1;
 }
-
-void run_env_free(run_env *e)
-{
-    for (int i = 0; i < e->n; i++)
-        free(e->vars[i].value);
-    e->n = 0;
-}

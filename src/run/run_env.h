@@ -31,6 +31,5 @@ typedef struct run_env {
 int run_env_build(const run_parts *p, enum run_mode mode, run_env *e);
 /* A variable more (its value copied): 0, or -1. */
 int run_env_add(run_env *e, const char *name, const char *value);
-void run_env_free(run_env *e);
 
 #endif

@@ -98,10 +98,6 @@ static const char *const *system_dirs(void)
     return ld_so_dirs_found ? ld_so_dirs : fallback_system_dirs;
 }
 
-/* dir/name, malloc'd exactly (NULL: longer than PATH_MAX, or out of
- * memory). Exact, not PATH_MAX: the strings a first call keeps share a few
- * heap pages, where a buffer each would be a fresh page each (11 us on a
- * virtual machine; docs/performance.md). */
 /* The dynamic linker's search (5), followed so that the file it would load
  * is probed first. As ld.so does: the DT_RPATH of the objects that need the
  * library (or the shim); each LD_LIBRARY_PATH directory, tried for every
