@@ -91,7 +91,8 @@ class DataWriter:
                 value = self.failure(v)
                 if value is not None:  # recorded as failed; the value in its return register
                     self.w(f"__attribute__((used)) static {v.ret} lz_df_{self.id}_{k}(void)\n"
-                           f"{{\n    lz_failed_call(&LZ_LIB);\n    return {value};\n}}\n")
+                           f"{{\n    lz_failed_call(&LZ_LIB);\n    errno = LZ_FAIL_ERRNO;\n"
+                           f"    return {value};\n}}\n")
                 self.w(f"extern __attribute__((visibility(\"hidden\"))) void {label}(void);\n"
                        f"LZ_ASM_FORWARD(\"{label}\", \"lz_dcall_{self.id}_fwd\", {k})\n"
                        f"LZ_VARIABLE({v.name}, __typeof__({v.name}) {v.name} = "

@@ -518,10 +518,28 @@ class ShimWriter:
                 self.w(f"LZ_OWN_FAIL({e.fn.ret}, {e.sym}, ({e.fn.params}), lz_message(&LZ_LIB))\n")
             elif e.fn.opaque or e.name in self.untyped or value is None:
                 self.stops.add(e.sym)
+            elif e.name in self.spec.failure_outs:
+                self.write_failure_with_outs(e, value, target)
             elif e.fn.ret == "void":
                 self.w(f"{target}LZ_FAIL_VOID({e.sym}, ({e.fn.params}))\n")
             else:
                 self.w(f"{target}LZ_FAIL({e.fn.ret}, {e.sym}, ({e.fn.params}), {value})\n")
+
+    def write_failure_with_outs(self, e, value, target):
+        """A failure function that also stores what the spec says each
+        out-parameter gets (through the pointer, where it is not NULL),
+        as the API does when it fails (a compile function's error code)."""
+        outs = self.spec.failure_outs[e.name]
+        names = list(e.fn.param_names)
+        missing = [p for p in outs if p not in names]
+        if missing:
+            raise GenError(self.spec.path, f"[failure.functions] {e.name}: out: no parameter named "
+                                           f"{', '.join(missing)} (its parameters: "
+                                           f"{', '.join(n or '(unnamed)' for n in names) or 'none'})")
+        stores = "".join(f" if (a{names.index(p)}) *a{names.index(p)} = {v};" for p, v in outs.items())
+        ret = "" if e.fn.ret == "void" else f" return {value};"
+        self.w(f"{target}__attribute__((used)) static {e.fn.ret} lz_f_{e.sym}({e.fn.params})\n"
+               f"{{ lz_failed_call(&LZ_LIB);{stores} errno = LZ_FAIL_ERRNO;{ret} }}\n")
 
     def _table(self, decl, row):
         self.w(f"{decl}[LZ_COUNT_{self.id}] = {{\n"

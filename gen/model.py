@@ -37,6 +37,8 @@ class Function:
                                # __m256: 32, __m512: 64), else 0: its first call must not go
                                # through the forward, which keeps only xmm0-7, and its typed
                                # code is compiled for the instructions that type needs
+    param_names: tuple = ()    # each parameter's name in the header ("" where it has none):
+                               # what a spec's failure out-parameters name
     noreturn: bool = False     # declared never to return (_Noreturn, noreturn): without its
                                # library it stops the process, never returns
 
@@ -421,7 +423,8 @@ def _function(ci, c):
     return Function(c.spelling, type_name(ret), ", ".join(params) or "void", ", ".join(args),
                     c.location.line, variadic, c.location.file.name,
                     canonical.kind == ci.TypeKind.POINTER, canonical.spelling,
-                    wide_vector=wide, noreturn=_noreturn(ci, c))
+                    wide_vector=wide, noreturn=_noreturn(ci, c),
+                    param_names=tuple(a.spelling for a in c.get_arguments()))
 
 
 def _noreturn(ci, c):

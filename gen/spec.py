@@ -112,6 +112,9 @@ class Spec:
     description: str = setting(_STR, required=True)
     failure: dict = field(default_factory=dict)      # [failure]: return type -> value
     failure_functions: dict = field(default_factory=dict)  # [failure.functions]: name -> value
+    # [failure.functions] name = {value = ..., out = {param = ...}}: what each
+    # out-parameter gets (through a non-NULL pointer) on the failure path
+    failure_outs: dict = field(default_factory=dict)
     own_answers: dict = field(default_factory=dict)  # [own_answers]
     env: str = setting(_STR, "", c="env_var")        # "": LAZY<ID>_LIBPATH
     wheel_dirs: list = setting(_LIST, [])
@@ -500,24 +503,46 @@ def _failure_value(where, key, value):
     return value
 
 
+def _function_failure(where, name, v, outs):
+    """One [failure.functions] entry: a value, or {value = ..., out =
+    {param = value}} (outs[name] gets the out table)."""
+    if not isinstance(v, dict):
+        return _failure_value(where, name, v)
+    unknown = sorted(set(v) - {"value", "out"})
+    if unknown or "value" not in v or not isinstance(v.get("out", {}), dict):
+        raise GenError(where, f"'{name}': a table takes value = \"...\" (the return value) and "
+                              f"out = {{PARAM = \"...\"}} (what each out-parameter gets)"
+                              + (f"; unknown: {', '.join(unknown)}" if unknown else ""))
+    out = {}
+    for param, pv in v.get("out", {}).items():
+        if not _IDENT.match(param):
+            raise GenError(where, f"'{name}': out: '{param}' is not a parameter name")
+        if not isinstance(pv, str) or not c_constant(pv):
+            raise GenError(where, f"'{name}': out: value for '{param}' is not a C constant expression")
+        out[param] = pv
+    outs[name] = out
+    return _failure_value(where, name, v["value"])
+
+
 def _failures(path, data, problems):
     """[failure] (return type -> value) and [failure.functions] (name ->
-    value), every value checked."""
+    value, or a table that also sets out-parameters), every value checked:
+    (by type, by function, out-parameters by function)."""
     table = data.get("failure")
     table = {} if table is None else table  # none: every function without a value stops
     if not isinstance(table, dict):
         raise GenError(path, "[failure] must be a table")
-    by_type, by_function = {}, {}
+    by_type, by_function, outs = {}, {}, {}
     for key, value in table.items():
         if key == "functions" and isinstance(value, dict):
             for name, v in value.items():
                 if not _IDENT.match(name):
                     raise GenError(f"{path} [failure.functions]", f"'{name}' is not a C identifier")
-                by_function[name] = problems.check(_failure_value, f"{path} [failure.functions]",
-                                                   name, v)
+                by_function[name] = problems.check(_function_failure, f"{path} [failure.functions]",
+                                                   name, v, outs)
         else:
             by_type[key] = problems.check(_failure_value, f"{path} [failure]", key, value)
-    return by_type, by_function
+    return by_type, by_function, outs
 
 
 def _string_table(path, data, name):
@@ -570,7 +595,7 @@ def load_spec(path):
         # every required key, each of its kind: the rest is checked too
         spec = _settings(path, *table, problems)
         _validate(spec, problems)
-    failures = problems.check(_failures, path, data, problems, default=({}, {}))
+    failures = problems.check(_failures, path, data, problems, default=({}, {}, {}))
     unsupported = problems.check(_string_table, path, data, "unsupported", default={})
     own_answers = problems.check(_own_answers, path, data, default={})
     versioned = problems.check(_versioned, path, data)
@@ -578,6 +603,6 @@ def load_spec(path):
                                     "versioned"}):
         problems.add(path, f"unknown table [{name}]")
     problems.raise_any()
-    spec.failure, spec.failure_functions = failures
+    spec.failure, spec.failure_functions, spec.failure_outs = failures
     spec.unsupported, spec.own_answers, spec.versioned = unsupported, own_answers, versioned
     return spec

@@ -101,6 +101,55 @@ def stops_naming(r, soname, how):
             f"{how}: the report leads with a real candidate: {first!r}")
 
 
+TWODIR = os.path.join(FIXTURES, "twodir")
+
+
+def twodir_built(name, prog):
+    """tests/fixtures/twodir: the real library, its shims by lazygen build
+    (with --cc's -D), and prog.c or prog_parse.c built three ways: linked
+    to the real library, and with each pkg-config file. (d, real library,
+    the real program's output, {"real", "lazytwodir", "lazytwodir-static"})."""
+    if t.SANITIZE not in ("", "none"):
+        raise t.Skip("lazygen build uses the plain compiler whatever the build: checked once, in "
+                     "the default one")
+    d = t.workdir(name)
+    inc = [f"-I{TWODIR}/include", f"-I{TWODIR}/config", "-DTWODIR_WIDTH=64"]
+    os.makedirs(f"{d}/real", exist_ok=True)
+    real = t.compile_c(f"{d}/real/libtwodir.so.1", [f"{TWODIR}/twodir.c", "-Wl,-soname,libtwodir.so.1"] +
+                       inc, shared=True)
+    progs = {"real": t.compile_c(f"{d}/{prog}_real", [f"{TWODIR}/{prog}.c", real,
+                                                       f"-Wl,-rpath,{d}/real"] + inc)}
+    want = t.run([progs["real"]], check_rc=0).stdout
+    r = lazygen("build", f"{TWODIR}/twodir.toml", "--out", f"{d}/out", "--library", real,
+                "--cc", "cc -DTWODIR_EXTRA=1")
+    t.equal(r.returncode, 0, f"lazygen build: {r.stderr[-3000:]}")
+    for pc in ("lazytwodir", "lazytwodir-static"):
+        flags = t.run(["pkg-config", "--cflags", "--libs", pc], env={"PKG_CONFIG_PATH": f"{d}/out"},
+                      check_rc=0).stdout.split()
+        progs[pc] = t.compile_c(f"{d}/{prog}_{pc}", [f"{TWODIR}/{prog}.c"] + flags)
+    return d, real, want, progs
+
+
+@case
+def failure_sets_out_parameters_and_errno():
+    """twodir_parse returns NULL and stores an error code when it fails
+    (the compile-with-error-code shape); its spec says what the code gets
+    on the failure path ({value = "NULL", out = {error = "-2"}}). With the
+    library absent, through the shared shim, the static shim and the
+    drop-in, the program reads NULL, the error code -2 (not the 12345 it
+    set) and errno ELIBACC (not the ENOENT it set); with the library, what
+    the library answers."""
+    d, real, want, progs = twodir_built("onelib_twodir_outs", "prog_parse")
+    t.equal(want, "parse yz error 0 errno -\n", "linked to the real library")
+    for how, cmd, e in (("shared", progs["lazytwodir"], {}), ("static", progs["lazytwodir-static"], {}),
+                        ("drop-in", progs["real"], {"LD_LIBRARY_PATH": f"{d}/out/dropin"})):
+        r = t.run([cmd], env={**e, "LAZYTWODIR_LIBPATH": real})
+        t.equal((r.returncode, r.stdout), (0, want), f"{how}: {r.stderr}")
+        r = t.run([cmd], env={**e, "LAZYTWODIR_LIBPATH": f"{d}/nowhere/libtwodir.so.1"})
+        t.equal((r.returncode, r.stdout), (0, "parse (null) error -2 errno Can not access a needed "
+                                              "shared library\n"), f"{how}, library absent: {r.stderr}")
+
+
 @case
 def two_include_directories_and_a_define():
     """A library whose header includes a file from a second include_search
@@ -111,31 +160,17 @@ def two_include_directories_and_a_define():
     real library, through the shared and the static shim and the drop-in;
     with the library absent the program, which reads a variable, stops with
     exit 127 naming the library."""
-    if t.SANITIZE not in ("", "none"):
-        raise t.Skip("lazygen build uses the plain compiler whatever the build: checked once, in "
-                     "the default one")
-    d = t.workdir("onelib_twodir")
-    fix = os.path.join(FIXTURES, "twodir")
-    inc = [f"-I{fix}/include", f"-I{fix}/config", "-DTWODIR_WIDTH=64"]
-    os.makedirs(f"{d}/real", exist_ok=True)
-    real = t.compile_c(f"{d}/real/libtwodir.so.1", [f"{fix}/twodir.c", "-Wl,-soname,libtwodir.so.1"] + inc,
-                       shared=True)
-    want = t.run([t.compile_c(f"{d}/prog_real", [f"{fix}/prog.c", real, f"-Wl,-rpath,{d}/real"] + inc)],
-                 check_rc=0).stdout
+    d, real, want, progs = twodir_built("onelib_twodir", "prog")
     t.equal(want, "major 3 add 5 width 64 built 64\n", "linked to the real library")
-    r = lazygen("build", f"{fix}/twodir.toml", "--out", f"{d}/out", "--library", real,
-                "--cc", "cc -DTWODIR_EXTRA=1")
-    t.equal(r.returncode, 0, f"lazygen build: {r.stderr[-3000:]}")
-    progs = {}
     for pc in ("lazytwodir", "lazytwodir-static"):
         flags = t.run(["pkg-config", "--cflags", "--libs", pc], env={"PKG_CONFIG_PATH": f"{d}/out"},
                       check_rc=0).stdout.split()
-        for want_flag in (f"-I{fix}/include", f"-I{fix}/config", "-DTWODIR_WIDTH=64", "-DTWODIR_EXTRA=1"):
+        for want_flag in (f"-I{TWODIR}/include", f"-I{TWODIR}/config", "-DTWODIR_WIDTH=64",
+                          "-DTWODIR_EXTRA=1"):
             t.check(want_flag in flags, f"{pc}.pc carries {want_flag}: {flags}")
-        progs[pc] = t.compile_c(f"{d}/prog_{pc}", [f"{fix}/prog.c"] + flags)
     env = {"LAZYTWODIR_LIBPATH": real}
     for how, cmd, e in (("shared", progs["lazytwodir"], env), ("static", progs["lazytwodir-static"], env),
-                        ("drop-in", f"{d}/prog_real", {"LD_LIBRARY_PATH": f"{d}/out/dropin", **env})):
+                        ("drop-in", progs["real"], {"LD_LIBRARY_PATH": f"{d}/out/dropin", **env})):
         r = t.run([cmd], env=e)
         t.equal((r.returncode, r.stdout), (0, want), f"{how}: {r.stderr}")
         r = t.run([cmd], env={**e, "LAZYTWODIR_LIBPATH": f"{d}/nowhere/libtwodir.so.1"})

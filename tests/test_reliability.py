@@ -468,6 +468,26 @@ def generator_failure_per_function():
     t.equal(out, "-1 0\n", "bad_a's type value and bad_version's own")
 
 
+@case
+def generator_failure_out_parameters_checked():
+    """[failure.functions]' out table: a parameter the header does not name
+    is an error naming the function's parameters; a table without value, a
+    key other than value and out, and a value that is no C constant are
+    each said."""
+    d = t.workdir("gen_failure_outs")
+    header = "int bad_compile(const char *text, int *code);\n"
+    base = GOOD.replace('function_pattern = "^bad"', 'function_pattern = "^bad"\ncontrol_api = false')
+    for table, want in (
+            ('{ value = "-1", out = { err = "-2" } }',
+             "[failure.functions] bad_compile: out: no parameter named err (its parameters: text, code)"),
+            ('{ out = { code = "-2" } }', "'bad_compile': a table takes value = \"...\""),
+            ('{ value = "-1", why = "x" }', "unknown: why"),
+            ('{ value = "-1", out = { code = "two words" } }',
+             "'bad_compile': out: value for 'code' is not a C constant expression")):
+        _, err = lazygen(d, base + f"[failure.functions]\nbad_compile = {table}\n", header)
+        t.contains(err, want, table)
+
+
 def fork_stress(what, runs):
     if t.SANITIZE not in ("", "none"):
         raise t.Skip("gcc 12's ASan and TSan allocators are not fork-safe: a child forked while "

@@ -13,6 +13,8 @@
 #include "api/lz_api.h"
 #include "api/lz_resolve.h"
 
+#include <errno.h>
+
 /* In every macro, name is the header's function (its type) and sym the
  * symbol defined for it: the same for a public shim, prefixed for an
  * internal one. */
@@ -213,11 +215,18 @@
     __attribute__((used)) static ret lz_r_##sym params \
     { ((__typeof__(&name))lz_resolve(&LZ_LIB, LZ_I_##sym)) args; }
 
-/* A failure function records that it ran, so the error APIs can explain it. */
+/* A failure function records that it ran, so the error APIs can explain it,
+ * and leaves errno saying what failed: not whatever an earlier call left
+ * there (a tool printing strerror(errno) after a NULL would send its user
+ * looking for a file). ELIBACC, "Can not access a needed shared library":
+ * the library, or the function in it, cannot be had. */
+#define LZ_FAIL_ERRNO ELIBACC
 #define LZ_FAIL(ret, sym, params, ...) \
-    __attribute__((used)) static ret lz_f_##sym params { lz_failed_call(&LZ_LIB); return __VA_ARGS__; }
+    __attribute__((used)) static ret lz_f_##sym params \
+    { lz_failed_call(&LZ_LIB); errno = LZ_FAIL_ERRNO; return __VA_ARGS__; }
 #define LZ_FAIL_VOID(sym, params) \
-    __attribute__((used)) static void lz_f_##sym params { lz_failed_call(&LZ_LIB); }
+    __attribute__((used)) static void lz_f_##sym params \
+    { lz_failed_call(&LZ_LIB); errno = LZ_FAIL_ERRNO; }
 /* Of a function whose type is unknown (no header declares it): the spec's
  * opaque_failure in the return register, the failure recorded. A function
  * whose API has no failure value for it (the spec gives its return type
@@ -226,7 +235,8 @@
  * with the report, as the dynamic linker would have at start (lz_stop),
  * rather than return a value the API never uses to say "failed". */
 #define LZ_FAIL_OPAQUE(sym, value) \
-    __attribute__((used)) static long lz_f_##sym(void) { lz_failed_call(&LZ_LIB); return (long)(value); }
+    __attribute__((used)) static long lz_f_##sym(void) \
+    { lz_failed_call(&LZ_LIB); errno = LZ_FAIL_ERRNO; return (long)(value); }
 #define LZ_OWN_FAIL(ret, sym, params, value) \
     __attribute__((used)) static ret lz_f_##sym params { return value; }
 
