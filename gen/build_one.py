@@ -14,6 +14,7 @@ import os
 import shlex
 import shutil
 import subprocess
+import sys
 import types
 
 import cmake_config
@@ -65,7 +66,13 @@ def build(gen, a, cc):
         hdir = gen.find_include(spec, "", cc)[0]
         include = gen.include_path(spec, "", cc)[0]
     arch = gen.target_arch(cc)
-    library = a.library or find_library.find(spec, spec.sonames[0], cc, arch, hdir, ())[0]
+    library = a.library
+    if not library:
+        # Found as the Meson build finds it, with its warning where it is not.
+        _, warnings = gen.find_libraries(spec, cc, hdir, ())
+        for w in warnings:
+            print(f"lazygen: {w}", file=sys.stderr)
+        library = find_library.find(spec, spec.sonames[0], cc, arch, hdir, ())[0]
     files = {k: os.path.join(work, f"{spec.id}_{k}.c") for k in ("stubs", "data", "hooks")}
     exports = os.path.join(work, f"{spec.id}_exports.txt")
     gen.cmd_generate(types.SimpleNamespace(

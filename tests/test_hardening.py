@@ -444,6 +444,33 @@ def first_call_joined_by_a_destructor_ends():
     join_case(2, "destructor")
 
 
+
+@case
+def first_call_without_failure_value_joined_stops_saying_why():
+    """The same shape with a function that has no failure value (cuDNN's
+    void cudnnGetLastErrorString): the process stops with exit 127 saying
+    that the dynamic linker's lock is held by a thread joining this one,
+    not that the library is missing (it is never searched for)."""
+    d = t.workdir("join_void")
+    with open(f"{d}/plugin.c", "w") as f:
+        f.write("#include <cudnn.h>\n#include <pthread.h>\n"
+                "static void *work(void *a) { char m[64]; (void)a; cudnnGetLastErrorString(m, sizeof m); "
+                "return 0; }\n"
+                "__attribute__((constructor)) static void at_load(void) { pthread_t t; "
+                "if (pthread_create(&t, 0, work, 0) == 0) pthread_join(t, 0); }\n")
+    with open(f"{d}/main.c", "w") as f:
+        f.write("#include <dlfcn.h>\n#include <stdio.h>\nint main(int c, char **v) { (void)c; "
+                "void *h = dlopen(v[1], RTLD_NOW); printf(\"back %d\\n\", h != 0); return 0; }\n")
+    plugin = t.compile_c(f"{d}/plugin.so", [f"{d}/plugin.c", "-fPIC", "-lpthread"] +
+                         t.link_shim_args("cudnn"), shared=True)
+    prog = t.compile_c(f"{d}/main", [f"{d}/main.c", "-ldl"] + t.sanitizer_link_args())
+    r = bounded([prog, plugin], {}, 60)
+    t.equal((r.returncode, r.stdout), (127, ""), f"exit status: {r.stderr}")
+    t.contains(r.stderr, "lazycudnn: cudnnGetLastErrorString was called while the dynamic linker's "
+                         "lock is held by a thread that waits for this one to end (pthread_join)",
+               "its own words")
+    t.check("error while loading shared libraries" not in r.stderr, f"not a missing library: {r.stderr}")
+
 # --- libelf from caller-controlled places (item 10) ------------------------------
 
 @case

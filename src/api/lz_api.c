@@ -108,6 +108,17 @@ void lz_stop(const lz_lib *lib, const char *name)
     stop(lib, head, k, sizeof head);
 }
 
+void lz_stop_busy(const lz_lib *lib, const char *name)
+{
+    char head[512];
+    int k = snprintf(head, sizeof head, "%s: %s was called while the dynamic linker's lock is held "
+                     "by a thread that waits for this one to end (pthread_join): %s cannot be "
+                     "loaded until it lets go, and this function has no failure value to return; "
+                     "stopping rather than waiting for good (make a first call before that "
+                     "thread takes the lock)\n", lib->prefix, name, lib->display);
+    stop(lib, head, k, sizeof head);
+}
+
 void lz_stop_variables(const lz_lib *lib, const char *who)
 {
     char head[512];

@@ -22,6 +22,10 @@ LZ_HIDDEN void lz_failed_call(const lz_lib *lib);
  * Writes the report to stderr and exits with status 127, as the dynamic
  * linker does for a missing library. */
 LZ_HIDDEN __attribute__((noreturn)) void lz_stop(const lz_lib *lib, const char *name);
+/* The same for a call that cannot load now, the dynamic linker's lock held
+ * by a thread joining this one (LZ_BUSY): no failure value to return, and
+ * waiting would never end. Its own words: the library may well be there. */
+LZ_HIDDEN __attribute__((noreturn)) void lz_stop_busy(const lz_lib *lib, const char *name);
 /* The same before main, where the library's variables are used (who: by
  * whom) and it cannot be loaded: no variable may be read as a value the
  * library never gave it. */

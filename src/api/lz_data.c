@@ -140,7 +140,8 @@ void lz_data_start(const lz_lib *lib, const lz_data *data)
 lz_fn lz_data_call(const lz_lib *lib, size_t i)
 {
     const lz_datum *d = &data_of(lib, 1)->items[i];
-    if (lz_ensure_loaded(lib, NULL) == LZ_LOADED) {
+    int status = lz_ensure_loaded(lib, NULL);
+    if (status == LZ_LOADED) {
         /* The variable, or the library's own where this table was registered
          * after the library was loaded (another table's constructor loaded
          * it before this one's ran), so the load did not fill it. */
@@ -151,6 +152,8 @@ lz_fn lz_data_call(const lz_lib *lib, size_t i)
         if (value && value != d->tramp)
             return (lz_fn)value;
     }
+    if (!d->fail && status == LZ_BUSY)
+        lz_stop_busy(lib, d->name);
     if (!d->fail)
         lz_stop(lib, d->name);
     return d->fail;

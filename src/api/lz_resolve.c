@@ -104,6 +104,8 @@ lz_fn lz_resolve(const lz_lib *lib, size_t i)
                      "by a thread that waits for this one to end (pthread_join)", lib->prefix,
                      lz_sym_name(lib, &lib->syms[i]), lib->display);
             lz_message_push(&lib->st->sym_msgs, text); /* lz_once.c logged it */
+            if (!lz_fn_at(lib->fails, i))
+                lz_stop_busy(lib, lz_sym_name(lib, &lib->syms[i]));
             return failure(lib, i); /* not published either */
         }
         if (status == LZ_FAILED) {
@@ -222,6 +224,8 @@ lz_fn lz_resolve_version(const lz_lib *lib, size_t i, const char *node, lz_fn *s
     if (done)
         return done;
     int status = lz_ensure_loaded(lib, &lib->syms[i]);
+    if (status == LZ_BUSY && !lz_fn_at(lib->fails, i))
+        lz_stop_busy(lib, lz_sym_name(lib, &lib->syms[i]));
     if (status != LZ_LOADED)
         return failure(lib, i); /* not published: a retry may load it */
     const char *name = lz_sym_name(lib, &lib->syms[i]);
