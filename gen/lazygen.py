@@ -197,15 +197,20 @@ def include_path(spec, option_dir, cc):
 
 def compile_flags(cc):
     """The -I, -isystem and -D options of the compiler command (--cc "cc
-    -I..."), which a program including the header needs as the build did."""
+    -I..."), which a program including the header needs as the build did;
+    a relative directory made absolute (the program is built elsewhere)."""
     out, i = [], 0
     while i < len(cc):
         w = cc[i]
         if w in ("-I", "-D", "-isystem") and i + 1 < len(cc):
-            out += [w, cc[i + 1]]
+            out += [w, cc[i + 1] if w == "-D" else os.path.abspath(cc[i + 1])]
             i += 2
             continue
-        if w.startswith(("-I", "-D", "-isystem")):
+        if w.startswith("-isystem"):
+            out.append("-isystem" + os.path.abspath(w[len("-isystem"):]))
+        elif w.startswith("-I"):
+            out.append("-I" + os.path.abspath(w[2:]))
+        elif w.startswith("-D"):
             out.append(w)
         i += 1
     return out
@@ -239,10 +244,31 @@ def find_libraries(spec, cc, include_dir, library_dirs):
     return "".join(lines), warnings
 
 
+def _library_has(spec, soname, names, versions):
+    """The names a drop-in exports: where the real library is known, none
+    it lacks (a function_pattern matching a header's other widths, or
+    names the header declares for another build of the library), unless
+    the spec asks for them (required, a [versioned] family's members, which
+    a newer header names before the library has them); the control API is
+    the drop-in's own. A note names what was left out."""
+    if versions is None or spec.versioned:
+        return names
+    own = spec.shim + "_"
+    lacking = [n for n in names if n not in versions.symbols and not n.startswith(own)
+               and n not in spec.required]
+    if lacking:
+        shown = ", ".join(lacking[:5]) + (f" and {len(lacking) - 5} more" if len(lacking) > 5 else "")
+        print(f"lazygen: {spec.path}: note: the drop-in {soname} leaves out {len(lacking)} name(s) "
+              f"the header declares that {versions.path} does not define: {shown} (name one in "
+              f"'required' to export it anyway)", file=sys.stderr)
+    return [n for n in names if n not in lacking]
+
+
 def dropin(spec, soname, exports_txt, library, out_map, out_symver):
     with open(exports_txt, encoding="utf-8") as f:
         names = f.read().split()
     versions = symlist.load_versions(library) if library and library != "-" else None
+    names = _library_has(spec, soname, names, versions)
     hidden = dropin_versions.plan(names, soname, spec.symbol_versions, versions).hidden
     if spec.own_answers and hidden:
         # A call at a hidden version can fail after the load (dlvsym finds no

@@ -423,6 +423,11 @@ def join_case(where, who):
             ("static shim", join_programs(d, "static", where), {}),
             ("drop-in under lazynccl-run", [os.path.join(t.BUILD, "lazynccl-run"), "--"] +
              join_programs(d, "plain", where), {})]
+    # The dynamic linker run as the program (AT_BASE is 0): its lock found
+    # all the same.
+    interp = subprocess.run(["readelf", "-l", "/bin/true"], capture_output=True, text=True).stdout
+    ldso = interp.split("[Requesting program interpreter: ", 1)[1].split("]", 1)[0]
+    runs.append(("shared shim under ld.so run as a command", [ldso] + join_programs(d, "shared", where), {}))
     for what, cmd, env in runs:
         r = bounded(cmd, dict(env, LAZYNCCL_DEBUG="1"), 60)
         t.equal((r.returncode, r.stdout), (0, want), f"{what}: {r.stderr}")
@@ -442,6 +447,23 @@ def first_call_joined_by_a_constructor_ends():
 def first_call_joined_by_a_destructor_ends():
     """The same from a plugin's destructor at dlclose."""
     join_case(2, "destructor")
+
+
+@case
+def first_call_under_a_timed_join_loads():
+    """A constructor that joins the worker with a 1 s timeout, and returns
+    (the program joins the worker later): no deadlock, so the worker's first
+    call waits for the lock and loads NCCL, answering as with -lnccl,
+    through the shared shim, the static shim and the drop-in."""
+    d = t.workdir("join_timed")
+    plain = bounded(join_programs(d, "plain", 3), {}, 60)
+    t.equal(plain.returncode, 0, f"-lnccl: {plain.stderr}")
+    t.contains(plain.stdout, "constructor: rc=0 version=", "-lnccl")
+    for what, cmd in (("shared shim", join_programs(d, "shared", 3)),
+                      ("static shim", join_programs(d, "static", 3)),
+                      ("drop-in", [os.path.join(t.BUILD, "lazynccl-run"), "--"] + join_programs(d, "plain", 3))):
+        r = bounded(cmd, {}, 60)
+        t.equal((r.returncode, r.stdout), (0, plain.stdout), f"{what}: {r.stderr}")
 
 
 

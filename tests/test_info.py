@@ -6,6 +6,7 @@ import json
 import re
 import os
 import pty
+import shutil
 import subprocess
 
 import lztest as t
@@ -357,7 +358,12 @@ def check_ldd_and_first_call_agree_on_ld_library_path():
     fake = t.fake_nccl(f"{d}/fake", version=2811)
     direct = version_prog(d, "direct", [f"-L{os.path.dirname(real)}", "-l:libnccl.so.2"])
     shimmed = version_prog(d, "shimmed", t.link_shim_args("nccl"))
-    for llp in (f"/nonexistent;{d}/fake", f"/nonexistent:{d}/fake", "$ORIGIN/fake"):
+    # A '$' that names no token is the directory's own, as ld.so reads it.
+    os.makedirs(f"{d}/do$x", exist_ok=True)
+    shutil.copy(fake, f"{d}/do$x/libnccl.so.2")
+    copy = f"{d}/do$x/libnccl.so.2"
+    for llp, fake in ((f"/nonexistent;{d}/fake", fake), (f"/nonexistent:{d}/fake", fake),
+                      ("$ORIGIN/fake", fake), (f"{d}/do$x", copy)):
         env = {"LD_LIBRARY_PATH": llp}
         t.equal(ldd_of(direct, "libnccl.so.2", env), fake, f"ldd with {llp}")
         r = info("--check", direct, env=env)

@@ -122,7 +122,7 @@ void lz_data_start(const lz_lib *lib, const lz_data *data)
         /* The static shim's member, linked because the program uses one. The
          * library binds to the program's definitions only where the program
          * exports them (a program exports nothing it is not told to). */
-        who = "the program links this code because it uses one";
+        who = "the object this code is linked into uses one";
         /* Each check is a pass over the loaded objects: made only to be said. */
         for (size_t i = 0; lz_logging(lib) && i < data->nstart; i++)
             if (!lz_objects_self_exports(data->loaded_at_start[i]))

@@ -54,6 +54,17 @@ static int refuse(char *why, size_t wsize, const char *fmt, const char *a, int a
     return 0;
 }
 
+/* 1 when p (a '$' before end) starts the token $NAME or ${NAME}, as glibc's
+ * is_dst reads one. */
+static int token_at(const char *p, const char *end, const char *name)
+{
+    size_t n = strlen(name);
+    if (end - p >= (long)n + 3 && p[1] == '{')
+        return memcmp(p + 2, name, n) == 0 && p[2 + n] == '}';
+    return end - p >= (long)n + 1 && memcmp(p + 1, name, n) == 0 &&
+           (end - p == (long)n + 1 || !name_char(p[1 + n]));
+}
+
 int lz_path_entry(const char *entry, size_t len, const char *origin, const char *cwd,
                   int secure, char *out, size_t size, char *why, size_t wsize)
 {
@@ -73,8 +84,9 @@ int lz_path_entry(const char *entry, size_t len, const char *origin, const char 
             tok = 7;
         else if (*p == '$' && (size_t)(end - p) >= 9 && memcmp(p, "${ORIGIN}", 9) == 0)
             tok = 9;
-        else if (*p == '$')
+        else if (*p == '$' && (token_at(p, end, "LIB") || token_at(p, end, "PLATFORM")))
             return refuse(why, wsize, "entry %.*s: only $ORIGIN is expanded here", entry, shown);
+        /* Any other '$' is the name's own: ld.so copies it as it stands. */
         if (tok) {
             if (secure)
                 return refuse(why, wsize, "entry %.*s: $ORIGIN ignored in a secure-execution "

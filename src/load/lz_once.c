@@ -242,16 +242,16 @@ int lz_ensure_loaded(const lz_lib *lib, const lz_sym *want)
     /* No cancellation during a search: a searcher that vanished would leave
      * its count behind, and waiters would wait for it forever. The request
      * is acted on at the caller's next cancellation point. */
+    int cs;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cs);
     /* Before any lock, ours or the dynamic linker's: a thread waiting for
      * this one may hold either. */
     char why[512];
     if (lz_ldlock_wait(why, sizeof why) != 0) {
         lz_log(lib, "%s not loaded: %s", lib->display, why);
-        return LZ_BUSY;
-    }
-    int cs;
-    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cs);
-    s = ensure_loaded(lib, want);
+        s = LZ_BUSY;
+    } else
+        s = ensure_loaded(lib, want);
     pthread_setcancelstate(cs, NULL);
     return s;
 }

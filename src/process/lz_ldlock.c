@@ -10,6 +10,7 @@
  * in dlopen, as before. */
 #include "process/lz_ldlock.h"
 #include "elf/lz_elfmem.h"
+#include "process/lz_objects.h"
 
 #include <elf.h>
 #include <fcntl.h>
@@ -18,15 +19,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/auxv.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 static const pthread_mutex_t *find_lock(void)
 {
-    uintptr_t base = (uintptr_t)getauxval(AT_BASE);
-    if (!base) /* a static program, or ld.so run as the program */
+    uintptr_t base = lz_objects_ldso_base();
+    if (!base) /* a static program */
         return NULL;
     const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)base;
     if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0)
@@ -65,9 +65,11 @@ static const pthread_mutex_t *ld_lock(void)
     return __atomic_load_n(&lock, __ATOMIC_RELAXED);
 }
 
-/* 1 when thread tid sleeps in a futex wait on this thread's own id word,
- * which is what pthread_join (and a C++ join) waits on until this thread
- * ends; read from /proc/self/task/TID/syscall (number, then arguments). */
+/* 1 when thread tid sleeps in a futex wait without a timeout on this
+ * thread's own id word, which is what pthread_join (and a C++ join) waits
+ * on until this thread ends; read from /proc/self/task/TID/syscall (number,
+ * then arguments: the word, the operation, the value, the timeout). A
+ * timed join (pthread_timedjoin_np) ends by itself, as plain. */
 static int joins_me(int tid, int me)
 {
     char path[64], text[256];
@@ -84,7 +86,12 @@ static int joins_me(int tid, int me)
     long nr = strtol(text, &end, 10);
     if (end == text || nr != SYS_futex)
         return 0;
-    uintptr_t word = (uintptr_t)strtoull(end, NULL, 16);
+    unsigned long long arg[4];
+    for (int k = 0; k < 4; k++)
+        arg[k] = strtoull(end, &end, 16);
+    uintptr_t word = (uintptr_t)arg[0];
+    if (arg[3] != 0)
+        return 0;
     /* The word lies in this thread's descriptor and holds its id. */
     uintptr_t self = (uintptr_t)pthread_self();
     return word >= self && word - self < 4096 && word % sizeof(int) == 0 &&
@@ -102,7 +109,12 @@ int lz_ldlock_wait(char *why, size_t size)
         int owner = __atomic_load_n(&lock->__data.__owner, __ATOMIC_ACQUIRE);
         if (owner == 0 || owner == me)
             return 0;
-        if (joins_me(owner, me)) {
+        /* Seen twice, a millisecond apart, the lock still that thread's:
+         * a holder that let go and then joined (a dlopen returned before
+         * its caller's join) is no deadlock. */
+        struct timespec ms = {0, 1000000};
+        if (joins_me(owner, me) && nanosleep(&ms, NULL) == 0 &&
+            __atomic_load_n(&lock->__data.__owner, __ATOMIC_ACQUIRE) == owner && joins_me(owner, me)) {
             snprintf(why, size, "the dynamic linker's lock is held by thread %d, which waits for "
                      "this thread to end (pthread_join), so nothing can be loaded now; make a "
                      "first call before that thread takes the lock (a constructor or destructor "

@@ -254,6 +254,32 @@ char *lz_objects_self_path(void)
 
 /* This object's SONAME (NULL: none), found once per process: it never
  * changes, and each lookup is a pass over every loaded object. */
+static int ldso_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    lz_objview v;
+    const ElfW(Sym) *s;
+    if (!lz_objects_view(info, &v) || !(s = lz_elfmem_lookup(&v.m, "_rtld_global")) ||
+        s->st_shndx == SHN_UNDEF)
+        return 0;
+    *(uintptr_t *)data = (uintptr_t)info->dlpi_addr;
+    return 1;
+}
+
+uintptr_t lz_objects_ldso_base(void)
+{
+    static uintptr_t base;
+    static int found;
+    if (__atomic_load_n(&found, __ATOMIC_ACQUIRE))
+        return __atomic_load_n(&base, __ATOMIC_RELAXED);
+    uintptr_t b = (uintptr_t)getauxval(AT_BASE);
+    if (!b)
+        lz_dl_iterate_phdr(ldso_cb, &b);
+    __atomic_store_n(&base, b, __ATOMIC_RELAXED);
+    __atomic_store_n(&found, 1, __ATOMIC_RELEASE);
+    return b;
+}
+
 const char *lz_objects_self_soname(void)
 {
     static char *cached LZ_STARTUP_DATA;

@@ -34,6 +34,11 @@ LZ_HIDDEN char *lz_objects_self_path(void);
  * out: 1 when known. */
 LZ_HIDDEN int lz_objects_program_path(char *out, size_t size);
 
+/* Where the dynamic linker itself is loaded (0: nowhere found, a static
+ * program): AT_BASE, or, where ld.so was run as the program (AT_BASE is
+ * then 0), the loaded object that defines _rtld_global. Found once. */
+LZ_HIDDEN uintptr_t lz_objects_ldso_base(void);
+
 /* The SONAME of the object holding this code (NULL: none), found once. */
 LZ_HIDDEN const char *lz_objects_self_soname(void);
 

@@ -43,7 +43,7 @@ enum { LZ_MAX_SYSTEM_DIRS = 8 };
  * trailing '/' dropped (into out, NULL-terminated); 0 when there is none. */
 static int ld_so_system_dirs(const char **out, char *buf, size_t size)
 {
-    uintptr_t base = (uintptr_t)getauxval(AT_BASE);
+    uintptr_t base = lz_objects_ldso_base();
     const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)base;
     if (!base || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0)
         return 0;

@@ -2,15 +2,20 @@
  * A first call from a thread that another thread, holding the dynamic
  * linker's lock, joins: in a plugin's constructor (dlopen) or destructor
  * (dlclose). Built twice:
- *   -DPLUGIN[=1|2]  the plugin: its constructor (1) or destructor (2)
- *                   starts a worker that calls ncclGetVersion, and joins it
+ *   -DPLUGIN[=1|2|3] the plugin: its constructor (1) or destructor (2)
+ *                   starts a worker that calls ncclGetVersion, and joins it;
+ *                   (3) its constructor joins with a timeout of 1 s and
+ *                   returns; join_pending (called by the program after
+ *                   dlopen) joins it: no deadlock, so the call must load
  *   (none)          join_first_call PLUGIN: dlopen and dlclose PLUGIN, then
  *                   call ncclGetVersion itself
  * Each prints its call's result. Linked -lnccl this completes; a first
  * call that waited for the lock would wait for good. */
+#define _GNU_SOURCE
 #include <nccl.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <time.h>
 
 #ifdef PLUGIN
 static void *work(void *arg)
@@ -22,14 +27,37 @@ static void *work(void *arg)
     return NULL;
 }
 
+#if PLUGIN == 3
+static pthread_t pending;
+static int waiting;
+
+void join_pending(void)
+{
+    if (waiting)
+        pthread_join(pending, NULL);
+    waiting = 0;
+}
+#endif
+
 static void start_and_join(const char *who)
 {
     pthread_t t;
-    if (pthread_create(&t, NULL, work, (void *)who) == 0)
-        pthread_join(t, NULL);
+    if (pthread_create(&t, NULL, work, (void *)who) != 0)
+        return;
+#if PLUGIN == 3
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 1;
+    if (pthread_timedjoin_np(t, NULL, &until) != 0) {
+        pending = t;
+        waiting = 1;
+    }
+#else
+    pthread_join(t, NULL);
+#endif
 }
 
-#if PLUGIN == 1
+#if PLUGIN == 1 || PLUGIN == 3
 __attribute__((constructor)) static void at_load(void)
 {
     start_and_join("constructor");
@@ -52,6 +80,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "dlopen: %s\n", dlerror());
         return 3;
     }
+    void (*join_pending)(void) = (void (*)(void))dlsym(h, "join_pending");
+    if (join_pending)
+        join_pending();
     dlclose(h);
     int v = -1;
     ncclResult_t rc = ncclGetVersion(&v);
