@@ -222,12 +222,15 @@ def version_function(spec, exports):
     return "".join(out)
 
 
+_CONTROL = re.compile(r"[\x00-\x1f]")
+
+
 def _c_string(text):
     """text as a C string literal, which is also a JSON string: the escapes
     both read alike (backslash, quote, newline, tab); the generated JSON
     (the wheel's feature table) goes through here too."""
     out = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t")
-    if any(ord(c) < 0x20 for c in out):
+    if _CONTROL.search(out):
         raise GenError("(generated string)", f"a control character in {text!r}: not written as C or JSON")
     return '"' + out + '"'
 

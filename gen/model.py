@@ -330,20 +330,27 @@ def parse_functions(cc, spec, include_dirs):
     places = [p for path in named for p in _allowed(spec, path, cc)]
     excluded = set(spec.exclude)
     functions, variables, seen, refused = [], [], set(), []
+    inside = {}  # a header's path: whether declarations from it are taken (one realpath each)
     for c in _declarations(ci, tu.cursor, cxx):
-        variable = c.kind == ci.CursorKind.VAR_DECL and \
+        kind = c.kind
+        variable = kind == ci.CursorKind.VAR_DECL and \
             c.storage_class == ci.StorageClass.EXTERN and not cxx
-        function = c.kind == ci.CursorKind.FUNCTION_DECL and not c.is_definition() and \
+        function = kind == ci.CursorKind.FUNCTION_DECL and not c.is_definition() and \
             c.storage_class != ci.StorageClass.STATIC
+        if not (variable or function):
+            continue
         name = c.spelling
-        if not (variable or function) or not c.location.file or \
-                not _inside(c.location.file.name, places) or \
-                not spec.function_pattern.search(name) or name in seen:
+        where = c.location.file
+        if not where or not spec.function_pattern.search(name) or name in seen:
+            continue
+        if where.name not in inside:
+            inside[where.name] = _inside(where.name, places)
+        if not inside[where.name]:
             continue
         seen.add(name)
         if name in excluded:
             continue
-        got = _variable(ci, c) if variable else _cxx_function(ci, c) if cxx else _function(ci, c)
+        got = _variable(ci, c) if variable else _cxx_function(ci, c) if cxx else _function(ci, c, name)
         if isinstance(got, str):
             refused.append(got)
         else:
@@ -382,31 +389,41 @@ def _variable(ci, c):
                     ret_pointer=bool(res) and res.get_canonical().kind == ci.TypeKind.POINTER)
 
 
-def _function(ci, c):
-    """The Function, or why it cannot be served."""
-    where = f"{c.location.file.name}:{c.location.line}"
-    ret = c.result_type.spelling
-    canonical = c.result_type.get_canonical()
-    ftype = c.type.get_canonical()  # through a function typedef (OSSL_provider_init_fn)
+def _function(ci, c, name=None):
+    """The Function, or why it cannot be served (name: its spelling, read
+    already)."""
+    name = name or name
+    loc = c.location
+    file, line = loc.file.name, loc.line
+    where = f"{file}:{line}"
+    result, ctype = c.result_type, c.type
+    ret = result.spelling
+    canonical = result.get_canonical()
+    ftype = ctype.get_canonical()  # through a function typedef (OSSL_provider_init_fn)
     if ftype.kind == ci.TypeKind.FUNCTIONNOPROTO:
         # int f(); says nothing of its arguments: the assembly thunk forwards
         # every argument register untouched, as for a variadic function.
-        return Function(c.spelling, type_name(ret), "", "", c.location.line, True,
-                        c.location.file.name, canonical.kind == ci.TypeKind.POINTER,
+        return Function(name, type_name(ret), "", "", line, True,
+                        file, canonical.kind == ci.TypeKind.POINTER,
                         canonical.spelling)
     if ftype.kind != ci.TypeKind.FUNCTIONPROTO:
-        return f"{where}: {c.spelling}: its type ({c.type.spelling}) is not a function prototype"
-    unnamed = [t.spelling for t in [c.result_type] + [a.type for a in c.get_arguments()]
-               if "(unnamed" in t.spelling or "(anonymous" in t.spelling]
+        return f"{where}: {name}: its type ({ctype.spelling}) is not a function prototype"
+    # Each libclang call costs a crossing into C: the arguments, their types
+    # and spellings are read once (a header of 50,000 functions).
+    arguments = list(c.get_arguments())
+    names = [a.spelling for a in arguments]
+    types = [a.type for a in arguments]
+    spelled = [t.spelling for t in types]
+    unnamed = [s for s in [ret] + spelled if "(unnamed" in s or "(anonymous" in s]
     if unnamed:
-        return (f"{where}: {c.spelling}: uses a type with no name ({unnamed[0]}), which no "
+        return (f"{where}: {name}: uses a type with no name ({unnamed[0]}), which no "
                 f"code outside the header can spell")
     params, args = [], []
     # An array parameter sized by another (size_t n, const char buf[n]):
     # its size names that parameter by the name it has here.
-    renamed = {a.spelling: f"a{i}" for i, a in enumerate(c.get_arguments()) if a.spelling}
-    for i, a in enumerate(c.get_arguments()):
-        decl = _declarator(a.type.spelling, f"a{i}")
+    renamed = {n: f"a{i}" for i, n in enumerate(names) if n}
+    for i, s in enumerate(spelled):
+        decl = _declarator(s, f"a{i}")
         if "[" in decl and renamed:
             head, _, dims = decl.partition("[")
             dims = re.sub(r"\b[A-Za-z_]\w*\b", lambda w: renamed.get(w.group(0), w.group(0)), dims)
@@ -416,28 +433,51 @@ def _function(ci, c):
     variadic = ftype.is_function_variadic()
     if variadic:
         params.append("...")
-    wide = max([t.get_canonical().get_size() for t in [c.result_type] + [a.type for a in
-                c.get_arguments()] if t.get_canonical().kind in (ci.TypeKind.VECTOR,
-                                                                 ci.TypeKind.EXTVECTOR)] + [0])
+    vectors = (ci.TypeKind.VECTOR, ci.TypeKind.EXTVECTOR)
+    canon = [canonical] + [t.get_canonical() for t in types]
+    wide = max([t.get_size() for t in canon if t.kind in vectors] + [0])
     wide = wide if wide > 16 else 0
-    return Function(c.spelling, type_name(ret), ", ".join(params) or "void", ", ".join(args),
-                    c.location.line, variadic, c.location.file.name,
+    return Function(name, type_name(ret), ", ".join(params) or "void", ", ".join(args),
+                    line, variadic, file,
                     canonical.kind == ci.TypeKind.POINTER, canonical.spelling,
-                    wide_vector=wide, noreturn=_noreturn(ci, c),
-                    param_names=tuple(a.spelling for a in c.get_arguments()))
+                    wide_vector=wide, noreturn=_noreturn(ci, c, file, ctype),
+                    param_names=tuple(names))
 
 
-def _noreturn(ci, c):
+def _noreturn(ci, c, file, ctype):
     """Whether the declaration says the function never returns: GCC's
     attribute shows in the type's spelling, C11's _Noreturn (and C23's
     [[noreturn]]) as an attribute whose tokens name it."""
-    if "noreturn" in c.type.spelling:
+    if "noreturn" in ctype.spelling:
         return True
+    # The attribute's and the declaration's tokens are its file's: where the
+    # file never spells either, none of its declarations does (and a walk
+    # per declaration is most of a large header's parse).
+    if not _spells(file, "oreturn"):
+        return False
     for k in c.get_children():
         if k.kind == ci.CursorKind.UNEXPOSED_ATTR and any(
                 "oreturn" in tok.spelling for tok in k.get_tokens()):
             return True
+    if not _spells(file, "_Noreturn"):
+        return False
     return any(tok.spelling == "_Noreturn" for tok in c.get_tokens())
+
+
+_spelled = {}
+
+
+def _spells(path, word):
+    """Whether a header's text holds word, read once per run (True where it
+    cannot be read: the caller then looks)."""
+    key = (path, word)
+    if key not in _spelled:
+        try:
+            with open(path, "rb") as f:
+                _spelled[key] = word.encode() in f.read()
+        except OSError:
+            _spelled[key] = True
+    return _spelled[key]
 
 
 def lower_type(ci, t):
