@@ -350,7 +350,7 @@ def parse_functions(cc, spec, include_dirs):
         seen.add(name)
         if name in excluded:
             continue
-        got = _variable(ci, c) if variable else _cxx_function(ci, c) if cxx else _function(ci, c, name)
+        got = _variable(ci, c) if variable else _cxx_function(ci, c) if cxx else _function(ci, c, name, name in spec.failure_outs)
         if isinstance(got, str):
             refused.append(got)
         else:
@@ -389,9 +389,9 @@ def _variable(ci, c):
                     ret_pointer=bool(res) and res.get_canonical().kind == ci.TypeKind.POINTER)
 
 
-def _function(ci, c, name=None):
+def _function(ci, c, name=None, with_names=True):
     """The Function, or why it cannot be served (name: its spelling, read
-    already)."""
+    already; with_names: the parameters' names are wanted)."""
     name = name or name
     loc = c.location
     file, line = loc.file.name, loc.line
@@ -411,9 +411,12 @@ def _function(ci, c, name=None):
     # Each libclang call costs a crossing into C: the arguments, their types
     # and spellings are read once (a header of 50,000 functions).
     arguments = list(c.get_arguments())
-    names = [a.spelling for a in arguments]
     types = [a.type for a in arguments]
     spelled = [t.spelling for t in types]
+    # The parameters' own names only where something reads them: an array
+    # sized by another parameter, a spec's failure out-parameters.
+    names = [a.spelling for a in arguments] if with_names or any("[" in s for s in spelled) \
+        else [""] * len(arguments)
     unnamed = [s for s in [ret] + spelled if "(unnamed" in s or "(anonymous" in s]
     if unnamed:
         return (f"{where}: {name}: uses a type with no name ({unnamed[0]}), which no "
@@ -434,7 +437,12 @@ def _function(ci, c, name=None):
     if variadic:
         params.append("...")
     vectors = (ci.TypeKind.VECTOR, ci.TypeKind.EXTVECTOR)
-    canon = [canonical] + [t.get_canonical() for t in types]
+    # Only a type that names another (a typedef) can be a vector under
+    # another spelling; a builtin or a pointer is what it says.
+    plain = (ci.TypeKind.POINTER, ci.TypeKind.INT, ci.TypeKind.UINT, ci.TypeKind.LONG,
+             ci.TypeKind.ULONG, ci.TypeKind.DOUBLE, ci.TypeKind.FLOAT, ci.TypeKind.CHAR_S,
+             ci.TypeKind.VOID, ci.TypeKind.LONGLONG, ci.TypeKind.ULONGLONG)
+    canon = [canonical] + [t if t.kind in plain else t.get_canonical() for t in types]
     wide = max([t.get_size() for t in canon if t.kind in vectors] + [0])
     wide = wide if wide > 16 else 0
     return Function(name, type_name(ret), ", ".join(params) or "void", ", ".join(args),
