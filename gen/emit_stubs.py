@@ -96,10 +96,13 @@ def check_names(spec, exports, control_prefix=None):
     """Names the spec gives that the header does not declare, and exported
     names that would clash with the control API, all in one message."""
     served = {e.name for e in exports}
+    def becomes(n):
+        x = spec.renamed.get(n)
+        return f" (the header's macros make it {x}, which function_pattern does not select)" if x else ""
     problems = [f"'required': {n} is not a function the header declares and function_pattern "
-                f"selects" for n in spec.required if n not in served]
+                f"selects{becomes(n)}" for n in spec.required if n not in served]
     problems += [f"[failure.functions]: {n} is not a function the header declares and "
-                 f"function_pattern selects" for n in spec.failure_functions if n not in served]
+                 f"function_pattern selects{becomes(n)}" for n in spec.failure_functions if n not in served]
     control = set(control_names(spec, control_prefix))
     problems += [f"{e.name} (from {e.fn.file or spec.path}:{e.fn.line}) has the name of a "
                  f"control-API function of shim '{spec.shim}': rename the shim or leave it "

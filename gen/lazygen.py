@@ -491,11 +491,50 @@ def spec_label(path):
     return path
 
 
+def macro_names(cc, spec, headers, include_dirs, names):
+    """What each name becomes through the headers' macros, as a program that
+    includes them and writes it gets: {name: expansion} for those a macro
+    renames to one identifier (pcre2_compile -> pcre2_compile_8,
+    cublasCreate -> cublasCreate_v2)."""
+    if not names or not headers:
+        return {}
+    source = "".join(f'#include "{h}"\n' for h in headers) + \
+        "".join(f"__lz_name_{i} {n}\n" for i, n in enumerate(names))
+    language = "c++" if spec.language == "c++" else "c"
+    r = subprocess.run(cc + ["-E", "-P", "-x", language, "-"] + [f"-D{x}" for x in spec.defines] +
+                       [f"-I{d}" for d in include_dirs], input=source, capture_output=True, text=True)
+    out = {}
+    for line in r.stdout.splitlines() if r.returncode == 0 else []:
+        m = re.match(r"^__lz_name_(\d+)\s+([A-Za-z_]\w*)\s*$", line.strip())
+        if m and int(m.group(1)) < len(names) and m.group(2) != names[int(m.group(1))]:
+            out[names[int(m.group(1))]] = m.group(2)
+    return out
+
+
+def _renamed_keys(cc, spec, headers, include_dirs, functions):
+    """A [failure.functions] key or 'required' name written as a program
+    writes it (a macro the header renames) stands for the function it
+    becomes."""
+    declared = {f.name for f in functions}
+    asked = [n for n in list(spec.failure_functions) + list(spec.required) if n not in declared]
+    for n, x in macro_names(cc, spec, headers, include_dirs, sorted(set(asked))).items():
+        if x not in declared:
+            spec.renamed[n] = x  # for the message: the name it becomes is not served either
+            continue
+        if n in spec.failure_functions and x not in spec.failure_functions:
+            spec.failure_functions[x] = spec.failure_functions.pop(n)
+            if n in spec.failure_outs:
+                spec.failure_outs[x] = spec.failure_outs.pop(n)
+        if n in spec.required:
+            spec.required = [x if r == n else r for r in spec.required]
+
+
 def _shim_inputs(a, cc):
     """The spec, the header's functions and version macros: what generate
     and amalgamate both start from."""
     spec = load_spec(a.spec)
     headers, functions, variables = parse_functions(cc, spec, a.include_dir)
+    _renamed_keys(cc, spec, headers, a.include_dir, functions)
     macros = []
     if spec.version_macros:
         text = preprocess(cc, headers[0], a.include_dir, spec.defines)

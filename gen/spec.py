@@ -115,6 +115,9 @@ class Spec:
     # [failure.functions] name = {value = ..., out = {param = ...}}: what each
     # out-parameter gets (through a non-NULL pointer) on the failure path
     failure_outs: dict = field(default_factory=dict)
+    # Names the spec wrote that the header's macros rename, and what to
+    # (filled by the generator, for its messages)
+    renamed: dict = field(default_factory=dict)
     own_answers: dict = field(default_factory=dict)  # [own_answers]
     env: str = setting(_STR, "", c="env_var")        # "": LAZY<ID>_LIBPATH
     wheel_dirs: list = setting(_LIST, [])

@@ -158,6 +158,52 @@ def check(listed, lib):
 
 
 @case
+def failure_key_written_as_the_macro():
+    """A [failure.functions] key and a 'required' name written as a program
+    writes them (wm_compile, which the header renames to wm_compile_8 by a
+    pasting macro, as PCRE2 does) stand for the function they become; where
+    that function is not selected, the message names it."""
+    d = t.workdir("failure_key_macro")
+    with open(f"{d}/wm.h", "w") as f:
+        f.write("#define WM_SUFFIX(x) x##8\nint wm_compile_8(const char *p);\nint wm_free_8(int x);\n"
+                "#define wm_compile WM_SUFFIX(wm_compile_)\n#define wm_free WM_SUFFIX(wm_free_)\n")
+    spec = """[library]
+id = "wm"
+display = "wm"
+shim = "lazywm"
+headers = ["wm.h"]
+function_pattern = "PATTERN"
+sonames = ["libwm.so.1"]
+feature = "wm"
+description = "macro-renamed API"
+control_api = false
+required = ["wm_compile"]
+
+[failure]
+"int" = "-1"
+
+[failure.functions]
+wm_compile = "-7"
+"""
+    gen = [sys.executable, os.path.join(GEN, "lazygen.py"), "generate", f"{d}/wm.toml",
+           "--include-dir", d, "--cc", " ".join(t.CC), "--out-c", f"{d}/out.c"]
+    with open(f"{d}/wm.toml", "w") as f:
+        f.write(spec.replace("PATTERN", "^wm_"))
+    r = t.run(gen)
+    t.equal(r.returncode, 0, f"lazygen: {r.stderr}")
+    text = open(f"{d}/out.c").read()
+    t.check(re.search(r"LZ_FAIL\(int, wm_compile_8, \([^)]*\), -7\)", text), f"wm_compile_8 gets -7:\n{text}")
+    t.check(re.search(r"LZ_FAIL\(int, wm_free_8, \([^)]*\), -1\)", text), "wm_free_8 its type's -1")
+    with open(f"{d}/wm.toml", "w") as f:
+        f.write(spec.replace("PATTERN", "^wm_free"))
+    r = t.run(gen)
+    t.equal(r.returncode, 1, f"lazygen: {r.stderr}")
+    t.contains(r.stderr, "[failure.functions]: wm_compile is not a function the header declares and "
+               "function_pattern selects (the header's macros make it wm_compile_8, which "
+               "function_pattern does not select)", "the message names the expansion")
+
+
+@case
 def export_check_fails_on_macro_renamed_name():
     """A shim whose thunk name went through the header's macro (as ours did
     before: zlib's gzopen became gzopen64) fails the check, which names the
