@@ -458,7 +458,7 @@ def cmd_new(a, cc):
         raise GenError(a.out, "exists: not overwritten (name another file, or remove it)")
     if a.out and not os.path.isdir(os.path.dirname(os.path.abspath(a.out))):
         raise GenError(a.out, "its directory does not exist")
-    text, notes = new_spec.new_spec(a.library, cc)
+    text, notes = new_spec.new_spec(a.library, cc, a.define, a.include)
     for n in notes:
         print(f"lazygen: {n}", file=sys.stderr)
     if not a.out:
@@ -681,6 +681,11 @@ def parser():
     p.add_argument("library", metavar="SONAME|PATH")
     p.add_argument("--out", metavar="FILE.toml", help="write here (never over a file); default: "
                    "standard output")
+    p.add_argument("-D", dest="define", action="append", default=[], metavar="NAME[=VALUE]",
+                   help="a macro the headers need (written into the spec's defines)")
+    p.add_argument("-I", dest="include", action="append", default=[], metavar="DIR",
+                   help="a directory the headers need, searched first (written into "
+                        "include_search)")
     for name, write, help in (("public-header", public_header, "the control API of every shim"),
                               ("registry", registry, "the libraries lazynccl-info knows"),
                               ("python-libraries", python_libraries,

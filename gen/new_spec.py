@@ -130,6 +130,16 @@ def _included(rel, text):
     return out
 
 
+_COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
+_CXX = re.compile(r"^\s*(class\s+\w+\s*[:{;]|template\s*<|namespace\s*\w*\s*\{)", re.M)
+
+
+def _cxx(body):
+    """Whether a header is C++ (a class, a template, a namespace declared
+    in its code, not in a comment: expat.h's prose says "class")."""
+    return bool(_CXX.search(_COMMENT.sub(" ", body)))
+
+
 def umbrellas(rel, functions, dirs):
     """The headers a program includes: those of the package no other of it
     includes (lzma.h, not its lzma/base.h) whose declarations the build
@@ -142,8 +152,7 @@ def umbrellas(rel, functions, dirs):
     exported name (a macro renames it: GMP), the headers no other includes."""
     # C++ headers of a C library's package (ncurses' cursesapp.h) are not
     # its C API
-    text = {r: body for r, body in _texts(rel, dirs).items()
-            if not re.search(r"^\s*(class|template|namespace)\b", body, re.M)}
+    text = {r: body for r, body in _texts(rel, dirs).items() if not _cxx(body)}
     inc = _included(rel, text)
     under = {x for xs in inc.values() for x in xs}
     tops = [r for r in rel if r in text and r not in under]
@@ -266,13 +275,18 @@ def _readable(cc, d, inc, rel, functions, exact, write, dirs):
                 prelude = list(_PRELUDE)
             else:
                 break
-    why = str(last).split(": error: ", 1)[-1].splitlines()[0][:300]
-    raise GenError(f"{inc}: {', '.join(rel)}",
-                   f"no set of these headers reads as C declaring its functions: {why}")
+    why = str(last).split(": error: ", 1)[-1].splitlines()[0]
+    wants = re.search(r"#\s*error\b", why)
+    head = ("the headers want a macro defined (their #error below): give it with -D NAME=VALUE"
+            if wants else "no set of these headers reads as C declaring its functions (give -I DIR "
+            "for a directory they need, -D NAME=VALUE for a macro)")
+    raise GenError(f"{inc}: {', '.join(rel)}", f"{head}: {why[:300]}")
 
 
-def new_spec(target, cc):
-    """(the spec's text, notes for the console)."""
+def new_spec(target, cc, defines=(), include_dirs=()):
+    """(the spec's text, notes for the console). defines (NAME or
+    NAME=VALUE) and include_dirs (searched first) are the author's -D and -I:
+    what the headers need that the package does not say."""
     lib = find(target)
     v = elfvers.read(lib)
     soname = v.soname or os.path.basename(lib)
@@ -280,7 +294,7 @@ def new_spec(target, cc):
     if not functions:
         raise GenError(lib, "exports no function")
     spec_id = re.sub(r"\W", "", soname.split(".so")[0].removeprefix("lib")).lower() or "lib"
-    includes = list(system_dirs(cc))
+    includes = [os.path.abspath(i) for i in include_dirs] + list(system_dirs(cc))
     found = package_headers(lib, soname, includes) or naming_headers(functions, includes)
     if not found:
         raise GenError(lib, "no header names its functions in the compiler's directories "
@@ -288,9 +302,10 @@ def new_spec(target, cc):
     inc, rel = found
     dirs = [inc] + [i for i in includes if i != inc]
 
-    defines = []
+    defines = list(defines)
 
-    search = [] if inc in system_dirs(cc) else [inc]
+    search = ([] if inc in system_dirs(cc) else [inc]) + \
+        [os.path.abspath(i) for i in include_dirs if os.path.abspath(i) != inc]
 
     def write(headers, pattern, prelude, exclude=(), version=None, nodes=()):
         return draft(spec_id, soname, headers, pattern, exclude, version, nodes, prelude, defines,
@@ -305,12 +320,12 @@ def new_spec(target, cc):
         missing = exported - {f.name for f in declared}
         if any(n.endswith("64") for n in missing) and "_LARGEFILE64_SOURCE" in "".join(
                 _texts(kept, dirs).values()):
-            defines = ["_LARGEFILE64_SOURCE=1"]
+            defines.append("_LARGEFILE64_SOURCE=1")
             more = _parse(cc, d, write(headers, exact, prelude), dirs)
             if len(more) > len(declared):
                 declared = more
             else:
-                defines = []
+                defines.pop()
         served = [f for f in declared if f.name in exported]
         groups = prefixes([f.name for f in served])
         pattern = "^(" + "|".join(re.escape(p) for p in groups) + ")"

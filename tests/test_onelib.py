@@ -573,6 +573,43 @@ def new_spec_builds_as_written():
 
 
 @case
+def new_spec_finds_the_declaring_header():
+    """`lazygen new` on two libraries whose main header is not named like
+    them or needs a macro: expat (its expat.h, whose prose says "class",
+    read as C; not the config headers beside it) builds first try; PCRE2
+    without -D says to give the macro, leading with it, and with
+    `-D PCRE2_CODE_UNIT_WIDTH=8` writes a spec with that define that builds
+    first try. Each serves a program as the real library does; without the
+    library a call stops naming it."""
+    for ident, soname, src, args, lines in (
+            ("expat", "libexpat.so.1", "expat_prog.c", [], ['headers = ["expat.h"]']),
+            ("pcre28", "libpcre2-8.so.0", "pcre2_prog.c", ["-D", "PCRE2_CODE_UNIT_WIDTH=8"],
+             ['defines = ["PCRE2_CODE_UNIT_WIDTH=8"]', 'headers = ["pcre2.h", "pcre2posix.h"]'])):
+        real = f"{MULTIARCH}/{soname}"
+        header = "/usr/include/" + lines[-1].split('"')[1]
+        if not os.path.exists(real) or not os.path.exists(header):
+            raise t.Skip(f"no {real} or {header} (its Debian -dev package)")
+        d = t.workdir(f"new_{ident}")
+        spec = f"{d}/{ident}.toml"
+        if args:
+            r = lazygen("new", soname, "--out", spec)
+            t.equal(r.returncode, 1, f"lazygen new {soname} without -D: {r.stderr}")
+            t.contains(r.stderr, "error: the headers want a macro defined (their #error below): give "
+                                 "it with -D NAME=VALUE: ", "what to do, first")
+        r = lazygen("new", soname, "--out", spec, *args)
+        t.equal(r.returncode, 0, f"lazygen new {soname}: {r.stderr}")
+        text = open(spec).read()
+        for line in lines:
+            t.contains(text, line, soname)
+        own = Own(f"new_{ident}_build", ident, soname, real, spec=spec,
+                  src=os.path.join(FIXTURES, "new", src))
+        out = own.same_as_real()
+        t.check(out.strip(), f"{soname}: the program said nothing")
+        for how, exe, env in own.each():
+            stops_naming(absent(real, [exe], env), soname, f"{soname} {how}")
+
+
+@case
 def dlopen_flags_from_the_spec():
     """tests/specs/zlib.toml with dlopen_flags = ["RTLD_GLOBAL"], by lazygen
     build: the first call opens libz into the global scope (the dynamic
