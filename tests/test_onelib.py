@@ -581,6 +581,9 @@ def new_spec_finds_the_declaring_header():
     `-D PCRE2_CODE_UNIT_WIDTH=8` writes a spec with that define that builds
     first try. Each serves a program as the real library does; without the
     library a call stops naming it."""
+    if t.SANITIZE not in ("", "none"):
+        raise t.Skip("lazygen build uses the plain compiler whatever the build: checked once, in "
+                     "the default one")
     for ident, soname, src, args, lines in (
             ("expat", "libexpat.so.1", "expat_prog.c", [], ['headers = ["expat.h"]']),
             ("pcre28", "libpcre2-8.so.0", "pcre2_prog.c", ["-D", "PCRE2_CODE_UNIT_WIDTH=8"],
@@ -607,6 +610,44 @@ def new_spec_finds_the_declaring_header():
         t.check(out.strip(), f"{soname}: the program said nothing")
         for how, exe, env in own.each():
             stops_naming(absent(real, [exe], env), soname, f"{soname} {how}")
+
+
+@case
+def real_tools_on_ffi_and_pcre2_drop_ins():
+    """Debian's own prebuilt tools on drop-ins made by `lazygen new` and
+    `lazygen build`: python3's ctypes (its _ctypes takes the addresses of
+    libffi's exported type variables) and pcre2grep (PCRE2's macro-renamed
+    8-bit API) print what they print on the real libraries; with the
+    library absent (its override naming no file) each stops with exit 127
+    and the dynamic linker's words naming it, printing nothing made up
+    (ctypes said "sizeof(py_object) wrong: 0 instead of 8")."""
+    if t.SANITIZE not in ("", "none"):
+        raise t.Skip("lazygen build uses the plain compiler whatever the build: checked once, in "
+                     "the default one")
+    py = "/usr/bin/python3"
+    script = "import ctypes; print(ctypes.sizeof(ctypes.py_object), ctypes.CDLL(None).abs(-5))"
+    grep = shutil.which("pcre2grep")
+    for ident, soname, args, cmd, stdin in (
+            ("ffi", "libffi.so.8", [], [py, "-c", script], None),
+            ("pcre28", "libpcre2-8.so.0", ["-D", "PCRE2_CODE_UNIT_WIDTH=8"], [grep, "-c", "a+b"],
+             "aab\nxyz\nab\n")):
+        real = f"{MULTIARCH}/{soname}"
+        if not os.path.exists(real) or not cmd[0] or not os.path.exists(cmd[0]):
+            raise t.Skip(f"no {real} or {cmd[0]} (libffi-dev, pcre2-utils)")
+        d = t.workdir(f"tools_{ident}")
+        r = lazygen("new", soname, "--out", f"{d}/{ident}.toml", *args)
+        t.equal(r.returncode, 0, f"lazygen new {soname}: {r.stderr}")
+        r = lazygen("build", f"{d}/{ident}.toml", "--out", f"{d}/out")
+        t.equal(r.returncode, 0, f"lazygen build {soname}: {r.stderr[-2000:]}")
+        plain = t.run(cmd, input=stdin)
+        t.equal(plain.returncode, 0, f"{cmd[0]} on the real library: {plain.stderr}")
+        env = {"LD_LIBRARY_PATH": f"{d}/out/dropin"}
+        r = t.run(cmd, env=env, input=stdin)
+        t.equal((r.returncode, r.stdout), (0, plain.stdout), f"{cmd[0]} on the drop-in: {r.stderr}")
+        env[f"LAZY{ident.upper()}_LIBPATH"] = f"{d}/nowhere/{soname}"
+        r = t.run(cmd, env=env, input=stdin)
+        t.equal((r.returncode, r.stdout), (127, ""), f"{cmd[0]}, {soname} absent: {r.stderr[-1500:]}")
+        t.contains(r.stderr, f"error while loading shared libraries: {soname}", f"{soname} absent: the words")
 
 
 @case
