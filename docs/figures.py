@@ -163,6 +163,14 @@ class Sources:
             out.append(f"| {label} | " + " | ".join(cells) + " |")
         return "\n" + "\n".join(out) + "\n\n(" + "docs/data/" + os.path.basename(path) + ")\n"
 
+    def first_small(self):
+        """The newest run of bench/run's small-library first calls: its
+        table as it printed it, and that file."""
+        path = self.newest("firstcall-small-*.txt")
+        with open(path) as f:
+            rows = [line.rstrip("\n") for line in f if line.startswith("|")]
+        return "\n" + "\n".join(rows) + "\n\n(docs/data/" + os.path.basename(path) + ")\n"
+
     def ci(self):
         """The newest fresh-clone CI's totals and wall time, and that file."""
         path = self.newest("ci-*.txt")
@@ -343,6 +351,8 @@ class Sources:
             return self.scale()
         if name == "ci.summary":
             return self.ci()
+        if name == "firstsmall.table":
+            return self.first_small()
         if name == "bench.table":
             return self.bench_table()
         if name == "bench.summary":
