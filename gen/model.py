@@ -350,7 +350,7 @@ def parse_functions(cc, spec, include_dirs):
         seen.add(name)
         if name in excluded:
             continue
-        got = _variable(ci, c) if variable else _cxx_function(ci, c) if cxx else _function(ci, c, name, name in spec.failure_outs)
+        got = _variable(ci, c) if variable else _cxx_function(ci, c) if cxx else _function(ci, c, name, bool(spec.failure_outs))
         if isinstance(got, str):
             refused.append(got)
         else:

@@ -280,7 +280,7 @@ def _readable(cc, d, inc, rel, functions, exact, write, dirs):
     head = ("the headers want a macro defined (their #error below): give it with -D NAME=VALUE"
             if wants else "no set of these headers reads as C declaring its functions (give -I DIR "
             "for a directory they need, -D NAME=VALUE for a macro)")
-    raise GenError(f"{inc}: {', '.join(rel)}", f"{head}: {why[:300]}")
+    raise GenError(f"{inc}", f"{head}: {why[:300]}\n  the package's headers tried: {', '.join(rel)}")
 
 
 def new_spec(target, cc, defines=(), include_dirs=()):

@@ -6,6 +6,7 @@ callback changing the search list, impostor libraries, bytes that are not
 UTF-8, unreadable directories."""
 import json
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -447,6 +448,29 @@ def first_call_joined_by_a_constructor_ends():
 def first_call_joined_by_a_destructor_ends():
     """The same from a plugin's destructor at dlclose."""
     join_case(2, "destructor")
+
+
+@case
+def function_first_called_under_a_join_after_the_load():
+    """The library loaded already (the program's first call), a function
+    not yet called is first called from a thread that a plugin's
+    constructor joins: it is found in the library's own table in memory
+    (dlsym would wait for the lock for good) and answers as with -lnccl,
+    through the shared shim and the drop-in. A static shim linked into the
+    plugin is a copy of its own, whose library is not loaded yet: its call
+    is a first call, and ends with the failure value."""
+    d = t.workdir("join_loaded")
+    plain = bounded(join_programs(d, "plain", 4) + ["first"], {}, 60)
+    t.equal(plain.returncode, 0, f"-lnccl: {plain.stderr}")
+    t.contains(plain.stdout, "constructor: pncclGetVersion rc=0 version=", "-lnccl")
+    busy = re.sub(r"constructor: pncclGetVersion rc=0 version=\d+", "constructor: pncclGetVersion rc=2 "
+                  "version=-1", plain.stdout)
+    for what, cmd, want in (("shared shim", join_programs(d, "shared", 4), plain.stdout),
+                            ("static shim", join_programs(d, "static", 4), busy),
+                            ("drop-in", [os.path.join(t.BUILD, "lazynccl-run"), "--"] +
+                             join_programs(d, "plain", 4), plain.stdout)):
+        r = bounded(cmd + ["first"], {}, 60)
+        t.equal((r.returncode, r.stdout), (0, want), f"{what}: {r.stderr}")
 
 
 @case

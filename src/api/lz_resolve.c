@@ -9,8 +9,12 @@
 #include "base/lz_env.h"
 #include "base/lz_report.h"
 #include "base/lz_dl.h"
+#include "process/lz_ldlock.h"
+#include "process/lz_objects.h"
 
 #include <dlfcn.h>
+#include <link.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,11 +64,35 @@ static void *family_fallback(const lz_lib *lib, const lz_sym *want)
     return NULL;
 }
 
-static void *lookup(const lz_lib *lib, size_t i)
+/* The loaded library's definition of name: dlsym's, or, where dlsym would
+ * wait for good (the dynamic linker's lock held by a thread joining this
+ * one: lz_ldlock.h), the library's own table read in memory. *busy says
+ * the second was tried: a name it does not find is not published as
+ * missing (the next call asks dlsym). */
+static void *symbol(const lz_lib *lib, const char *name, int *busy)
+{
+    char why[512];
+    int cs;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cs);
+    *busy = lz_ldlock_wait(why, sizeof why) != 0;
+    pthread_setcancelstate(cs, NULL);
+    if (!*busy)
+        return lz_dlsym(lib->st->handle, name);
+    struct link_map *lm = NULL;
+    if (dlinfo(lib->st->handle, RTLD_DI_LINKMAP, &lm) != 0 || !lm) {
+        dlerror();
+        return NULL;
+    }
+    return lz_objects_lookup((const void *)lm->l_ld, name);
+}
+
+static void *lookup(const lz_lib *lib, size_t i, int *busy)
 {
     const lz_sym *s = &lib->syms[i];
     const char *name = lz_sym_name(lib, s);
-    void *p = lz_dlsym(lib->st->handle, name);
+    void *p = symbol(lib, name, busy);
+    if (!p && *busy)
+        return NULL;
     if (p || !s->family)
         goto out;
     if (s->major >= 0 && strict_versions(lib)) {
@@ -115,7 +143,14 @@ lz_fn lz_resolve(const lz_lib *lib, size_t i)
         }
         /* Loaded, for good: no lock. */
         lz_companions_load(lib, lz_sym_name(lib, &lib->syms[i]));
-        return lz_resolve_publish(lib, i, lookup(lib, i));
+        int busy = 0;
+        void *p = lookup(lib, i, &busy);
+        if (!p && busy) { /* not published: the next call asks dlsym */
+            if (!lz_fn_at(lib->fails, i))
+                lz_stop_busy(lib, lz_sym_name(lib, &lib->syms[i]));
+            return failure(lib, i);
+        }
+        return lz_resolve_publish(lib, i, p);
     }
 }
 

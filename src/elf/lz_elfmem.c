@@ -179,6 +179,13 @@ const ElfW(Sym) *lz_elfmem_lookup(const lz_elfmem *v, const char *name)
     return chain_find(v, name, NULL);
 }
 
+static int not_hidden(const lz_elfmem *v, uint32_t i);
+
+const ElfW(Sym) *lz_elfmem_lookup_default(const lz_elfmem *v, const char *name)
+{
+    return chain_find(v, name, not_hidden);
+}
+
 /* Symbol i is unversioned or at a version not hidden (an unreadable
  * version entry counts as hidden). */
 static int not_hidden(const lz_elfmem *v, uint32_t i)

@@ -53,6 +53,9 @@ LZ_ELFMEM_API int lz_elfmem_needs(const lz_elfmem *v, const char *soname);
 /* The symbol it defines under name, found through its GNU hash table as
  * the dynamic linker finds it; NULL when none (or no GNU hash table). */
 LZ_ELFMEM_API const ElfW(Sym) *lz_elfmem_lookup(const lz_elfmem *v, const char *name);
+/* The same, unversioned or at a version not hidden: what dlsym without a
+ * version finds. */
+LZ_ELFMEM_API const ElfW(Sym) *lz_elfmem_lookup_default(const lz_elfmem *v, const char *name);
 /* 1 when it defines name unversioned or at a version that is not hidden
  * (name@@NODE: what dlsym without a version finds first), through its GNU
  * hash table; 0 otherwise, a name only at hidden versions included. */

@@ -364,6 +364,34 @@ int lz_objects_defines_all(const void *inside, const char *(*name)(const void *c
     return q.all;
 }
 
+struct lookup {
+    uintptr_t addr;
+    const char *name;
+    void *found;
+};
+
+static int lookup_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    struct lookup *q = data;
+    if (!lz_objects_mapped(info, q->addr, 1))
+        return 0;
+    lz_objview v;
+    const ElfW(Sym) *s;
+    if (lz_objects_view(info, &v) && (s = lz_elfmem_lookup_default(&v.m, q->name)) &&
+        s->st_shndx != SHN_UNDEF &&
+        (ELF64_ST_TYPE(s->st_info) == STT_FUNC || ELF64_ST_TYPE(s->st_info) == STT_OBJECT))
+        q->found = (void *)(info->dlpi_addr + s->st_value);
+    return 1;
+}
+
+void *lz_objects_lookup(const void *inside, const char *name)
+{
+    struct lookup q = {(uintptr_t)inside, name, NULL};
+    lz_dl_iterate_phdr(lookup_cb, &q);
+    return q.found;
+}
+
 /* --- the object holding an address ------------------------------------------ */
 
 struct holder {

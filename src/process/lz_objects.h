@@ -53,6 +53,13 @@ LZ_HIDDEN int lz_objects_self_exports(const char *name);
 LZ_HIDDEN int lz_objects_defines_all(const void *inside, const char *(*name)(const void *ctx, size_t i),
                                      const void *ctx, size_t n);
 
+/* The address of the function or variable name that the loaded object
+ * holding the address inside defines (its default version), read from
+ * its dynamic symbol table in memory, without the dynamic linker's lock
+ * that dlsym takes; NULL when it defines none, or defines it as an
+ * indirect function (whose resolver dlsym would run). */
+LZ_HIDDEN void *lz_objects_lookup(const void *inside, const char *name);
+
 /* 1 when addr lies in a loaded object other than the C library (libc,
  * libdl) and the dynamic linker: a function interposed on theirs. */
 LZ_HIDDEN int lz_objects_outside_c_library(const void *addr);

@@ -6,7 +6,10 @@
  *                   starts a worker that calls ncclGetVersion, and joins it;
  *                   (3) its constructor joins with a timeout of 1 s and
  *                   returns; join_pending (called by the program after
- *                   dlopen) joins it: no deadlock, so the call must load
+ *                   dlopen) joins it: no deadlock, so the call must load;
+ *                   (4) its constructor's worker calls pncclGetVersion
+ *                   instead, a function not yet called, of a library the
+ *                   program has loaded (join_first_call PLUGIN first)
  *   (none)          join_first_call PLUGIN: dlopen and dlclose PLUGIN, then
  *                   call ncclGetVersion itself
  * Each prints its call's result. Linked -lnccl this completes; a first
@@ -20,9 +23,15 @@
 #ifdef PLUGIN
 static void *work(void *arg)
 {
+#if PLUGIN == 4
+    int v = -1;
+    ncclResult_t rc = pncclGetVersion(&v);
+    printf("%s: pncclGetVersion rc=%d version=%d\n", (const char *)arg, (int)rc, v);
+#else
     int v = -1;
     ncclResult_t rc = ncclGetVersion(&v);
     printf("%s: rc=%d version=%d\n", (const char *)arg, (int)rc, v);
+#endif
     fflush(stdout);
     return NULL;
 }
@@ -57,7 +66,7 @@ static void start_and_join(const char *who)
 #endif
 }
 
-#if PLUGIN == 1 || PLUGIN == 3
+#if PLUGIN == 1 || PLUGIN == 3 || PLUGIN == 4
 __attribute__((constructor)) static void at_load(void)
 {
     start_and_join("constructor");
@@ -75,6 +84,12 @@ int main(int argc, char **argv)
 {
     if (argc < 2)
         return 2;
+    if (argc > 2) { /* "first": the library loaded by a call before the dlopen */
+        int v0 = -1;
+        ncclResult_t rc0 = ncclGetVersion(&v0);
+        printf("first: rc=%d version=%d\n", (int)rc0, v0);
+        fflush(stdout);
+    }
     void *h = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
     if (!h) {
         fprintf(stderr, "dlopen: %s\n", dlerror());
