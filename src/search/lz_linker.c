@@ -15,7 +15,6 @@
 #include <elf.h>
 #include <limits.h>
 #include <link.h>
-#include <pthread.h>
 #include <sys/auxv.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,21 +80,36 @@ static int ld_so_system_dirs(const char **out, char *buf, size_t size)
     return 0;
 }
 
-static const char *ld_so_dirs[LZ_MAX_SYSTEM_DIRS];
-static char ld_so_dirs_buf[512];
-static int ld_so_dirs_found;
-static pthread_once_t ld_so_dirs_once = PTHREAD_ONCE_INIT;
+/* Read when a search first reaches them, and published whole: threads
+ * that race read the same memory into buffers of their own, and the
+ * first to publish wins (not pthread_once, which glibc 2.34 moved to a
+ * new symbol version that a wheel's older glibc lacks). */
+struct system_dirs_read {
+    const char *dirs[LZ_MAX_SYSTEM_DIRS];
+    char buf[512];
+};
 
-static void read_system_dirs(void)
-{
-    ld_so_dirs_found = ld_so_system_dirs(ld_so_dirs, ld_so_dirs_buf, sizeof ld_so_dirs_buf);
-}
-
-/* Read once, when a search first reaches them. */
 static const char *const *system_dirs(void)
 {
-    (void)pthread_once(&ld_so_dirs_once, read_system_dirs);
-    return ld_so_dirs_found ? ld_so_dirs : fallback_system_dirs;
+    static struct system_dirs_read *published;
+    static int none;
+    struct system_dirs_read *r = __atomic_load_n(&published, __ATOMIC_ACQUIRE);
+    if (r)
+        return r->dirs;
+    if (__atomic_load_n(&none, __ATOMIC_RELAXED))
+        return fallback_system_dirs;
+    r = malloc(sizeof *r);
+    if (!r || !ld_so_system_dirs(r->dirs, r->buf, sizeof r->buf)) {
+        free(r);
+        __atomic_store_n(&none, 1, __ATOMIC_RELAXED);
+        return fallback_system_dirs;
+    }
+    struct system_dirs_read *expect = NULL;
+    if (!__atomic_compare_exchange_n(&published, &expect, r, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+        free(r);
+        return expect->dirs;
+    }
+    return r->dirs;
 }
 
 /* The dynamic linker's search (5), followed so that the file it would load
