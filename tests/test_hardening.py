@@ -393,6 +393,13 @@ def loader_lock_after_explicit_load():
 
 
 
+# A static shim linked into a plugin that is unloaded (dlclose) takes its
+# state with it: the messages a failed call recorded there are unreachable
+# from then on, which LeakSanitizer reports at exit. The shared shim and
+# the drop-in stay loaded, and keep theirs.
+UNLOADED_STATIC = {"ASAN_OPTIONS": "detect_leaks=0"}
+
+
 def join_programs(d, how, where):
     """join_first_call.c's program and plugin (where: 1 constructor, 2
     destructor), linked how: "plain" (-lnccl), "shared" or "static" shim."""
@@ -421,7 +428,7 @@ def join_case(where, who):
     # and is not remembered: the next call loads.
     want = f"{who}: rc=2 version=-1\nmain: rc=0 version={version}\n"
     runs = [("shared shim", join_programs(d, "shared", where), {}),
-            ("static shim", join_programs(d, "static", where), {}),
+            ("static shim", join_programs(d, "static", where), UNLOADED_STATIC),
             ("drop-in under lazynccl-run", [os.path.join(t.BUILD, "lazynccl-run"), "--"] +
              join_programs(d, "plain", where), {})]
     # The dynamic linker run as the program (AT_BASE is 0): its lock found
@@ -469,7 +476,7 @@ def function_first_called_under_a_join_after_the_load():
                             ("static shim", join_programs(d, "static", 4), busy),
                             ("drop-in", [os.path.join(t.BUILD, "lazynccl-run"), "--"] +
                              join_programs(d, "plain", 4), plain.stdout)):
-        r = bounded(cmd + ["first"], {}, 60)
+        r = bounded(cmd + ["first"], UNLOADED_STATIC if what == "static shim" else {}, 60)
         t.equal((r.returncode, r.stdout), (0, want), f"{what}: {r.stderr}")
 
 
@@ -486,7 +493,7 @@ def first_call_under_a_timed_join_loads():
     for what, cmd in (("shared shim", join_programs(d, "shared", 3)),
                       ("static shim", join_programs(d, "static", 3)),
                       ("drop-in", [os.path.join(t.BUILD, "lazynccl-run"), "--"] + join_programs(d, "plain", 3))):
-        r = bounded(cmd, {}, 60)
+        r = bounded(cmd, UNLOADED_STATIC if what == "static shim" else {}, 60)
         t.equal((r.returncode, r.stdout), (0, plain.stdout), f"{what}: {r.stderr}")
 
 

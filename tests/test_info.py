@@ -398,7 +398,7 @@ def check_ldd_and_first_call_agree_on_nodeflib():
                 "  void *h = dlopen(v[1], RTLD_NOW);\n  if (!h) { printf(\"dlopen failed\\n\"); return 0; }\n"
                 "  int (*f)(void) = (int (*)(void))dlsym(h, \"plug\");\n"
                 "  printf(\"plug=%d\\n\", f()); return 0; }\n")
-    host = t.compile_c(f"{d}/host", [f"{d}/host.c", "-ldl"])
+    host = t.compile_c(f"{d}/host", [f"{d}/host.c", "-ldl"] + t.sanitizer_link_args())
     inc = [f"-I{t.NCCL_INCLUDE}"]
     direct = [f"-L{os.path.dirname(real)}", "-l:libnccl.so.2"]
     plugins = {}
