@@ -330,7 +330,8 @@ int lz_linker_system_lookup(const char *const *sonames, int nodeflib, const lz_l
             rc = path && hooks->visit(hooks->ctx, LZ_STEP_LDCACHE, path);
         free(path);
     }
-    for (const char *const *d = system_dirs(); *d && !rc && !nodeflib; d++)
+    /* The directories are read from ld.so only when the cache had none. */
+    for (const char *const *d = rc || nodeflib ? NULL : system_dirs(); d && *d && !rc; d++)
         rc = linker_dir(&ls, LZ_STEP_SYSTEM_DIRS, *d);
     return rc;
 }
