@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 """Figures written into README.md and docs/*.md from their sources, never
 typed: counts read from the build (exports of each shim, the libraries an
-installation serves) and tables read from runs recorded in docs/data.
+installation serves, the search order's steps) and tables read from runs
+recorded in docs/data.
 
 In the text, a figure lies between two markers that name it:
 
@@ -327,8 +328,19 @@ class Sources:
                         f"{'met' if cells[3] == 'yes' else 'not met'} |")
         return rows, path
 
+    def steps(self):
+        """The search order's table as the runtime holds it (lz_order.c),
+        printed by the built lazynccl-info --steps."""
+        exe = os.path.join(self.build, "lazynccl-info")
+        if not os.path.exists(exe):
+            raise KeyError(f"{exe}: not built")
+        out = subprocess.run([exe, "--steps"], check=True, capture_output=True, text=True).stdout
+        return "\n" + out
+
     def value(self, name):
         kind, _, arg = name.partition(".")
+        if name == "steps.table":
+            return self.steps()
         if kind == "exports":
             return self.exports(arg)
         if name == "served.count":

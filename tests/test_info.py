@@ -63,6 +63,44 @@ def exit_codes():
 
 
 @case
+def steps_list_the_order_that_runs():
+    """--steps prints the runtime's table of steps; a copy of NCCL placed
+    at four of them (LAZYNCCL_LIBPATH, CONDA_PREFIX, LD_LIBRARY_PATH,
+    CUDA_HOME) is found by the earliest row, then, that copy gone, by the
+    next (ld.so.cache's, where this machine's cache holds one, ends it).
+    --steps goes alone."""
+    d = t.workdir("info_steps")
+    rows = [line.split(" | ") for line in info("--steps", rc=0).stdout.splitlines()[2:]]
+    number = {r[1].strip("`"): int(r[0].strip("| ")) for r in reversed(rows)}
+    t.equal(len(rows), 16, "rows")
+    place = {"LAZY<ID>_LIBPATH": ("LAZYNCCL_LIBPATH", f"{d}/override"),
+             "search_roots_before": ("CONDA_PREFIX", f"{d}/conda"),
+             "LD_LIBRARY_PATH": ("LD_LIBRARY_PATH", f"{d}/llp"),
+             "search_roots_after": ("CUDA_HOME", f"{d}/cuda")}
+    env = {}
+    for step, (var, root) in place.items():
+        t.fake_nccl(f"{root}/lib64" if var == "CUDA_HOME" else f"{root}/lib" if var == "CONDA_PREFIX" else root)
+        env[var] = root
+    order = sorted(place, key=lambda s: number[s])
+    t.equal(order, ["LAZY<ID>_LIBPATH", "search_roots_before", "LD_LIBRARY_PATH", "search_roots_after"],
+            "the four steps' order in the table")
+    # This machine's ld.so.cache may hold an NCCL (CUDA's): step 13, before CUDA_HOME.
+    cached = "libnccl.so.2 " in subprocess.run(["/sbin/ldconfig", "-p"], capture_output=True,
+                                                text=True).stdout
+    if cached:
+        place["ld.so.cache"] = ("ld.so.cache", None)
+    for step in sorted(place, key=lambda s: number[s]):
+        var = place[step][0]
+        out = info("nccl", env=env, rc=0).stdout
+        t.contains(out, f"found by:   {var}", f"found at step {number[step]} ({step})")
+        if var not in env:
+            break
+        del env[var]
+    r = info("--steps", "nccl", rc=2)
+    t.contains(r.stderr, "--steps goes alone", "with another argument")
+
+
+@case
 def json_schema():
     """--json parses and follows docs/lazynccl-info.md's schema."""
     d = t.workdir("info_json")

@@ -689,5 +689,19 @@ def generator_worked_example_is_the_spec():
     t.equal(tomllib.loads(block), spec, "docs/generator.md's example against stubs/cublas.toml")
 
 
+@case
+def search_step_example_is_the_source():
+    """docs/architecture.md shows a search step as one row of lz_order.c's
+    table: that row is in the table as written, and the step it names runs
+    (its function is a row's)."""
+    with open(os.path.join(t.SOURCE, "docs", "architecture.md"), encoding="utf-8") as f:
+        text = f.read()
+    start = text.index("The step most recently added")
+    row = re.search(r"```c\n(.*?)```", text[start:], re.S).group(1).strip()
+    with open(os.path.join(t.SOURCE, "src", "search", "lz_order.c"), encoding="utf-8") as f:
+        source = [line.strip() for line in f]
+    t.equal(row in source, True, f"docs/architecture.md's row {row!r} in src/search/lz_order.c")
+
+
 if __name__ == "__main__":
     raise SystemExit(t.main())

@@ -3,6 +3,7 @@
  * anything (unless --load). Uses the runtime's own search (linked from the
  * static shims), so it cannot disagree with the shims. */
 #include "info.h"
+#include "search/lz_order.h"
 
 #include <stdlib.h>
 #include <errno.h>
@@ -52,6 +53,8 @@ static const char usage[] =
     "  --reports DIR  a job's load reports (lazynccl-run --report): whether every\n"
     "                 process loaded the same file of each library, the outliers\n"
     "                 named (--verbose: every library). Exit status 1 when not\n"
+    "  --steps        the search order's steps, in the order they run, as a\n"
+    "                 Markdown table (docs/search-order.md holds the same)\n"
     "  --help         this text\n"
     "\n"
     "Libraries: by default those this installation serves; 'all' adds those\n"
@@ -116,6 +119,18 @@ static void load(info_lib *li)
     }
 }
 
+/* --steps: the runtime's own table of steps (lz_order.c), one row each. */
+static void step_row(void *ctx, int number, const char *name, const char *what)
+{
+    fprintf(ctx, "| %d | `%s` | %s |\n", number, name, what);
+}
+
+static void print_steps(FILE *f)
+{
+    fputs("| # | step | what it tries |\n| --- | --- | --- |\n", f);
+    lz_order_each(step_row, f);
+}
+
 /* The status, or 2 where the output could not be written. */
 static int finish(int status)
 {
@@ -158,7 +173,13 @@ int main(int argc, char **argv)
             fprintf(stderr, "lazynccl-info: %s needs a %s\n", a, a[2] == 'c' ? "FILE" : "DIR");
             return 2;
         }
-        else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+        else if (strcmp(a, "--steps") == 0 && argc == 2) {
+            print_steps(stdout);
+            return finish(0);
+        } else if (strcmp(a, "--steps") == 0) {
+            fprintf(stderr, "lazynccl-info: --steps goes alone\n");
+            return 2;
+        } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             print_usage(stdout);
             return 0;
         } else if (strcmp(a, "all") == 0) {

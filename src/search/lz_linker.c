@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT
  * The dynamic linker's search, followed so that the file it would load is
- * known and probed first (lz_linker.h). Used by the search order (step 5),
+ * known and probed first (lz_linker.h). Used by the search order (its steps 10 to 14),
  * by a candidate's companion check and by lazynccl-info; it calls nothing
  * above it. */
 #include "search/lz_linker.h"
@@ -113,13 +113,19 @@ static const char *const *system_dirs(void)
 }
 
 /* The dynamic linker's search (5), followed so that the file it would load
- * is probed first. As ld.so does: the DT_RPATH of the objects that need the
- * library (or the shim); each LD_LIBRARY_PATH directory, tried for every
- * soname before the next directory; their DT_RUNPATH; then ld.so.cache, one
- * soname after another in preference order; then the system directories. */
+ * is probed first. One requester asks, described one of three ways: by the
+ * loaded objects that need the library (a first call), by its own run
+ * paths (a library that opens a companion itself), or as a file not loaded
+ * (lazynccl-info --check). */
+enum requester { BY_LOADED, BY_LIBRARY, BY_ASKER };
+
 struct linker_search {
     const char *const *sonames;
     const lz_linker_hooks *h;
+    enum requester by;
+    const lz_linker_asker *asker;                    /* BY_ASKER */
+    const char *origin, *rpath, *runpath;            /* BY_LIBRARY */
+    int nodeflib;                                    /* read by the DT_RPATH step */
 };
 
 static int linker_dir(struct linker_search *ls, const char *step, const char *dir)
@@ -246,57 +252,56 @@ static int linker_llp(struct linker_search *ls)
     return llp && *llp && linker_llp_text(ls, llp);
 }
 
-int lz_linker_lookup(const char *const *sonames, const lz_linker_hooks *hooks)
-{
-    struct linker_search ls = {sonames, hooks};
-    int nodeflib = 0;
-    /* ld.so: DT_RPATH before LD_LIBRARY_PATH, DT_RUNPATH after. */
-    if (lz_objects_runpaths(sonames, 0, visit_runpath, &ls, &nodeflib))
-        return 1;
-    if (linker_llp(&ls))
-        return 1;
-    if (lz_objects_runpaths(sonames, 1, visit_runpath, &ls, NULL))
-        return 1;
-    return lz_linker_system_lookup(sonames, nodeflib, hooks);
-}
-
-int lz_linker_lookup_from(const char *const *sonames, const char *origin, const char *rpath,
-                        const char *runpath, const lz_linker_hooks *hooks)
-{
-    struct linker_search ls = {sonames, hooks};
-    /* Where the library has no DT_RUNPATH, ld.so follows its DT_RPATH, then
-     * those of the objects that loaded it, up to the program's: here the
-     * objects that are or need this code (the shim, the program). */
-    int no_runpath = !(runpath && *runpath);
-    if (no_runpath && (linker_list(&ls, LZ_STEP_RUN_PATH, rpath, LZ_LINKER_RUNPATH_SEPS, origin) ||
-                       lz_objects_runpaths(sonames, 0, visit_runpath, &ls, NULL)))
-        return 1;
-    if (linker_llp(&ls))
-        return 1;
-    if (linker_list(&ls, LZ_STEP_RUN_PATH, runpath, LZ_LINKER_RUNPATH_SEPS, origin))
-        return 1;
-    return lz_linker_system_lookup(sonames, 0, hooks);
-}
-
-int lz_linker_lookup_asker(const char *const *sonames, const lz_linker_asker *a,
-                           const lz_linker_hooks *hooks)
-{
-    struct linker_search ls = {sonames, hooks};
-    for (int k = 0; !a->runpath && k < a->nrpath && k < LZ_LINKER_CHAIN; k++)
-        if (linker_list(&ls, LZ_STEP_RUN_PATH, a->rpath[k], LZ_LINKER_RUNPATH_SEPS, a->rpath_origin[k]))
-            return 1;
-    if (linker_list(&ls, LZ_STEP_LD_LIBRARY_PATH, a->llp, LZ_LINKER_LLP_SEPS, a->llp_origin))
-        return 1;
-    if (linker_list(&ls, LZ_STEP_RUN_PATH, a->runpath, LZ_LINKER_RUNPATH_SEPS, a->runpath_origin))
-        return 1;
-    return lz_linker_system_lookup(sonames, a->nodeflib, hooks);
-}
-
 int lz_linker_list_lookup(const char *const *sonames, const char *step, const char *list,
                           const char *seps, const char *origin, const lz_linker_hooks *hooks)
 {
-    struct linker_search ls = {sonames, hooks};
+    struct linker_search ls = {.sonames = sonames, .h = hooks, .by = BY_LIBRARY};
     return linker_list(&ls, step, list, seps, origin);
+}
+
+/* ld.so's steps (glibc's _dl_map_object), each given the requester. */
+
+/* DT_RPATH: where the requester has no DT_RUNPATH, its own, then those of
+ * the objects that loaded it, up to the program's. */
+static int step_rpath(struct linker_search *ls)
+{
+    switch (ls->by) {
+    case BY_LOADED:
+        return lz_objects_runpaths(ls->sonames, 0, visit_runpath, ls, &ls->nodeflib);
+    case BY_LIBRARY:
+        /* Here the objects above the library are this code's object and
+         * those needing it (the shim, the program). */
+        return !(ls->runpath && *ls->runpath) &&
+               (linker_list(ls, LZ_STEP_RUN_PATH, ls->rpath, LZ_LINKER_RUNPATH_SEPS, ls->origin) ||
+                lz_objects_runpaths(ls->sonames, 0, visit_runpath, ls, NULL));
+    case BY_ASKER:
+        ls->nodeflib = ls->asker->nodeflib;
+        for (int k = 0; !ls->asker->runpath && k < ls->asker->nrpath && k < LZ_LINKER_CHAIN; k++)
+            if (linker_list(ls, LZ_STEP_RUN_PATH, ls->asker->rpath[k], LZ_LINKER_RUNPATH_SEPS,
+                            ls->asker->rpath_origin[k]))
+                return 1;
+        return 0;
+    }
+    return 0;
+}
+
+/* LD_LIBRARY_PATH: each directory tried for every soname before the next. */
+static int step_llp(struct linker_search *ls)
+{
+    if (ls->by == BY_ASKER)
+        return linker_list(ls, LZ_STEP_LD_LIBRARY_PATH, ls->asker->llp, LZ_LINKER_LLP_SEPS,
+                           ls->asker->llp_origin);
+    return linker_llp(ls);
+}
+
+/* DT_RUNPATH: the requester's own. */
+static int step_runpath(struct linker_search *ls)
+{
+    if (ls->by == BY_LOADED)
+        return lz_objects_runpaths(ls->sonames, 1, visit_runpath, ls, NULL);
+    const char *list = ls->by == BY_ASKER ? ls->asker->runpath : ls->runpath;
+    const char *origin = ls->by == BY_ASKER ? ls->asker->runpath_origin : ls->origin;
+    return linker_list(ls, LZ_STEP_RUN_PATH, list, LZ_LINKER_RUNPATH_SEPS, origin);
 }
 
 /* 1 when path lies in one of the system directories (ld.so compares the
@@ -311,18 +316,20 @@ static int in_system_dir(const char *path)
     return 0;
 }
 
-int lz_linker_system_lookup(const char *const *sonames, int nodeflib, const lz_linker_hooks *hooks)
+/* ld.so.cache, one soname after another in preference order; with
+ * DF_1_NODEFLIB, no entry that lies in a system directory. */
+static int step_cache(struct linker_search *ls)
 {
-    struct linker_search ls = {sonames, hooks};
+    const lz_linker_hooks *hooks = ls->h;
     int rc = 0;
-    for (const char *const *s = sonames; *s && !rc; s++) {
+    for (const char *const *s = ls->sonames; *s && !rc; s++) {
         if (hooks->looked) {
             char place[128];
             snprintf(place, sizeof place, "/etc/ld.so.cache for %s", *s);
             hooks->looked(hooks->ctx, LZ_STEP_LDCACHE, place);
         }
         char *path = lz_ldcache_path("/etc/ld.so.cache", *s);
-        if (path && nodeflib && in_system_dir(path)) {
+        if (path && ls->nodeflib && in_system_dir(path)) {
             if (hooks->note)
                 hooks->note(hooks->ctx, LZ_STEP_LDCACHE, "its entry lies in a system directory, "
                             "which a requester with DF_1_NODEFLIB does not search");
@@ -330,8 +337,73 @@ int lz_linker_system_lookup(const char *const *sonames, int nodeflib, const lz_l
             rc = path && hooks->visit(hooks->ctx, LZ_STEP_LDCACHE, path);
         free(path);
     }
-    /* The directories are read from ld.so only when the cache had none. */
-    for (const char *const *d = rc || nodeflib ? NULL : system_dirs(); d && *d && !rc; d++)
-        rc = linker_dir(&ls, LZ_STEP_SYSTEM_DIRS, *d);
     return rc;
+}
+
+/* The system directories, read from ld.so only when a search reaches them;
+ * none with DF_1_NODEFLIB. */
+static int step_system(struct linker_search *ls)
+{
+    int rc = 0;
+    for (const char *const *d = ls->nodeflib ? NULL : system_dirs(); d && *d && !rc; d++)
+        rc = linker_dir(ls, LZ_STEP_SYSTEM_DIRS, *d);
+    return rc;
+}
+
+/* ld.so's order, written once: every requester walks these rows. */
+static const struct linker_row {
+    const char *name, *what;
+    int (*run)(struct linker_search *);
+} linker_rows[] = {
+    {LZ_STEP_RUN_PATH, "DT_RPATH of the requester and the objects above it, where it has no DT_RUNPATH",
+     step_rpath},
+    {LZ_STEP_LD_LIBRARY_PATH, "each directory of LD_LIBRARY_PATH as the process started with it",
+     step_llp},
+    {LZ_STEP_RUN_PATH, "DT_RUNPATH of the requester", step_runpath},
+    {LZ_STEP_LDCACHE, "/etc/ld.so.cache, unless DF_1_NODEFLIB and the entry lies in a system directory",
+     step_cache},
+    {LZ_STEP_SYSTEM_DIRS, "the system directories ld.so was built with, unless DF_1_NODEFLIB",
+     step_system},
+};
+enum { LINKER_FIRST_SYSTEM_ROW = 3 };
+
+static int linker_walk(struct linker_search *ls, size_t from)
+{
+    for (size_t i = from; i < sizeof linker_rows / sizeof linker_rows[0]; i++)
+        if (linker_rows[i].run(ls))
+            return 1;
+    return 0;
+}
+
+void lz_linker_each(void (*fn)(void *ctx, const char *name, const char *what), void *ctx)
+{
+    for (size_t i = 0; i < sizeof linker_rows / sizeof linker_rows[0]; i++)
+        fn(ctx, linker_rows[i].name, linker_rows[i].what);
+}
+
+int lz_linker_lookup(const char *const *sonames, const lz_linker_hooks *hooks)
+{
+    struct linker_search ls = {.sonames = sonames, .h = hooks, .by = BY_LOADED};
+    return linker_walk(&ls, 0);
+}
+
+int lz_linker_lookup_from(const char *const *sonames, const char *origin, const char *rpath,
+                          const char *runpath, const lz_linker_hooks *hooks)
+{
+    struct linker_search ls = {.sonames = sonames, .h = hooks, .by = BY_LIBRARY, .origin = origin,
+                               .rpath = rpath, .runpath = runpath};
+    return linker_walk(&ls, 0);
+}
+
+int lz_linker_lookup_asker(const char *const *sonames, const lz_linker_asker *a,
+                           const lz_linker_hooks *hooks)
+{
+    struct linker_search ls = {.sonames = sonames, .h = hooks, .by = BY_ASKER, .asker = a};
+    return linker_walk(&ls, 0);
+}
+
+int lz_linker_system_lookup(const char *const *sonames, int nodeflib, const lz_linker_hooks *hooks)
+{
+    struct linker_search ls = {.sonames = sonames, .h = hooks, .by = BY_LOADED, .nodeflib = nodeflib};
+    return linker_walk(&ls, LINKER_FIRST_SYSTEM_ROW);
 }

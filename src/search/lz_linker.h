@@ -49,6 +49,10 @@ LZ_HIDDEN int lz_linker_lookup(const char *const *sonames, const lz_linker_hooks
 LZ_HIDDEN int lz_linker_lookup_from(const char *const *sonames, const char *origin,
                                   const char *rpath, const char *runpath,
                                   const lz_linker_hooks *hooks);
+/* Each of ld.so's steps, in its order (glibc's _dl_map_object): the name
+ * the report gives it and what it tries, one line. Every lookup above
+ * walks these steps. */
+LZ_HIDDEN void lz_linker_each(void (*fn)(void *ctx, const char *name, const char *what), void *ctx);
 /* How ld.so splits a search list: LD_LIBRARY_PATH on both, a DT_RPATH or
  * DT_RUNPATH on the colon alone. */
 #define LZ_LINKER_LLP_SEPS ":;"

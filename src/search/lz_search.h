@@ -111,8 +111,8 @@ typedef struct lz_report {
 typedef struct lz_search {
     const lz_lib *lib;
     lz_request req;
-    int reusing;             /* judging copies already loaded (step 2) */
-    int standing_in;         /* judging the file a drop-in stands in for (step 1b) */
+    int reusing;             /* judging copies already loaded (step `already loaded`) */
+    int standing_in;         /* judging the file a drop-in stands in for (step `asked by path`) */
     /* Nothing it says is kept (no report text, no tool, no log): notes
      * and verdicts are not even formatted (lz_report.c). */
     int silent;

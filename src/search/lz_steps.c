@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT
  * The search order's steps but the wheel's (lz_wheel.c), side by side
- * (docs/search-order.md): each proposes its candidates to the judge
- * (lz_candidate.c) in turn, and answers 1 when the search must stop. */
+ * (docs/search-order.md; lz_order.c holds them in order): each proposes
+ * its candidates to the judge (lz_candidate.c), and answers 1 when the
+ * search must stop. */
 #include "search/lz_steps.h"
 #include "common/lz_stepnames.h"
 #include "base/lz_asked.h"
@@ -91,14 +92,17 @@ static int step_chosen(lz_search *w)
     return 1;
 }
 
-/* 1. The override: authoritative when set, after a handle the program
- * adopts (already in the process) and before its chooser and search list.
- * 1 when the search must stop. */
-int lz_step_override(lz_search *w)
+/* A handle the program adopted (its library in the process already):
+ * before the override, and nothing else is tried. */
+int lz_step_adopted(lz_search *w)
+{
+    return w->req.chosen && strcmp(w->req.chosen_step, LZ_STEP_ADOPTED) == 0 && step_chosen(w);
+}
+
+/* The override variable (LAZY<ID>_LIBPATH): authoritative when set. */
+int lz_step_variable(lz_search *w)
 {
     const lz_lib *lib = w->lib;
-    if (w->req.chosen && strcmp(w->req.chosen_step, LZ_STEP_ADOPTED) == 0)
-        return step_chosen(w);
     if (lz_secure() && getenv(lib->env_var))
         lz_note(w, "[%s] ignored: secure-execution process (setuid/setcap)", lib->env_var);
     const char *env = lz_getenv(lib->env_var);
@@ -107,31 +111,38 @@ int lz_step_override(lz_search *w)
         lz_note(w, "[%s] ignored: set but empty, so taken as unset", lib->env_var);
         env = NULL;
     }
+    if (!env)
+        return 0;
     const char *asked, *by, *step;
-    int was_asked = lz_asked(lib, &asked, &by, &step);
-    if (env) {
-        if (was_asked)
-            lz_note(w, "[%s] %s (%s by %s): not tried, %s names the library", step, asked,
-                    strcmp(step, LZ_STEP_ASKED) == 0 ? "dlopen" : "needed", by, lib->env_var);
-        if (!try_list(w, lib->env_var, env)) {
-            lz_report_close(w);
-            lz_note(w, "%s is set, so nothing else was tried", lib->env_var);
-        }
-        return 1;
+    if (lz_asked(lib, &asked, &by, &step))
+        lz_note(w, "[%s] %s (%s by %s): not tried, %s names the library", step, asked,
+                strcmp(step, LZ_STEP_ASKED) == 0 ? "dlopen" : "needed", by, lib->env_var);
+    if (!try_list(w, lib->env_var, env)) {
+        lz_report_close(w);
+        lz_note(w, "%s is set, so nothing else was tried", lib->env_var);
     }
-    if (w->req.chosen)
-        return step_chosen(w);
-    if (w->req.search_list) {
-        if (!try_list(w, LZ_STEP_SEARCH_LIST, w->req.search_list)) {
-            lz_report_close(w);
-            lz_note(w, "a search list was set by the program, so nothing else was tried");
-        }
-        return 1;
-    }
-    return 0;
+    return 1;
 }
 
-/* 1b. The file lazynccl-run's audit module stood this drop-in in for: the
+/* The file or handle the program's chooser answered: nothing else is tried. */
+int lz_step_chooser(lz_search *w)
+{
+    return w->req.chosen && step_chosen(w);
+}
+
+/* The search list the program set: authoritative when set. */
+int lz_step_search_list(lz_search *w)
+{
+    if (!w->req.search_list)
+        return 0;
+    if (!try_list(w, LZ_STEP_SEARCH_LIST, w->req.search_list)) {
+        lz_report_close(w);
+        lz_note(w, "a search list was set by the program, so nothing else was tried");
+    }
+    return 1;
+}
+
+/* The file lazynccl-run's audit module stood this drop-in in for: the
  * path the program asked for, or, for a request by name, the file the
  * dynamic linker would have mapped (named by the linker's step that found
  * it): what the program would have loaded. */
@@ -156,7 +167,7 @@ int lz_step_asked(lz_search *w)
     return 1;
 }
 
-/* 2. A copy already in the process: every loaded object carrying one of the
+/* A copy already in the process: every loaded object carrying one of the
  * spec's sonames, in preference order (not dlopen(RTLD_NOLOAD), which sees
  * one object per soname). lz_try_file judges each like any candidate. */
 static int visit_loaded(void *ctx, const char *path, const char *why)
@@ -181,7 +192,7 @@ int lz_step_loaded(lz_search *w)
     return rc;
 }
 
-/* 2b. The directory of a library released with this one that the process
+/* The directory of a library released with this one that the process
  * has loaded (cuBLASLt's, for cuBLAS): where its release lies
  * (docs/search-order.md, "Released together"). */
 int lz_step_release(lz_search *w)
@@ -200,7 +211,7 @@ int lz_step_release(lz_search *w)
     return rc;
 }
 
-/* 4. and 6. Directories below the prefixes environment variables name
+/* Directories below the prefixes environment variables name
  * (the spec's search roots: CONDA_PREFIX, CUDA_HOME, ...). */
 static int step_env_dirs(lz_search *w, const char *var, const char *const *subdirs)
 {
@@ -223,12 +234,22 @@ static int step_env_dirs(lz_search *w, const char *var, const char *const *subdi
     return rc;
 }
 
-int lz_step_roots(lz_search *w, const lz_root *roots)
+static int step_roots(lz_search *w, const lz_root *roots)
 {
     for (const lz_root *r = roots; r && r->var; r++)
         if (step_env_dirs(w, r->var, r->subdirs))
             return 1;
     return 0;
+}
+
+int lz_step_roots_before(lz_search *w)
+{
+    return step_roots(w, w->lib->roots_before);
+}
+
+int lz_step_roots_after(lz_search *w)
+{
+    return step_roots(w, w->lib->roots_after);
 }
 
 static int visit_candidate(void *ctx, const char *step, const char *path)
@@ -256,7 +277,7 @@ int lz_step_linker(lz_search *w)
     return lz_linker_lookup(w->lib->sonames, &h);
 }
 
-/* 7. The spec's default directories (the CUDA Toolkit's, for CUDA's libraries). */
+/* The spec's default directories (the CUDA Toolkit's, for CUDA's libraries). */
 int lz_step_default(lz_search *w)
 {
     for (const char *const *d = w->lib->default_dirs; d && *d; d++)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT
- * The wheel step of the search order (docs/search-order.md, step 3): the
+ * The wheel step of the search order (docs/search-order.md): the
  * policy of where Python wheels put NVIDIA's libraries, in one place. */
 #include "search/lz_wheel.h"
 #include "common/lz_sitedirs.h"
@@ -41,7 +41,7 @@ static size_t site_of(const char *path)
     return 0;
 }
 
-/* Python wheels, as cuda.pathfinder finds them (step 3 of lz_order): nvidia/<lib>/lib (the
+/* Python wheels, as cuda.pathfinder finds them (a step of lz_order): nvidia/<lib>/lib (the
  * spec's wheel directories) below, in order, the site-packages (or
  * dist-packages) directory holding this shim (vendored in
  * site-packages/<pkg>/ or <pkg>/_libs/), each such directory holding a

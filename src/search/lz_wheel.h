@@ -5,7 +5,7 @@
 
 #include "search/lz_search.h"
 
-/* Step 3: the spec's wheel directories below each site directory this
+/* The wheel step: the spec's wheel directories below each site directory this
  * process reaches (the shim's own, each loaded object's, PYTHONPATH, the
  * running Python's sys.path; for lazynccl-info --from, the one above that
  * file). 1 when a candidate was chosen. */
