@@ -472,7 +472,7 @@ def glibc_too_old_rejected():
         raise t.Skip(f"this C library is {have}: NCCL 2.22.3 loads")
     lib = nccl2223()
     why = f"needs GLIBC_2.38, this process has {have}"
-    info = t.run([os.path.join(t.BUILD, "lazynccl-info"), "nccl"], env={"LAZYNCCL_LIBPATH": lib})
+    info = t.run([os.path.join(t.BUILD, "lazynccl-info"), "--verbose", "nccl"], env={"LAZYNCCL_LIBPATH": lib})
     t.contains(t.flat(info.stdout), why, "lazynccl-info")
     t.check("would load:" not in info.stdout or "would load: nothing" in info.stdout,
             f"lazynccl-info would load it:\n{info.stdout}")

@@ -167,7 +167,7 @@ def fifo_in_info_and_doctor():
     os.mkfifo(f"{d}/f/libnccl.so.2")
     os.mkfifo(f"{d}/f/libnccl-net-evil.so")
     info = os.path.join(t.BUILD, "lazynccl-info")
-    r = bounded([info, "nccl"], {"LD_LIBRARY_PATH": f"{d}/f"})
+    r = bounded([info, "--verbose", "nccl"], {"LD_LIBRARY_PATH": f"{d}/f"})
     t.contains(t.flat(r.stdout), "not a regular file", "lazynccl-info")
     r = bounded([info, "--doctor", "nccl"], {"NCCL_NET_PLUGIN": f"{d}/f/libnccl-net-evil.so"})
     t.check(r.returncode in (0, 1), f"exit status {r.returncode}: {r.stderr}")
@@ -323,7 +323,7 @@ def info_says_what_it_drops():
     and JSON, instead of dropping it silently."""
     many = ":".join(f"/nonexistent/{i}/libnccl.so.2" for i in range(70))
     info = os.path.join(t.BUILD, "lazynccl-info")
-    r = bounded([info, "nccl"], {"LAZYNCCL_LIBPATH": many})
+    r = bounded([info, "--verbose", "nccl"], {"LAZYNCCL_LIBPATH": many})
     t.contains(r.stdout, "(6 more candidates not shown: the tool keeps the first 64)", "text")
     doc = json.loads(bounded([info, "--json", "nccl"], {"LAZYNCCL_LIBPATH": many}).stdout)
     lib = doc["libraries"][0]

@@ -33,11 +33,15 @@ def staged(d):
 
 @case
 def verdicts_without_loading():
-    """Every verdict with its reason and version, and no constructor runs."""
+    """A line per library by default; with --verbose, every verdict with its
+    reason and version; and no constructor runs."""
     d = t.workdir("info_verdicts")
     bad, a, b = staged(d)
     log = f"{d}/ctor.log"
-    out = info("nccl", env={"LAZYNCCL_LIBPATH": f"{bad}:{a}:{b}", "LZ_CTOR_LOG": log}, rc=0).stdout
+    env = {"LAZYNCCL_LIBPATH": f"{bad}:{a}:{b}", "LZ_CTOR_LOG": log}
+    t.equal(info("nccl", env=env, rc=0).stdout.splitlines()[0], f"NCCL  {a} (LAZYNCCL_LIBPATH)",
+            "the short view's line")
+    out = info("--verbose", "nccl", env=env, rc=0).stdout
     print(out)
     t.contains(out, f"would load: {a}\n  found by:   LAZYNCCL_LIBPATH", "summary")
     t.contains(out, f"LAZYNCCL_LIBPATH     rejected     {bad}\n        not an ELF file", "rejected")
@@ -55,6 +59,9 @@ def exit_codes():
     fake = t.fake_nccl(f"{d}/fake")
     info("nccl", env={"LAZYNCCL_LIBPATH": fake}, rc=0)
     r = info("nccl", env={"LAZYNCCL_LIBPATH": f"{d}/none"}, rc=1)
+    t.contains(r.stdout, f"NCCL  nothing: LAZYNCCL_LIBPATH {d}/none: No such file or directory "
+                         "(LAZYNCCL_LIBPATH is set, so nothing else was tried)\n", "why, in one line")
+    r = info("--verbose", "nccl", env={"LAZYNCCL_LIBPATH": f"{d}/none"}, rc=1)
     t.contains(r.stdout, "would load: nothing", "text")
     t.contains(r.stdout, "rejected     " + f"{d}/none", "candidate line")
     r = info("--bogus", rc=2)
@@ -92,7 +99,7 @@ def steps_list_the_order_that_runs():
     for step in sorted(place, key=lambda s: number[s]):
         var = place[step][0]
         out = info("nccl", env=env, rc=0).stdout
-        t.contains(out, f"found by:   {var}", f"found at step {number[step]} ({step})")
+        t.contains(out.splitlines()[0], f"({var})", f"found at step {number[step]} ({step})")
         if var not in env:
             break
         del env[var]

@@ -566,7 +566,7 @@ def readme_package_rows_run_as_written():
     rows = {("vendor" if "stage.py" in c else "wheel"): c for c in mode_commands()
             if "stage.py" in c or "pip install" in c}
     t.equal(sorted(rows), ["vendor", "wheel"], "the rows found")
-    want = {"vendor": "Successfully built mypkg", "wheel": "would load:"}
+    want = {"vendor": "Successfully built mypkg", "wheel": "release policy:"}
     for attempt, key in ((1, "vendor"), (2, "vendor"), (1, "wheel")):
         r = t.run(["bash", "-c", rows[key]], cwd=t.SOURCE, env={})
         t.equal(r.returncode, 0, f"{key}, run {attempt}: {rows[key]}: {r.stdout[-1500:]}{r.stderr[-1500:]}")

@@ -122,6 +122,72 @@ static int print_verdicts(FILE *f, const info_lib *libs, int nlibs, const doctor
     return problems;
 }
 
+/* Why nothing would load, in one line: the first candidate's reason,
+ * then the report's own remark ("LAZYNCCL_LIBPATH is set, so nothing else
+ * was tried"; not its headings), else that no step had a candidate. */
+static void why_nothing(const info_lib *li, char *out, size_t size)
+{
+    size_t n = 0;
+    out[0] = '\0';
+    for (int i = 0; i < li->ncands && !n; i++)
+        if (li->cands[i].reason[0])
+            n = (size_t)snprintf(out, size, "%s %s: %s", li->cands[i].step, li->cands[i].path,
+                                 li->cands[i].reason);
+    for (const char *line = strchr(li->report, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
+        int len = (int)strcspn(line + 1, "\n");
+        /* Candidates ("  [step] ...") and places ("    [step] ...") are not remarks. */
+        if (len < 3 || line[3] == '[' || line[3] == ' ' || line[len] == ':')
+            continue;
+        if (n < size)
+            snprintf(out + n, size - n, n ? " (%.*s)" : "%.*s", len - 2, line + 3);
+        return;
+    }
+    if (!n)
+        snprintf(out, size, "no candidate found in any step");
+}
+
+/* The first line of a failed load's report that names a file, else its first. */
+static int first_reason(const char *report, const char **start)
+{
+    const char *line = strstr(report, "\n  [");
+    *start = line ? line + 3 : report;
+    return (int)strcspn(*start, "\n");
+}
+
+/* The short view: a line per library, what would load and the step that
+ * found it, or why nothing would. */
+static void print_short(FILE *f, const info_lib *libs, int nlibs, int color)
+{
+    int width = 0;
+    for (int l = 0; l < nlibs; l++)
+        if ((int)strlen(libs[l].lib->display) > width)
+            width = (int)strlen(libs[l].lib->display);
+    for (int l = 0; l < nlibs; l++) {
+        const info_lib *li = &libs[l];
+        fprintf(f, "%s%-*s%s  ", paint(color, BOLD), width, li->lib->display, paint(color, RESET));
+        if (li->would_load)
+            fprintf(f, "%s%s%s (%s)", paint(color, GREEN), li->chosen, paint(color, RESET), li->chosen_step);
+        else {
+            char why[600];
+            why_nothing(li, why, sizeof why);
+            fprintf(f, "%snothing%s: %s%s", paint(color, li->lib->must_load ? RED : YELLOW),
+                    paint(color, RESET), why, li->lib->must_load ? "" : " (not required)");
+        }
+        if (li->loaded)
+            fprintf(f, "; loaded, version %s", li->loaded_version);
+        else if (li->load_error[0] && li->would_load) {
+            const char *start;
+            int len = first_reason(li->load_error, &start);
+            fprintf(f, "; load failed: %.*s", len, start);
+        }
+        fputs("\n", f);
+    }
+    char policy[256];
+    if (policy_line(libs, nlibs, policy, sizeof policy))
+        fprintf(f, "release policy: %s\n", policy);
+    fputs("every candidate and its verdict: --verbose\n", f);
+}
+
 void print_text(FILE *f, info_lib *libs, int nlibs, const doctor_report *d, int verbose, int color)
 {
     if (d) {
@@ -129,6 +195,9 @@ void print_text(FILE *f, info_lib *libs, int nlibs, const doctor_report *d, int 
         if (!verbose)
             return;
         fputs("\n", f);
+    } else if (!verbose) {
+        print_short(f, libs, nlibs, color);
+        return;
     }
     for (int l = 0; l < nlibs; l++) {
         info_lib *li = &libs[l];
