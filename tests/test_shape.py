@@ -5,6 +5,7 @@ hygiene, the one-jump hot path, deterministic generation."""
 import glob
 import os
 import re
+import shutil
 import sys
 import tomllib
 
@@ -553,6 +554,35 @@ def readme_modes_run_as_written():
     t.contains(outs["build/lazynccl-info"], "NCCL", "lazynccl-info")
     t.contains(outs["/usr/bin/python3"], "error_exit: Not a JPEG file",
                "a library of one's own, built by lazygen build alone")
+
+
+@case
+def readme_first_command_builds_what_the_modes_need():
+    """The README's first command configures a build without the tests and
+    benchmarks; configured as it says (in a directory of its own; nothing
+    is compiled), that build makes every file of build/ that a "Pick your
+    mode" row or the command itself runs, and leaves the suite's out."""
+    if t.SANITIZE not in ("", "none"):
+        raise t.Skip("the README's commands name the plain build")
+    with open(os.path.join(t.SOURCE, "README.md")) as f:
+        readme = f.read()
+    block = readme[readme.index("## The two commands"):]
+    first = [line for line in block[block.index("```sh\n") + 6:].splitlines() if line and line[0] != "#"][0]
+    setup = re.search(r"meson setup build((?: -D\w+=\w+)*)", first)
+    t.check(setup is not None, f"command 1 configures build: {first}")
+    d = t.workdir("readme_first_command")
+    shutil.rmtree(f"{d}/build", ignore_errors=True)
+    r = t.run(["meson", "setup", f"{d}/build", *setup.group(1).split()], cwd=t.SOURCE)
+    t.equal(r.returncode, 0, r.stdout[-2000:] + r.stderr[-2000:])
+    targets = set(t.run(["ninja", "-C", f"{d}/build", "-t", "targets", "all"], check_rc=0).stdout.split())
+    named = set(re.findall(r"\bbuild/([\w./-]+)", " ".join(mode_commands()) + " " + first))
+    named = {n.rstrip(".") for n in named} | {"src/dropin/libnccl.so.2"}
+    for n in sorted(named):
+        if os.path.isdir(os.path.join(t.BUILD, n)):
+            continue  # a directory a row names (src/dropin): its files are named one by one
+        t.check(n + ":" in targets, f"build/{n}, which the README runs, is made by command 1's build")
+    t.check(not any(x.startswith("tests/") or x.startswith("bench/") for x in (y.rstrip(":") for y in targets)),
+            "command 1's build holds no test or benchmark program")
 
 
 @case
