@@ -141,7 +141,7 @@ static void check_shadowing(doctor_report *r, info_lib *libs, int nlibs)
                 snprintf(fix, sizeof fix, "drop %.*s from LD_LIBRARY_PATH",
                          (int)(strrchr(a->path, '/') - a->path), a->path);
                 add(r, "shadowing", "problem", fix,
-                    "LD_LIBRARY_PATH shadows the wheel's %s: %s (%s) is older than %s (%s)",
+                    "LD_LIBRARY_PATH shadows the wheel's %s: %s (version %s) is older than %s (version %s)",
                     a->soname, a->path, a->version, b->path, b->version);
             }
         }
@@ -167,8 +167,8 @@ static void check_copies_of(doctor_report *r, const info_lib *il, const char *so
         if (dup)
             continue;
         snprintf(seen[nseen++], PATH_MAX, "%s", real);
-        int m = snprintf(list + len, sizeof list - len, "%s%s (%s)", len ? "; " : "", real,
-                         c->version[0] ? c->version : "version unknown");
+        int m = snprintf(list + len, sizeof list - len, "%s%s (%s%s)", len ? "; " : "", real,
+                         c->version[0] ? "version " : "version unknown", c->version);
         len += m > 0 && (size_t)m < sizeof list - len ? (size_t)m : 0;
     }
     if (nseen < 2)

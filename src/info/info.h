@@ -19,7 +19,8 @@ typedef struct info_candidate {
     char reason[512];
     char soname[256];
     char machine[32];
-    char version[128];
+    char version[128];       /* the version alone ("2.28.9+cuda13.0", "13.0"), or "" */
+    const char *version_from; /* where it was read: INFO_FROM_* */
 } info_candidate;
 
 /* What the tool learned of one library. */
@@ -57,8 +58,17 @@ typedef struct doctor_report {
 
 /* Follow a library's search order without loading anything (inspect.c). */
 void info_inspect(info_lib *out, const lz_lib *lib, const char *origin);
-/* Version text of a candidate ("NCCL version 2.28.9+cuda13.0"); "" if unknown. */
-void info_version(const lz_lib *lib, const char *path, const lz_probe *p, char *out, size_t size);
+/* Where a candidate's version was read: the text after the spec's
+ * version_marker in its .rodata ("NCCL version 2.28.9+cuda13.0" gives
+ * 2.28.9+cuda13.0); the newest versioned names it exports (nvJitLink
+ * 13.0); its file's own name beyond the soname (libcublas.so.13.0.2.14,
+ * by its real path, gives 13.0.2.14). */
+#define INFO_FROM_RODATA "rodata"
+#define INFO_FROM_NAMES "versioned names"
+#define INFO_FROM_FILE_NAME "file name"
+/* A candidate's version alone into out ("" if unknown), and where it was
+ * read (NULL if unknown). */
+const char *info_version(const lz_lib *lib, const char *path, const lz_probe *p, char *out, size_t size);
 /* Compare the first dotted numbers in two version texts: <0, 0, >0. */
 int info_version_cmp(const char *a, const char *b);
 /* Where the dynamic linker would find soname (LD_LIBRARY_PATH, cache, system). */

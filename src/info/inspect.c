@@ -8,13 +8,33 @@
 
 const char *const info_verdicts[] = {"chosen", "rejected", "kept", "not reached"};
 
-void info_version(const lz_lib *lib, const char *path, const lz_probe *p, char *out, size_t size)
+/* The version its real file's name carries beyond the soname
+ * (libcublas.so.13 -> libcublas.so.13.0.2.14: 13.0.2.14), or 0. */
+static int version_of_name(const char *path, const char *soname, char *out, size_t size)
+{
+    char *real = soname[0] ? realpath(path, NULL) : NULL;
+    const char *base = real ? strrchr(real, '/') + 1 : NULL;
+    const char *so = strstr(soname, ".so.");
+    size_t n = strlen(soname);
+    int ok = base && so && strncmp(base, soname, n) == 0 && base[n] == '.' && base[n + 1] >= '0' &&
+             base[n + 1] <= '9';
+    if (ok)
+        snprintf(out, size, "%s", base + (so - soname) + 4);
+    free(real);
+    return ok;
+}
+
+const char *info_version(const lz_lib *lib, const char *path, const lz_probe *p, char *out, size_t size)
 {
     out[0] = '\0';
-    if (lib->version_marker && lz_probe_rodata_string(path, lib->version_marker, out, size))
-        return;
+    if (lib->version_marker && lz_probe_rodata_string(path, lib->version_marker, out, size)) {
+        size_t m = strlen(lib->version_marker);
+        if (strncmp(out, lib->version_marker, m) == 0)
+            memmove(out, out + m, strlen(out + m) + 1);
+        return INFO_FROM_RODATA;
+    }
     if (!p)
-        return;
+        return NULL;
     /* Versioned families: the newest version whose names the file exports. */
     const lz_sym *best = NULL;
     for (size_t i = 0; i < lib->nsyms; i++) {
@@ -24,9 +44,11 @@ void info_version(const lz_lib *lib, const char *path, const lz_probe *p, char *
         if (!best || s->major > best->major || (s->major == best->major && s->minor > best->minor))
             best = s;
     }
-    if (best)
-        snprintf(out, size, "%s %d.%d (newest versioned names)", lib->display, best->major,
-                 best->minor);
+    if (best) {
+        snprintf(out, size, "%d.%d", best->major, best->minor);
+        return INFO_FROM_NAMES;
+    }
+    return version_of_name(path, p->elf.soname, out, size) ? INFO_FROM_FILE_NAME : NULL;
 }
 
 static void on_event(void *ctx, const lz_event *ev)
@@ -54,7 +76,7 @@ static void on_event(void *ctx, const lz_event *ev)
         if (p->elf.machine)
             snprintf(c->machine, sizeof c->machine, "%s", lz_machine_name(p->elf.machine));
         if (ev->verdict != LZ_REJECTED || p->elf.soname[0])
-            info_version(out->lib, ev->path, p, c->version, sizeof c->version);
+            c->version_from = info_version(out->lib, ev->path, p, c->version, sizeof c->version);
     }
     if (have_extra)
         lz_probe_free(&extra);

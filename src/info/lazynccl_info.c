@@ -26,7 +26,7 @@ static const char usage[] =
     "\n"
     "  --load         also load each library (as a first call would) and ask\n"
     "                 its version function\n"
-    "  --json         one JSON document (schema lazynccl-info/1, see\n"
+    "  --json         one JSON document (schema lazynccl-info/2, see\n"
     "                 docs/lazynccl-info.md)\n"
     "  --doctor       check the environment (each check named in --json's output):\n"
     "                 nccl-net (NCCL_NET's transport can be had), nccl-net-plugin\n"

@@ -239,7 +239,8 @@ void print_text(FILE *f, info_lib *libs, int nlibs, const doctor_report *d, int 
             if (c->machine[0] && n < sizeof facts)
                 n += (size_t)snprintf(facts + n, sizeof facts - n, "%s%s", n ? ", " : "", c->machine);
             if (c->version[0] && n < sizeof facts)
-                snprintf(facts + n, sizeof facts - n, "%s%s", n ? ", " : "", c->version);
+                snprintf(facts + n, sizeof facts - n, "%sversion %s (%s)", n ? ", " : "", c->version,
+                         c->version_from);
             if (facts[0])
                 wrapped(f, 8, facts);
             if (c->reason[0])
@@ -294,7 +295,7 @@ static void place(FILE *f, const char *key, int present, const char *path, const
 void print_json(FILE *f, info_lib *libs, int nlibs, const char *const *unknown, int nunknown,
                 const doctor_report *d)
 {
-    fputs("{\"schema\": \"lazynccl-info/1\", \"libraries\": [", f);
+    fputs("{\"schema\": \"lazynccl-info/2\", \"libraries\": [", f);
     for (int l = 0; l < nlibs; l++) {
         info_lib *li = &libs[l];
         const lz_lib *lib = li->lib;
@@ -323,6 +324,7 @@ void print_json(FILE *f, info_lib *libs, int nlibs, const char *const *unknown, 
             field(f, 0, "soname", nonempty(c->soname));
             field(f, 0, "machine", nonempty(c->machine));
             field(f, 0, "version", nonempty(c->version));
+            field(f, 0, "version_from", c->version[0] ? c->version_from : NULL);
             fputc('}', f);
         }
         fprintf(f, "],\n   \"candidates_not_shown\": %d}", li->dropped);
