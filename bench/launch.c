@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT
- * What lazynccl-run costs before the command runs (docs/performance.md,
+ * What lazynccl-run costs before the command runs (docs/concepts/performance.md,
  * "Launcher"): ROUNDS pairs of spawns, `CMD` and `lazynccl-run CMD`, in a
  * drawn order each round, from a parent the wrapper has not reached.
  * Prints the median of each and the median of the pairs' differences;

@@ -3,7 +3,7 @@
  * metadata operation (lookup, getattr, open, readdir, readlink, access,
  * create, rename, unlink, ...) and counts the operations it serves: the
  * stand-in for a loaded parallel filesystem's metadata server in
- * bench/scale (docs/performance.md, "Loading at scale"). Data reads and
+ * bench/scale (docs/concepts/performance.md, "Loading at scale"). Data reads and
  * writes pass through without a wait. libfuse3's high-level API.
  *
  *   slowfs BACKING MOUNTPOINT --delay-us N --counts FILE [--cache SECONDS]

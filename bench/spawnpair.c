@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT
- * What one process of a wrapped job pays (docs/performance.md, "Process
+ * What one process of a wrapped job pays (docs/concepts/performance.md, "Process
  * trees"), closer than a shell's loop can tell: ROUNDS rounds, each
  * spawning CMD once under every environment given, in a rotated order,
  * from a parent none of them reaches. Prints each variant's median and the

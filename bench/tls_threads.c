@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT
  * What one static-TLS size for a whole job would cost each process
- * (docs/consumers.md, "Static TLS"): N threads (default stacks) parked on a
+ * (docs/concepts/the-same-job.md, "Static TLS"): N threads (default stacks) parked on a
  * barrier, then VmSize and VmRSS, and whether a thread with a small stack
  * (64 KiB) still starts. Run it under GLIBC_TUNABLES with and without
  * glibc.rtld.optional_static_tls raised and compare; prints figures only.

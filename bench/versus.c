@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT
  * One NCCL client for every way of linking it (bench/versus builds it at
  * -O2 against the real library, Implib.so's stubs, and lazynccl's shared
- * and static shims; docs/performance.md, "Beside Implib.so").
+ * and static shims; docs/concepts/performance.md, "Beside Implib.so").
  *   versus start               nothing: start-up of the program as linked
  *   versus hot N               ns per call: ncclGetVersion, then
  *                              ncclGetErrorString(ncclSuccess), N calls each
@@ -24,7 +24,7 @@
  *                              ld.so.cache can do (open, fstat, map, touch,
  *                              close): what any search that follows ld.so's
  *                              cache and reads a candidate before loading
- *                              it pays at least (docs/performance.md)
+ *                              it pays at least (docs/concepts/performance.md)
  * Every path checks the call's answer: a wrong one exits 1. */
 #include <dlfcn.h>
 #include <fcntl.h>

@@ -375,7 +375,7 @@ class Sources:
 
 
 def texts():
-    return [os.path.join(TOP, "README.md")] + sorted(glob.glob(os.path.join(TOP, "docs", "*.md")))
+    return [os.path.join(TOP, "README.md")] + sorted(glob.glob(os.path.join(TOP, "docs", "**", "*.md"), recursive=True))
 
 
 def main():

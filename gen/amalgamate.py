@@ -12,7 +12,7 @@ from emit_stubs import _pinned_defines, emit, emit_header
 # Pinned first, by the build as by the amalgamation (src/arch/lz_glibc_compat.h).
 _COMPAT = "arch/lz_glibc_compat.h"
 _RUNTIME_INCLUDE = re.compile(r'^\s*#\s*include\s+"((?:\w+/)?lz_\w+\.h)"', re.M)
-# The runtime's folders, by phase (docs/architecture.md); audit/, run/ and
+# The runtime's folders, by phase (docs/concepts/architecture.md); audit/, run/ and
 # info/ hold programs and modules of their own.
 RUNTIME_DIRS = ("arch", "common", "base", "elf", "process", "search", "load", "api")
 

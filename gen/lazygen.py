@@ -166,7 +166,7 @@ def find_include(spec, option_dir, cc):
             if not why:
                 return d, True
             tried[-1] += f": {header} is there but not for this target ({why})"
-    if spec.symbols:  # served from its symbol list, untyped (docs/generator.md)
+    if spec.symbols:  # served from its symbol list, untyped (docs/reference/spec.md)
         return os.path.dirname(os.path.abspath(spec.path)), True
     raise GenError(spec.path, f"{header} not found; searched: " + "; ".join(tried))
 

@@ -207,7 +207,7 @@ def draft(spec_id, soname, headers, pattern, exclude, version, nodes, prelude, d
     lines = [f"# {soname}: written by `lazygen new`; change what does not fit.",
              "# No [failure]: without the library every call stops the process, as the",
              "# dynamic linker would have at start. Add [failure] values only for return",
-             "# types the API itself uses to say \"failed\" (docs/generator.md).",
+             "# types the API itself uses to say \"failed\" (docs/reference/spec.md).",
              "[library]",
              f"id = {q(spec_id)}",
              f"display = {q(soname.split('.so')[0])}",

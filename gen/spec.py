@@ -135,7 +135,7 @@ class Spec:
     debug_env: str = setting(_STR, DEBUG_ENV, c="debug_env")
     strict_env: str = setting(_STR, "LAZYNCCL_STRICT_VERSIONS", c="strict_env")
     require_env: str = setting(_STR, "", c="require_env")  # "": LAZY<ID>_REQUIRE
-    # Libraries of one release (docs/search-order.md, "Released together"):
+    # Libraries of one release (docs/reference/search-order.md, "Released together"):
     # ids of specs beside this one; the policy's variable; the versions'
     # scheme (versions compare only within one: "": the id).
     released_with: list = setting(_LIST, [])

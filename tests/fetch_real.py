@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 """Fetch real NVIDIA libraries from Debian's archive into a cache, for the
-tests that check lazynccl against the real thing (docs/testing.md).
+tests that check lazynccl against the real thing (docs/concepts/testing.md).
 
     tests/fetch_real.py [--cache DIR] [--quiet]
     tests/fetch_real.py --bullseye [--quiet]
@@ -20,7 +20,7 @@ says which); the tests that need the cache then skip, saying so.
 With --bullseye: a Debian 11 root (glibc 2.31, python3, libjemalloc2) made
 once by debootstrap (--variant=minbase) into DIR/../bullseye, for the tests
 of lazynccl-run on a glibc without glibc.rtld.optional_static_tls
-(docs/consumers.md, "Static TLS"). Built in a scratch directory and renamed
+(docs/concepts/the-same-job.md, "Static TLS"). Built in a scratch directory and renamed
 when whole; it needs root (debootstrap, and chroot to use it).
 """
 
@@ -36,7 +36,7 @@ deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian
 """
 
 # package name -> architectures. The set the suite uses; keep it in step
-# with docs/testing.md.
+# with docs/concepts/testing.md.
 PACKAGES = {
     "libnvrtc12": ["amd64", "arm64"],
     "libnvrtc-builtins12.4": ["amd64", "arm64"],

@@ -65,7 +65,7 @@ def unverified():
     """'path | section | figure' of each typed figure its section's runs do
     not hold (commas ignored: 4,496,400 kB is 4496400 in a JSON line)."""
     out = []
-    for path in [os.path.join(TOP, "README.md")] + sorted(glob.glob(os.path.join(TOP, "docs", "*.md"))):
+    for path in [os.path.join(TOP, "README.md")] + sorted(glob.glob(os.path.join(TOP, "docs", "**", "*.md"), recursive=True)):
         for section in sections(open(path, encoding="utf-8").read()):
             data = named_files(section).replace(",", "")
             title = section.splitlines()[0][:60]
@@ -109,7 +109,7 @@ def main():
     if "--verify" in sys.argv or "--write-unverified" in sys.argv:
         return verify("--write-unverified" in sys.argv)
     bad = 0
-    for path in [os.path.join(TOP, "README.md")] + sorted(glob.glob(os.path.join(TOP, "docs", "*.md"))):
+    for path in [os.path.join(TOP, "README.md")] + sorted(glob.glob(os.path.join(TOP, "docs", "**", "*.md"), recursive=True)):
         for section in sections(open(path, encoding="utf-8").read()):
             n = len(FIGURE.findall(section))
             if n and "data/" not in section and "gpu-results/" not in section:

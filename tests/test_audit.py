@@ -500,7 +500,7 @@ def audit_tool_reopen_gets_libpath_copy():
 
 @case
 def audit_tool_same_string_keeps_dropin():
-    """The documented limit (docs/consumers.md): ld.so records the very
+    """The documented limit (docs/concepts/the-same-job.md): ld.so records the very
     string a redirected by-path request named as a name of the drop-in it
     mapped (glibc's "origname"), and answers a later request for that
     string itself, before any audit module is asked: a tool re-opening that
@@ -709,7 +709,7 @@ def jemalloc_python(run_args, audited):
 def audit_two_rank_mpi_launch():
     """Two ranks launched by Debian's Open MPI: the wrapper around mpirun
     (local ranks inherit its variables), inside each rank's command, and
-    its variables forwarded with -x as for remote ranks (docs/consumers.md,
+    its variables forwarded with -x as for remote ranks (docs/guides/launchers.md,
     "Launchers"): each rank maps nothing real after the by-path preload and
     exactly the file asked for after its call."""
     sanitizer_skip()

@@ -530,7 +530,7 @@ def message_doctor_copies():
             "sonames mixed up")
 
 
-# --- The names decide (docs/search-order.md) ------------------------------------
+# --- The names decide (docs/reference/search-order.md) ------------------------------------
 
 def names_job(name):
     """A workdir, NCCL 2.22.3 and 2.28.9, and trixie's loader (2.22.3 needs

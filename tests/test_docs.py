@@ -7,6 +7,7 @@ the checkout (its files git tracks or does not ignore), whose `build` is
 the suite's build tree, so
 what a block writes lands in the copy; a block may write under /tmp, as a
 reader's would. A block that fails fails its case with its output."""
+import glob
 import os
 import re
 import shutil
@@ -23,11 +24,15 @@ def blocks():
     """{case name: (file, line, text)} of every runnable block."""
     out = {}
     files = [os.path.join(t.SOURCE, "README.md")] + sorted(
-        os.path.join(t.SOURCE, "docs", n) for n in os.listdir(os.path.join(t.SOURCE, "docs")) if n.endswith(".md"))
+        glob.glob(os.path.join(t.SOURCE, "docs", "**", "*.md"), recursive=True))
     for path in files:
         with open(path, encoding="utf-8") as f:
             text = f.read()
-        stem = re.sub(r"\W", "_", os.path.splitext(os.path.basename(path))[0].lower())
+        # A page's name, or its folder's for a folder's index page.
+        name = os.path.splitext(os.path.basename(path))[0]
+        if name == "index":
+            name = os.path.basename(os.path.dirname(path))
+        stem = re.sub(r"\W", "_", name.lower())
         for k, m in enumerate(FENCE.finditer(text), 1):
             line = text.count("\n", 0, m.start()) + 1
             out[f"docs_run_{stem}_{k}"] = (os.path.relpath(path, t.SOURCE), line, m.group(2))

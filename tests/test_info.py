@@ -109,7 +109,7 @@ def steps_list_the_order_that_runs():
 
 @case
 def json_schema():
-    """--json parses and follows docs/lazynccl-info.md's schema."""
+    """--json parses and follows docs/reference/lazynccl-info.md's schema."""
     d = t.workdir("info_json")
     bad, a, b = staged(d)
     r = info("--json", "--doctor", "nccl", "nvjitlink",

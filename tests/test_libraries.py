@@ -155,7 +155,7 @@ class Built:
 
     def program(self, prog, how, export=True):
         """prog_<prog>.c linked to the real library, the shared shim or the
-        static one (with the variables exported, as docs/generator.md says,
+        static one (with the variables exported, as docs/reference/spec.md says,
         unless export is false)."""
         d, src, i = self.d, f"{self.fixture}/prog_{prog}.c", self.id
         link = {"real": [self.real, f"-Wl,-rpath,{os.path.dirname(self.real)}"],
@@ -322,7 +322,7 @@ def first_calls_at_once_read_filled_variables_shared():
 @case
 def first_calls_at_once_read_filled_variables_static():
     """The same through the static shim (the program exports the
-    variables, as docs/generator.md says)."""
+    variables, as docs/reference/spec.md says)."""
     first_calls_at_once(Vars("race_vars_static"), "static")
 
 
@@ -679,7 +679,7 @@ def ncurses_variables_both_ways():
 @case
 def lazygen_by_hand_finds_system_headers():
     """lazygen generate with no --include-dir finds zlib.h where the
-    compiler looks, as docs/generator.md says."""
+    compiler looks, as docs/reference/spec.md says."""
     if not os.path.exists("/usr/include/zlib.h"):
         raise t.Skip("no zlib.h (zlib1g-dev)")
     d = t.workdir("lazygen_by_hand")
@@ -831,7 +831,7 @@ def symbol_list_dropin_without_header_or_library():
 
 @case
 def bench_genscale_runs_as_documented():
-    """bench/genscale (docs/performance.md) runs as documented: with N=300
+    """bench/genscale (docs/concepts/performance.md) runs as documented: with N=300
     it prints the times of 300 and 3,000 functions and their ratio."""
     r = t.run([sys.executable, os.path.join(t.SOURCE, "bench", "genscale"), "300"], check_rc=0)
     t.contains(r.stdout, "| functions | 300 | 3000 | ratio (10.0: linear) |", "the header row")

@@ -22,7 +22,7 @@ MULTIARCH = "/usr/lib/x86_64-linux-gnu"
 
 
 def lazygen(*args, cwd=None):
-    # The Python the build runs the generator with (docs/generator.md).
+    # The Python the build runs the generator with (docs/reference/spec.md).
     return t.run([sys.executable, LAZYGEN, *args], cwd=cwd)
 
 

@@ -146,7 +146,7 @@ def gdb_breaks_on_shim_functions():
     run, stops at the shim's thunk and then in NCCL's function; one on an
     own-answer function (an indirect function) does, with the program's
     calls bound at start-up (LD_BIND_NOW=1), the workaround that
-    docs/limitations.md gives for gdb's assertion on an indirect function
+    docs/reference/limitations.md gives for gdb's assertion on an indirect function
     whose name the loaded library defines too."""
     real = t.real_library("libnccl.so.2")
     if t.SANITIZE not in ("", "none"):
@@ -192,7 +192,7 @@ def demo():
 
 @case
 def bench_versus_runs_as_documented():
-    """bench/versus (docs/performance.md, "Beside Implib.so") runs as
+    """bench/versus (docs/concepts/performance.md, "Beside Implib.so") runs as
     documented without an Implib.so checkout: it says why Implib.so's column
     is left out, prints every row for direct linking and both shims, each
     mechanism's 32 threads agree in every process, the two floors of a

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""The packaging recipes of docs/vendoring.md, each a project under
+"""The packaging recipes of docs/guides/vendoring.md, each a project under
 examples/vendoring/recipes/ built end to end with Debian's own tools: setuptools
 (sdist, then the wheel built from it), CMake driven from setuptools (the
 scikit-build way), meson-python with lazynccl as a subproject; each wheel
@@ -63,7 +63,7 @@ def real_version():
 
 
 def stage(recipe, d):
-    """The recipe completed as docs/vendoring.md says (examples/vendoring/stage.py):
+    """The recipe completed as docs/guides/vendoring.md says (examples/vendoring/stage.py):
     its files, the amalgamation in vendor/, the extension's source."""
     proj = f"{d}/proj"
     t.run([sys.executable, os.path.join(VENDOR, "stage.py"), recipe, proj, "--include-dir", t.NCCL_INCLUDE],
@@ -269,7 +269,7 @@ def pkg_config_relocatable_and_static():
 
 @case
 def pkg_config_uninstalled_both_shims():
-    """The uninstalled form of docs/getting-started.md, PKG_CONFIG_PATH=build/meson-uninstalled:
+    """The uninstalled form of docs/getting-started/index.md, PKG_CONFIG_PATH=build/meson-uninstalled:
     lazynccl-static names the build tree's archive and headers (it named an
     archive under lib/ that no build tree has, and no header directory), so
     its program links and runs with nothing else set; lazynccl links the

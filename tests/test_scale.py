@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""A wrapped job at scale (docs/consumers.md, "Large jobs"): what a process
+"""A wrapped job at scale (docs/guides/large-jobs.md, "Large jobs"): what a process
 asks of the filesystem under lazynccl-run against plain (strace, file
 system calls and failed lookups); the job's resolution cache (--cache):
 the same libraries mapped as plain while its contract holds, and a row for
@@ -557,7 +557,7 @@ def scale_reports_under_slurm_and_mpirun():
                     r = t.run([INFO, "--reports", reports])
                     t.equal(r.returncode, 0, f"{what}, every rank alike: {r.stdout}{r.stderr}")
                     t.contains(r.stdout, "each the same file in every process", f"{what}: the verdict")
-        # The batch recipe of docs/consumers.md, as a user submits it.
+        # The batch recipe of docs/concepts/the-same-job.md, as a user submits it.
         script = os.path.join(t.SOURCE, "examples", "jobs", "cached.sbatch")
         job_dir = os.path.join(d, "job")
         shutil.rmtree(job_dir, ignore_errors=True)

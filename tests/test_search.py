@@ -183,7 +183,7 @@ def step_wheel_program_in_site_packages():
     """A program that lies in a site-packages (a wheel's executable, run by
     its path) is a loaded object too: its site-packages is searched; run
     through a symbolic link from elsewhere, the name it was run by holds no
-    site-packages and the step does not look (docs/search-order.md,
+    site-packages and the step does not look (docs/reference/search-order.md,
     "Limits of the wheel step")."""
     d = t.workdir("step_wheel_program")
     site = f"{d}/venv/lib/python3.11/site-packages"

@@ -273,7 +273,7 @@ def runtime_layers_match_architecture():
     """The runtime is a tower: the graph of which module includes which has
     no circle, so no file calls one above it; each module's layer (one
     above the highest it calls) and what it calls are what
-    docs/architecture.md's two tables say."""
+    docs/concepts/architecture.md's two tables say."""
     graph = runtime_graph()
     t.check(len(graph) > 10, f"runtime modules found: {sorted(graph)}")
     layer, state = {}, {}
@@ -289,29 +289,29 @@ def runtime_layers_match_architecture():
 
     for m in graph:
         visit(m, [])
-    with open(os.path.join(t.SOURCE, "docs", "architecture.md")) as f:
+    with open(os.path.join(t.SOURCE, "docs", "concepts", "architecture.md")) as f:
         doc = f.read()
     ticks = lambda cell: set(re.findall(r"`(lz_\w+)`", cell))
     said_layer = {m: int(row[0]) for row in doc_table(doc, ["layer", "modules"]) for m in ticks(row[1])}
-    t.equal(said_layer, layer, "docs/architecture.md's layers vs the includes")
+    t.equal(said_layer, layer, "docs/concepts/architecture.md's layers vs the includes")
     said_calls = {next(iter(ticks(row[0]))): ticks(row[2])
                   for row in doc_table(doc, ["module", "owns", "calls"])}
-    t.equal(said_calls, graph, "docs/architecture.md's 'calls' column vs the includes")
+    t.equal(said_calls, graph, "docs/concepts/architecture.md's 'calls' column vs the includes")
 
 
 @case
 def runtime_folders_match_architecture():
-    """Each runtime module lies in the folder docs/architecture.md's folder
+    """Each runtime module lies in the folder docs/concepts/architecture.md's folder
     table names for it, every runtime file is a module or one of the
     headers the table names, and every include names its folder."""
-    with open(os.path.join(t.SOURCE, "docs", "architecture.md")) as f:
+    with open(os.path.join(t.SOURCE, "docs", "concepts", "architecture.md")) as f:
         doc = f.read()
     rows = doc_table(doc, ["folder", "what it holds", "files"])
     said = {m: row[0].strip("`/") for row in rows for m in re.findall(r"`(lz_\w+)(?:\.[ch])?`", row[2])}
     src = os.path.join(t.SOURCE, "src")
     have = {f.rsplit(".", 1)[0]: d for d in RUNTIME_DIRS if os.path.isdir(os.path.join(src, d))
             for f in os.listdir(os.path.join(src, d)) if f.startswith("lz_")}
-    t.equal(said, have, "docs/architecture.md's folder table vs src/")
+    t.equal(said, have, "docs/concepts/architecture.md's folder table vs src/")
     bare = []
     for d in RUNTIME_DIRS + ("audit", "run", "info", "dropin"):
         for f in sorted(os.listdir(os.path.join(src, d))) if os.path.isdir(os.path.join(src, d)) else []:
@@ -478,7 +478,7 @@ def ci_runs_the_readme_commands():
 
 @case
 def environment_table_names_every_variable():
-    """docs/environment.md's tables ("you may set", "lazynccl-run sets")
+    """docs/reference/environment.md's tables ("you may set", "lazynccl-run sets")
     name every variable the code reads (getenv, secure_getenv, the audit
     module's lz_sys_getenv and env_index, the runtime's lz_getenv, Python's
     os.environ, and the names behind the *_ENV macros), every "LAZY..."
@@ -502,12 +502,12 @@ def environment_table_names_every_variable():
                     t.run(lazygen + ["describe", spec], check_rc=0).stdout.splitlines() if "\t" in line)
         if desc.get("install") == "yes":
             names.add(desc["shim"].upper() + "_LIBPATH")
-    with open(os.path.join(t.SOURCE, "docs", "environment.md")) as f:
+    with open(os.path.join(t.SOURCE, "docs", "reference", "environment.md")) as f:
         table = f.read()
     t.check("lazynccl-run` sets" in table and "What you may set" in table, "the two tables")
     t.check(len(names) > 25, f"variables found: {sorted(names)}")
     t.equal(sorted(n for n in names if f"`{n}" not in table), [],
-            "read by the code, not in docs/environment.md's tables")
+            "read by the code, not in docs/reference/environment.md's tables")
 
 
 def mode_commands():
@@ -688,12 +688,12 @@ def one_figure_per_quantity():
     """No page of README.md or docs/ types a ratio for a headline quantity
     (first call, hot call, start-up, the launcher, a process tree) of this
     machine: each is a figure written from the newest run of its benchmark
-    (docs/performance.md, "The benchmarks"), so one quantity has one value
+    (docs/concepts/performance.md, "The benchmarks"), so one quantity has one value
     everywhere."""
     marker = re.compile(r"<!-- figure: [\w.-]+ -->.*?<!-- /figure -->", re.S)
     typed = re.compile(r"(?<![\w.])\d+\.\d+ ?x\b")
     found = []
-    for path in [os.path.join(t.SOURCE, "README.md")] + sorted(glob.glob(os.path.join(t.SOURCE, "docs", "*.md"))):
+    for path in [os.path.join(t.SOURCE, "README.md")] + sorted(glob.glob(os.path.join(t.SOURCE, "docs", "**", "*.md"), recursive=True)):
         text = re.sub(r"```.*?```", "", marker.sub("", open(path).read()), flags=re.S)
         # paragraphs, table rows and list items, each on its own
         for para in re.split(r"\n\s*\n|\n(?=\|)|\n(?=\s*[-*] )", text):
@@ -707,30 +707,77 @@ def one_figure_per_quantity():
 
 @case
 def generator_worked_example_is_the_spec():
-    """docs/generator.md's cuBLAS worked example says the same keys and
+    """docs/reference/spec.md's cuBLAS worked example says the same keys and
     values as stubs/cublas.toml, which it says it is."""
     import tomllib
-    with open(os.path.join(t.SOURCE, "docs", "generator.md"), encoding="utf-8") as f:
+    with open(os.path.join(t.SOURCE, "docs", "reference", "spec.md"), encoding="utf-8") as f:
         text = f.read()
     start = text.index("This is `stubs/cublas.toml`")
     block = re.search(r"```toml\n(.*?)```", text[start:], re.S).group(1)
     with open(os.path.join(t.SOURCE, "stubs", "cublas.toml"), "rb") as f:
         spec = tomllib.load(f)
-    t.equal(tomllib.loads(block), spec, "docs/generator.md's example against stubs/cublas.toml")
+    t.equal(tomllib.loads(block), spec, "docs/reference/spec.md's example against stubs/cublas.toml")
+
+
+def heading_anchor(h):
+    """The anchor a Markdown renderer gives a heading (GitHub's rule)."""
+    return re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-")
+
+
+@case
+def docs_in_folders_by_kind():
+    """docs/ holds its pages in four folders by kind (getting-started,
+    guides, concepts, reference), each page listed in docs/README.md; a
+    guide is a short page (at most 200 lines) that links to the reference;
+    every relative link of README.md and docs/ names a file that exists,
+    and a heading there where it names one."""
+    kinds = ("getting-started", "guides", "concepts", "reference")
+    docs = os.path.join(t.SOURCE, "docs")
+    pages = sorted(os.path.relpath(p, docs) for p in glob.glob(os.path.join(docs, "**", "*.md"), recursive=True)
+                   if not p.startswith((os.path.join(docs, "data"), os.path.join(docs, "gpu-results"))))
+    with open(os.path.join(docs, "README.md"), encoding="utf-8") as f:
+        index = f.read()
+    for page in pages:
+        if page == "README.md":
+            continue
+        t.check(page.split(os.sep)[0] in kinds, f"docs/{page} lies in one of {kinds}")
+        t.check(f"]({page})" in index, f"docs/{page} is listed in docs/README.md")
+        if page.startswith("guides" + os.sep):
+            with open(os.path.join(docs, page), encoding="utf-8") as f:
+                text = f.read()
+            t.check(text.count("\n") <= 200, f"docs/{page}: a guide of {text.count(chr(10))} lines (at most 200)")
+            t.check("../reference/" in text, f"docs/{page} links to the reference")
+    broken = []
+    for path in [os.path.join(t.SOURCE, "README.md")] + [os.path.join(docs, p) for p in pages]:
+        with open(path, encoding="utf-8") as f:
+            text = re.sub(r"```.*?```", "", f.read(), flags=re.S)
+        for target in re.findall(r"\]\(([^)\s]+)\)", text):
+            if re.match(r"[a-z]+:", target):
+                continue
+            file, _, frag = target.partition("#")
+            dest = os.path.normpath(os.path.join(os.path.dirname(path), file)) if file else path
+            if not os.path.exists(dest):
+                broken.append(f"{os.path.relpath(path, t.SOURCE)}: {target}: no such file")
+            elif frag and dest.endswith(".md"):
+                with open(dest, encoding="utf-8") as f:
+                    heads = {heading_anchor(h) for h in re.findall(r"^#+ (.*)$", f.read(), re.M)}
+                if frag not in heads:
+                    broken.append(f"{os.path.relpath(path, t.SOURCE)}: {target}: no such heading")
+    t.equal(broken, [], "broken links")
 
 
 @case
 def search_step_example_is_the_source():
-    """docs/architecture.md shows a search step as one row of lz_order.c's
+    """docs/concepts/architecture.md shows a search step as one row of lz_order.c's
     table: that row is in the table as written, and the step it names runs
     (its function is a row's)."""
-    with open(os.path.join(t.SOURCE, "docs", "architecture.md"), encoding="utf-8") as f:
+    with open(os.path.join(t.SOURCE, "docs", "concepts", "architecture.md"), encoding="utf-8") as f:
         text = f.read()
     start = text.index("The step most recently added")
     row = re.search(r"```c\n(.*?)```", text[start:], re.S).group(1).strip()
     with open(os.path.join(t.SOURCE, "src", "search", "lz_order.c"), encoding="utf-8") as f:
         source = [line.strip() for line in f]
-    t.equal(row in source, True, f"docs/architecture.md's row {row!r} in src/search/lz_order.c")
+    t.equal(row in source, True, f"docs/concepts/architecture.md's row {row!r} in src/search/lz_order.c")
 
 
 if __name__ == "__main__":

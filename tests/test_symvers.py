@@ -365,7 +365,7 @@ def dynamic_symbols(path):
 
 def vague_undeclared(real, have):
     """Weak or unique definitions of the real file no header declares: C++'s
-    vague linkage, which a drop-in never defines (docs/generator.md)."""
+    vague linkage, which a drop-in never defines (docs/reference/spec.md)."""
     out = t.run(["readelf", "-W", "--dyn-syms", real], check_rc=0).stdout
     return {f[7].split("@")[0] for f in (line.split() for line in out.splitlines())
             if len(f) >= 8 and f[4] in ("WEAK", "UNIQUE") and f[6] != "UND"} - set(have)

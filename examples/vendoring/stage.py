@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""Complete a vendoring recipe into a project you can build (docs/vendoring.md):
+"""Complete a vendoring recipe into a project you can build (docs/guides/vendoring.md):
 the recipe's files, its extension's source among them (a link in the
 folder to examples/vendoring/lazyext.c, which stands for your own code, copied
 as a file), and the amalgamation generated into vendor/ with the

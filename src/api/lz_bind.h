@@ -3,13 +3,13 @@
  *
  * In a shared shim or drop-in built with glibc, each own-answer export is
  * a GNU indirect function (the others are plain thunks: an indirect function
- * of the real library's name trips gdb, docs/limitations.md): ld.so asks it
+ * of the real library's name trips gdb, docs/reference/limitations.md): ld.so asks it
  * for an address when it binds a caller (a lazily bound PLT entry at its
  * first call, every reference under BIND_NOW, dlsym). Its resolver, written beside the thunk (lz_thunk.h),
  * asks lz_bind_pick. Before the library is loaded the answer is the thunk,
  * as if the export were a plain function; once it is loaded, the real
  * function, so that a caller bound from then on reaches the library in one
- * jump, as if linked to it (docs/performance.md, "Beside Implib.so"). */
+ * jump, as if linked to it (docs/concepts/performance.md, "Beside Implib.so"). */
 #ifndef LZ_BIND_H
 #define LZ_BIND_H
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT
  * Resolving one export on its first call, with the versioned-name policy
- * (docs/search-order.md, "Versioned names"). */
+ * (docs/reference/search-order.md, "Versioned names"). */
 #include "api/lz_resolve.h"
 #include "api/lz_api.h"
 #include "search/lz_companions.h"

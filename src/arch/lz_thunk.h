@@ -146,7 +146,7 @@
  * shim's would be resolved at start-up, before any load), else the thunk
  * itself. Only own answers: every other export's real function is one
  * jump behind its thunk already, and an indirect function defined under the
- * same name as the real library's trips gdb (docs/limitations.md). */
+ * same name as the real library's trips gdb (docs/reference/limitations.md). */
 #if defined(LZ_IFUNC_EXPORTS) && defined(__GLIBC__) && !defined(LZ_AMALGAMATION)
 #define LZ_ASM_ANSWER(str, idx) LZ_ASM_EXPORT(str, idx)
 #else

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT
  * The rtld-audit module lazynccl-run installs (LD_AUDIT; rtld-audit(7),
- * docs/consumers.md). It stands a drop-in in for a real library only until
+ * docs/concepts/the-same-job.md). It stands a drop-in in for a real library only until
  * that library is loaded, and maps a drop-in only when something asks for
  * its library, so a process that never does pays what any audit module
  * costs. The rule (lz_rule.h), for a request from any object other than a
@@ -136,7 +136,7 @@ static const char *base_name(const char *p)
  * Every audited process runs this, so the list is measured, copied and
  * split a word at a time (lz_sys.c), each file name read back from its
  * entry's end: read a byte at a time, it was a large share of an audited
- * /bin/true's instructions (docs/performance.md). */
+ * /bin/true's instructions (docs/concepts/performance.md). */
 static void read_targets(const char *list)
 {
     if (!list)

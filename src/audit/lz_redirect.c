@@ -2,7 +2,7 @@
  * The preload redirector: what the audit module does for loads by path,
  * where no audit module can be used (lazynccl-run --preload, and on glibc
  * before 2.32 when the job's libraries hold more static TLS than an
- * audited process is given: docs/consumers.md, "Static TLS"). Preloaded
+ * audited process is given: docs/concepts/the-same-job.md, "Static TLS"). Preloaded
  * together with the drop-ins, it interposes dlopen and applies the audit
  * module's rule (lz_rule.h) to a request by path for a file
  * whose SONAME a preloaded drop-in stands for:

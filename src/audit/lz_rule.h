@@ -2,7 +2,7 @@
  * The rule lazynccl-run applies to a request for a library a drop-in
  * stands for, defined once for the two places that apply it: the audit
  * module (la_objsearch, lz_audit.c) and the preload redirector (dlopen,
- * lz_redirect.c). tests/model/load.pml models it; docs/consumers.md says it
+ * lz_redirect.c). tests/model/load.pml models it; docs/concepts/the-same-job.md says it
  * to users. A header of one inline function: the audit module links no C
  * library (lz_sys.h). */
 #ifndef LZ_RULE_H

@@ -3,7 +3,7 @@
  * without a C library (lz_sys.c). An audit module that needs libc.so.6 gets
  * a second C library loaded into its own namespace in every process of a
  * wrapped job (1.32x a tree of /bin/true, where an audit module needing
- * nothing costs 1.05x: docs/performance.md), so the module needs nothing
+ * nothing costs 1.05x: docs/concepts/performance.md), so the module needs nothing
  * but the dynamic linker, which every namespace already holds. */
 #ifndef LZ_SYS_H
 #define LZ_SYS_H
@@ -17,7 +17,7 @@
  * kept apart from what every process runs, and small state that every
  * process writes shares the one data page written anyway: each page less
  * that a process touches is a page fault less in every process of a job
- * (docs/performance.md, "The launcher and every process"). */
+ * (docs/concepts/performance.md, "The launcher and every process"). */
 #define LZ_COLD __attribute__((cold, noinline))
 #define LZ_HOT_DATA __attribute__((section(".data")))
 

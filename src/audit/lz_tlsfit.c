@@ -6,7 +6,7 @@
  * process was started, so only whoever execs a program can size it — and
  * in a job that is srun's slurmstepd, mpirun's orted, torchrun, a shell,
  * none of which lazynccl-run sees. One size for the whole job would do, at
- * a price every thread of every process pays (docs/consumers.md, "Static
+ * a price every thread of every process pays (docs/concepts/the-same-job.md, "Static
  * TLS", measures it). Instead each process checks itself as ld.so maps its
  * libraries (la_objopen comes before any relocation, so before glibc's
  * "cannot allocate memory in static TLS block") and, only where its TLS

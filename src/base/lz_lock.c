@@ -14,7 +14,7 @@
  * constructor made the process's first lazy binding (the trampoline that
  * saves every vector register, the resolver's code run cold): 0.2-0.6 %
  * of the start-up of a program linked to the shared shim, in paired runs
- * (docs/performance.md, "Beside Implib.so"). pthread_atfork is, since
+ * (docs/concepts/performance.md, "Beside Implib.so"). pthread_atfork is, since
  * glibc 2.34, a static wrapper of libc_nonshared.a that calls
  * __register_atfork through the PLT: the wrapper is written out here, as
  * glibc writes it. A compiler without the attribute (clang) calls through

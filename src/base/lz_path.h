@@ -18,7 +18,7 @@ LZ_HIDDEN int lz_path_entry(const char *entry, size_t len, const char *origin, c
                             int secure, char *out, size_t size, char *why, size_t wsize);
 
 /* s into out (size bytes), cut to fit: 1 when it fit whole. Without
- * stdio: a first call that succeeds formats nothing (docs/performance.md,
+ * stdio: a first call that succeeds formats nothing (docs/concepts/performance.md,
  * "First calls"). */
 LZ_HIDDEN int lz_copy(char *out, size_t size, const char *s);
 /* dir + "/" + name into out: 1 when it fit, else 0 and out is "". */

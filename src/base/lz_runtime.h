@@ -38,7 +38,7 @@ typedef void (*lz_fn)(void);
 /* A function named by its distance from the table entry that holds it (0:
  * none). The linker computes these, so a table of them is plain read-only
  * data: no relocation at start-up, no page of the shim written for it
- * (docs/performance.md, "Start-up"). Written by the generator as assembly
+ * (docs/concepts/performance.md, "Start-up"). Written by the generator as assembly
  * (".long f - ."), which C initialisers cannot express. */
 typedef int32_t lz_fnrel;
 
@@ -51,7 +51,7 @@ static inline __attribute__((unused)) lz_fn lz_fn_at(const lz_fnrel *table, size
  * first call writes (the lock registry, the dynamic linker's gate, the
  * mapped ld.so.cache): in .data, whose page the dynamic linker has written
  * already (relocations), not in a .bss page of their own that start-up or
- * the first call would fault in (one page each shim; docs/performance.md
+ * the first call would fault in (one page each shim; docs/concepts/performance.md
  * "Start-up", "First calls"). */
 #define LZ_STARTUP_DATA __attribute__((section(".data")))
 
@@ -59,7 +59,7 @@ static inline __attribute__((unused)) lz_fn lz_fn_at(const lz_fnrel *table, size
  * and carry their version; major is -1 for the unversioned name. Names are
  * offsets into the library's lz_lib.names, not pointers: a table without
  * pointers needs no relocation, so its pages are never written at start-up
- * (a fresh page each, docs/performance.md "Start-up"). family 0: none; one
+ * (a fresh page each, docs/concepts/performance.md "Start-up"). family 0: none; one
  * family has one offset. Read them with lz_sym_name and lz_sym_family. */
 typedef struct lz_sym {
     unsigned name, family;
@@ -90,7 +90,7 @@ typedef struct lz_loader {
 
 /* Mutable state of one library, guarded by mu except where noted. mu is
  * held only for short sections that call nothing outside the runtime: never
- * across dlopen, dlsym, a constructor or a log callback (docs/reliability.md,
+ * across dlopen, dlsym, a constructor or a log callback (docs/concepts/reliability.md,
  * "The load protocol"). */
 struct lz_lib;
 struct lz_data;
@@ -113,7 +113,7 @@ typedef struct lz_ready {
 
 typedef struct lz_state {
     /* The small fields first, in one page: a first call writes a fresh
-     * page for each one it touches (docs/performance.md, "First calls"). */
+     * page for each one it touches (docs/concepts/performance.md, "First calls"). */
     pthread_mutex_t mu;
     int status;              /* atomic: LZ_UNTRIED / LZ_LOADED / LZ_FAILED */
     unsigned gen;            /* bumped by a retry: older searches are stale */
@@ -161,7 +161,7 @@ typedef struct lz_state {
      * (never changed or freed after). Pointers, not PATH_MAX arrays: a
      * shim's .bss then fits in the last page of its data, and the dynamic
      * linker maps no zero pages for it (one mmap per shim fewer in every
-     * process's start-up; docs/performance.md, "Start-up"). */
+     * process's start-up; docs/concepts/performance.md, "Start-up"). */
     const char *path;
     const char *companion_files;
     /* The file the program asked for by path, when lazynccl-run's audit

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT
  * The static-TLS rule, defined once for the audit module (which applies it
  * in every process of a wrapped job), lazynccl-run and lazynccl-info
- * --doctor (which explain it): docs/consumers.md, "Static TLS".
+ * --doctor (which explain it): docs/concepts/the-same-job.md, "Static TLS".
  *
  * With any audit module, glibc sets the static TLS block up before it maps
  * the program's libraries, so the initial-exec TLS of every library the

@@ -2,7 +2,7 @@
  * The candidate's facts as the dynamic linker reads them. Why not libelf:
  * libelf reads sections, which a loadable file need not have (ld.so never
  * reads them), and loading libelf (and libz) costs a first call more than the
- * whole 10 % it may add to the dlopen it guards (docs/performance.md). The
+ * whole 10 % it may add to the dlopen it guards (docs/concepts/performance.md). The
  * few structures read here are the ones ld.so itself trusts; every offset and
  * length is checked against the file before it is used. */
 #include "elf/lz_elffile.h"

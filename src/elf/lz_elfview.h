@@ -29,7 +29,7 @@ enum {
      * (a 24 KiB one holds the whole head of NCCL, NVRTC and nvJitLink: one
      * pread for five) but writes more fresh heap pages than the dlopen after
      * a search reuses (more page faults per first call than the reads it
-     * saves cost; docs/performance.md, "First calls"). */
+     * saves cost; docs/concepts/performance.md, "First calls"). */
     LZ_ELF_WINDOW = 4096,
     /* Windows kept: a probe's reads go back and forth between the hash
      * table (beside the header), the symbols and the strings; with one

@@ -182,7 +182,7 @@ static void check_copies_of(doctor_report *r, const info_lib *il, const char *so
     add(r, "copies", "warning", fix, "%d copies of %s: %s; %s", nseen, soname, list, used);
 }
 
-/* lazynccl-run's variables (docs/consumers.md): the audit module in
+/* lazynccl-run's variables (docs/concepts/the-same-job.md): the audit module in
  * LD_AUDIT and the drop-ins it names (LAZYNCCL_AUDIT_DROPINS), or drop-ins
  * preloaded without it (--no-audit). */
 static int is_audit_module(const char *path)
@@ -343,12 +343,12 @@ static void check_audit(doctor_report *r, info_lib *libs, int nlibs)
             "lazynccl-run's environment did not reach this process (no audit module in LD_AUDIT, "
             "no drop-in in LD_PRELOAD): the real libraries load as without it. Where a launcher "
             "drops the environment (srun or sbatch --export=NONE), put lazynccl-run in the task's "
-            "command (srun lazynccl-run PROG): docs/consumers.md, \"Launchers\"");
+            "command (srun lazynccl-run PROG): docs/guides/launchers.md, \"Launchers\"");
 }
 
 /* The static TLS the preloaded libraries hold against what an audited
  * process gets (the rule is src/common/lz_tls.h's, which the audit module applies
- * in every process: docs/consumers.md, "Static TLS"). */
+ * in every process: docs/concepts/the-same-job.md, "Static TLS"). */
 static void check_static_tls(doctor_report *r)
 {
     const char *audit = lz_getenv("LD_AUDIT"), *preload = lz_getenv("LD_PRELOAD");

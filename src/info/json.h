@@ -7,7 +7,7 @@
 
 /* Write text as a JSON string (null for NULL). Well-formed UTF-8 is copied;
  * a byte that is not part of it (paths are bytes) is written as \u00XX, its
- * value, so that a reader can recover the bytes (docs/lazynccl-info.md,
+ * value, so that a reader can recover the bytes (docs/reference/lazynccl-info.md,
  * "Bytes that are not UTF-8"). */
 void info_json_string(FILE *f, const char *text);
 

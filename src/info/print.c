@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT
  * lazynccl-info output: aligned text for people, JSON for tools
- * (schema in docs/lazynccl-info.md). */
+ * (schema in docs/reference/lazynccl-info.md). */
 #include "info.h"
 #include "base/lz_env.h"
 #include "json.h"
@@ -67,7 +67,7 @@ static void print_finding(FILE *f, const doctor_finding *x, int color)
     }
 }
 
-/* The release policy every shim applies (docs/search-order.md, "Released
+/* The release policy every shim applies (docs/reference/search-order.md, "Released
  * together"), as the first library's spec names its variable. */
 static const char *policy_line(const info_lib *libs, int nlibs, char *out, size_t size)
 {

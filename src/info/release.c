@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT
- * lazynccl-info: libraries released together (docs/search-order.md), the
+ * lazynccl-info: libraries released together (docs/reference/search-order.md), the
  * file each would load judged against the file its peer would load, as if
  * the peer loaded first; shared by --check and --doctor. */
 #include "info.h"

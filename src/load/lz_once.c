@@ -2,7 +2,7 @@
 /* Loading a library once: who searches, who waits, what is published
  * (the control API that starts a load is lz_api.c's).
  *
- * The protocol (modelled in tests/model/load.pml, docs/reliability.md):
+ * The protocol (modelled in tests/model/load.pml, docs/concepts/reliability.md):
  * a first call that finds the library untried runs the search itself, with
  * no lock held; a thread that arrives while another is searching waits for
  * it only while that searcher is outside the dynamic linker (it might be

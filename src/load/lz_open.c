@@ -259,7 +259,7 @@ char *lz_chosen_file(const lz_lib *lib, const char **step)
 /* The dlopen runs here, after the search has returned, not at the bottom of
  * its calls: NCCL's dlopen is a few milliseconds, and on a virtual machine
  * every fresh page of stack or heap it would otherwise touch below the
- * search costs about 11 us (docs/performance.md, "First calls"). */
+ * search costs about 11 us (docs/concepts/performance.md, "First calls"). */
 void lz_search_and_open(const lz_lib *lib, const lz_sym *want, const char *list, lz_outcome *out)
 {
     lz_skip *skips = NULL;

@@ -2,7 +2,7 @@
  * The names a process needs from a library (lz_needed.c): what its loaded
  * objects import from it and what the program declares (LAZY<ID>_REQUIRE,
  * <shim>_require), so that the first call, whichever it is, chooses a copy
- * that serves them all (docs/search-order.md, "The names decide"). */
+ * that serves them all (docs/reference/search-order.md, "The names decide"). */
 #ifndef LZ_NEEDED_H
 #define LZ_NEEDED_H
 

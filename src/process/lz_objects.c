@@ -90,7 +90,7 @@ LZ_ORDERED_BY_LD char *lz_objects_name(const struct dl_phdr_info *info)
 /* The file of an object (malloc'd, exactly as long as it is; NULL when out
  * of memory): the main program's is /proc/self/exe, never argv[0]. Exact:
  * the strings a first call keeps share a few heap pages, where a PATH_MAX
- * buffer each would be a fresh page each (a page fault; docs/performance.md). */
+ * buffer each would be a fresh page each (a page fault; docs/concepts/performance.md). */
 char *lz_objects_file(const struct dl_phdr_info *info)
 {
     char *name = lz_objects_name(info);

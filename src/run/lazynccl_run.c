@@ -2,7 +2,7 @@
  * lazynccl-run: run a command so that every program and library in its
  * process tree that asks for a served library (NCCL, NVRTC, nvJitLink, ...)
  * by SONAME or by path (PyTorch's preload) gets a lazy drop-in until the
- * real library is loaded, and that copy afterwards (docs/consumers.md).
+ * real library is loaded, and that copy afterwards (docs/concepts/the-same-job.md).
  *
  * One native program, linked statically: the user's command is the next
  * and last exec (two in all), a debugger or profiler following every
@@ -48,18 +48,18 @@ static void usage(FILE *out)
         "  --quiet-32bit  name the audit module so that 32-bit x86 programs in the job\n"
         "                 find one that declines, instead of ld.so printing \"wrong ELF\n"
         "                 class\" for each; costs every process of the job a read of\n"
-        "                 /proc/self/exe (docs/consumers.md)\n"
+        "                 /proc/self/exe (docs/concepts/the-same-job.md)\n"
         "  --node-copy    name a copy of the audit module on this node's memory\n"
         "                 filesystem ($LAZYNCCL_NODE_DIR, else $XDG_RUNTIME_DIR or\n"
         "                 /dev/shm), so that no process opens it on a shared\n"
         "                 filesystem; only where a launcher runs on each node\n"
         "                 (srun lazynccl-run --node-copy CMD): the copy exists on this\n"
-        "                 node alone (docs/consumers.md, \"Large jobs\")\n"
+        "                 node alone (docs/guides/large-jobs.md, \"Large jobs\")\n"
         "  --cache FILE   resolve each library once per job: the first process\n"
         "                 records where the dynamic linker found each library it\n"
         "                 loaded by name; later ones, on any node, open that file\n"
         "                 directly (the library directories must not change during\n"
-        "                 the job; docs/consumers.md, \"Large jobs\")\n"
+        "                 the job; docs/guides/large-jobs.md, \"Large jobs\")\n"
         "  --report DIR   each process appends what it loaded to DIR/HOST.PID.txt;\n"
         "                 lazynccl-info --reports DIR says whether every rank loaded\n"
         "                 the same file of each library\n"
@@ -68,14 +68,14 @@ static void usage(FILE *out)
         "                 SHELL (sh, bash, zsh, ksh, dash: the default; or fish), and\n"
         "                 exit. The same with or without CMD: this is the job-script\n"
         "                 form, eval \"$(lazynccl-run --print-env)\", for processes that\n"
-        "                 srun, mpirun or torchrun start (docs/consumers.md).\n"
+        "                 srun, mpirun or torchrun start (docs/concepts/the-same-job.md).\n"
         "Drop-ins are looked for in $LAZYNCCL_DROPIN_DIR, else from this program's\n"
         "own file: %s, or src/dropin in a build tree; the audit module\n"
         "(liblazynccl-audit.so) in $LAZYNCCL_AUDIT_MODULE, else above the drop-ins.\n"
         "Static TLS (jemalloc, TSan): a process whose libraries hold more than an\n"
         "audited process keeps as plain restarts itself once, sized, before it runs\n"
         "(glibc >= %s); with older glibc, one that could not start restarts with\n"
-        "the drop-ins preloaded instead: docs/consumers.md.\n",
+        "the drop-ins preloaded instead: docs/concepts/the-same-job.md.\n",
         run_find_families(0), *more ? ", " : "", more,
         *more ? ",\n                 but " : "", more, *more ? " (the suite's test libraries)" : "",
         RUN_DROPIN_REL, LZ_TLS_SINCE_VERSION);

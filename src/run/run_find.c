@@ -546,7 +546,7 @@ void run_find_modules(run_parts *p)
      * 32-bit process finds the module that declines quietly instead of
      * ld.so printing "wrong ELF class". But any token in LD_AUDIT makes
      * ld.so read /proc/self/exe in every process (for $ORIGIN): 4 % of a
-     * /bin/true (docs/performance.md, "Process trees"), in every process
+     * /bin/true (docs/concepts/performance.md, "Process trees"), in every process
      * of the job, for a kind of program a CUDA job hardly runs. So the
      * module is named directly unless --quiet-32bit asks for the token;
      * the token form is also found where the inherited LD_AUDIT holds a

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT
- * The search order (docs/search-order.md): one table of steps, walked in
+ * The search order (docs/reference/search-order.md): one table of steps, walked in
  * turn; the first candidate accepted, or an authoritative step, ends the
  * search. A new step is a row here and its function in lz_steps.c.
  * lazynccl-info --steps and the docs' table list the same rows. */
@@ -44,7 +44,7 @@ void lz_order(lz_search *w)
     size_t start = w->rep.len;
     w->res.fallback_score = LZ_NO_FALLBACK;
     /* The runtime's own helper (libelf) comes only from places the caller
-     * cannot plant a file in (docs/search-order.md). */
+     * cannot plant a file in (docs/reference/search-order.md). */
     for (size_t i = 0; i < ORDER_ROWS; i++)
         if ((order_rows[i].helper || !w->lib->system_only) && order_rows[i].run(w))
             break;

@@ -2,7 +2,7 @@
  * Released together, loaded together (lz_release.c): whether a candidate
  * is of the release of the libraries released with it (the spec's peers)
  * that the process has already loaded, and what the policy makes of a
- * candidate that is not (docs/search-order.md, "Released together"). */
+ * candidate that is not (docs/reference/search-order.md, "Released together"). */
 #ifndef LZ_RELEASE_H
 #define LZ_RELEASE_H
 

@@ -132,7 +132,7 @@ typedef struct lz_search {
 /* Start a search: everything zero but the result's buffers and the sites,
  * which are not written until used. A first call's memory is mostly fresh
  * pages, and on a virtual machine each page first written costs as much as
- * many instructions (docs/performance.md): zeroing 16 KiB up front was a
+ * many instructions (docs/concepts/performance.md): zeroing 16 KiB up front was a
  * tenth of the first call's overhead. */
 static inline void lz_search_init(lz_search *w, const lz_lib *lib, const lz_request *req)
 {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT
  * The search order's steps but the wheel's (lz_wheel.c), side by side
- * (docs/search-order.md; lz_order.c holds them in order): each proposes
+ * (docs/reference/search-order.md; lz_order.c holds them in order): each proposes
  * its candidates to the judge (lz_candidate.c), and answers 1 when the
  * search must stop. */
 #include "search/lz_steps.h"
@@ -194,7 +194,7 @@ int lz_step_loaded(lz_search *w)
 
 /* The directory of a library released with this one that the process
  * has loaded (cuBLASLt's, for cuBLAS): where its release lies
- * (docs/search-order.md, "Released together"). */
+ * (docs/reference/search-order.md, "Released together"). */
 int lz_step_release(lz_search *w)
 {
     int bad;

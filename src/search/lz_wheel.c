@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT
- * The wheel step of the search order (docs/search-order.md): the
+ * The wheel step of the search order (docs/reference/search-order.md): the
  * policy of where Python wheels put NVIDIA's libraries, in one place. */
 #include "search/lz_wheel.h"
 #include "common/lz_sitedirs.h"

@@ -36,7 +36,7 @@ static double now(void)
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-/* Diagnostics (docs/gpu.md): BW_DLOPEN=local|global dlopens $BW_NCCL with those
+/* Diagnostics (docs/concepts/gpu.md): BW_DLOPEN=local|global dlopens $BW_NCCL with those
  * flags before the first call, BW_DLOPEN_WHEN=before|after CUDA's initialisation. */
 static void preload(const char *when)
 {

@@ -8,7 +8,7 @@
 # bound after the load in NCCL's, the rest in the shim's);
 # compute-sanitizer's memcheck over the collectives, against a build linked
 # to NCCL itself; cuda-gdb stopping on a plain export, and on an own answer
-# with LD_BIND_NOW=1 (docs/limitations.md).
+# with LD_BIND_NOW=1 (docs/reference/limitations.md).
 #   tests/gpu/bind.sh BUNDLE_DIR OUT_DIR
 . "$(dirname "$0")/bundle_env.sh"
 W=/tmp/lazynccl-bind && rm -rf "$W" && mkdir -p "$W"

@@ -12,7 +12,7 @@ cp "$build/lazynccl-info" "$dst/"
 cp "$top/include/lazynccl.h" "$build/lazynccl_api.h" "$dst/include/"
 strip --strip-debug "$dst"/*.so.*.* "$dst/lazynccl-info"
 du -sh "$dst"
-# Drop-ins and lazynccl-run (docs/consumers.md): the script finds
+# Drop-ins and lazynccl-run (docs/concepts/the-same-job.md): the script finds
 # them through LAZYNCCL_DROPIN_DIR.
 mkdir -p "$dst/dropin"
 # Not the suite's own (tests/specs: zlib, libcrypto, ...), which no job on

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # lazynccl-info --check over PyTorch's own libtorch_cuda.so
-# (docs/lazynccl-info.md, "--check"): against the NCCL its RUNPATH finds
+# (docs/reference/lazynccl-info.md, "--check"): against the NCCL its RUNPATH finds
 # (the wheel's), and against the system's NCCL named by LAZYNCCL_LIBPATH;
 # beside each, what nm says: the NCCL functions libtorch_cuda.so imports
 # and how many of them that file lacks.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# cuDNN and its sub-libraries, one release (docs/search-order.md,
+# cuDNN and its sub-libraries, one release (docs/reference/search-order.md,
 # "Companions"): the wheel's libcudnn.so.9 opens its sub-libraries by bare
 # name through its own run path. With another copy of them first on
 # LD_LIBRARY_PATH, cuDNN loaded plainly mixes the two; through the shim it

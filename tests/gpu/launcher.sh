@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # The native lazynccl-run under NVIDIA's debugger and profiler on the GPU
-# machine (docs/consumers.md, "Debuggers and profilers"):
+# machine (docs/concepts/the-same-job.md, "Debuggers and profilers"):
 #   tests/gpu/launcher.sh BUNDLE_DIR OUT_DIR      (bundle from tests/gpu/bundle.sh)
 # Rows: cuda-gdb --args lazynccl-run python3 GEMM; ncu --target-processes all
 # over the GEMM plain, with the wrapper's environment preset (eval of

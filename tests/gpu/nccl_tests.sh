@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# NVIDIA's nccl-tests three ways on every GPU of the machine (docs/gpu.md):
+# NVIDIA's nccl-tests three ways on every GPU of the machine (docs/concepts/gpu.md):
 # linked to the real NCCL ("direct"), linked to liblazynccl ("shim"), and
 # the direct build under lazynccl-run ("dropin"). All three load the same
 # file: the one the dynamic linker finds for libnccl.so.2 (ld.so.cache).

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 """What cuda.pathfinder reports for NCCL, plain and under lazynccl-run
-(docs/consumers.md, "cuda.pathfinder"): its abs_path and found_via, then a
+(docs/concepts/the-same-job.md, "cuda.pathfinder"): its abs_path and found_via, then a
 call through the handle it gives, and the real NCCL files mapped."""
 import ctypes
 import json

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Everything of docs/gpu.md in one call on a GPU machine: build the GPU
+# Everything of docs/concepts/gpu.md in one call on a GPU machine: build the GPU
 # programs against a bundle of our built shims, check the collectives, the
 # kernel pipeline and PyTorch coexistence, compare AllReduce bandwidth with a
 # direct -lnccl build, and report which NCCL is chosen where two are installed.

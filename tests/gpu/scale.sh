@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Loading at scale on the GPU machine (docs/performance.md, "Loading at
+# Loading at scale on the GPU machine (docs/concepts/performance.md, "Loading at
 # scale"): `import torch`, a matmul and a one-rank NCCL communicator, plain,
 # under lazynccl-run's variables, and with the job's resolution cache
 # (warmed by one run first); per run, strace's file system calls, failed

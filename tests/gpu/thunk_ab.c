@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT
  * The shim's cost on a collective, measured inside one process, where the
  * run-to-run spread of NCCL's latency (tens of percent between processes at
- * 8 B and 1 MiB: docs/gpu.md) cannot enter: one communicator per GPU, and
+ * 8 B and 1 MiB: docs/concepts/gpu.md) cannot enter: one communicator per GPU, and
  * AllReduce batches alternating between the ncclAllReduce the program
  * binds to ("A": the shim's thunk, or a drop-in's under lazynccl-run) and
  * the real library's own ncclAllReduce ("B", dlsym in the file the shim

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# tests/gpu/thunk_ab.c three ways on every GPU of the machine (docs/gpu.md):
+# tests/gpu/thunk_ab.c three ways on every GPU of the machine (docs/concepts/gpu.md):
 # linked to liblazynccl (A: the shim's thunk), linked -lnccl under
 # lazynccl-run (A: the drop-in's), linked -lnccl plain (A is B: the
 # method's noise floor). Every way loads the libnccl.so.2 of ld.so.cache.

@@ -53,7 +53,7 @@ for mode in plain wrapped-outer wrapped-inner; do
     fi
     if command -v cuda-gdb > /dev/null; then
         # gdb runs an ELF program, not a script: inside it, lazynccl-run is
-        # gdb's exec-wrapper (docs/consumers.md).
+        # gdb's exec-wrapper (docs/concepts/the-same-job.md).
         wrap=()
         [ $mode = wrapped-inner ] && wrap=(-ex "set exec-wrapper $RUN")
         row "cuda-gdb $mode" "$GDB" "${pre[@]}" cuda-gdb -batch "${wrap[@]}" -ex run --args "$PY" "$APP"

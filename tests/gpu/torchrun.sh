@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# torchrun over every GPU, plain and under lazynccl-run (docs/gpu.md):
+# torchrun over every GPU, plain and under lazynccl-run (docs/concepts/gpu.md):
 #   tests/gpu/torchrun.sh BUNDLE OUT
 # Rows (each rank one JSON line of tests/gpu/dist_probe.py, tagged):
 #   collectives: plain; lazynccl-run torchrun; the same with LAZYNCCL_LIBPATH

@@ -4,7 +4,7 @@ process of PyTorch's venv imports one of the venv's C extensions that maps
 no NCCL, then loads the bundle's shim (outside any site-packages) with
 ctypes and makes its first call. The shim must find the venv's
 nvidia/nccl/lib through the site-packages the extension's name passes
-through (docs/search-order.md, step 3). Prints one JSON object.
+through (docs/reference/search-order.md, step 3). Prints one JSON object.
 Usage: python wheel_of_loaded.py BUNDLE_DIR"""
 import ctypes
 import importlib

@@ -2,7 +2,7 @@
  *
  * A model of the load protocol of src/load/lz_once.c (with lz_lock.c), src/api/lz_resolve.c and
  * src/base/lz_dl.c (one library), checked by spin in the test suite
- * (tests/test_model.py; docs/reliability.md, "The load protocol").
+ * (tests/test_model.py; docs/concepts/reliability.md, "The load protocol").
  *
  * -DCALLERS=n sets the number of first-calling threads (1 by default);
  * -DNO_PLUGIN, -DNO_FIXER, -DNO_FORK, -DNO_CANCEL leave an actor out, so

@@ -4,7 +4,7 @@
  * before the C library's in every object's lookup, the shim's included) and
  * prints "proc_accesses=N" at exit. Each access under /proc is a path walk
  * the kernel makes on every first call of every process (15-80 us on a
- * virtual machine, docs/performance.md), so the tests pin where one is
+ * virtual machine, docs/concepts/performance.md), so the tests pin where one is
  * made. */
 #define _GNU_SOURCE
 #include <dlfcn.h>

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 # Vendoring the NCCL amalgamation into a Python extension with setuptools:
-# used by tests/test_vendor.py and docs/vendoring.md.
+# used by tests/test_vendor.py and docs/guides/vendoring.md.
 import os
 
 from setuptools import Extension, setup
