@@ -394,6 +394,68 @@ def fidelity_unloadable_choice_is_not_replaced():
     t.contains(wrapped[2], f"{nd}/libnccl.so.2", "the report names the file")
 
 
+UNBOUND_NCCL = r"""
+#include <stdio.h>
+#include <nccl.h>
+int main(void) {
+    int v = 0;
+    ncclGetVersion(&v);
+    printf("version %d\n", v);
+    fflush(stdout);
+    ncclUniqueId id;
+    printf("rc %d\n", (int)ncclGetUniqueId(&id));
+    return 0;
+}
+"""
+
+UNBOUND_JIT = r"""
+#include <stddef.h>
+#include <stdio.h>
+int __nvJitLinkGetErrorLogSize_12_9(void *h, size_t *s);
+int main(void) {
+    size_t s = 0;
+    printf("rc %d\n", __nvJitLinkGetErrorLogSize_12_9(NULL, &s));
+    return 0;
+}
+"""
+
+
+@case
+def fidelity_missing_function_stops_as_ld_so():
+    """A program linked -lnccl (lazy binding) whose NCCL, found at run time,
+    lacks a function it calls: plain, ld.so stops it at that call, "PROG:
+    symbol lookup error: PROG: undefined symbol: NAME", exit 127, after the
+    functions the file has answered. Wrapped, the drop-in stands in for
+    that file and stops the same, its report after ld.so's line. The same
+    for a versioned name (nvJitLink's __nvJitLinkGetErrorLogSize_12_9,
+    version libnvJitLink.so.12, on a 12.8): no older version is served
+    under lazynccl-run (the drop-in alone on LD_LIBRARY_PATH serves it:
+    field_failure_12_9_on_12_8)."""
+    plain_only()
+    d = t.workdir("fidelity_missing_function")
+    full = t.fake_nccl(f"{d}/full", version=22101)
+    t.fake_nccl(f"{d}/part", version=22202, omit=["ncclGetUniqueId"])
+    t.fake_nvjitlink(f"{d}/v129", 12, 9, version_node=True)
+    t.fake_nvjitlink(f"{d}/v128", 12, 8, version_node=True)
+    for name, src in (("unbound_nccl", UNBOUND_NCCL), ("unbound_jit", UNBOUND_JIT)):
+        with open(f"{d}/{name}.c", "w") as f:
+            f.write(src)
+    nccl = t.compile_c(f"{d}/unbound_nccl", [f"{d}/unbound_nccl.c"],
+                       [f"-I{t.NCCL_INCLUDE}", f"-L{os.path.dirname(full)}", "-l:libnccl.so.2", "-Wl,-z,lazy"])
+    jit = t.compile_c(f"{d}/unbound_jit", [f"{d}/unbound_jit.c"],
+                      [f"-L{d}/v129", "-l:libnvJitLink.so.12", "-Wl,-z,lazy"])
+    for exe, libdir, name, out in (
+            (nccl, f"{d}/part", "ncclGetUniqueId", "version 22202\n"),
+            (jit, f"{d}/v128", "__nvJitLinkGetErrorLogSize_12_9, version libnvJitLink.so.12", "")):
+        env = {"LD_LIBRARY_PATH": libdir}
+        plain = side([exe], env, False)
+        wrapped = side([exe], env, True)
+        words = f"{exe}: symbol lookup error: {exe}: undefined symbol: {name}\n"
+        t.equal(plain, (127, out, words), f"plain {exe}")
+        t.equal((wrapped[0], wrapped[1], wrapped[2][:len(words)]), plain, f"wrapped {exe}: {wrapped[2]}")
+        t.contains(wrapped[2][len(words):], "not exported by", f"wrapped {exe}: the report after ld.so's line")
+
+
 def make_missing(d):
     """A library to link against that is then removed: the DT_NEEDED of a
     file the dynamic linker will not find."""

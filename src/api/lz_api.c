@@ -10,6 +10,7 @@
 #include "common/lz_stepnames.h"
 #include "base/lz_dl.h"
 
+#include <errno.h> /* program_invocation_name */
 #include <limits.h>
 
 #include <stdio.h>
@@ -125,6 +126,17 @@ void lz_stop_variables(const lz_lib *lib, const char *who)
     int k = snprintf(head, sizeof head, "%s: %s cannot be loaded, and its variables are used (%s): "
                      "stopping, as the dynamic linker would have at start (error while loading "
                      "shared libraries: %s)\n", lib->prefix, lib->display, who, lib->sonames[0]);
+    stop(lib, head, k, sizeof head);
+}
+
+void lz_stop_unbound(const lz_lib *lib, const char *name, const char *who, const char *version)
+{
+    /* ld.so names the program by its argv[0], and an object by its name. */
+    const char *prog = program_invocation_name && *program_invocation_name ? program_invocation_name
+                                                                             : "<program name unknown>";
+    char head[1024];
+    int k = snprintf(head, sizeof head, "%s: symbol lookup error: %s: undefined symbol: %s%s%s\n", prog,
+                     who ? who : prog, name, version ? ", version " : "", version ? version : "");
     stop(lib, head, k, sizeof head);
 }
 

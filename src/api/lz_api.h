@@ -30,6 +30,13 @@ LZ_HIDDEN __attribute__((noreturn)) void lz_stop_busy(const lz_lib *lib, const c
  * whom) and it cannot be loaded: no variable may be read as a value the
  * library never gave it. */
 LZ_HIDDEN __attribute__((noreturn)) void lz_stop_variables(const lz_lib *lib, const char *who);
+/* Stop as the dynamic linker's lazy binding stops a program whose library
+ * lacks a function it calls ("PROG: symbol lookup error: OBJ: undefined
+ * symbol: NAME, version V"), then the report, exit 127: who is the object
+ * whose reference it is (NULL: the program), version the one it asks for
+ * (NULL: none). */
+LZ_HIDDEN __attribute__((noreturn)) void lz_stop_unbound(const lz_lib *lib, const char *name,
+                                                          const char *who, const char *version);
 /* An own answer once the library is loaded: what the real function said,
  * or, when that is empty and a function of this shim has failed, why. */
 LZ_HIDDEN const char *lz_fill_message(const lz_lib *lib, const char *real);

@@ -3,6 +3,7 @@
  * (docs/reference/search-order.md, "Versioned names"). */
 #include "api/lz_resolve.h"
 #include "api/lz_api.h"
+#include "base/lz_asked.h"
 #include "search/lz_companions.h"
 #include "process/lz_needed.h"
 #include "load/lz_once.h"
@@ -11,6 +12,7 @@
 #include "base/lz_dl.h"
 #include "process/lz_ldlock.h"
 #include "process/lz_objects.h"
+#include "process/lz_objects_imports.h"
 
 #include <dlfcn.h>
 #include <link.h>
@@ -86,6 +88,21 @@ static void *symbol(const lz_lib *lib, const char *name, int *busy)
     return lz_objects_lookup((const void *)lm->l_ld, name);
 }
 
+/* A drop-in standing in, under lazynccl-run, for the file the program
+ * asked for (the audit module recorded the request), and that loaded it
+ * (not another that LAZY<ID>_LIBPATH named), is that file: where it lacks
+ * a function the program calls, the program stops as the dynamic linker's
+ * lazy binding stops it plain, naming the object whose reference it is;
+ * no other version of the name is served. */
+static __attribute__((noreturn)) void stop_unbound(const lz_lib *lib, const char *name)
+{
+    char *version = NULL;
+    int program = 0;
+    char *who = lz_objects_importer(lib, name, &version, &program);
+    symbol_failed(lib, name, " (the file the program asked for, under lazynccl-run)");
+    lz_stop_unbound(lib, name, program ? NULL : who, version);
+}
+
 static void *lookup(const lz_lib *lib, size_t i, int *busy)
 {
     const lz_sym *s = &lib->syms[i];
@@ -93,6 +110,9 @@ static void *lookup(const lz_lib *lib, size_t i, int *busy)
     void *p = symbol(lib, name, busy);
     if (!p && *busy)
         return NULL;
+    const char *asked = p ? NULL : lz_asked_path(lib);
+    if (asked && lib->st->path && strcmp(lib->st->path, asked) == 0)
+        stop_unbound(lib, name);
     if (p || !s->family)
         goto out;
     if (s->major >= 0 && strict_versions(lib)) {

@@ -102,6 +102,38 @@ unsigned long lz_elfmem_dynval(const lz_elfmem *v, long tag)
     return 0;
 }
 
+const char *lz_elfmem_needed_version(const lz_elfmem *v, size_t i)
+{
+    if (!v->versym || !in(v, (uintptr_t)&v->versym[i], sizeof v->versym[i]))
+        return NULL;
+    ElfW(Half) index = v->versym[i] & 0x7fff;
+    uintptr_t need = 0;
+    size_t count = 0;
+    for (size_t k = 0; k < v->ndyn && v->dyn[k].d_tag != DT_NULL; k++) {
+        if (v->dyn[k].d_tag == DT_VERNEED)
+            need = at(v, v->dyn[k].d_un.d_ptr);
+        else if (v->dyn[k].d_tag == DT_VERNEEDNUM)
+            count = v->dyn[k].d_un.d_val;
+    }
+    /* 0 and 1 are no version and the base version: nothing asked. */
+    for (size_t n = 0; index > 1 && need && n < count && in(v, need, sizeof(ElfW(Verneed))); n++) {
+        const ElfW(Verneed) *vn = (const ElfW(Verneed) *)need;
+        uintptr_t aux = need + vn->vn_aux;
+        for (size_t a = 0; a < vn->vn_cnt && in(v, aux, sizeof(ElfW(Vernaux))); a++) {
+            const ElfW(Vernaux) *va = (const ElfW(Vernaux) *)aux;
+            if (va->vna_other == index)
+                return lz_elfmem_str(v, va->vna_name);
+            if (!va->vna_next)
+                break;
+            aux += va->vna_next;
+        }
+        if (!vn->vn_next)
+            break;
+        need += vn->vn_next;
+    }
+    return NULL;
+}
+
 const char *lz_elfmem_soname(const lz_elfmem *v)
 {
     return lz_elfmem_dynstr(v, DT_SONAME);

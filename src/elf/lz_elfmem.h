@@ -50,6 +50,10 @@ LZ_ELFMEM_API unsigned long lz_elfmem_dynval(const lz_elfmem *v, long tag);
 LZ_ELFMEM_API const char *lz_elfmem_soname(const lz_elfmem *v);
 /* 1 when one of its DT_NEEDED entries is soname. */
 LZ_ELFMEM_API int lz_elfmem_needs(const lz_elfmem *v, const char *soname);
+/* The version its symbol table entry i refers to (DT_VERSYM's index named
+ * in DT_VERNEED: "libnvJitLink.so.12"), or NULL for none or out of bounds:
+ * the version an undefined symbol asks for. */
+LZ_ELFMEM_API const char *lz_elfmem_needed_version(const lz_elfmem *v, size_t i);
 /* The symbol it defines under name, found through its GNU hash table as
  * the dynamic linker finds it; NULL when none (or no GNU hash table). */
 LZ_ELFMEM_API const ElfW(Sym) *lz_elfmem_lookup(const lz_elfmem *v, const char *name);

@@ -24,6 +24,8 @@ struct imports {
     const char *self_soname;
     const char *name; /* lz_objects_importer: the name asked about */
     char *who;        /* and the first object importing it (malloc'd) */
+    char *version;    /* the version its reference asks for (malloc'd), or NULL */
+    int program;      /* that object is the program */
 };
 
 /* Whether the object needs the library: one of its sonames, or this shim
@@ -55,6 +57,9 @@ static int imports_cb(struct dl_phdr_info *info, size_t size, void *data)
                 const char *fn = (const char *)getauxval(AT_EXECFN);
                 int main_program = !info->dlpi_name || !info->dlpi_name[0];
                 q->who = strdup(!main_program ? info->dlpi_name : fn ? fn : "the program");
+                q->program = main_program;
+                const char *version = lz_elfmem_needed_version(&v.m, i);
+                q->version = version ? strdup(version) : NULL;
                 return 1;
             }
             continue;
@@ -84,10 +89,16 @@ void lz_objects_imports(const lz_lib *lib, unsigned char *marks)
         lz_dl_iterate_phdr(imports_cb, &q);
 }
 
-char *lz_objects_importer(const lz_lib *lib, const char *name)
+char *lz_objects_importer(const lz_lib *lib, const char *name, char **version, int *program)
 {
     struct imports q = {.lib = lib, .self_soname = lz_objects_self_soname(), .name = name};
     lz_dl_iterate_phdr(imports_cb, &q);
+    if (version)
+        *version = q.version;
+    else
+        free(q.version);
+    if (program)
+        *program = q.program;
     return q.who;
 }
 

@@ -11,8 +11,10 @@
  * DT_NEEDED) imports: an undefined, non-weak symbol of its dynamic symbol
  * table. The names the loaded library will have to serve. */
 LZ_HIDDEN void lz_objects_imports(const lz_lib *lib, unsigned char *marks);
-/* The first such object importing name (malloc'd), or NULL. */
-LZ_HIDDEN char *lz_objects_importer(const lz_lib *lib, const char *name);
+/* The first such object importing name (malloc'd), or NULL; version (or
+ * NULL): the version its reference asks for (malloc'd; NULL for none);
+ * program (or NULL): whether that object is the program. */
+LZ_HIDDEN char *lz_objects_importer(const lz_lib *lib, const char *name, char **version, int *program);
 
 /* The first loaded object other than this code's that needs soname
  * (DT_NEEDED) and imports one of names (n, sorted by strcmp): its name as
