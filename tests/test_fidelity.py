@@ -430,7 +430,9 @@ def fidelity_missing_function_stops_as_ld_so():
     for a versioned name (nvJitLink's __nvJitLinkGetErrorLogSize_12_9,
     version libnvJitLink.so.12, on a 12.8): no older version is served
     under lazynccl-run (the drop-in alone on LD_LIBRARY_PATH serves it:
-    field_failure_12_9_on_12_8)."""
+    field_failure_12_9_on_12_8). Reached through dlsym, which plain answers
+    NULL, the name gets the API's failure wrapped: a documented
+    difference."""
     plain_only()
     d = t.workdir("fidelity_missing_function")
     full = t.fake_nccl(f"{d}/full", version=22101)
@@ -446,6 +448,15 @@ def fidelity_missing_function_stops_as_ld_so():
                       [f"-L{d}/v129", "-l:libnvJitLink.so.12", "-Wl,-z,lazy"])
     # The 12 major's drop-in stands in when --only names it (by default
     # each family's newest).
+    # Reached through dlsym (ctypes), plain finds nothing; wrapped, the
+    # drop-in's export answers the API's failure (no object imports it).
+    script = ("import ctypes, sys\nf = ctypes.CDLL(sys.argv[1])\n"
+              "try:\n    g = f.ncclGetUniqueId\nexcept AttributeError:\n    print('no such function')\n"
+              "else:\n    print('rc', g(ctypes.create_string_buffer(128)))\n")
+    part = f"{d}/part/libnccl.so.2"
+    t.equal(side([sys.executable, "-c", script, part], {}, False)[:2], (0, "no such function\n"), "plain dlsym")
+    t.equal(side([sys.executable, "-c", script, part], {}, True)[:2], (0, "rc 2\n"),
+            "wrapped dlsym: the drop-in's export, ncclSystemError (docs/reference/limitations.md)")
     for exe, libdir, name, out, only in (
             (nccl, f"{d}/part", "ncclGetUniqueId", "version 22202\n", []),
             (jit, f"{d}/v128", "__nvJitLinkGetErrorLogSize_12_9, version libnvJitLink.so.12", "",

@@ -91,14 +91,24 @@ static void *symbol(const lz_lib *lib, const char *name, int *busy)
 /* A drop-in standing in, under lazynccl-run, for the file the program
  * asked for (the audit module recorded the request), and that loaded it
  * (not another that LAZY<ID>_LIBPATH named), is that file: where it lacks
- * a function the program calls, the program stops as the dynamic linker's
- * lazy binding stops it plain, naming the object whose reference it is;
- * no other version of the name is served. */
-static __attribute__((noreturn)) void stop_unbound(const lz_lib *lib, const char *name)
+ * a function that a loaded object imports (a reference the dynamic
+ * linker binds), the program stops at its call as ld.so's lazy binding
+ * stops it plain, naming that object; no other version of the name is
+ * served. A name nobody imports was reached through dlsym, which plain
+ * answered NULL: too late to say so, the call gets the API's failure, as
+ * a link-time shim's does. */
+static void stop_if_unbound(const lz_lib *lib, const char *name)
 {
+    const char *asked = lz_asked_path(lib);
+    if (!asked || !lib->st->path || strcmp(lib->st->path, asked) != 0)
+        return;
     char *version = NULL;
     int program = 0;
     char *who = lz_objects_importer(lib, name, &version, &program);
+    if (!who) {
+        free(version);
+        return;
+    }
     symbol_failed(lib, name, " (the file the program asked for, under lazynccl-run)");
     lz_stop_unbound(lib, name, program ? NULL : who, version);
 }
@@ -110,9 +120,8 @@ static void *lookup(const lz_lib *lib, size_t i, int *busy)
     void *p = symbol(lib, name, busy);
     if (!p && *busy)
         return NULL;
-    const char *asked = p ? NULL : lz_asked_path(lib);
-    if (asked && lib->st->path && strcmp(lib->st->path, asked) == 0)
-        stop_unbound(lib, name);
+    if (!p)
+        stop_if_unbound(lib, name);
     if (p || !s->family)
         goto out;
     if (s->major >= 0 && strict_versions(lib)) {
