@@ -542,6 +542,12 @@ class ShimWriter:
             raise GenError(self.spec.path, f"[failure.functions] {e.name}: out: no parameter named "
                                            f"{', '.join(missing)} (its parameters: "
                                            f"{', '.join(n or '(unnamed)' for n in names) or 'none'})")
+        fixed = [p for p in outs if not (e.fn.param_writable and e.fn.param_writable[names.index(p)])]
+        if fixed:
+            raise GenError(self.spec.path, f"[failure.functions] {e.name}: out: {', '.join(fixed)} "
+                                           f"{'is' if len(fixed) == 1 else 'are'} not a pointer to "
+                                           f"something it may write (an out-parameter is a pointer "
+                                           f"to a type that is not const)")
         stores = "".join(f" if (a{names.index(p)}) *a{names.index(p)} = {v};" for p, v in outs.items())
         ret = "" if e.fn.ret == "void" else f" return {value};"
         self.w(f"{target}__attribute__((used)) static {e.fn.ret} lz_f_{e.sym}({e.fn.params})\n"

@@ -39,6 +39,8 @@ class Function:
                                # code is compiled for the instructions that type needs
     param_names: tuple = ()    # each parameter's name in the header ("" where it has none):
                                # what a spec's failure out-parameters name
+    param_writable: tuple = () # each parameter a pointer to what may be written (not const),
+                               # read with the names: where a failure out-parameter may store
     noreturn: bool = False     # declared never to return (_Noreturn, noreturn): without its
                                # library it stops the process, never returns
 
@@ -449,7 +451,16 @@ def _function(ci, c, name=None, with_names=True):
                     line, variadic, file,
                     canonical.kind == ci.TypeKind.POINTER, canonical.spelling,
                     wide_vector=wide, noreturn=_noreturn(ci, c, file, ctype),
-                    param_names=tuple(names))
+                    param_names=tuple(names), param_writable=_writable(ci, types) if with_names else ())
+
+
+def _writable(ci, types):
+    """Each parameter: a pointer (through typedefs) to a type not const."""
+    out = []
+    for t in types:
+        c = t.get_canonical()
+        out.append(c.kind == ci.TypeKind.POINTER and not c.get_pointee().is_const_qualified())
+    return tuple(out)
 
 
 def _noreturn(ci, c, file, ctype):

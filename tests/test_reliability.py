@@ -472,8 +472,9 @@ def generator_failure_per_function():
 def generator_failure_out_parameters_checked():
     """[failure.functions]' out table: a parameter the header does not name
     is an error naming the function's parameters; a table without value, a
-    key other than value and out, and a value that is no C constant are
-    each said."""
+    key other than value and out, a value that is no C constant, and a
+    parameter it may not write through (a pointer to const) are each
+    said, before any compiler sees the code."""
     d = t.workdir("gen_failure_outs")
     header = "int bad_compile(const char *text, int *code);\n"
     base = GOOD.replace('function_pattern = "^bad"', 'function_pattern = "^bad"\ncontrol_api = false')
@@ -483,7 +484,10 @@ def generator_failure_out_parameters_checked():
             ('{ out = { code = "-2" } }', "'bad_compile': a table takes value = \"...\""),
             ('{ value = "-1", why = "x" }', "unknown: why"),
             ('{ value = "-1", out = { code = "two words" } }',
-             "'bad_compile': out: value for 'code' is not a C constant expression")):
+             "'bad_compile': out: value for 'code' is not a C constant expression"),
+            ('{ value = "-1", out = { text = "0" } }',
+             "[failure.functions] bad_compile: out: text is not a pointer to something it may write "
+             "(an out-parameter is a pointer to a type that is not const)")):
         _, err = lazygen(d, base + f"[failure.functions]\nbad_compile = {table}\n", header)
         t.contains(err, want, table)
 
