@@ -25,6 +25,7 @@ _EV_CURRENT, _ELF_C_READ, _ELF_K_ELF = 1, 1, 3
 _SHT_DYNSYM, _SHT_DYNAMIC = 11, 6
 _SHT_GNU_VERDEF, _SHT_GNU_VERSYM = 0x6FFFFFFD, 0x6FFFFFFF
 _SHN_UNDEF, _SHN_ABS = 0, 0xFFF1
+_STT_NOTYPE, _SHF_EXECINSTR, _SHN_LORESERVE = 0, 0x4, 0xFF00
 _DT_SONAME, _DT_NULL, _DT_NEEDED = 14, 0, 1
 _VER_FLG_BASE, _VERSYM_HIDDEN = 1, 0x8000
 _STT_OBJECT, _STT_FUNC, _STT_TLS, _STT_GNU_IFUNC = 1, 2, 6, 10
@@ -142,7 +143,8 @@ def _libelf():
         P, I, U = ctypes.c_void_p, ctypes.c_int, ctypes.c_uint
         sigs = {"elf_version": (U, [U]), "elf_begin": (P, [I, I, P]), "elf_end": (I, [P]),
                 "elf_kind": (I, [P]), "elf_errmsg": (ctypes.c_char_p, [I]), "elf_errno": (I, []),
-                "elf_nextscn": (P, [P, P]), "elf_getdata": (ctypes.POINTER(_Data), [P, P]),
+                "elf_nextscn": (P, [P, P]), "elf_getscn": (P, [P, ctypes.c_size_t]),
+                "elf_getdata": (ctypes.POINTER(_Data), [P, P]),
                 "elf_strptr": (ctypes.c_char_p, [P, ctypes.c_size_t, ctypes.c_size_t]),
                 "gelf_getehdr": (P, [P, ctypes.POINTER(_Ehdr)]),
                 "gelf_getshdr": (P, [P, ctypes.POINTER(_Shdr)]),
@@ -242,6 +244,14 @@ def _read(lib, elf, path):
     versym = lib.elf_getdata(secs[_SHT_GNU_VERSYM][0], None) if _SHT_GNU_VERSYM in secs else None
     node_names = {n.name for n in out.nodes}
     sym, vs = _Sym(), ctypes.c_uint16()
+    executable = {}  # section index: whether it holds code
+
+    def in_code(index):
+        if index not in executable:
+            scn, sh = lib.elf_getscn(elf, index), _Shdr()
+            executable[index] = bool(scn and lib.gelf_getshdr(scn, ctypes.byref(sh)) and
+                                     sh.sh_flags & _SHF_EXECINSTR)
+        return executable[index]
     for k in range(1, sh.sh_size // max(sh.sh_entsize, 1) if syms else 0):
         if not lib.gelf_getsym(syms, k, ctypes.byref(sym)) or sym.st_shndx == _SHN_UNDEF:
             continue
@@ -259,6 +269,9 @@ def _read(lib, elf, path):
             out.vague.add(name)
         kind = sym.st_info & 0xF
         if kind in (_STT_FUNC, _STT_GNU_IFUNC):
+            out.functions.add(name)
+        elif kind == _STT_NOTYPE and sym.st_shndx < _SHN_LORESERVE and in_code(sym.st_shndx):
+            # An assembly label exported without .type: code, called as a function.
             out.functions.add(name)
         elif kind == _STT_OBJECT and sym.st_shndx != _SHN_ABS:
             out.objects[name] = sym.st_size

@@ -829,6 +829,60 @@ def symbol_list_dropin_without_header_or_library():
     shutil.rmtree(d, ignore_errors=True)
 
 
+ASM_LIB = r"""
+int c_answer(void) { return 1; }
+#if defined(__x86_64__)
+__asm__(".text\n.globl asm_answer\nasm_answer:\n movl $42, %eax\n ret\n");
+#elif defined(__aarch64__)
+__asm__(".text\n.globl asm_answer\nasm_answer:\n mov w0, #42\n ret\n");
+#endif
+"""
+
+ASM_PROG = r"""
+#include <stdio.h>
+int asm_answer(void);
+int c_answer(void);
+int main(void) { printf("%d %d\n", asm_answer(), c_answer()); return 0; }
+"""
+
+
+@case
+def symbol_list_keeps_assembly_functions():
+    """A function written in assembly without .type is exported NOTYPE, in
+    a code section: lazygen symbols records it as a function, and a drop-in
+    built from the list forwards it (the program answers 42 through it, as
+    on the real library)."""
+    d = tempfile.mkdtemp(prefix="lz-asm-")
+    os.makedirs(f"{d}/real")
+    with open(f"{d}/asm.c", "w") as f:
+        f.write(ASM_LIB)
+    with open(f"{d}/prog.c", "w") as f:
+        f.write(ASM_PROG)
+    real = t.compile_c(f"{d}/real/libasm.so.1", [f"{d}/asm.c"], ["-Wl,-soname,libasm.so.1"], shared=True)
+    t.contains(t.run(["readelf", "--dyn-syms", "-W", real], check_rc=0).stdout, "NOTYPE  GLOBAL DEFAULT",
+               "asm_answer is exported without a type")
+    r = lazygen("symbols", real, "--out", f"{d}/asm.symbols")
+    t.equal(r.returncode, 0, r.stderr)
+    t.contains(open(f"{d}/asm.symbols").read(), "function asm_answer -\n", "recorded as a function")
+    with open(f"{d}/asm.toml", "w") as f:
+        f.write('[library]\nid = "asm"\ndisplay = "asm"\nshim = "lazyasm"\nheaders = []\nsymbols = "asm.symbols"\n'
+                'sonames = ["libasm.so.1"]\nfeature = "asm"\ndescription = "assembly"\n')
+    r = lazygen("generate", f"{d}/asm.toml", "--out-c", f"{d}/s.c", "--out-data", f"{d}/v.c",
+                "--out-hooks", f"{d}/h.c")
+    t.equal(r.returncode, 0, r.stderr)
+    os.makedirs(f"{d}/dropin")
+    t.compile_c(f"{d}/dropin/libasm.so.1", [f"{d}/s.c", f"{d}/v.c", f"{d}/h.c",
+                                            os.path.join(t.SHIMS, "liblzruntime.a"), "-ldl", "-lpthread",
+                                            f"-I{t.SOURCE}/src", f"-I{t.BUILD}", "-fvisibility=hidden",
+                                            "-D_GNU_SOURCE", '-DLZ_DROPIN_SONAME="libasm.so.1"',
+                                            "-Wl,-soname,libasm.so.1"] + t.sanitizer_link_args(), shared=True)
+    exe = t.compile_c(f"{d}/prog", [f"{d}/prog.c", real] + t.sanitizer_link_args())
+    t.equal(t.run([exe], env={"LD_LIBRARY_PATH": f"{d}/real"}, check_rc=0).stdout, "42 1\n", "on the real library")
+    r = t.run([exe], env={"LD_LIBRARY_PATH": f"{d}/dropin", "LAZYASM_LIBPATH": real}, check_rc=0)
+    t.equal(r.stdout, "42 1\n", "through the drop-in")
+    shutil.rmtree(d, ignore_errors=True)
+
+
 @case
 def bench_genscale_runs_as_documented():
     """bench/genscale (docs/concepts/performance.md) runs as documented: with N=300
