@@ -98,6 +98,9 @@ def check_names(spec, exports, control_prefix=None):
     served = {e.name for e in exports}
     def becomes(n):
         x = spec.renamed.get(n)
+        if x == "":
+            return (" (the header defines it as a macro that becomes no one name, a function-like "
+                    "macro or an expression: name the function it calls)")
         return f" (the header's macros make it {x}, which function_pattern does not select)" if x else ""
     problems = [f"'required': {n} is not a function the header declares and function_pattern "
                 f"selects{becomes(n)}" for n in spec.required if n not in served]

@@ -407,7 +407,17 @@ def cmd_find_libraries(a, cc):
 
 
 def cmd_dropin(a, cc):
-    dropin(load_spec(a.spec), a.soname, a.exports, a.library, a.out_map, a.out_symver)
+    spec = load_spec(a.spec)
+    # A 'required' name written as a program writes it (a macro the header
+    # renames, as for generate): the name it becomes, found through the
+    # headers only where one is not among the exports.
+    with open(a.exports, encoding="utf-8") as f:
+        exported = set(f.read().split())
+    asked = sorted({n for n in spec.required if n not in exported})
+    if asked and a.include_dir:
+        for n, x in macro_names(cc, spec, spec.headers, a.include_dir, asked).items():
+            spec.required = [x if r == n and x else r for r in spec.required]
+    dropin(spec, a.soname, a.exports, a.library, a.out_map, a.out_symver)
 
 
 def cmd_pkg_config(a, cc):
@@ -495,20 +505,24 @@ def macro_names(cc, spec, headers, include_dirs, names):
     """What each name becomes through the headers' macros, as a program that
     includes them and writes it gets: {name: expansion} for those a macro
     renames to one identifier (pcre2_compile -> pcre2_compile_8,
-    cublasCreate -> cublasCreate_v2)."""
+    cublasCreate -> cublasCreate_v2); "" for one a macro names that does
+    not so become one identifier (a function-like macro, an expression)."""
     if not names or not headers:
         return {}
     source = "".join(f'#include "{h}"\n' for h in headers) + \
-        "".join(f"__lz_name_{i} {n}\n" for i, n in enumerate(names))
+        "".join(f"__lz_name_{i} {n}\n#ifdef {n}\n__lz_macro_{i}\n#endif\n" for i, n in enumerate(names))
     language = "c++" if spec.language == "c++" else "c"
     r = subprocess.run(cc + ["-E", "-P", "-x", language, "-"] + [f"-D{x}" for x in spec.defines] +
                        [f"-I{d}" for d in include_dirs], input=source, capture_output=True, text=True)
-    out = {}
+    out, macros = {}, set()
     for line in r.stdout.splitlines() if r.returncode == 0 else []:
         m = re.match(r"^__lz_name_(\d+)\s+([A-Za-z_]\w*)\s*$", line.strip())
         if m and int(m.group(1)) < len(names) and m.group(2) != names[int(m.group(1))]:
             out[names[int(m.group(1))]] = m.group(2)
-    return out
+        m = re.match(r"^__lz_macro_(\d+)$", line.strip())
+        if m and int(m.group(1)) < len(names):
+            macros.add(names[int(m.group(1))])
+    return {**{n: "" for n in macros}, **out}
 
 
 def _renamed_keys(cc, spec, headers, include_dirs, functions):
@@ -518,7 +532,7 @@ def _renamed_keys(cc, spec, headers, include_dirs, functions):
     declared = {f.name for f in functions}
     asked = [n for n in list(spec.failure_functions) + list(spec.required) if n not in declared]
     for n, x in macro_names(cc, spec, headers, include_dirs, sorted(set(asked))).items():
-        if x not in declared:
+        if x not in declared:  # "": a macro that becomes no one name
             spec.renamed[n] = x  # for the message: the name it becomes is not served either
             continue
         if n in spec.failure_functions and x not in spec.failure_functions:
@@ -642,6 +656,8 @@ def parser():
     p.add_argument("--soname", required=True)
     p.add_argument("--exports", required=True, metavar="X.txt", help="generate's --out-list")
     p.add_argument("--library", metavar="PATH|-", help="the real library: its symbol versions")
+    p.add_argument("--include-dir", action="append", default=[],
+                   help="where the headers are: a 'required' name a macro renames is read there")
     p.add_argument("--out-map", required=True)
     p.add_argument("--out-symver", required=True)
     p = command("pkg-config", cmd_pkg_config, "a pkg-config file naming a shim where it was "

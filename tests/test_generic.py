@@ -162,11 +162,14 @@ def failure_key_written_as_the_macro():
     """A [failure.functions] key and a 'required' name written as a program
     writes them (wm_compile, which the header renames to wm_compile_8 by a
     pasting macro, as PCRE2 does) stand for the function they become; where
-    that function is not selected, the message names it."""
+    that function is not selected, the message names it. The drop-in's
+    step, run apart, keeps a required macro's function that the real
+    library lacks."""
     d = t.workdir("failure_key_macro")
     with open(f"{d}/wm.h", "w") as f:
         f.write("#define WM_SUFFIX(x) x##8\nint wm_compile_8(const char *p);\nint wm_free_8(int x);\n"
-                "#define wm_compile WM_SUFFIX(wm_compile_)\n#define wm_free WM_SUFFIX(wm_free_)\n")
+                "#define wm_compile WM_SUFFIX(wm_compile_)\n#define wm_free WM_SUFFIX(wm_free_)\n"
+                "#define wm_twice(x) wm_free_8(wm_free_8(x))\n")
     spec = """[library]
 id = "wm"
 display = "wm"
@@ -201,6 +204,29 @@ wm_compile = "-7"
     t.contains(r.stderr, "[failure.functions]: wm_compile is not a function the header declares and "
                "function_pattern selects (the header's macros make it wm_compile_8, which "
                "function_pattern does not select)", "the message names the expansion")
+    # The drop-in's own step (Meson runs it apart): a real library that
+    # lacks wm_compile_8 still gets it exported, 'required' naming it as
+    # the macro; the headers' directory tells the step what it becomes.
+    with open(f"{d}/wm.toml", "w") as f:
+        f.write(spec.replace("PATTERN", "^wm_"))
+    t.run(gen + ["--out-list", f"{d}/exports.txt"], check_rc=0)
+    with open(f"{d}/real.c", "w") as f:
+        f.write("int wm_free_8(int x) { return x; }\n")
+    real = t.compile_c(f"{d}/libwm.so.1", [f"{d}/real.c"], ["-Wl,-soname,libwm.so.1"], shared=True)
+    step = [sys.executable, os.path.join(GEN, "lazygen.py"), "dropin", f"{d}/wm.toml", "--soname", "libwm.so.1",
+            "--exports", f"{d}/exports.txt", "--library", real, "--cc", " ".join(t.CC),
+            "--out-map", f"{d}/wm.map", "--out-symver", f"{d}/wm_symver.h"]
+    r = t.run(step + ["--include-dir", d], check_rc=0)
+    t.contains(open(f"{d}/wm.map").read(), "wm_compile_8;", f"required as the macro, kept: {r.stderr}")
+    t.check("leaves out" not in r.stderr, f"nothing left out: {r.stderr}")
+    # A function-like macro becomes no one name: the message says so.
+    with open(f"{d}/wm.toml", "w") as f:
+        f.write(spec.replace("PATTERN", "^wm_").replace('required = ["wm_compile"]', 'required = ["wm_twice"]'))
+    r = t.run(gen)
+    t.equal(r.returncode, 1, f"lazygen: {r.stderr}")
+    t.contains(r.stderr, "'required': wm_twice is not a function the header declares and function_pattern "
+               "selects (the header defines it as a macro that becomes no one name, a function-like "
+               "macro or an expression: name the function it calls)", "a function-like macro")
 
 
 @case
