@@ -564,7 +564,9 @@ def generation_names_the_variables_that_load_before_main():
     t.equal(r.returncode, 0, r.stderr)
     t.check(re.search(r"note: \d+ variable\(s\) are read without a call, so a process that uses "
                       r"one loads SQLite before main: sqlite3_version, sqlite3_temp_directory, "
-                      r"sqlite3_data_directory, ", r.stderr), f"the note:\n{r.stderr}")
+                      r"sqlite3_data_directory, ", t.flat(r.stderr)), f"the note:\n{r.stderr}")
+    long_lines = [l for l in r.stderr.splitlines() if len(l) > 100 and " " in l.strip()]
+    t.equal(long_lines, [], "the notes wrap at 100 columns")
 
 
 @case

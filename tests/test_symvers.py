@@ -284,7 +284,8 @@ def failure_note_lists_only_what_is_left():
         f.write(text.split("[failure]")[0] + '[failure]\n"size_t" = "0"\n"*" = "NULL"\n"void" = ""\n')
     r = lazygen("generate", spec, "--include-dir", fx.hdir, "--out-c", os.path.join(fx.d, "x.c"),
                 "--out-list", os.path.join(fx.d, "x.txt"), cc=fx.cc, check=0)
-    note = re.search(r"note: (\d+) function\(s\) stop the process .*?no value\): (.*)$", r.stderr, re.M)
+    note = re.search(r"note: (\d+) function\(s\) stop the process .*?no value\): (.*?)(?= lazygen:|$)",
+                     t.flat(r.stderr))
     t.check(note, f"the note: {r.stderr}")
     listed = sorted(part.split(":")[0] for part in note.group(2).split("; "))
     t.equal(listed, ["fix_status", "int"], "only the non-pointer types")
