@@ -311,6 +311,7 @@ def new_spec(target, cc, defines=(), include_dirs=()):
         return draft(spec_id, soname, headers, pattern, exclude, version, nodes, prelude, defines,
                      search)
     exported = set(functions)
+    other_notes = []
     exact = "^(" + "|".join(re.escape(n) for n in functions) + ")$"
     with tempfile.TemporaryDirectory() as d:
         kept, prelude, declared = _readable(cc, d, inc, rel, functions, exact, write, dirs)
@@ -330,8 +331,22 @@ def new_spec(target, cc, defines=(), include_dirs=()):
         groups = prefixes([f.name for f in served])
         pattern = "^(" + "|".join(re.escape(p) for p in groups) + ")"
         # What the prefixes take besides: declared, not exported.
-        exclude = sorted({f.name for f in _parse(cc, d, write(headers, pattern, prelude), dirs)
-                          if f.name not in exported})
+        taken = _parse(cc, d, write(headers, pattern, prelude), dirs)
+        # A header of another library of the same package (PCRE2's
+        # pcre2posix.h beside pcre2.h): every function the prefixes take
+        # there is exported by another file, none by this one. Left out,
+        # and said.
+        files = {}
+        for f in taken:
+            files.setdefault(os.path.realpath(f.file), []).append(f.name in exported)
+        others = [r for r in kept if not any(files.get(os.path.realpath(_path(r, dirs)), [True]))]
+        if others and len(others) < len(kept):
+            kept = [r for r in kept if r not in others]
+            headers = headers_key(inc, kept)
+            taken = _parse(cc, d, write(headers, pattern, prelude), dirs)
+            other_notes.append(f"left out {', '.join(others)}: every function declared there is "
+                               f"another library's (none is exported by {os.path.basename(lib)})")
+        exclude = sorted({f.name for f in taken if f.name not in exported})
     # The library's own version as text where it has one: a name that is
     # one of its prefixes and "version" (archive_version_string, not
     # archive_zlib_version), a string before a number (uv_version_string,
@@ -348,6 +363,7 @@ def new_spec(target, cc, defines=(), include_dirs=()):
              f"{', '.join(headers)} ({len(rel)} header(s) in its package), "
              f"{len(exclude)} declared but not exported (exclude); version function: "
              f"{version or 'none found'}; its override variable: LAZY{spec_id.upper()}_LIBPATH"]
+    notes += other_notes
     if untyped:
         notes.append(f"{len(untyped)} exported function(s) no header declares ({', '.join(untyped[:4])}"
                      f"{' ...' if len(untyped) > 4 else ''}): served untyped where the pattern "
