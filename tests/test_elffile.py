@@ -164,7 +164,7 @@ def elffile_lookups_match_the_full_read():
 
 @case
 def defines_all_counts_default_versions_only():
-    """lz_objects_defines_all, which decides whether a loaded library exports
+    """lz_holder_defines_all, which decides whether a loaded library exports
     every name of its spec (own answers bound to the real function,
     src/api/lz_bind.h): a name defined unversioned or at its default version
     counts, one at a hidden version alone does not (where dlsym may still

@@ -4,7 +4,7 @@
 #include "api/lz_bind.h"
 #include "search/lz_companions.h"
 #include "base/lz_dl.h"
-#include "process/lz_objects.h"
+#include "process/lz_holder.h"
 #include "api/lz_resolve.h"
 
 /* No sanitizer's code in the part that can run before sanitizers start. */
@@ -35,7 +35,7 @@ static int complete(const lz_lib *lib, lz_fn f)
     lz_state *st = lib->st;
     int c = __atomic_load_n(&st->complete, __ATOMIC_ACQUIRE);
     if (!c) {
-        c = lz_objects_defines_all((const void *)f, spec_name, lib, lib->nsyms) ? 1 : 2;
+        c = lz_holder_defines_all((const void *)f, spec_name, lib, lib->nsyms) ? 1 : 2;
         __atomic_store_n(&st->complete, c, __ATOMIC_RELEASE);
     }
     return c == 1;

@@ -5,6 +5,7 @@
 #include "api/lz_api.h"
 #include "base/lz_dl.h"
 #include "load/lz_once.h"
+#include "process/lz_holder.h"
 #include "process/lz_objects.h"
 #include "process/lz_objects_imports.h"
 #include "base/lz_report.h"
@@ -79,7 +80,7 @@ static void *prepare(const lz_lib *lib, void *handle)
             const void *real = lz_dlsym(handle, d->name);
             if (!real || real == d->addr)
                 continue; /* the library's own definition is the one in use */
-            plan->items[plan->n++] = (fill_item){d, real, !d->tramp && lz_objects_relro(d->addr),
+            plan->items[plan->n++] = (fill_item){d, real, !d->tramp && lz_holder_relro(d->addr),
                                                  UNDECIDED};
         }
     return plan;

@@ -11,7 +11,7 @@
 #include "base/lz_report.h"
 #include "base/lz_dl.h"
 #include "process/lz_ldlock.h"
-#include "process/lz_objects.h"
+#include "process/lz_holder.h"
 #include "process/lz_objects_imports.h"
 
 #include <dlfcn.h>
@@ -85,7 +85,7 @@ static void *symbol(const lz_lib *lib, const char *name, int *busy)
         dlerror();
         return NULL;
     }
-    return lz_objects_lookup((const void *)lm->l_ld, name);
+    return lz_holder_lookup((const void *)lm->l_ld, name);
 }
 
 /* A drop-in standing in, under lazynccl-run, for the file the program

@@ -104,52 +104,8 @@ char *lz_objects_file(const struct dl_phdr_info *info)
 }
 
 
-void lz_strlist_push(lz_strlist *l, const char *a, const char *b)
-{
-    size_t na = strlen(a) + 1, nb = strlen(b) + 1;
-    if (l->len + na + nb > l->cap) {
-        size_t cap = (l->cap ? l->cap * 2 : 256) + na + nb;
-        char *grown = realloc(l->buf, cap);
-        if (!grown) {
-            l->oom = 1;
-            return;
-        }
-        l->buf = grown;
-        l->cap = cap;
-    }
-    memcpy(l->buf + l->len, a, na);
-    memcpy(l->buf + l->len + na, b, nb);
-    l->len += na + nb;
-}
-
-/* push, unless a pair already starts with a (a site directory
- * named by each of a framework's many objects is visited once). */
-void lz_strlist_push_once(lz_strlist *l, const char *a, const char *b)
-{
-    for (size_t off = 0; off < l->len;) {
-        const char *x = l->buf + off, *y = x + strlen(x) + 1;
-        if (strcmp(x, a) == 0)
-            return;
-        off = (size_t)(y + strlen(y) + 1 - l->buf);
-    }
-    lz_strlist_push(l, a, b);
-}
-
-/* Call visit on each pair of the list until it returns 1; free the list. */
-int lz_strlist_visit(lz_strlist *l, lz_object_visit_fn visit, void *ctx)
-{
-    int rc = 0;
-    for (size_t off = 0; off < l->len && !rc;) {
-        const char *a = l->buf + off, *b = a + strlen(a) + 1;
-        off = (size_t)(b + strlen(b) + 1 - l->buf);
-        rc = visit(ctx, a[0] ? a : NULL, b);
-    }
-    free(l->buf);
-    return rc;
-}
-
 /* Add an object's file to a list (the program's too, by /proc/self/exe). */
-void lz_strlist_push_object(lz_strlist *l, const struct dl_phdr_info *info)
+static void push_file(lz_strlist *l, const struct dl_phdr_info *info)
 {
     char *path = lz_objects_file(info);
     if (!path)
@@ -199,18 +155,18 @@ static int soname_cb(struct dl_phdr_info *info, size_t size, void *data)
      * tried (a file that may not exist); it is never a copy to reuse. */
     if (v.self || (q->unless && lz_elfmem_defines(&v.m, q->unless)))
         return 0;
-    lz_strlist_push_object(&q->out, info);
+    push_file(&q->out, info);
     return 0;
 }
 
-int lz_objects_with_soname(const char *soname, lz_object_visit_fn visit, void *ctx)
+int lz_objects_with_soname(const char *soname, lz_strlist_visit_fn visit, void *ctx)
 {
     struct by_soname q = {.soname = soname};
     lz_dl_iterate_phdr(soname_cb, &q);
     return lz_strlist_visit(&q.out, visit, ctx);
 }
 
-int lz_objects_real_with_soname(const char *soname, const char *marker, lz_object_visit_fn visit,
+int lz_objects_real_with_soname(const char *soname, const char *marker, lz_strlist_visit_fn visit,
                                 void *ctx)
 {
     struct by_soname q = {.soname = soname, .unless = marker};
@@ -332,116 +288,3 @@ int lz_objects_self_exports(const char *name)
     lz_dl_iterate_phdr(self_defines_cb, &q);
     return q.found;
 }
-
-/* --- every name defined ----------------------------------------------------- */
-
-struct defines_all {
-    uintptr_t inside;
-    const char *(*name)(const void *ctx, size_t i);
-    const void *ctx;
-    size_t n;
-    int all;
-};
-
-static int defines_all_cb(struct dl_phdr_info *info, size_t size, void *data)
-{
-    (void)size;
-    struct defines_all *q = data;
-    lz_objview v;
-    if (!lz_objects_mapped(info, q->inside, 1))
-        return 0;
-    q->all = lz_objects_view(info, &v) && v.m.gnu_hash;
-    for (size_t i = 0; q->all && i < q->n; i++)
-        q->all = lz_elfmem_defines(&v.m, q->name(q->ctx, i));
-    return 1;
-}
-
-int lz_objects_defines_all(const void *inside, const char *(*name)(const void *ctx, size_t i),
-                           const void *ctx, size_t n)
-{
-    struct defines_all q = {(uintptr_t)inside, name, ctx, n, 0};
-    lz_dl_iterate_phdr(defines_all_cb, &q);
-    return q.all;
-}
-
-struct lookup {
-    uintptr_t addr;
-    const char *name;
-    void *found;
-};
-
-static int lookup_cb(struct dl_phdr_info *info, size_t size, void *data)
-{
-    (void)size;
-    struct lookup *q = data;
-    if (!lz_objects_mapped(info, q->addr, 1))
-        return 0;
-    lz_objview v;
-    const ElfW(Sym) *s;
-    if (lz_objects_view(info, &v) && (s = lz_elfmem_lookup_default(&v.m, q->name)) &&
-        s->st_shndx != SHN_UNDEF &&
-        (ELF64_ST_TYPE(s->st_info) == STT_FUNC || ELF64_ST_TYPE(s->st_info) == STT_OBJECT))
-        q->found = (void *)(info->dlpi_addr + s->st_value);
-    return 1;
-}
-
-void *lz_objects_lookup(const void *inside, const char *name)
-{
-    struct lookup q = {(uintptr_t)inside, name, NULL};
-    lz_dl_iterate_phdr(lookup_cb, &q);
-    return q.found;
-}
-
-/* --- the object holding an address ------------------------------------------ */
-
-struct holder {
-    uintptr_t addr;
-    int outside; /* in a loaded object other than the C library and ld.so */
-};
-
-static int holder_cb(struct dl_phdr_info *info, size_t size, void *data)
-{
-    (void)size;
-    struct holder *h = data;
-    if (!lz_objects_mapped(info, h->addr, 1))
-        return 0;
-    const char *n = info->dlpi_name ? info->dlpi_name : "";
-    h->outside = !strstr(n, "/libc.so") && !strstr(n, "/libdl.so") && !strstr(n, "/ld-linux") &&
-                 !strstr(n, "/ld64.so");
-    return 1;
-}
-
-int lz_objects_outside_c_library(const void *addr)
-{
-    struct holder h = {(uintptr_t)addr, 0};
-    lz_dl_iterate_phdr(holder_cb, &h);
-    return h.outside;
-}
-
-/* --- read-only after relocation ---------------------------------------------- */
-
-struct relro {
-    uintptr_t addr;
-    int found;
-};
-
-static int relro_cb(struct dl_phdr_info *info, size_t size, void *data)
-{
-    (void)size;
-    struct relro *q = data;
-    for (int i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
-        if (ph->p_type == PT_GNU_RELRO && q->addr >= lo && q->addr - lo < ph->p_memsz)
-            return q->found = 1;
-    }
-    return 0;
-}
-
-int lz_objects_relro(const void *addr)
-{
-    struct relro q = {.addr = (uintptr_t)addr};
-    lz_dl_iterate_phdr(relro_cb, &q);
-    return q.found;
-}
-

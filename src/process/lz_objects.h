@@ -8,22 +8,21 @@
 #define LZ_OBJECTS_H
 
 #include "base/lz_runtime.h"
+#include "base/lz_strlist.h"
 #include "elf/lz_elfmem.h"
 
 #include <link.h>
 #include <stddef.h>
 #include <stdint.h>
 
-/* One directory (or file) proposed by the objects, with where it came from. */
-typedef int (*lz_object_visit_fn)(void *ctx, const char *path, const char *why);
 
 /* Every loaded object whose DT_SONAME is soname, in load order, passed to
  * visit (path of the file, "") until it returns 1. */
-LZ_HIDDEN int lz_objects_with_soname(const char *soname, lz_object_visit_fn visit, void *ctx);
+LZ_HIDDEN int lz_objects_with_soname(const char *soname, lz_strlist_visit_fn visit, void *ctx);
 /* The same, leaving out every object that defines marker (another
  * library's drop-ins, which carry its soname). */
 LZ_HIDDEN int lz_objects_real_with_soname(const char *soname, const char *marker,
-                                          lz_object_visit_fn visit, void *ctx);
+                                          lz_strlist_visit_fn visit, void *ctx);
 
 /* The file holding this code (malloc'd; NULL when unknown): a shared shim's
  * path as the dynamic linker mapped it, or /proc/self/exe for code in the
@@ -46,28 +45,6 @@ LZ_HIDDEN const char *lz_objects_self_soname(void);
  * table defines it): only then do other objects bind to its definition. */
 LZ_HIDDEN int lz_objects_self_exports(const char *name);
 
-/* 1 when the loaded object holding the address inside defines each of the
- * n names name(ctx, i) gives, unversioned or at a version not hidden
- * (lz_elfmem_defines: through its GNU hash table, in memory); 0 when one is
- * missing or the object has no GNU hash table. */
-LZ_HIDDEN int lz_objects_defines_all(const void *inside, const char *(*name)(const void *ctx, size_t i),
-                                     const void *ctx, size_t n);
-
-/* The address of the function or variable name that the loaded object
- * holding the address inside defines (its default version), read from
- * its dynamic symbol table in memory, without the dynamic linker's lock
- * that dlsym takes; NULL when it defines none, or defines it as an
- * indirect function (whose resolver dlsym would run). */
-LZ_HIDDEN void *lz_objects_lookup(const void *inside, const char *name);
-
-/* 1 when addr lies in a loaded object other than the C library (libc,
- * libdl) and the dynamic linker: a function interposed on theirs. */
-LZ_HIDDEN int lz_objects_outside_c_library(const void *addr);
-/* 1 when addr lies in an object's PT_GNU_RELRO (made read-only once
- * relocated): where a copy relocation puts a program's copy of a library's
- * const variable. */
-LZ_HIDDEN int lz_objects_relro(const void *addr);
-
 /* For the readers of the objects (lz_objects_*.c): one object's dynamic
  * section as dl_iterate_phdr shows it, and lists of string pairs filled
  * inside its callbacks (which hold the dynamic linker's lock, so they only
@@ -77,13 +54,6 @@ typedef struct lz_objview {
     const struct dl_phdr_info *info;
     int self;                  /* the object holding this code */
 } lz_objview;
-
-/* A growing list of NUL-separated string pairs, filled inside callbacks. */
-typedef struct lz_strlist {
-    char *buf;
-    size_t len, cap;
-    int oom;
-} lz_strlist;
 
 /* Fill v for the object info describes: 1 when it has a dynamic section
  * read in bounds; v->self says whether it holds this code. */
@@ -101,13 +71,5 @@ LZ_HIDDEN char *lz_objects_file(const struct dl_phdr_info *info);
 /* 1 when the object is this code's or needs (DT_NEEDED) self_soname (NULL:
  * none) or one of sonames (NULL-terminated). */
 LZ_HIDDEN int lz_objects_needs(const lz_objview *v, const char *const *sonames, const char *self_soname);
-/* Append the pair (a, b); push_once: unless a pair starts with a already. */
-LZ_HIDDEN void lz_strlist_push(lz_strlist *l, const char *a, const char *b);
-LZ_HIDDEN void lz_strlist_push_once(lz_strlist *l, const char *a, const char *b);
-/* Append the object's file, "" (the program's too, by /proc/self/exe). */
-LZ_HIDDEN void lz_strlist_push_object(lz_strlist *l, const struct dl_phdr_info *info);
-/* Call visit on each pair until it returns 1 (a NULL first string for
- * an empty one); free the list. */
-LZ_HIDDEN int lz_strlist_visit(lz_strlist *l, lz_object_visit_fn visit, void *ctx);
 
 #endif

@@ -4,7 +4,7 @@
 #ifndef LZ_OBJECTS_IMPORTS_H
 #define LZ_OBJECTS_IMPORTS_H
 
-#include "process/lz_objects.h"
+#include "base/lz_runtime.h"
 
 /* Mark in marks[i] (lib->nsyms entries) every name of lib that a loaded
  * object needing the library (one of its sonames, or this shim, in its

@@ -161,7 +161,7 @@ static int runpath_cb(struct dl_phdr_info *info, size_t size, void *data)
     return q->main_pass;
 }
 
-int lz_objects_runpaths(const char *const *sonames, int runpath, lz_object_visit_fn visit,
+int lz_objects_runpaths(const char *const *sonames, int runpath, lz_strlist_visit_fn visit,
                         void *ctx, int *nodeflib)
 {
     struct runpaths q = {.sonames = sonames, .self_soname = lz_objects_self_soname(), .runpath = runpath};

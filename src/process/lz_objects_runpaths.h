@@ -4,7 +4,7 @@
 #ifndef LZ_OBJECTS_RUNPATHS_H
 #define LZ_OBJECTS_RUNPATHS_H
 
-#include "process/lz_objects.h"
+#include "base/lz_strlist.h"
 
 /* The DT_RPATH (runpath 0; only of objects without DT_RUNPATH, as ld.so) or
  * DT_RUNPATH (runpath 1) directories of the loaded objects that need one of
@@ -17,6 +17,6 @@
  * nodeflib (or NULL): set to whether the first of those objects, the one
  * ld.so loads the library for, has DF_1_NODEFLIB. */
 LZ_HIDDEN int lz_objects_runpaths(const char *const *sonames, int runpath,
-                                  lz_object_visit_fn visit, void *ctx, int *nodeflib);
+                                  lz_strlist_visit_fn visit, void *ctx, int *nodeflib);
 
 #endif

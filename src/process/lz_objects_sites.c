@@ -73,7 +73,7 @@ static int sites_cb(struct dl_phdr_info *info, size_t size, void *data)
 }
 
 int lz_objects_sites(size_t (*site_of)(const char *path), int (*self)(void *ctx, const char *path),
-                     lz_object_visit_fn visit, void *ctx)
+                     lz_strlist_visit_fn visit, void *ctx)
 {
     lz_strlist sites = {0};
     struct sites q = {.site_of = site_of, .out = visit ? &sites : NULL};

@@ -18,6 +18,6 @@
  * kernel's name for it both hold one. The names may hold symbolic links. */
 LZ_HIDDEN int lz_objects_sites(size_t (*site_of)(const char *path),
                                int (*self)(void *ctx, const char *path),
-                               lz_object_visit_fn visit, void *ctx);
+                               lz_strlist_visit_fn visit, void *ctx);
 
 #endif

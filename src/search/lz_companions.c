@@ -6,6 +6,7 @@
 #include "base/lz_dl.h"
 #include "elf/lz_elfpeek.h"
 #include "search/lz_linker.h"
+#include "process/lz_holder.h"
 #include "process/lz_objects.h"
 #include "base/lz_path.h"
 #include "elf/lz_probe.h"
@@ -100,7 +101,7 @@ static int loaded_same(void *ctx, const char *path, const char *why)
 static int dlopen_interposed(void)
 {
     void *p = lz_dlsym(RTLD_DEFAULT, "dlopen");
-    return p && lz_objects_outside_c_library(p);
+    return p && lz_holder_outside_c_library(p);
 }
 
 static int found_by_name(const char *name, const struct stat *file, const char *library,

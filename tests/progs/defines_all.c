@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT
- * lz_objects_defines_all (src/process/lz_objects.h) on a loaded library, beside
+ * lz_holder_defines_all (src/process/lz_holder.h) on a loaded library, beside
  * dlsym (tests/test_elffile.py):
  *   defines_all LIB ANCHOR NAME...
  * loads LIB, finds ANCHOR in it (the address that names the object), and
@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-int lz_objects_defines_all(const void *inside, const char *(*name)(const void *ctx, size_t i),
+int lz_holder_defines_all(const void *inside, const char *(*name)(const void *ctx, size_t i),
                            const void *ctx, size_t n);
 
 static const char *nth(const void *ctx, size_t i)
@@ -28,8 +28,8 @@ int main(int argc, char **argv)
         return 1;
     }
     for (int i = 3; i < argc; i++)
-        printf("%s ours=%d dlsym=%d\n", argv[i], lz_objects_defines_all(anchor, nth, argv + i, 1),
+        printf("%s ours=%d dlsym=%d\n", argv[i], lz_holder_defines_all(anchor, nth, argv + i, 1),
                dlsym(h, argv[i]) != NULL);
-    printf("all=%d\n", lz_objects_defines_all(anchor, nth, argv + 3, (size_t)(argc - 3)));
+    printf("all=%d\n", lz_holder_defines_all(anchor, nth, argv + 3, (size_t)(argc - 3)));
     return 0;
 }
