@@ -205,10 +205,11 @@ def clang_args(cc, include_dirs, defines, language="c"):
 def _index():
     try:
         import clang.cindex as ci
-    except ImportError:
+    except ImportError as e:
         raise GenError(sys.executable, "libclang's Python bindings are missing in this Python: "
                                        "pip install libclang (PyPI), or on Debian apt-get install "
-                                       "python3-clang-14 and run the generator with /usr/bin/python3")
+                                       "python3-clang-14 and run the generator with /usr/bin/python3 "
+                                       f"(the import said: {e})")
     try:
         return ci, ci.Index.create()
     except Exception as e:  # the bindings raise their own LibclangError

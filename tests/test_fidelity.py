@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""The same job (docs/concepts/the-same-job.md, "The same job"): each row runs one
+"""The same job (docs/concepts/the-same-job.md, "The rule"): each row runs one
 process plain and under lazynccl-run and compares, mechanically, what the
 two got: the exit status, stdout (the NCCL that answered, and the files of
 NCCL mapped, by device and inode, drop-ins left out), stderr and, for the

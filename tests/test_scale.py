@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""A wrapped job at scale (docs/guides/large-jobs.md, "Large jobs"): what a process
+"""A wrapped job at scale (docs/guides/large-jobs.md): what a process
 asks of the filesystem under lazynccl-run against plain (strace, file
 system calls and failed lookups); the job's resolution cache (--cache):
 the same libraries mapped as plain while its contract holds, and a row for

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT
  * A library's exported variables, served by its shim or drop-in
- * (lz_data.c; docs/concepts/generator.md, "Exported data").
+ * (lz_data.c; docs/concepts/generator.md, "Exported variables").
  *
  * The generated <id>_data.c defines each variable with the header's type
  * (or the real library's size), zero, in a writable section, and registers

@@ -3,7 +3,7 @@
  * lz_cachefile.h): a request by name whose key the cache holds opens the
  * recorded file directly, where that file is still the one recorded; any
  * other is left to ld.so, and what ld.so maps for it is recorded. The
- * contract (docs/guides/large-jobs.md, "Large jobs"): the library directories do
+ * contract (docs/guides/large-jobs.md): the library directories do
  * not change during the job. */
 #ifndef LZ_CACHE_H
 #define LZ_CACHE_H

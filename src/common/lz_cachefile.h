@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: MIT
- * The job's resolution cache (LAZYNCCL_CACHE; docs/guides/large-jobs.md, "Large
- * jobs"): the file the audit module reads once per process and writes
+ * The job's resolution cache (LAZYNCCL_CACHE; docs/guides/large-jobs.md): the file the audit module reads once per process and writes
  * where it learnt something, and lazynccl-info shows and checks. Defined
  * once here for both; plain text, one entry a line, fields apart by tabs:
  *

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT
- * The load report (LAZYNCCL_REPORT_DIR; docs/guides/large-jobs.md, "Large jobs"):
+ * The load report (LAZYNCCL_REPORT_DIR; docs/guides/large-jobs.md):
  * each audited process of a job appends what it loaded to a file of its
  * own in the directory, which lazynccl-info --reports reads for the whole
  * job. Defined once here for the audit module (the writer) and

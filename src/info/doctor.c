@@ -343,7 +343,7 @@ static void check_audit(doctor_report *r, info_lib *libs, int nlibs)
             "lazynccl-run's environment did not reach this process (no audit module in LD_AUDIT, "
             "no drop-in in LD_PRELOAD): the real libraries load as without it. Where a launcher "
             "drops the environment (srun or sbatch --export=NONE), put lazynccl-run in the task's "
-            "command (srun lazynccl-run PROG): docs/guides/launchers.md, \"Launchers\"");
+            "command (srun lazynccl-run PROG): docs/guides/launchers.md");
 }
 
 /* The static TLS the preloaded libraries hold against what an audited

@@ -34,7 +34,7 @@ static const struct order_row {
     {LZ_STEP_WHEEL, "the spec's wheel directories below each site-packages", lz_step_wheel, 0},
     {"search_roots_before", "below the prefixes the spec names (CONDA_PREFIX)", lz_step_roots_before, 0},
     {NULL, NULL, lz_step_linker, 1}, /* the dynamic linker's steps (lz_linker.c) */
-    {"search_roots_after", "below the prefixes the spec names (CUDA_HOME, CUDA_PATH)", lz_step_roots_after, 0},
+    {"search_roots_after", "below the prefixes the spec names (CUDA_HOME, CUDA_PATH, NCCL_HOME)", lz_step_roots_after, 0},
     {LZ_STEP_DEFAULT_DIRS, "the spec's default directories", lz_step_default, 0},
 };
 enum { ORDER_ROWS = sizeof order_rows / sizeof order_rows[0] };
