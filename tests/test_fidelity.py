@@ -431,8 +431,8 @@ def fidelity_missing_function_stops_as_ld_so():
     version libnvJitLink.so.12, on a 12.8): no older version is served
     under lazynccl-run (the drop-in alone on LD_LIBRARY_PATH serves it:
     field_failure_12_9_on_12_8). Reached through dlsym, which plain answers
-    NULL, the name gets the API's failure wrapped: a documented
-    difference."""
+    NULL, or bound at load (-z now, RTLD_NOW), which plain fails, the name
+    gets the API's failure wrapped: documented differences."""
     plain_only()
     d = t.workdir("fidelity_missing_function")
     full = t.fake_nccl(f"{d}/full", version=22101)
@@ -446,6 +446,16 @@ def fidelity_missing_function_stops_as_ld_so():
                        [f"-I{t.NCCL_INCLUDE}", f"-L{os.path.dirname(full)}", "-l:libnccl.so.2", "-Wl,-z,lazy"])
     jit = t.compile_c(f"{d}/unbound_jit", [f"{d}/unbound_jit.c"],
                       [f"-L{d}/v129", "-l:libnvJitLink.so.12", "-Wl,-z,lazy"])
+    # Bound at load (-z now; RTLD_NOW, as Python imports an extension):
+    # plain fails that load, which the drop-in, mapped in its place, cannot
+    # undo; the call gets the API's failure (docs/reference/limitations.md).
+    now = t.compile_c(f"{d}/unbound_now", [f"{d}/unbound_nccl.c"],
+                      [f"-I{t.NCCL_INCLUDE}", f"-L{os.path.dirname(full)}", "-l:libnccl.so.2", "-Wl,-z,now"])
+    plain = side([now], {"LD_LIBRARY_PATH": f"{d}/part"}, False)
+    t.equal(plain, (127, "", f"{now}: symbol lookup error: {now}: undefined symbol: ncclGetUniqueId\n"),
+            "plain -z now: stopped at start")
+    t.equal(side([now], {"LD_LIBRARY_PATH": f"{d}/part"}, True)[:2], (0, "version 22202\nrc 2\n"),
+            "wrapped -z now: the API's failure at the call")
     # The 12 major's drop-in stands in when --only names it (by default
     # each family's newest).
     # Reached through dlsym (ctypes), plain finds nothing; wrapped, the

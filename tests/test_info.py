@@ -161,12 +161,16 @@ def version_from_the_file_name():
     """A library whose .rodata has no version string and that has no
     versioned names (cuBLAS, or an NCCL without its string) takes its
     version from its real file's name beyond the soname, through the
-    soname's link; a file named as its soname has none."""
+    soname's link, dotted numbers only; a file named as its soname, or
+    beyond it other than so (a backup's .bak), has none."""
     d = t.workdir("info_version_file_name")
     real = t.fake_nccl(f"{d}/lib", name="libnccl.so.2.19.3")
     os.symlink(os.path.basename(real), f"{d}/lib/libnccl.so.2")
     plain = t.fake_nccl(f"{d}/plain")
-    for libpath, want in ((f"{d}/lib", ["2.19.3", "file name"]), (plain, [None, None])):
+    backup = t.fake_nccl(f"{d}/bak", name="libnccl.so.2.19.3.bak")
+    os.symlink(os.path.basename(backup), f"{d}/bak/libnccl.so.2")
+    for libpath, want in ((f"{d}/lib", ["2.19.3", "file name"]), (plain, [None, None]),
+                          (f"{d}/bak", [None, None])):
         doc = json.loads(info("--json", "nccl", env={"LAZYNCCL_LIBPATH": libpath}, rc=0).stdout)
         c = doc["libraries"][0]["candidates"][0]
         t.equal([c["version"], c["version_from"]], want, f"{libpath}: {c}")
@@ -508,13 +512,14 @@ done
 def info_output_unwritable_fails():
     """lazynccl-info whose output cannot be written (a full disk, a closed
     standard output) exits 2 saying so, whichever view it was printing: the
-    default, --check, --cache and --reports."""
+    default, --check, --cache, --reports, --steps and --help."""
     info = os.path.join(t.BUILD, "lazynccl-info")
     d = t.workdir("info_unwritable")
     cache = os.path.join(d, "job.cache")
     reports = os.path.join(d, "reports")
     t.run([os.path.join(t.BUILD, "lazynccl-run"), "--cache", cache, "--report", reports, "/bin/true"], check_rc=0)
-    for args in ([], ["--check", "/bin/true"], ["--cache", cache], ["--reports", reports]):
+    for args in ([], ["--check", "/bin/true"], ["--cache", cache], ["--reports", reports], ["--steps"],
+                 ["--help"]):
         for how in (["sh", "-c", 'exec "$0" "$@" > /dev/full'], ["sh", "-c", 'exec "$0" "$@" >&-']):
             r = t.run(how + [info] + args)
             t.equal(r.returncode, 2, f"{' '.join(args) or 'default'}, {how[-1]}: {r.stderr}")

@@ -129,15 +129,31 @@ void lz_stop_variables(const lz_lib *lib, const char *who)
     stop(lib, head, k, sizeof head);
 }
 
+/* Where the C library keeps the stack the process started with: argc,
+ * then argv, the array ld.so names the program by (its _dl_argv). */
+extern void *__libc_stack_end;
+
 void lz_stop_unbound(const lz_lib *lib, const char *name, const char *who, const char *version)
 {
-    /* ld.so names the program by its argv[0], and an object by its name. */
-    const char *prog = program_invocation_name && *program_invocation_name ? program_invocation_name
-                                                                             : "<program name unknown>";
-    char head[1024];
-    int k = snprintf(head, sizeof head, "%s: symbol lookup error: %s: undefined symbol: %s%s%s\n", prog,
-                     who ? who : prog, name, version ? ", version " : "", version ? version : "");
-    stop(lib, head, k, sizeof head);
+    /* ld.so names the program by argv[0] as it is now (a program may have
+     * set it), "<program name unknown>" where there is none, and the
+     * object whose reference it is by its name, the program's being
+     * argv[0]; an empty one is left out with its ": ". */
+    const long *start = __libc_stack_end;
+    const char *const *argv = start && start[0] > 0 && start[0] < (1L << 20) ? (const char *const *)(start + 1) : NULL;
+    const char *prog = argv ? argv[0] : program_invocation_name;
+    if (!prog)
+        prog = "<program name unknown>";
+    const char *obj = who ? who : prog;
+    size_t size = strlen(prog) + strlen(obj) + strlen(name) + (version ? strlen(version) : 0) + 80;
+    char small[1024], *head = size <= sizeof small ? small : malloc(size);
+    if (!head) {
+        head = small;
+        size = sizeof small;
+    }
+    int k = snprintf(head, size, "%s: symbol lookup error: %s%sundefined symbol: %s%s%s\n", prog, obj,
+                     obj[0] ? ": " : "", name, version ? ", version " : "", version ? version : "");
+    stop(lib, head, k, size);
 }
 
 /* After a loaded library's first failed call, its own-answer functions go

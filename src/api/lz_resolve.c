@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static int strict_versions(const lz_lib *lib)
 {
@@ -90,27 +91,37 @@ static void *symbol(const lz_lib *lib, const char *name, int *busy)
 
 /* A drop-in standing in, under lazynccl-run, for the file the program
  * asked for (the audit module recorded the request), and that loaded it
- * (not another that LAZY<ID>_LIBPATH named), is that file: where it lacks
- * a function that a loaded object imports (a reference the dynamic
- * linker binds), the program stops at its call as ld.so's lazy binding
- * stops it plain, naming that object; no other version of the name is
- * served. A name nobody imports was reached through dlsym, which plain
- * answered NULL: too late to say so, the call gets the API's failure, as
- * a link-time shim's does. */
-static void stop_if_unbound(const lz_lib *lib, const char *name)
+ * (not another file that LAZY<ID>_LIBPATH named): 1. That file is what
+ * plain ld.so bound the program's references to. */
+static int standing_for_asked(const lz_lib *lib)
 {
     const char *asked = lz_asked_path(lib);
-    if (!asked || !lib->st->path || strcmp(lib->st->path, asked) != 0)
-        return;
+    struct stat a, b;
+    return asked && lib->st->path && stat(asked, &a) == 0 && stat(lib->st->path, &b) == 0 &&
+           a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+/* Where that file lacks a function a loaded object imports, and ld.so
+ * would have bound that reference only when first called (an object
+ * loaded at start, without DF_BIND_NOW, and no LD_BIND_NOW), the program
+ * stops at this call as ld.so's lazy binding stops it plain, naming that
+ * object. A reference bound at load (RTLD_NOW: a Python extension's; -z
+ * now; LD_BIND_NOW) failed that load plain, which cannot be undone now; a
+ * name nobody imports was reached through dlsym, which plain answered
+ * NULL: both get the API's failure value, as a link-time shim's call does
+ * (docs/reference/limitations.md). */
+static void stop_if_unbound(const lz_lib *lib, const char *name)
+{
     char *version = NULL;
-    int program = 0;
-    char *who = lz_objects_importer(lib, name, &version, &program);
-    if (!who) {
-        free(version);
-        return;
+    int program = 0, lazy = 0;
+    char *who = lz_objects_importer(lib, name, &version, &program, &lazy);
+    const char *now = getenv("LD_BIND_NOW");
+    if (who && lazy && !(now && *now)) {
+        symbol_failed(lib, name, " (the file the program asked for, under lazynccl-run)");
+        lz_stop_unbound(lib, name, program ? NULL : who, version);
     }
-    symbol_failed(lib, name, " (the file the program asked for, under lazynccl-run)");
-    lz_stop_unbound(lib, name, program ? NULL : who, version);
+    free(who);
+    free(version);
 }
 
 static void *lookup(const lz_lib *lib, size_t i, int *busy)
@@ -120,9 +131,12 @@ static void *lookup(const lz_lib *lib, size_t i, int *busy)
     void *p = symbol(lib, name, busy);
     if (!p && *busy)
         return NULL;
-    if (!p)
+    /* Standing for the file asked for, no other version of a name is
+     * served: plain, the reference binds to that name or to none. */
+    int asked = !p && standing_for_asked(lib);
+    if (asked)
         stop_if_unbound(lib, name);
-    if (p || !s->family)
+    if (p || !s->family || asked)
         goto out;
     if (s->major >= 0 && strict_versions(lib)) {
         char why[128];

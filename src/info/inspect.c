@@ -16,8 +16,10 @@ static int version_of_name(const char *path, const char *soname, char *out, size
     const char *base = real ? strrchr(real, '/') + 1 : NULL;
     const char *so = strstr(soname, ".so.");
     size_t n = strlen(soname);
-    int ok = base && so && strncmp(base, soname, n) == 0 && base[n] == '.' && base[n + 1] >= '0' &&
-             base[n + 1] <= '9';
+    /* Dotted numbers only: libnccl.so.2.19.3, not a backup's .bak. */
+    const char *v = base && strncmp(base, soname, n) == 0 && base[n] == '.' ? base + n + 1 : NULL;
+    int ok = so && v && *v >= '0' && *v <= '9' && strspn(v, "0123456789.") == strlen(v) &&
+             v[strlen(v) - 1] != '.' && !strstr(v, "..");
     if (ok)
         snprintf(out, size, "%s", base + (so - soname) + 4);
     free(real);

@@ -182,7 +182,7 @@ int main(int argc, char **argv)
             return 2;
         } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             print_usage(stdout);
-            return 0;
+            return finish(0);
         } else if (strcmp(a, "all") == 0) {
             nlibs = 0;
             for (const lz_lib *const *l = lz_registry; *l && nlibs < MAX_LIBS; l++)

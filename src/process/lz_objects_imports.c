@@ -26,7 +26,45 @@ struct imports {
     char *who;        /* and the first object importing it (malloc'd) */
     char *version;    /* the version its reference asks for (malloc'd), or NULL */
     int program;      /* that object is the program */
+    int lazy;         /* that object was loaded at start and binds lazily */
+    /* The objects loaded at start come first, in the order ld.so loaded
+     * them: the program's DT_NEEDED closure (and LD_PRELOAD's); the first
+     * object outside it, and every one after, came by dlopen, whose mode
+     * (RTLD_NOW, Python's) is not known here. */
+    const char *at_start[512];
+    size_t nstart;
+    int past_start;
+    char preload[2048];          /* LD_PRELOAD's file names */
 };
+
+static int started(const struct imports *q, const char *name)
+{
+    const char *base = strrchr(name, '/') ? strrchr(name, '/') + 1 : name;
+    for (size_t i = 0; i < q->nstart; i++)
+        if (strcmp(q->at_start[i], base) == 0)
+            return 1;
+    return 0;
+}
+
+/* Whether the object was loaded at start, its DT_NEEDED then counted in. */
+static int loaded_at_start(struct imports *q, const struct dl_phdr_info *info, const lz_objview *v)
+{
+    int program = !info->dlpi_name || !info->dlpi_name[0];
+    const char *so = lz_elfmem_soname(&v->m);
+    if (q->past_start)
+        return 0;
+    if (!program && !(so && started(q, so)) && !started(q, info->dlpi_name)) {
+        q->past_start = 1;
+        return 0;
+    }
+    for (size_t i = 0; i < v->m.ndyn && v->m.dyn[i].d_tag != DT_NULL; i++) {
+        const char *n;
+        if (v->m.dyn[i].d_tag == DT_NEEDED && q->nstart < sizeof q->at_start / sizeof q->at_start[0] &&
+            (n = lz_objects_str(v, v->m.dyn[i].d_un.d_val)))
+            q->at_start[q->nstart++] = n;
+    }
+    return 1;
+}
 
 /* Whether the object needs the library: one of its sonames, or this shim
  * (a program linked to liblazynccl.so.0), in its DT_NEEDED. */
@@ -42,7 +80,10 @@ static int imports_cb(struct dl_phdr_info *info, size_t size, void *data)
     (void)size;
     struct imports *q = data;
     lz_objview v;
-    if (!lz_objects_view(info, &v) || !needs_lib(&v, q))
+    if (!lz_objects_view(info, &v))
+        return 0;
+    int at_start = q->name ? loaded_at_start(q, info, &v) : 0;
+    if (!needs_lib(&v, q))
         return 0;
     for (size_t i = 1; i < v.m.nsyms; i++) {
         const ElfW(Sym) *s = &v.m.symtab[i];
@@ -58,6 +99,8 @@ static int imports_cb(struct dl_phdr_info *info, size_t size, void *data)
                 int main_program = !info->dlpi_name || !info->dlpi_name[0];
                 q->who = strdup(!main_program ? info->dlpi_name : fn ? fn : "the program");
                 q->program = main_program;
+                q->lazy = at_start && !(lz_elfmem_dynval(&v.m, DT_FLAGS) & DF_BIND_NOW) &&
+                          !(lz_elfmem_dynval(&v.m, DT_FLAGS_1) & DF_1_NOW);
                 const char *version = lz_elfmem_needed_version(&v.m, i);
                 q->version = version ? strdup(version) : NULL;
                 return 1;
@@ -89,17 +132,44 @@ void lz_objects_imports(const lz_lib *lib, unsigned char *marks)
         lz_dl_iterate_phdr(imports_cb, &q);
 }
 
-char *lz_objects_importer(const lz_lib *lib, const char *name, char **version, int *program)
+char *lz_objects_importer(const lz_lib *lib, const char *name, char **version, int *program, int *lazy)
 {
-    struct imports q = {.lib = lib, .self_soname = lz_objects_self_soname(), .name = name};
-    lz_dl_iterate_phdr(imports_cb, &q);
+    /* On the heap: the names loaded at start are many (the failure path of
+     * a call only). */
+    struct imports *q = calloc(1, sizeof *q);
+    if (!q)
+        return NULL;
+    *q = (struct imports){.lib = lib, .self_soname = lz_objects_self_soname(), .name = name};
+    /* LD_PRELOAD's objects come right after the program, by their file names. */
+    const char *pre = getenv("LD_PRELOAD");
+    size_t used = 0;
+    for (const char *p = pre ? pre : ""; *p;) {
+        size_t len = strcspn(p, ": \t");
+        const char *base = p;
+        for (const char *c = p; c < p + len; c++)
+            if (*c == '/')
+                base = c + 1;
+        size_t blen = (size_t)(p + len - base);
+        if (blen && used + blen + 1 <= sizeof q->preload && q->nstart < 64) {
+            memcpy(q->preload + used, base, blen);
+            q->preload[used + blen] = '\0';
+            q->at_start[q->nstart++] = q->preload + used;
+            used += blen + 1;
+        }
+        p += len + (p[len] != '\0');
+    }
+    lz_dl_iterate_phdr(imports_cb, q);
+    char *who = q->who;
     if (version)
-        *version = q.version;
+        *version = q->version;
     else
-        free(q.version);
+        free(q->version);
     if (program)
-        *program = q.program;
-    return q.who;
+        *program = q->program;
+    if (lazy)
+        *lazy = q->lazy;
+    free(q);
+    return who;
 }
 
 /* --- imported variables ---------------------------------------------------- */

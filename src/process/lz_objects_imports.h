@@ -13,8 +13,13 @@
 LZ_HIDDEN void lz_objects_imports(const lz_lib *lib, unsigned char *marks);
 /* The first such object importing name (malloc'd), or NULL; version (or
  * NULL): the version its reference asks for (malloc'd; NULL for none);
- * program (or NULL): whether that object is the program. */
-LZ_HIDDEN char *lz_objects_importer(const lz_lib *lib, const char *name, char **version, int *program);
+ * program (or NULL): whether that object is the program; lazy (or NULL):
+ * whether it was loaded at start (the program's DT_NEEDED closure, or
+ * LD_PRELOAD's) without DF_BIND_NOW or DF_1_NOW, so that ld.so binds its
+ * calls when first made (an object dlopen loaded was bound in a mode not
+ * known here: Python's RTLD_NOW). */
+LZ_HIDDEN char *lz_objects_importer(const lz_lib *lib, const char *name, char **version, int *program,
+                                    int *lazy);
 
 /* The first loaded object other than this code's that needs soname
  * (DT_NEEDED) and imports one of names (n, sorted by strcmp): its name as
