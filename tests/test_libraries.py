@@ -35,6 +35,17 @@ def shim_program(d, spec, include, prog, name="prog"):
                        + t.sanitizer_link_args())
 
 
+def dropin_by_hand(d, spec, where, soname):
+    """spec's drop-in generated into d (its functions, variables and hooks)
+    and linked with the runtime as where/soname, without Meson."""
+    r = lazygen("generate", spec, "--out-c", f"{d}/s.c", "--out-data", f"{d}/v.c", "--out-hooks", f"{d}/h.c")
+    t.equal(r.returncode, 0, r.stderr)
+    return t.compile_c(f"{where}/{soname}", [f"{d}/s.c", f"{d}/v.c", f"{d}/h.c",
+                                            os.path.join(t.SHIMS, "liblzruntime.a"), "-ldl", "-lpthread",
+                                            f"-I{t.SOURCE}/src", f"-I{t.BUILD}", "-fvisibility=hidden",
+                                            "-D_GNU_SOURCE", f'-DLZ_DROPIN_SONAME="{soname}"',
+                                            f"-Wl,-soname,{soname}"] + t.sanitizer_link_args(), shared=True)
+
 @case
 def declarations_every_shape_served():
     """decl.h, read after decl_types.h as the spec orders them: a pointer-to-
@@ -816,15 +827,7 @@ def symbol_list_dropin_without_header_or_library():
     # opaque_failure, generated and built by hand.
     with open(f"{d}/spec/vars.toml", "w") as f:
         f.write(SYMBOLS_SPEC + 'opaque_failure = "-1"\n')
-    r = lazygen("generate", f"{d}/spec/vars.toml", "--out-c", f"{d}/s.c", "--out-data", f"{d}/v.c",
-                "--out-hooks", f"{d}/h.c")
-    t.equal(r.returncode, 0, r.stderr)
-    t.compile_c(f"{d}/libvars.so.1", [f"{d}/s.c", f"{d}/v.c", f"{d}/h.c",
-                                      os.path.join(t.SHIMS, "liblzruntime.a"), "-ldl", "-lpthread",
-                                      f"-I{t.SOURCE}/src", f"-I{t.BUILD}", "-fvisibility=hidden",
-                                      "-D_GNU_SOURCE", '-DLZ_DROPIN_SONAME="libvars.so.1"',
-                                      "-Wl,-soname,libvars.so.1"]
-                + t.sanitizer_link_args(), shared=True)
+    dropin_by_hand(d, f"{d}/spec/vars.toml", d, "libvars.so.1")
     r = t.run([f"{d}/funcs", real], env={"LD_LIBRARY_PATH": d,
                                           "LAZYVARS_LIBPATH": f"{d}/nowhere/libvars.so.1"})
     t.equal((r.returncode, r.stdout), (0, "mapped at main 0\nbump -1\n"), "opaque_failure")
@@ -869,15 +872,8 @@ def symbol_list_keeps_assembly_functions():
     with open(f"{d}/asm.toml", "w") as f:
         f.write('[library]\nid = "asm"\ndisplay = "asm"\nshim = "lazyasm"\nheaders = []\nsymbols = "asm.symbols"\n'
                 'sonames = ["libasm.so.1"]\nfeature = "asm"\ndescription = "assembly"\n')
-    r = lazygen("generate", f"{d}/asm.toml", "--out-c", f"{d}/s.c", "--out-data", f"{d}/v.c",
-                "--out-hooks", f"{d}/h.c")
-    t.equal(r.returncode, 0, r.stderr)
     os.makedirs(f"{d}/dropin")
-    t.compile_c(f"{d}/dropin/libasm.so.1", [f"{d}/s.c", f"{d}/v.c", f"{d}/h.c",
-                                            os.path.join(t.SHIMS, "liblzruntime.a"), "-ldl", "-lpthread",
-                                            f"-I{t.SOURCE}/src", f"-I{t.BUILD}", "-fvisibility=hidden",
-                                            "-D_GNU_SOURCE", '-DLZ_DROPIN_SONAME="libasm.so.1"',
-                                            "-Wl,-soname,libasm.so.1"] + t.sanitizer_link_args(), shared=True)
+    dropin_by_hand(d, f"{d}/asm.toml", f"{d}/dropin", "libasm.so.1")
     exe = t.compile_c(f"{d}/prog", [f"{d}/prog.c", real] + t.sanitizer_link_args())
     t.equal(t.run([exe], env={"LD_LIBRARY_PATH": f"{d}/real"}, check_rc=0).stdout, "42 1\n", "on the real library")
     r = t.run([exe], env={"LD_LIBRARY_PATH": f"{d}/dropin", "LAZYASM_LIBPATH": real}, check_rc=0)

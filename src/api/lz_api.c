@@ -9,6 +9,7 @@
 #include "base/lz_lock.h"
 #include "common/lz_stepnames.h"
 #include "base/lz_dl.h"
+#include "base/lz_env.h"
 
 #include <errno.h> /* program_invocation_name */
 #include <limits.h>
@@ -129,18 +130,14 @@ void lz_stop_variables(const lz_lib *lib, const char *who)
     stop(lib, head, k, sizeof head);
 }
 
-/* Where the C library keeps the stack the process started with: argc,
- * then argv, the array ld.so names the program by (its _dl_argv). */
-extern void *__libc_stack_end;
-
 void lz_stop_unbound(const lz_lib *lib, const char *name, const char *who, const char *version)
 {
     /* ld.so names the program by argv[0] as it is now (a program may have
      * set it), "<program name unknown>" where there is none, and the
      * object whose reference it is by its name, the program's being
      * argv[0]; an empty one is left out with its ": ". */
-    const long *start = __libc_stack_end;
-    const char *const *argv = start && start[0] > 0 && start[0] < (1L << 20) ? (const char *const *)(start + 1) : NULL;
+    long argc;
+    char *const *argv = lz_start_argv(&argc);
     const char *prog = argv ? argv[0] : program_invocation_name;
     if (!prog)
         prog = "<program name unknown>";

@@ -11,5 +11,9 @@
 LZ_HIDDEN int lz_secure(void);
 /* getenv, except in secure execution, where it is always NULL. */
 LZ_HIDDEN const char *lz_getenv(const char *name);
+/* The arguments as the kernel laid them out when the process started, the
+ * array ld.so reads too (argv[0] as the program may have set it since),
+ * with their count in *argc; NULL where that layout is not found. */
+LZ_HIDDEN char *const *lz_start_argv(long *argc);
 
 #endif

@@ -2,6 +2,7 @@
  * The names the loaded objects import (lz_objects_imports.h). */
 #include "elf/lz_elfmem.h"
 #include "base/lz_dl.h"
+#include "base/lz_path.h"
 #include "process/lz_objects.h"
 #include "process/lz_objects_imports.h"
 
@@ -144,7 +145,7 @@ char *lz_objects_importer(const lz_lib *lib, const char *name, char **version, i
     const char *pre = getenv("LD_PRELOAD");
     size_t used = 0;
     for (const char *p = pre ? pre : ""; *p;) {
-        size_t len = strcspn(p, ": \t");
+        size_t len = lz_path_next(p, ": \t");
         const char *base = p;
         for (const char *c = p; c < p + len; c++)
             if (*c == '/')

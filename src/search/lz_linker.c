@@ -200,11 +200,6 @@ static int linker_llp_text(struct linker_search *ls, const char *llp)
     return rc;
 }
 
-/* Where the C library keeps the stack the process started with: argc,
- * argv, NULL, the environment's array, NULL (glibc sets it from ld.so's
- * start, and in a static program from its own). */
-extern void *__libc_stack_end;
-
 /* LD_LIBRARY_PATH as the dynamic linker took it when the process started,
  * not as it is now: a program that sets it for its children changes
  * nothing for its own loads, plain. setenv and putenv replace the
@@ -216,19 +211,17 @@ extern void *__libc_stack_end;
 static const char *llp_at_start(void)
 {
     static const char name[] = "LD_LIBRARY_PATH=";
-    const long *start = __libc_stack_end;
     const char *top = (const char *)getauxval(AT_EXECFN);
     if (lz_secure()) /* ld.so ignores it, and took it out of the environment */
         return lz_getenv("LD_LIBRARY_PATH");
-    if (!start || !top || start[0] < 1 || start[0] > (1L << 20))
-        return lz_getenv("LD_LIBRARY_PATH");
-    char *const *argv = (char *const *)(start + 1);
-    if (argv[start[0]] != NULL)
+    long argc;
+    char *const *argv = lz_start_argv(&argc);
+    if (!top || !argv)
         return lz_getenv("LD_LIBRARY_PATH");
     /* The arguments' strings end where the environment's begin: past the
      * last of them in memory (getopt reorders the array, not the strings). */
     const char *from = NULL;
-    for (long i = 0; i < start[0]; i++)
+    for (long i = 0; i < argc; i++)
         if (argv[i] && argv[i] > (const char *)argv && argv[i] < top &&
             (!from || argv[i] + strlen(argv[i]) + 1 > from))
             from = argv[i] + strlen(argv[i]) + 1;
