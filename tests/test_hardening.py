@@ -418,8 +418,8 @@ def join_programs(d, how, where):
     return [prog, plugin]
 
 
-def join_case(where, who):
-    d = t.workdir(f"join_first_call_{who}")
+def join_case(where, who, cause="which waits for this thread to end (pthread_join)"):
+    d = t.workdir(f"join_first_call_{who}_{where}")
     plain = bounded(join_programs(d, "plain", where), {}, 60)
     version = plain.stdout.split("main: rc=0 version=")[-1].strip()
     t.equal((plain.returncode, plain.stdout), (0, f"{who}: rc=0 version={version}\n"
@@ -439,7 +439,7 @@ def join_case(where, who):
     for what, cmd, env in runs:
         r = bounded(cmd, dict(env, LAZYNCCL_DEBUG="1"), 60)
         t.equal((r.returncode, r.stdout), (0, want), f"{what}: {r.stderr}")
-        t.contains(r.stderr, "which waits for this thread to end (pthread_join)", f"{what}: the log")
+        t.contains(r.stderr, cause, f"{what}: the log")
 
 
 @case
@@ -482,6 +482,41 @@ def function_first_called_under_a_join_after_the_load():
         env = UNLOADED_STATIC if what in ("static shim", "drop-in") else {}
         r = bounded(cmd + ["first"], env, 60)
         t.equal((r.returncode, r.stdout), (0, want), f"{what}: {r.stderr}")
+
+
+# TSan's runtime keeps a thread of its own that wakes every 100 ms: no
+# thread of such a process ever sleeps for good, so a first call under a
+# holder's condition wait waits, as docs/reference/limitations.md says.
+NO_SLEEP_FOR_GOOD = "thread" in t.SANITIZE
+
+
+@case
+def first_call_under_a_condition_wait_ends():
+    """A plugin's constructor waits on a condition variable that the worker
+    signals after its first call, no other thread awake: the call ends with
+    the failure value instead of waiting for good (the log says the holder
+    sleeps while every other thread does), and the next call loads; shared
+    shim, static shim, drop-in."""
+    if NO_SLEEP_FOR_GOOD:
+        raise t.Skip("TSan's own thread wakes every 100 ms: no thread sleeps for good here")
+    join_case(5, "constructor", "which sleeps in a futex wait (a condition variable or a lock) "
+              "while every other thread of the process sleeps too")
+
+
+@case
+def first_call_under_a_condition_wait_with_a_waker_loads():
+    """The same wait, signalled by a third thread after 300 ms instead: a
+    thread awake may yet wake the holder, so the worker's first call waits
+    for the lock and loads NCCL, answering as with -lnccl."""
+    d = t.workdir("join_condition_waker")
+    plain = bounded(join_programs(d, "plain", 6), {}, 60)
+    t.equal(plain.returncode, 0, f"-lnccl: {plain.stderr}")
+    t.contains(plain.stdout, "constructor: rc=0 version=", "-lnccl")
+    for what, cmd in (("shared shim", join_programs(d, "shared", 6)),
+                      ("static shim", join_programs(d, "static", 6)),
+                      ("drop-in", [os.path.join(t.BUILD, "lazynccl-run"), "--"] + join_programs(d, "plain", 6))):
+        r = bounded(cmd, UNLOADED_STATIC if what == "static shim" else {}, 60)
+        t.equal((r.returncode, r.stdout), (0, plain.stdout), f"{what}: {r.stderr}")
 
 
 @case

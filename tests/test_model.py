@@ -76,6 +76,32 @@ def model_holds_two_callers_plugin():
 
 
 @case
+def model_holds_a_holder_waiting_for_a_caller():
+    """A thread holding the dynamic linker's lock waits for caller 0's
+    first call to end (a join, a condition variable), beside a second
+    caller and a plugin constructor: the call ends with the failure value,
+    nothing deadlocks (I3)."""
+    holds("waiter", ["-DWAITER", "-DCALLERS=2", "-DNO_FORK", "-DNO_FIXER"])
+
+
+@case
+def model_waiting_for_the_lock_deadlocks_with_its_holder():
+    """The same holder, with a first call that only waits for the lock
+    (no lz_ldlock_wait): spin finds the deadlock (I3)."""
+    broken("waiter_nocheck", ["-DWAITER", "-DNO_LDLOCK_CHECK", "-DNO_FORK", "-DNO_FIXER", "-DNO_PLUGIN"],
+           "invalid end state", "a first call that waits for the lock")
+
+
+@case
+def model_a_holder_after_the_look_deadlocks():
+    """I3 as it really holds: a holder that takes the lock after the first
+    call looked at it, before the search's dlopen, deadlocks with it
+    (docs/reference/limitations.md)."""
+    broken("waiter_late", ["-DWAITER", "-DWAITER_LATE", "-DNO_FORK", "-DNO_FIXER", "-DNO_PLUGIN"],
+           "invalid end state", "a holder that takes the lock after the look")
+
+
+@case
 def model_closing_a_stale_search_loads_twice():
     """A retry's failure racing a search's success: with every losing search
     closing its handle (the runtime before this was fixed), the library is

@@ -10,6 +10,7 @@
 #include "common/lz_stepnames.h"
 #include "base/lz_dl.h"
 #include "base/lz_env.h"
+#include "process/lz_ldlock.h"
 
 #include <errno.h> /* program_invocation_name */
 #include <limits.h>
@@ -112,12 +113,12 @@ void lz_stop(const lz_lib *lib, const char *name)
 
 void lz_stop_busy(const lz_lib *lib, const char *name)
 {
-    char head[512];
+    char head[768];
     int k = snprintf(head, sizeof head, "%s: %s was called while the dynamic linker's lock is held "
-                     "by a thread that waits for this one to end (pthread_join): %s cannot be "
-                     "loaded until it lets go, and this function has no failure value to return; "
-                     "stopping rather than waiting for good (make a first call before that "
-                     "thread takes the lock)\n", lib->prefix, name, lib->display);
+                     "by %s: %s cannot be loaded until it lets go, and this function has no "
+                     "failure value to return; stopping rather than waiting for good (make a "
+                     "first call before that thread takes the lock)\n", lib->prefix, name,
+                     lz_ldlock_holder(), lib->display);
     stop(lib, head, k, sizeof head);
 }
 

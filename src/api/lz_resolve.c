@@ -172,8 +172,8 @@ lz_fn lz_resolve(const lz_lib *lib, size_t i)
         if (status == LZ_BUSY) {
             char text[512];
             snprintf(text, sizeof text, "%s: %s: %s not loaded: the dynamic linker's lock is held "
-                     "by a thread that waits for this one to end (pthread_join)", lib->prefix,
-                     lz_sym_name(lib, &lib->syms[i]), lib->display);
+                     "by %s", lib->prefix, lz_sym_name(lib, &lib->syms[i]), lib->display,
+                     lz_ldlock_holder());
             lz_message_push(&lib->st->sym_msgs, text); /* lz_once.c logged it */
             if (!lz_fn_at(lib->fails, i))
                 lz_stop_busy(lib, lz_sym_name(lib, &lib->syms[i]));

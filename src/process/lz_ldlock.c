@@ -12,9 +12,11 @@
 #include "elf/lz_elfmem.h"
 #include "process/lz_objects.h"
 
+#include <dirent.h>
 #include <elf.h>
 #include <fcntl.h>
 #include <link.h>
+#include <linux/futex.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,37 +67,145 @@ static const pthread_mutex_t *ld_lock(void)
     return __atomic_load_n(&lock, __ATOMIC_RELAXED);
 }
 
-/* 1 when thread tid sleeps in a futex wait without a timeout on this
- * thread's own id word, which is what pthread_join (and a C++ join) waits
- * on until this thread ends; read from /proc/self/task/TID/syscall (number,
- * then arguments: the word, the operation, the value, the timeout). A
- * timed join (pthread_timedjoin_np) ends by itself, as plain. */
-static int joins_me(int tid, int me)
+/* The system call thread tid sleeps in, read from /proc/self/task/TID/syscall
+ * (its number, then its arguments): 0 with the number and the first four
+ * arguments, -1 when the thread runs or the file cannot be read. */
+static int sleeping_in(int tid, long *nr, unsigned long long arg[4])
 {
     char path[64], text[256];
     snprintf(path, sizeof path, "/proc/self/task/%d/syscall", tid);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return 0;
+        return -1;
     ssize_t n = read(fd, text, sizeof text - 1);
     close(fd);
     if (n <= 0)
-        return 0;
+        return -1;
     text[n] = '\0';
     char *end;
-    long nr = strtol(text, &end, 10);
-    if (end == text || nr != SYS_futex)
-        return 0;
-    unsigned long long arg[4];
+    *nr = strtol(text, &end, 10);
+    if (end == text || *nr < 0) /* "running", or -1: not in a system call */
+        return -1;
     for (int k = 0; k < 4; k++)
         arg[k] = strtoull(end, &end, 16);
-    uintptr_t word = (uintptr_t)arg[0];
-    if (arg[3] != 0)
+    return 0;
+}
+
+/* 1 when thread tid sleeps in a futex wait without a timeout on this
+ * thread's own id word, which is what pthread_join (and a C++ join) waits
+ * on until this thread ends. A timed join (pthread_timedjoin_np) ends by
+ * itself, as plain. */
+static int joins_me(int tid, int me)
+{
+    long nr;
+    unsigned long long arg[4];
+    if (sleeping_in(tid, &nr, arg) != 0 || nr != SYS_futex || arg[3] != 0)
         return 0;
     /* The word lies in this thread's descriptor and holds its id. */
+    uintptr_t word = (uintptr_t)arg[0];
     uintptr_t self = (uintptr_t)pthread_self();
     return word >= self && word - self < 4096 && word % sizeof(int) == 0 &&
            __atomic_load_n((const int *)word, __ATOMIC_RELAXED) == me;
+}
+
+#ifndef FUTEX_LOCK_PI2
+#define FUTEX_LOCK_PI2 13
+#endif
+
+/* 1 when thread tid sleeps in a private futex wait without a timeout (a
+ * lock, a condition variable or a semaphore of this process): only another
+ * thread of the process ends it. A process-shared wait (a join's among
+ * them) may be ended by another process: not counted. */
+static int waits_for_good(int tid)
+{
+    long nr;
+    unsigned long long arg[4];
+    if (sleeping_in(tid, &nr, arg) != 0 || nr != SYS_futex || arg[3] != 0 ||
+        !(arg[1] & FUTEX_PRIVATE_FLAG))
+        return 0;
+    int op = (int)(arg[1] & FUTEX_CMD_MASK);
+    return op == FUTEX_WAIT || op == FUTEX_WAIT_BITSET || op == FUTEX_LOCK_PI ||
+           op == FUTEX_LOCK_PI2 || op == FUTEX_WAIT_REQUEUE_PI;
+}
+
+/* How long thread tid has run so far (ns, from schedstat's first field);
+ * -1 where the kernel does not say. */
+static long long ran(int tid)
+{
+    char path[64], text[128];
+    snprintf(path, sizeof path, "/proc/self/task/%d/schedstat", tid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, text, sizeof text - 1);
+    close(fd);
+    if (n <= 0)
+        return -1;
+    text[n] = '\0';
+    return strtoll(text, NULL, 10);
+}
+
+enum { MAX_THREADS = 4096 };
+
+/* Every thread of the process but this one, with how long each has run,
+ * into tid and time (at most MAX_THREADS); the count, or -1 where one of
+ * them does not wait for good or there are more. */
+static int asleep(int me, int *tid, long long *time)
+{
+    int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    DIR *dir = fdopendir(fd);
+    if (!dir) {
+        close(fd);
+        return -1;
+    }
+    int n = 0;
+    for (struct dirent *e; (e = readdir(dir));) {
+        int t = atoi(e->d_name);
+        if (t <= 0 || t == me)
+            continue;
+        if (n == MAX_THREADS || !waits_for_good(t)) {
+            n = -1;
+            break;
+        }
+        tid[n] = t;
+        time[n++] = ran(t);
+    }
+    closedir(dir);
+    return n;
+}
+
+/* 1 when every other thread of the process sleeps in a futex wait without
+ * a timeout, and all of them still do, without having run, 10 ms later:
+ * none of them can wake another, so only this thread could wake the
+ * lock's holder, and it cannot get past the lock. A thread awake, in a
+ * timed wait or in any other system call (a read, a poll: something from
+ * outside may wake it) may yet wake the holder: no answer then. */
+static int all_asleep(int me)
+{
+    int *tid = malloc(2 * MAX_THREADS * sizeof *tid);
+    long long *time = malloc(2 * MAX_THREADS * sizeof *time);
+    int found = 0;
+    int n = tid && time ? asleep(me, tid, time) : -1;
+    struct timespec pause = {0, 10000000};
+    if (n > 0 && nanosleep(&pause, NULL) == 0 &&
+        asleep(me, tid + MAX_THREADS, time + MAX_THREADS) == n) {
+        found = 1;
+        for (int k = 0; k < n && found; k++)
+            found = tid[k] == tid[MAX_THREADS + k] && time[k] == time[MAX_THREADS + k];
+    }
+    free(tid);
+    free(time);
+    return found;
+}
+
+/* What the last -1 of this thread found, for its messages. */
+static __thread const char *holder_waits;
+
+const char *lz_ldlock_holder(void)
+{
+    return holder_waits ? holder_waits : "a thread that waits for this one";
 }
 
 int lz_ldlock_wait(char *why, size_t size)
@@ -115,10 +225,25 @@ int lz_ldlock_wait(char *why, size_t size)
         struct timespec ms = {0, 1000000};
         if (joins_me(owner, me) && nanosleep(&ms, NULL) == 0 &&
             __atomic_load_n(&lock->__data.__owner, __ATOMIC_ACQUIRE) == owner && joins_me(owner, me)) {
+            holder_waits = "a thread that waits for this one to end (pthread_join)";
             snprintf(why, size, "the dynamic linker's lock is held by thread %d, which waits for "
                      "this thread to end (pthread_join), so nothing can be loaded now; make a "
                      "first call before that thread takes the lock (a constructor or destructor "
                      "runs under it)", owner);
+            return -1;
+        }
+        /* A holder that waits some other way (a condition variable, a
+         * lock) for what only this thread would do: seen when no other
+         * thread of the process is awake to do it. */
+        if (waits_for_good(owner) && all_asleep(me) &&
+            __atomic_load_n(&lock->__data.__owner, __ATOMIC_ACQUIRE) == owner) {
+            holder_waits = "a thread asleep in a futex wait (a condition variable or a lock) "
+                           "that only this one could end (every other thread is asleep too)";
+            snprintf(why, size, "the dynamic linker's lock is held by thread %d, which sleeps in "
+                     "a futex wait (a condition variable or a lock) while every other thread of "
+                     "the process sleeps too: only this thread could wake it, so nothing can be "
+                     "loaded now; make a first call before that thread takes the lock (a "
+                     "constructor or destructor runs under it)", owner);
             return -1;
         }
         /* Any other holder is loading or unloading: dlopen would wait

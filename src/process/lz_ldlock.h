@@ -13,7 +13,12 @@
  * dlclose and dlsym take it, a constructor or destructor runs under it):
  * 0 once it is free, held by this thread, or cannot be read; -1 with the
  * reason in why when its holder waits for this thread to end
- * (pthread_join), which no wait of this thread can outlast. */
+ * (pthread_join), or sleeps in a futex wait while every other thread of
+ * the process sleeps too, which no wait of this thread can outlast. */
 LZ_HIDDEN int lz_ldlock_wait(char *why, size_t size);
+
+/* The holder that this thread's last -1 found, in words for a message: "a
+ * thread that waits for this one to end (pthread_join)", or one asleep. */
+LZ_HIDDEN const char *lz_ldlock_holder(void);
 
 #endif

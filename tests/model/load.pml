@@ -27,7 +27,16 @@
  *      once loaded it stays loaded;
  *   I2 no failure published after a success (a slot never holds the
  *      failure stub while the library is loaded);
- *   I3 no deadlock (spin's invalid end states), and every first call ends;
+ *   I3 no deadlock (spin's invalid end states), and every first call ends,
+ *      with -DWAITER too: a thread holding the dynamic linker's lock waits
+ *      for caller 0's first call to end (a join, or a condition variable
+ *      with every other thread asleep: lz_ldlock.c sees both), and the call
+ *      ends with the failure value (BUSY) instead of waiting for the lock.
+ *      As it really holds: the holder must take the lock before the call
+ *      looks at it. -DWAITER_LATE lets it take the lock at any moment, and
+ *      spin finds the deadlock of a holder that takes it between the look
+ *      and the search's dlopen; -DNO_LDLOCK_CHECK, a call that only waits
+ *      for the lock, deadlocks always;
  *   I4 a forked child never uses, nor calls dlopen over, a half-loaded
  *      object;
  *   I6 no call reaches the library before its variables hold its values
@@ -346,6 +355,7 @@ end:
 #define LOADED  1
 #define FAILED  2
 #define REENTERED 3
+#define BUSY      4
 
 #define RESOLVER 0
 #define REAL     1
@@ -354,7 +364,7 @@ end:
 #ifndef CALLERS
 #define CALLERS 1
 #endif
-#define NPROC (CALLERS + 4)
+#define NPROC (CALLERS + 5)
 
 byte status = UNTRIED;
 byte slot = RESOLVER;      /* one export's slot */
@@ -381,6 +391,11 @@ bool searching[NPROC];
 byte gate_open = 0;
 bool fork_pending = false;
 bool forked = false;
+
+/* -DWAITER: a holder of the dynamic linker's lock waiting for caller 0's
+ * first call to end. */
+bool holder_waits = false;
+bool call_ended = false;
 
 /* A snapshot taken at fork(): what the child inherits. */
 byte c_status, c_obj, c_gate, c_filled;
@@ -525,11 +540,30 @@ inline commit() {
     fi
 }
 
+/* lz_ldlock_wait, before any lock: wait while another thread holds the
+ * dynamic linker's lock, and end at once (busy) when that thread waits for
+ * this one. */
+inline ldlock_wait(busy) {
+    busy = false;
+#ifdef WAITER
+    if
+    :: atomic { (ld == 0 || ld == _pid + 1) -> skip }
+#ifndef NO_LDLOCK_CHECK
+    :: atomic { (ld != 0 && ld != _pid + 1 && holder_waits && _pid == 0) -> busy = true }
+#endif
+    fi
+#endif
+}
+
 /* Today's protocol (lz_ensure_loaded): no lock across the search; wait for
  * another searcher only while no thread of ours is in the dynamic linker;
  * publish once per generation. Cancellation is disabled throughout. */
 inline ensure_loaded(result) {
     may_wait = true;
+    ldlock_wait(busy);
+    if
+    :: busy -> result = BUSY
+    :: else ->
     do
     :: atomic { status != UNTRIED -> result = status }; break   /* one acquire load */
     :: else ->
@@ -589,6 +623,7 @@ inline ensure_loaded(result) {
             fi
         fi
     od
+    fi
 }
 
 inline first_call() {
@@ -600,6 +635,7 @@ inline first_call() {
           assert(filled == 2);   /* I6: the call reaches the library */
           break
        :: res == REENTERED -> break
+       :: res == BUSY -> break   /* the failure value, not published */
        :: res == FAILED ->
           /* lz_publish_failure: under the lock, only if still failed */
           lock_mu();
@@ -624,15 +660,32 @@ inline retry() {
 }
 #endif
 
-#define LOCALS bool found; byte res; bool may_wait; byte mygen
+#define LOCALS bool found; byte res; bool may_wait; byte mygen; bool busy
 
 active [CALLERS] proctype caller()
 {
     LOCALS;
+#if defined(WAITER) && !defined(WAITER_LATE)
+    if :: _pid == 0 -> (holder_waits) :: else -> skip fi;
+#endif
     first_call();
 cancelled:
-    skip
+    if :: _pid == 0 -> call_ended = true :: else -> skip fi
 }
+
+#ifdef WAITER
+/* A thread takes the dynamic linker's lock (dlopen of a plugin whose
+ * constructor, or dlclose of one whose destructor, runs) and waits there
+ * for caller 0's first call to end. */
+active proctype waiter()
+{
+    ld_acquire();
+    holder_waits = true;
+    (call_ended);
+    holder_waits = false;
+    ld_release()
+}
+#endif
 
 #ifndef NO_PLUGIN
 /* A thread dlopens a plugin: the dynamic linker's lock is held while the

@@ -9,7 +9,12 @@
  *                   dlopen) joins it: no deadlock, so the call must load;
  *                   (4) its constructor's worker calls pncclGetVersion
  *                   instead, a function not yet called, of a library the
- *                   program has loaded (join_first_call PLUGIN first)
+ *                   program has loaded (join_first_call PLUGIN first);
+ *                   (5) its constructor waits on a condition variable that
+ *                   the worker signals after its call; (6) on one that a
+ *                   third thread signals after a sleep of 300 ms: a thread
+ *                   awake may yet wake the holder, so the call must load;
+ *                   both return, and join_pending joins the worker
  *   (none)          join_first_call PLUGIN: dlopen and dlclose PLUGIN, then
  *                   call ncclGetVersion itself
  * Each prints its call's result. Linked -lnccl this completes; a first
@@ -21,6 +26,12 @@
 #include <time.h>
 
 #ifdef PLUGIN
+#if PLUGIN == 5 || PLUGIN == 6
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+static int called;
+#endif
+
 static void *work(void *arg)
 {
 #if PLUGIN == 4
@@ -33,17 +44,43 @@ static void *work(void *arg)
     printf("%s: rc=%d version=%d\n", (const char *)arg, (int)rc, v);
 #endif
     fflush(stdout);
+#if PLUGIN == 5
+    pthread_mutex_lock(&mu);
+    called = 1;
+    pthread_cond_signal(&cv);
+    pthread_mutex_unlock(&mu);
+#endif
     return NULL;
 }
 
-#if PLUGIN == 3
+#if PLUGIN == 6
+static void *wake(void *arg)
+{
+    struct timespec later = {0, 300000000};
+    nanosleep(&later, NULL);
+    pthread_mutex_lock(&mu);
+    called = 1;
+    pthread_cond_signal(&cv);
+    pthread_mutex_unlock(&mu);
+    return arg;
+}
+#endif
+
+#if PLUGIN == 3 || PLUGIN == 5 || PLUGIN == 6
 static pthread_t pending;
 static int waiting;
+#if PLUGIN == 6
+static pthread_t waker;
+#endif
 
 void join_pending(void)
 {
     if (waiting)
         pthread_join(pending, NULL);
+#if PLUGIN == 6
+    if (waiting)
+        pthread_join(waker, NULL);
+#endif
     waiting = 0;
 }
 #endif
@@ -53,7 +90,20 @@ static void start_and_join(const char *who)
     pthread_t t;
     if (pthread_create(&t, NULL, work, (void *)who) != 0)
         return;
-#if PLUGIN == 3
+#if PLUGIN == 5 || PLUGIN == 6
+    pending = t;
+    waiting = 1;
+#if PLUGIN == 6
+    if (pthread_create(&waker, NULL, wake, NULL) != 0)
+        return;
+#endif
+    /* Waits for the worker's call (5) or the third thread (6), not for
+     * the worker to end. */
+    pthread_mutex_lock(&mu);
+    while (!called)
+        pthread_cond_wait(&cv, &mu);
+    pthread_mutex_unlock(&mu);
+#elif PLUGIN == 3
     struct timespec until;
     clock_gettime(CLOCK_REALTIME, &until);
     until.tv_sec += 1;
@@ -66,7 +116,7 @@ static void start_and_join(const char *who)
 #endif
 }
 
-#if PLUGIN == 1 || PLUGIN == 3 || PLUGIN == 4
+#if PLUGIN != 2
 __attribute__((constructor)) static void at_load(void)
 {
     start_and_join("constructor");
