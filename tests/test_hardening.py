@@ -283,7 +283,11 @@ def json_bytes_not_utf8():
                        capture_output=True, timeout=60)
     text = r.stdout.decode("utf-8")  # raises on invalid UTF-8
     doc = json.loads(text)
-    t.contains(json.dumps(doc), "caf\\u00e9\\u00ff", "the bytes as \\u00XX")
+    t.contains(json.dumps(doc), "caf\\udce9\\udcff", "the bytes as lone surrogates")
+    # The bytes come back exactly, and a UTF-8 name is not mistaken for them.
+    paths = [s for s in re.findall(r'"([^"]*caf[^"]*)"', json.dumps(doc))]
+    t.check(any(json.loads(f'"{p}"').encode("utf-8", "surrogateescape").endswith(b"/caf\xe9\xff")
+                for p in paths), f"bytes recovered: {paths}")
 
 
 @case

@@ -66,6 +66,8 @@ def exit_codes():
     t.contains(r.stdout, "rejected     " + f"{d}/none", "candidate line")
     r = info("--bogus", rc=2)
     t.contains(r.stderr, "unknown argument '--bogus'", "usage error")
+    for opt, what in (("--from", "PATH"), ("--check", "FILE"), ("--cache", "FILE"), ("--reports", "DIR")):
+        t.contains(info(opt, rc=2).stderr, f"lazynccl-info: {opt} needs a {what}", f"{opt} alone")
     t.contains(info("--help", rc=0).stdout, "usage: lazynccl-info", "help")
 
 
@@ -354,6 +356,42 @@ def check_prog(d, name, link):
 
 
 @case
+def text_views_show_control_bytes():
+    """A directory named with a terminal escape, one with a byte that is not
+    UTF-8 and one in UTF-8, in LAZYNCCL_LIBPATH: every text view (default,
+    --verbose, --doctor, on a terminal with colour too) and standard error
+    show the escape and the stray byte as \\xNN, the UTF-8 name as it is,
+    and write no other control byte than newline and tab."""
+    d = os.fsencode(t.workdir("info_control_bytes"))
+    names = [b"a\x1b]0;pwned\x07b", b"caf\xe9", "café".encode()]
+    for n in names:
+        os.makedirs(d + b"/" + n)
+    env = {k.encode(): v.encode() for k, v in os.environ.items() if k != "LD_LIBRARY_PATH"}
+    env[b"LAZYNCCL_LIBPATH"] = b":".join(d + b"/" + n for n in names)
+    env[b"NO_COLOR"] = b"1"
+    exe = os.path.join(t.BUILD, "lazynccl-info")
+    for args in (["nccl"], ["--verbose", "nccl"], ["--doctor", "--verbose", "nccl"], ["nccl", "\x1bbad"]):
+        r = subprocess.run([exe] + args, env=env, capture_output=True, timeout=60)
+        both = r.stdout + r.stderr
+        raw = sorted({c for c in both if (c < 0x20 and c not in b"\n\t") or c == 0x7f})
+        t.equal(raw, [], f"{args}: control bytes written")
+        text = both.decode("utf-8")  # raises where a stray byte was written
+        if args[-1] == "nccl":
+            t.contains(text, "a\\x1b]0;pwned\\x07b", f"{args}: the escape shown")
+            if "--verbose" in args:  # the other views name the first only
+                t.contains(text, "caf\\xe9", f"{args}: the stray byte shown")
+                t.contains(text, "café", f"{args}: UTF-8 as it is")
+        else:
+            t.contains(text, "'\\x1bbad': this installation has no shim for it", "stderr")
+    env.pop(b"NO_COLOR")
+    out = run_in_pty([exe, "--verbose", "nccl"], {k.decode(): v.decode("utf-8", "surrogateescape")
+                                                  for k, v in env.items()})
+    t.contains(out, "a\\x1b]0;pwned\\x07b", "on a terminal: the escape shown")
+    t.check("\x1b]0" not in out and "\x07" not in out, "on a terminal: the escape not written")
+    t.contains(out, "\033[", "on a terminal: the views' own colour")
+
+
+@case
 def check_a_program_before_it_runs():
     """--check reads a program's closure without loading anything: linked to
     the shim, NCCL's search and the two functions it imports are ok (exit
@@ -367,6 +405,10 @@ def check_a_program_before_it_runs():
     shimmed = check_prog(d, "shimmed", t.link_shim_args("nccl"))
     r = info("--check", shimmed, rc=0)
     t.contains(r.stdout, f"check: {shimmed}\n", "head")
+    # Given twice, each in turn; the worst status (2: one is no object).
+    two = info("--check", shimmed, "--check", shimmed + ".c", rc=2)
+    t.contains(two.stdout, f"check: {shimmed}\n", "the first checked")
+    t.contains(two.stderr, f"--check {shimmed}.c: ", "the second said")
     t.check(re.search(r"^NCCL: ok: \S+libnccl.so.2 \(the shim's search, step \S+\) exports all 2 "
                       r"functions the target needs$", r.stdout, re.M), r.stdout)
     t.contains(r.stdout, "verdict: ok", "verdict")

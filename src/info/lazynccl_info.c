@@ -4,6 +4,7 @@
  * static shims), so it cannot disagree with the shims. */
 #include "info.h"
 #include "search/lz_order.h"
+#include "textout.h"
 
 #include <stdlib.h>
 #include <errno.h>
@@ -46,7 +47,8 @@ static const char usage[] =
     "                 the libraries it needs (found as the dynamic linker\n"
     "                 would), which file each library served would load and\n"
     "                 whether it exports every function they import from it;\n"
-    "                 nothing is loaded. Exit status 1 when one would fail\n"
+    "                 nothing is loaded. Exit status 1 when one would fail;\n"
+    "                 given again, each FILE in turn\n"
     "  --cache FILE   a job's resolution cache (lazynccl-run --cache), each entry\n"
     "                 checked against the filesystem as it is now. Exit status 1\n"
     "                 when one would give another file than the dynamic linker,\n"
@@ -132,28 +134,72 @@ static void print_steps(FILE *f)
     lz_order_each(step_row, f);
 }
 
+/* The real standard streams while the filtered ones stand for them. */
+static FILE *real_stdout, *real_stderr;
+
+/* Text views (all but --json) write through the filter that shows control
+ * bytes as \xNN (textout.h); standard error always does. Where a filter
+ * cannot be made, the stream is used as it is. */
+static void filter_output(int json)
+{
+    FILE *err = info_text_stream(stderr, 0);
+    if (err) {
+        setvbuf(err, NULL, _IOLBF, 0);
+        real_stderr = stderr;
+        stderr = err;
+    }
+    FILE *out = json ? NULL : info_text_stream(stdout, isatty(STDOUT_FILENO) && !getenv("NO_COLOR"));
+    if (out) {
+        real_stdout = stdout;
+        stdout = out;
+    }
+}
+
+/* The real streams back (the tool also runs inside a Python process,
+ * through ctypes); the filters' close writes what they held back. 0, or
+ * -1 where standard output could not be written. */
+static int unfilter_output(void)
+{
+    int rc = 0;
+    if (real_stdout) {
+        rc = fclose(stdout) != 0 ? -1 : 0;
+        stdout = real_stdout;
+        real_stdout = NULL;
+    }
+    if (real_stderr) {
+        fclose(stderr);
+        stderr = real_stderr;
+        real_stderr = NULL;
+    }
+    return rc;
+}
+
 /* The status, or 2 where the output could not be written. */
 static int finish(int status)
 {
-    if (fflush(stdout) != 0 || ferror(stdout)) {
+    if (fflush(stdout) != 0 || ferror(stdout) ||
+        (real_stdout && (fflush(real_stdout) != 0 || ferror(real_stdout)))) {
         fprintf(stderr, "lazynccl-info: cannot write the output: %s\n", strerror(errno));
         return 2;
     }
     return status;
 }
 
-int main(int argc, char **argv)
+static int run(int argc, char **argv, int json)
+
 {
-    int json = 0, doctor = 0, do_load = 0, verbose = 0, nlibs = 0;
-    const char *origin = NULL, *check = NULL, *cache = NULL, *reports = NULL;
+    int doctor = 0, do_load = 0, verbose = 0, nlibs = 0;
+    const char *origin = NULL, *cache = NULL, *reports = NULL;
     enum { MAX_LIBS = 32 };
+    const char *checks[MAX_LIBS];
+    int nchecks = 0;
     const lz_lib *want[MAX_LIBS];
     const char *unknown[MAX_LIBS];
     int nunknown = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--json") == 0)
-            json = 1;
+            continue; /* read by main */
         else if (strcmp(a, "--doctor") == 0)
             doctor = 1;
         else if (strcmp(a, "--load") == 0)
@@ -162,9 +208,15 @@ int main(int argc, char **argv)
             verbose = 1;
         else if (strcmp(a, "--from") == 0 && i + 1 < argc)
             origin = argv[++i];
-        else if (strcmp(a, "--check") == 0 && i + 1 < argc)
-            check = argv[++i];
-        else if (strcmp(a, "--check") == 0) {
+        else if (strcmp(a, "--from") == 0) {
+            fprintf(stderr, "lazynccl-info: --from needs a PATH: where a shim would be (its .so)\n");
+            return 2;
+        } else if (strcmp(a, "--check") == 0 && i + 1 < argc && nchecks < MAX_LIBS)
+            checks[nchecks++] = argv[++i];
+        else if (strcmp(a, "--check") == 0 && i + 1 < argc) {
+            fprintf(stderr, "lazynccl-info: at most %d --check FILEs at once\n", MAX_LIBS);
+            return 2;
+        } else if (strcmp(a, "--check") == 0) {
             fprintf(stderr, "lazynccl-info: --check needs a FILE: the program or library to check\n");
             return 2;
         }
@@ -201,13 +253,13 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    for (int i = 0; check && i < nunknown; i++) {
+    for (int i = 0; nchecks && i < nunknown; i++) {
         fprintf(stderr, "lazynccl-info: '%s': this installation has no shim for it (it serves:",
                 unknown[i]);
         print_served(stderr, 0);
         fputs(")\n", stderr);
     }
-    if ((cache || reports) && (check || json || doctor || do_load || origin || nlibs || nunknown || (cache && reports))) {
+    if ((cache || reports) && (nchecks || json || doctor || do_load || origin || nlibs || nunknown || (cache && reports))) {
         fprintf(stderr, "lazynccl-info: --cache and --reports go alone (--reports takes --verbose)\n");
         return 2;
     }
@@ -215,11 +267,11 @@ int main(int argc, char **argv)
         return finish(cache_show(stdout, cache));
     if (reports)
         return finish(reports_check(stdout, reports, verbose));
-    if (check && (json || doctor || do_load || origin)) {
+    if (nchecks && (json || doctor || do_load || origin)) {
         fprintf(stderr, "lazynccl-info: --check takes none of --json, --doctor, --load, --from\n");
         return 2;
     }
-    if (check) {
+    if (nchecks) {
         const lz_lib *chosen[MAX_LIBS + 1];
         int n = 0;
         for (int i = 0; i < nlibs; i++)
@@ -227,7 +279,14 @@ int main(int argc, char **argv)
         for (const lz_lib *const *l = lz_served; !nlibs && *l && n < MAX_LIBS; l++)
             chosen[n++] = *l;
         chosen[n] = NULL;
-        return finish(nunknown ? 1 : check_target(stdout, check, chosen, nlibs > 0));
+        /* Each FILE in turn; the worst status: 2 (one could not be read)
+         * over 1 (a problem found) over 0. */
+        int worst = nunknown ? 1 : 0;
+        for (int i = 0; i < nchecks; i++) {
+            int rc = check_target(stdout, checks[i], chosen, nlibs > 0);
+            worst = rc > worst ? rc : worst;
+        }
+        return finish(worst);
     }
     /* Asked for nothing: every served library is shown, with the reason
      * for each that would not load, and only the required families (the
@@ -264,6 +323,20 @@ int main(int argc, char **argv)
         print_json(stdout, libs, nlibs, unknown, nunknown, doctor ? &d : NULL);
     else
         print_text(stdout, libs, nlibs, doctor ? &d : NULL, verbose,
-                   isatty(STDOUT_FILENO) && !getenv("NO_COLOR"));
+                   real_stdout && isatty(STDOUT_FILENO) && !getenv("NO_COLOR"));
     return finish(status);
+}
+
+int main(int argc, char **argv)
+{
+    int json = 0;
+    for (int i = 1; i < argc; i++)
+        json |= strcmp(argv[i], "--json") == 0;
+    filter_output(json);
+    int status = run(argc, argv, json);
+    if (unfilter_output() != 0 && status != 2) {
+        fprintf(stderr, "lazynccl-info: cannot write the output: %s\n", strerror(errno));
+        status = 2;
+    }
+    return status;
 }

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT
  * libFuzzer target: lazynccl-info's JSON string writer. For any bytes the
  * output must be one valid JSON string (RFC 8259: quoted, escapes well
- * formed, no raw control character, UTF-8 only) that decodes, reading each
- * \u00XX as the byte XX, back to exactly the input. */
+ * formed, no raw control character, UTF-8 only) that decodes back to exactly
+ * the input, reading each \u00XX (a control character) and each lone
+ * surrogate \udcXX (a byte that is not UTF-8) as the byte XX. */
 #include "info/json.h"
 
 #include <stdint.h>
@@ -68,10 +69,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             if (e == '"' || e == '\\') { back[b++] = (unsigned char)e; i += 2; }
             else if (e == 'n') { back[b++] = '\n'; i += 2; }
             else if (e == 'u') {
-                if (i + 5 >= outlen - 1 + 1 || hex(o[i + 2]) != 0 || hex(o[i + 3]) != 0 ||
-                    hex(o[i + 4]) < 0 || hex(o[i + 5]) < 0)
+                if (i + 5 >= outlen - 1 + 1 || hex(o[i + 4]) < 0 || hex(o[i + 5]) < 0)
                     __builtin_trap();
-                back[b++] = (unsigned char)(hex(o[i + 4]) * 16 + hex(o[i + 5]));
+                int hi = hex(o[i + 2]) * 16 + hex(o[i + 3]);
+                int byte = hex(o[i + 4]) * 16 + hex(o[i + 5]);
+                /* U+00XX only for a control character, a lone surrogate
+                 * U+DCXX only for a byte that is not UTF-8 */
+                if (!(hi == 0 && (byte < 0x20 || byte == 0x7f)) && !(hi == 0xdc && byte >= 0x80))
+                    __builtin_trap();
+                back[b++] = (unsigned char)byte;
                 i += 6;
             } else
                 __builtin_trap();
