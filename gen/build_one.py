@@ -18,8 +18,13 @@ import sys
 import types
 
 import cmake_config
+import dropin_exports
+import find_header
 import find_library
+import install_tables
 from amalgamate import runtime_files
+from model import target_arch
+from output import write_if_changed
 from spec import GenError, load_spec
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -63,13 +68,13 @@ def build(gen, a, cc):
         include = [os.path.abspath(d) for d in a.include_dir]
         hdir = include[0]
     else:
-        hdir = gen.find_include(spec, "", cc)[0]
-        include = gen.include_path(spec, "", cc)[0]
-    arch = gen.target_arch(cc)
+        hdir = find_header.find_include(spec, "", cc)[0]
+        include = find_header.include_path(spec, "", cc)[0]
+    arch = target_arch(cc)
     library = a.library
     if not library:
         # Found as the Meson build finds it, with its warning where it is not.
-        _, warnings = gen.find_libraries(spec, cc, hdir, ())
+        _, warnings = find_library.find_libraries(spec, cc, hdir, ())
         for w in warnings:
             print(f"lazygen: {w}", file=sys.stderr)
         library = find_library.find(spec, spec.sonames[0], cc, arch, hdir, ())[0]
@@ -109,7 +114,7 @@ def build(gen, a, cc):
     for soname in spec.sonames:
         tag = _tag(soname)
         m, h = os.path.join(work, tag + ".map"), os.path.join(work, tag + "_symver.h")
-        gen.dropin(spec, soname, exports, library or "-", m, h)
+        dropin_exports.dropin(spec, soname, exports, library or "-", m, h)
         maps[soname] = (m, tag)
         jobs += [obj(c, shim_flags + ["-DLZ_IFUNC_EXPORTS", f'-DLZ_DROPIN_SONAME="{soname}"',
                                       f'-DLZ_DROPIN_SYMVER="{h}"'], "." + tag) for c in ours]
@@ -150,12 +155,12 @@ def build(gen, a, cc):
         gen.cmd_finish_dropin(types.SimpleNamespace(
             input=linked, output=os.path.join(out, "dropin", soname), library=library or "-"), cc)
     if spec.control_api:
-        gen.write_if_changed(os.path.join(out, f"{spec.shim}_control.h"), gen.control_header(spec))
+        write_if_changed(os.path.join(out, f"{spec.shim}_control.h"), install_tables.control_header(spec))
     for static in (False, True):
         name = f"{spec.shim}{'-static' if static else ''}.pc"
         with open(os.path.join(out, name), "w", encoding="utf-8") as f:
             f.write(pkg_config(spec, out, include, static,
-                               flags=gen.compile_flags(cc) + [f"-D{x}" for x in spec.defines]))
+                               flags=find_header.compile_flags(cc) + [f"-D{x}" for x in spec.defines]))
     cmake_config.one(out, spec.id, spec.shim, *include)
     if not a.keep:
         shutil.rmtree(work)

@@ -20,6 +20,7 @@ import os
 import subprocess
 
 import elfvers
+from model import target_arch
 from spec import GenError
 
 _MACHINES = {"x86_64": 62, "aarch64": 183}
@@ -87,3 +88,31 @@ def find(spec, soname, cc, arch, include_dir=None, extra_dirs=()):
         else:
             return path, dirs, passed
     return None, dirs, passed
+
+
+def find_libraries(spec, cc, include_dir, library_dirs):
+    """soname<TAB>path (or -) lines for each soname, and the warnings: a
+    spec that does not say how its drop-ins' symbols are versioned whose
+    library was not found gets one warning naming the key. (A spec that
+    says is searched too: its library's undeclared functions are served.)"""
+    if spec.hidden:  # no drop-in
+        return "".join(f"{s}\t-\n" for s in spec.sonames), []
+    arch = target_arch(cc)
+    lines, missing, searched, searched_passed = [], [], [], []
+    for soname in spec.sonames:
+        path, dirs, passed = find(spec, soname, cc, arch, include_dir, library_dirs)
+        lines.append(f"{soname}\t{path or '-'}\n")
+        if not path:
+            missing.append(soname)
+            searched = dirs
+            searched_passed = passed
+    warnings = []
+    if missing and spec.symbol_versions is None and not spec.symbols:  # else a warning
+        over = "".join(f"; passed over {p}" for p in searched_passed)
+        warnings.append(
+            f"{spec.path}: warning: {', '.join(missing)} not found at build time, so "
+            f"{'its drop-in has' if len(missing) == 1 else 'their drop-ins have'} no symbol "
+            f"versions; if the real library versions its symbols, set 'symbol_versions' in "
+            f"[library] (true: one node named after the SONAME, or the node's name), or name "
+            f"its directory with -Dlibrary_dirs=DIR (searched: {', '.join(searched)}{over})")
+    return "".join(lines), warnings

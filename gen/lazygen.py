@@ -3,27 +3,14 @@
 """lazygen: generate a lazy-loading shim from a library spec and its header.
 
 Run by Meson at build time (custom_target, run_command); never at run time.
-
-    lazygen.py list-specs DIR...              the specs Meson builds, one a line
-    lazygen.py describe S [--library PATH --include-dir D]
-                                              key<TAB>value lines for meson.build
-                                              (with --library: the real library's
-                                              versions and coverage, for people)
-    lazygen.py spec-files S                   the files generation reads besides the header
-    lazygen.py find-include S [--option-dir D] --cc CC
-                                              the directory holding S's header
-    lazygen.py find-libraries S --cc CC [--include-dir D] [--library-dir D...]
-                                              soname<TAB>path of each real library found
-    lazygen.py dropin S --soname SONAME --exports X.txt --library PATH|- --out-map M --out-symver H
-                                              a drop-in's symbol versions
-    lazygen.py generate S --include-dir D --cc CC --out-c X.c --out-list X.txt [--out-h X.h]
-    lazygen.py amalgamate S --include-dir D --cc CC --out-c X.c --out-h X.h [--prefix P]
-    lazygen.py new SONAME|PATH [--out S]      a starting spec for an installed library
-    lazygen.py build S --out DIR              one library's shims, without Meson
-    lazygen.py public-header --out OUT.h S... the control API of every shim
-    lazygen.py registry --out OUT.c S...      the list of libraries for lazynccl-info
-    lazygen.py python-libraries --out OUT.py S...
-                                              the libraries the Python package serves
+The command line only, one subcommand per job: `lazygen.py --help` lists
+them, `lazygen.py COMMAND --help` gives one's options, and
+docs/concepts/architecture.md's table says who calls each. The work lies in
+the modules it imports: spec.py reads a spec, model.py the header,
+emit_stubs.py and emit_data.py write the shim's C, find_header.py and
+find_library.py find the header and the real library, dropin_exports.py a
+drop-in's exports and versions, install_tables.py the installation's
+tables, output.py how files and notes are written.
 """
 
 import argparse
@@ -34,42 +21,23 @@ import shlex
 import shutil
 import subprocess
 import sys
-import textwrap
 
 sys.dont_write_bytecode = True  # keep the source tree clean when run from it
 HERE = os.path.dirname(os.path.abspath(__file__))
 
-import dropin_versions  # noqa: E402
 import elfvers  # noqa: E402
-import find_library  # noqa: E402
 import symlist  # noqa: E402
 from amalgamate import amalgamate  # noqa: E402
-from control_api import declarations  # noqa: E402
+from dropin_exports import dropin  # noqa: E402
 from emit_data import emit_data  # noqa: E402
 from emit_stubs import emit, emit_header, export_names  # noqa: E402
-from model import (enumerators, headers_in, macro_values, parse_functions, preprocess, system_dirs,  # noqa: E402
-                   target_arch)
-from spec import GenError, Problems, load_spec, peers  # noqa: E402
+from find_header import find_include, include_path  # noqa: E402
+from find_library import find_libraries  # noqa: E402
+from install_tables import control_header, public_header, python_libraries, registry  # noqa: E402
+from model import enumerators, macro_values, parse_functions, preprocess, target_arch  # noqa: E402
+from output import say, write_if_changed  # noqa: E402
+from spec import GenError, Problems, load_spec, peers, spec_label  # noqa: E402
 
-
-
-def say(text):
-    """A note or warning on standard error, each of its lines wrapped at
-    100 columns (a list of a large library's names stays readable), the
-    continuations indented; a word is never cut."""
-    print("\n".join(textwrap.fill(line, 100, subsequent_indent="    ", break_long_words=False,
-                                   break_on_hyphens=False) for line in text.split("\n")), file=sys.stderr)
-
-def write_if_changed(path, text):
-    """Deterministic output, rewritten only when it changes (no needless rebuilds)."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            if f.read() == text:
-                return
-    except OSError:
-        pass
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(text)
 
 
 def list_specs(places):
@@ -133,251 +101,12 @@ def describe_versions(v):
     return "".join(f"{k}\t{v}\n" for k, v in rows)
 
 
-def _unusable(cc, spec, header):
-    """Why a header the compiler finds in its own directories cannot be
-    compiled for its target, or "": a cross compiler also searches
-    /usr/include, where a multiarch header's other half (openssl's
-    opensslconf.h in /usr/include/x86_64-linux-gnu) is the build machine's."""
-    language = "c++" if spec.language == "c++" else "c"
-    r = subprocess.run(cc + ["-E", "-x", language, "-o", "/dev/null", "-"] +
-                       [f"-D{x}" for x in spec.defines], input=f"#include <{header}>\n",
-                       capture_output=True, text=True)
-    errors = [line for line in r.stderr.splitlines() if "error" in line]
-    return "" if r.returncode == 0 else (errors[0].strip() if errors else "the preprocessor failed")
-
-
-def find_include(spec, option_dir, cc):
-    """The first directory holding the spec's header: its include_search,
-    then where the compiler that builds the shim looks (its -E -v list:
-    Debian's multiarch directory, a cross compiler's sysroot). Returns
-    (directory, whether the compiler searches it itself)."""
-    if not spec.headers:  # a symbol list alone: nothing for the compiler to search
-        return os.path.dirname(os.path.abspath(spec.path)), True
-    header, tried = spec.headers[0], []
-    for kind, value in spec.include_search:
-        if kind == "option":
-            d, shown = option_dir, f"-D{value}={option_dir}" if option_dir else f"-D{value} (unset)"
-        elif kind == "env":
-            v = os.environ.get(value)
-            d = os.path.join(v, "include") if v else None
-            shown = f"${value}/include = {d}" if v else f"${value}/include (${value} not set)"
-        else:
-            d, shown = value, value
-        tried.append(shown)
-        if d and headers_in(d, header):
-            d = os.path.abspath(d)
-            return d, d in system_dirs(cc)
-    for d in system_dirs(cc):
-        tried.append(f"{d} (the compiler's)")
-        found = headers_in(d, header)
-        if found:
-            why = _unusable(cc, spec, found[0])
-            if not why:
-                return d, True
-            tried[-1] += f": {header} is there but not for this target ({why})"
-    if spec.symbols:  # served from its symbol list, untyped (docs/reference/spec.md)
-        return os.path.dirname(os.path.abspath(spec.path)), True
-    raise GenError(spec.path, f"{header} not found; searched: " + "; ".join(tried))
-
-
-def include_path(spec, option_dir, cc):
-    """Every directory the spec's header is compiled with, in order: the
-    include_search entries that exist (a header of the library may include
-    a file from the second, as GLib's glib.h includes glibconfig.h from
-    the multiarch lib directory), with the directory holding the header
-    (find_include) among them. Returns (directories, whether the compiler
-    searches the header's directory itself)."""
-    found, own = find_include(spec, option_dir, cc)
-    dirs = []
-    for kind, value in spec.include_search:
-        if kind == "option":
-            d = option_dir
-        elif kind == "env":
-            d = os.path.join(os.environ[value], "include") if os.environ.get(value) else None
-        else:
-            d = value
-        if d and os.path.isdir(d) and os.path.abspath(d) not in dirs:
-            dirs.append(os.path.abspath(d))
-    if not own and found not in dirs:
-        dirs.insert(0, found)
-    compiler = system_dirs(cc)
-    return [d for d in dirs if d not in compiler], own
-
-
-def compile_flags(cc):
-    """The -I, -isystem and -D options of the compiler command (--cc "cc
-    -I..."), which a program including the header needs as the build did;
-    a relative directory made absolute (the program is built elsewhere)."""
-    out, i = [], 0
-    while i < len(cc):
-        w = cc[i]
-        if w in ("-I", "-D", "-isystem") and i + 1 < len(cc):
-            out += [w, cc[i + 1] if w == "-D" else os.path.abspath(cc[i + 1])]
-            i += 2
-            continue
-        if w.startswith("-isystem"):
-            out.append("-isystem" + os.path.abspath(w[len("-isystem"):]))
-        elif w.startswith("-I"):
-            out.append("-I" + os.path.abspath(w[2:]))
-        elif w.startswith("-D"):
-            out.append(w)
-        i += 1
-    return out
-
-
-def find_libraries(spec, cc, include_dir, library_dirs):
-    """soname<TAB>path (or -) lines for each soname, and the warnings: a
-    spec that does not say how its drop-ins' symbols are versioned whose
-    library was not found gets one warning naming the key. (A spec that
-    says is searched too: its library's undeclared functions are served.)"""
-    if spec.hidden:  # no drop-in
-        return "".join(f"{s}\t-\n" for s in spec.sonames), []
-    arch = target_arch(cc)
-    lines, missing, searched, searched_passed = [], [], [], []
-    for soname in spec.sonames:
-        path, dirs, passed = find_library.find(spec, soname, cc, arch, include_dir, library_dirs)
-        lines.append(f"{soname}\t{path or '-'}\n")
-        if not path:
-            missing.append(soname)
-            searched = dirs
-            searched_passed = passed
-    warnings = []
-    if missing and spec.symbol_versions is None and not spec.symbols:  # else a warning
-        over = "".join(f"; passed over {p}" for p in searched_passed)
-        warnings.append(
-            f"{spec.path}: warning: {', '.join(missing)} not found at build time, so "
-            f"{'its drop-in has' if len(missing) == 1 else 'their drop-ins have'} no symbol "
-            f"versions; if the real library versions its symbols, set 'symbol_versions' in "
-            f"[library] (true: one node named after the SONAME, or the node's name), or name "
-            f"its directory with -Dlibrary_dirs=DIR (searched: {', '.join(searched)}{over})")
-    return "".join(lines), warnings
-
-
-def _library_has(spec, soname, names, versions):
-    """The names a drop-in exports: where the real library is known, none
-    it lacks (a function_pattern matching a header's other widths, or
-    names the header declares for another build of the library), unless
-    the spec asks for them (required, a [versioned] family's members, which
-    a newer header names before the library has them); the control API is
-    the drop-in's own. A note names what was left out."""
-    if versions is None or spec.versioned:
-        return names
-    own = spec.shim + "_"
-    lacking = [n for n in names if n not in versions.symbols and not n.startswith(own)
-               and n not in spec.required]
-    if lacking:
-        shown = ", ".join(lacking[:5]) + (f" and {len(lacking) - 5} more" if len(lacking) > 5 else "")
-        say(f"lazygen: {spec.path}: note: the drop-in {soname} leaves out {len(lacking)} name(s) "
-            f"the header declares that {versions.path} does not define: {shown} (name one in "
-            f"'required' to export it anyway)")
-    return [n for n in names if n not in lacking]
-
-
-def dropin(spec, soname, exports_txt, library, out_map, out_symver):
-    with open(exports_txt, encoding="utf-8") as f:
-        names = f.read().split()
-    versions = symlist.load_versions(library) if library and library != "-" else None
-    names = _library_has(spec, soname, names, versions)
-    hidden = dropin_versions.plan(names, soname, spec.symbol_versions, versions).hidden
-    if spec.own_answers and hidden:
-        # A call at a hidden version can fail after the load (dlvsym finds no
-        # such node), which an own answer bound to the real function
-        # (src/api/lz_bind.h) would then not explain.
-        raise GenError(f"{spec.path} [own_answers]",
-                       f"{soname} has hidden symbol versions ({hidden[0][0]}@{hidden[0][1]}); "
-                       f"own answers are not supported beside them")
-    script, header = dropin_versions.write(names, soname, spec.symbol_versions, versions)
-    write_if_changed(out_map, script)
-    write_if_changed(out_symver, header)
-
-
-def control_header(spec):
-    """<shim>_control.h: one shim's control API, for a shim of its own (a
-    spec outside the NVIDIA set, installed or not)."""
-    guard = re.sub(r"\W", "_", spec.shim).upper() + "_CONTROL_H"
-    return (f"/* {spec.display}'s lazy-loading control API ({spec.shim}, from "
-            f"{spec_label(spec.path)}), generated by gen/lazygen.py from "
-            f"gen/control_api.py: do not edit. */\n"
-            f"#ifndef {guard}\n#define {guard}\n\n#include <stddef.h>\n\n"
-            "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n"
-            + declarations(spec.shim + "_")
-            + "\n#ifdef __cplusplus\n}\n#endif\n\n#endif\n")
-
-
 def cmd_control_header(a, cc):
     spec = load_spec(a.spec)
     if spec.hidden or not spec.control_api:
         raise GenError(a.spec, "this shim has no control API (visibility = \"hidden\" or "
                                "control_api = false)")
     write_if_changed(a.out, control_header(spec))
-
-
-def public_header(specs):
-    out = ["/* lazynccl: the control API of every shim, generated by gen/lazygen.py\n"
-           " * from gen/control_api.py and the specs: do not edit. The wrapped APIs\n"
-           " * come from the libraries' own headers. */\n",
-           "#ifndef LAZYNCCL_API_H\n#define LAZYNCCL_API_H\n\n#include <stddef.h>\n\n",
-           "#ifdef __cplusplus\nextern \"C\" {\n#endif\n"]
-    for s in specs:
-        if s.hidden or not s.control_api:
-            continue
-        out.append(f"\n/* {s.display} ({s.shim}, from {spec_label(s.path)}). */\n")
-        out.append(declarations(s.shim + "_"))
-    out.append("\n#ifdef __cplusplus\n}\n#endif\n\n#endif\n")
-    return "".join(out)
-
-
-STEPS_H = os.path.join(HERE, os.pardir, "src", "common", "lz_stepnames.h")
-
-
-def found_via(specs):
-    """{step: cuda.pathfinder's found_via}: the fixed steps from
-    src/common/lz_stepnames.h (the C code's own table), the steps named by a spec's
-    root variable by the rule for roots (CONDA_PREFIX is pathfinder's
-    "conda", CUDA_PATH counts as CUDA_HOME, others keep their name)."""
-    table = {}
-    with open(STEPS_H, encoding="utf-8") as f:
-        for line in f:
-            m = re.match(r'#define LZ_STEP_\w+ "([^"]+)"\s*/\* found_via: (\S+) \*/', line)
-            if m:
-                table[m.group(1)] = m.group(2)
-    if len(table) < 9:
-        raise GenError(STEPS_H, f"{len(table)} steps read; every '#define LZ_STEP_' line needs "
-                                f"its '/* found_via: NAME */'")
-    roots = {"CONDA_PREFIX": "conda", "CUDA_PATH": "CUDA_HOME"}
-    for s in specs:
-        for r in s.roots_before + s.roots_after:
-            table.setdefault(r.var, roots.get(r.var, r.var))
-    return table
-
-
-def python_libraries(specs):
-    """lazynccl/_libraries.py: the libraries the Python package serves, and
-    the search steps' names as cuda.pathfinder gives them."""
-    out = ["# Generated by gen/lazygen.py from the specs and src/common/lz_stepnames.h: the libraries this\n",
-           "# package serves; id: (control API prefix, drop-in files newest first, version function)\n",
-           "LIBRARIES = {\n"]
-    out += [f"    {s.id!r}: ({s.shim!r}, {tuple(s.sonames)!r}, {s.version_function!r}),\n"
-            for s in specs if s.served]
-    out.append("}\n\n# step (lazynccl_loaded_step()): cuda.pathfinder's LoadedDL.found_via\nFOUND_VIA = {\n")
-    out += [f"    {k!r}: {v!r},\n" for k, v in found_via(specs).items()]
-    out.append("}\n")
-    return "".join(out)
-
-
-def registry(specs):
-    public = [s for s in specs if not s.hidden]
-    out = ["/* Every library built, for lazynccl-info: generated by gen/lazygen.py. */\n",
-           '#include "base/lz_runtime.h"\n\n']
-    out += [f"LZ_DECL_DATA const lz_lib lz_lib_{s.id};\n" for s in public]
-    out.append("\n__attribute__((visibility(\"hidden\"))) const lz_lib *const lz_registry[] = {\n")
-    out += [f"    &lz_lib_{s.id},\n" for s in public]
-    out.append("    NULL,\n};\n")
-    out.append("\n/* What this installation serves (install = true): lazynccl-info's default. */\n"
-               "__attribute__((visibility(\"hidden\"))) const lz_lib *const lz_served[] = {\n")
-    out += [f"    &lz_lib_{s.id},\n" for s in public if s.served]
-    out.append("    NULL,\n};\n")
-    return "".join(out)
 
 
 def cmd_list_specs(a, cc):
@@ -498,16 +227,6 @@ def _tables(write):
     def run(a, cc):
         write_if_changed(a.out, write([load_spec(p) for p in a.specs]))
     return run
-
-
-def spec_label(path):
-    """How generated files name their spec: relative to the project for its
-    own specs (the same text in every build directory), else as given."""
-    top = os.path.dirname(HERE)
-    full = os.path.abspath(path)
-    if full.startswith(top + os.sep):
-        return os.path.relpath(full, top)
-    return path
 
 
 def macro_names(cc, spec, headers, include_dirs, names):

@@ -609,3 +609,13 @@ def load_spec(path):
     spec.failure, spec.failure_functions, spec.failure_outs = failures
     spec.unsupported, spec.own_answers, spec.versioned = unsupported, own_answers, versioned
     return spec
+
+
+def spec_label(path):
+    """How generated files name their spec: relative to the project for its
+    own specs (the same text in every build directory), else as given."""
+    top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    full = os.path.abspath(path)
+    if full.startswith(top + os.sep):
+        return os.path.relpath(full, top)
+    return path
