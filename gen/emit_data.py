@@ -9,7 +9,8 @@ without variables gets a file that defines nothing.
 
 import os
 
-from emit_stubs import _pinned_defines, failure_value
+from emit_stubs import _pinned_defines
+from failure import failure_value
 from spec import GenError
 
 
@@ -52,7 +53,7 @@ class DataWriter:
 
     def failure(self, v):
         """What a call through function-pointer variable v returns without
-        the library: the functions' rule (emit_stubs.failure_value), then
+        the library: the functions' rule (failure.failure_value), then
         opaque_failure; None: none known (the process stops, lz_stop)."""
         value = failure_value(self.spec, v)
         return value if value is not None else (self.spec.opaque_failure or None)

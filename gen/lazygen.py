@@ -30,7 +30,8 @@ import symlist  # noqa: E402
 from amalgamate import amalgamate  # noqa: E402
 from dropin_exports import dropin  # noqa: E402
 from emit_data import emit_data  # noqa: E402
-from emit_stubs import emit, emit_header, export_names  # noqa: E402
+from emit_stubs import emit, emit_header  # noqa: E402
+from exports import export_names  # noqa: E402
 from find_header import find_include, include_path  # noqa: E402
 from find_library import find_libraries  # noqa: E402
 from install_tables import control_header, public_header, python_libraries, registry  # noqa: E402
