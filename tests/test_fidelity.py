@@ -396,12 +396,18 @@ def fidelity_unloadable_choice_is_not_replaced():
 
 UNBOUND_NCCL = r"""
 #include <stdio.h>
+#include <stdlib.h>
 #include <nccl.h>
 int main(void) {
     int v = 0;
     ncclGetVersion(&v);
     printf("version %d\n", v);
     fflush(stdout);
+    /* For its children: ld.so took its variables at start. */
+    if (getenv("SET_LD_VARS")) {
+        setenv("LD_BIND_NOW", "1", 1);
+        unsetenv("LD_PRELOAD");
+    }
     ncclUniqueId id;
     printf("rc %d\n", (int)ncclGetUniqueId(&id));
     return 0;
@@ -432,7 +438,8 @@ def fidelity_missing_function_stops_as_ld_so():
     under lazynccl-run (the drop-in alone on LD_LIBRARY_PATH serves it:
     field_failure_12_9_on_12_8). Reached through dlsym, which plain answers
     NULL, or bound at load (-z now, RTLD_NOW), which plain fails, the name
-    gets the API's failure wrapped: documented differences."""
+    gets the API's failure wrapped: documented differences. A program that
+    sets LD_BIND_NOW after start still stops, as ld.so took it at start."""
     plain_only()
     d = t.workdir("fidelity_missing_function")
     full = t.fake_nccl(f"{d}/full", version=22101)
@@ -467,11 +474,15 @@ def fidelity_missing_function_stops_as_ld_so():
     t.equal(side([sys.executable, "-c", script, part], {}, False)[:2], (0, "no such function\n"), "plain dlsym")
     t.equal(side([sys.executable, "-c", script, part], {}, True)[:2], (0, "rc 2\n"),
             "wrapped dlsym: the drop-in's export, ncclSystemError (docs/reference/limitations.md)")
-    for exe, libdir, name, out, only in (
-            (nccl, f"{d}/part", "ncclGetUniqueId", "version 22202\n", []),
+    # A program that sets LD_BIND_NOW (or unsets LD_PRELOAD) for its
+    # children changes nothing for its own bindings: ld.so took them at
+    # start, and the stop reads them as ld.so took them.
+    for exe, libdir, name, out, only, more in (
+            (nccl, f"{d}/part", "ncclGetUniqueId", "version 22202\n", [], {}),
+            (nccl, f"{d}/part", "ncclGetUniqueId", "version 22202\n", [], {"SET_LD_VARS": "1"}),
             (jit, f"{d}/v128", "__nvJitLinkGetErrorLogSize_12_9, version libnvJitLink.so.12", "",
-             ["--only", "libnvJitLink.so.12"])):
-        env = {"LD_LIBRARY_PATH": libdir}
+             ["--only", "libnvJitLink.so.12"], {})):
+        env = {"LD_LIBRARY_PATH": libdir, **more}
         plain = side([exe], env, False)
         r = t.run(["timeout", "60", RUN, *only, "--", exe], env=env)
         wrapped = (r.returncode, r.stdout, r.stderr)

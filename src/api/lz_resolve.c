@@ -115,7 +115,7 @@ static void stop_if_unbound(const lz_lib *lib, const char *name)
     char *version = NULL;
     int program = 0, lazy = 0;
     char *who = lz_objects_importer(lib, name, &version, &program, &lazy);
-    const char *now = getenv("LD_BIND_NOW");
+    const char *now = lz_start_getenv("LD_BIND_NOW");
     if (who && lazy && !(now && *now)) {
         symbol_failed(lib, name, " (the file the program asked for, under lazynccl-run)");
         lz_stop_unbound(lib, name, program ? NULL : who, version);

@@ -3,6 +3,7 @@
 #include "base/lz_env.h"
 
 #include <stdlib.h>
+#include <string.h>
 #include <sys/auxv.h>
 
 int lz_secure(void)
@@ -30,4 +31,40 @@ char *const *lz_start_argv(long *argc)
         return NULL;
     *argc = start[0];
     return argv;
+}
+
+/* setenv and putenv replace the environment's entries, never the strings
+ * the kernel laid out above the stack: the arguments', then the
+ * environment's, up to the file name the process was started by
+ * (AT_EXECFN). ld.so read its variables there at start, the last
+ * assignment winning; so does this. */
+const char *lz_start_getenv(const char *name)
+{
+    const char *top = (const char *)getauxval(AT_EXECFN);
+    if (lz_secure()) /* ld.so ignored these, and took them out of the environment */
+        return NULL;
+    long argc;
+    char *const *argv = lz_start_argv(&argc);
+    if (!top || !argv)
+        return getenv(name);
+    /* The arguments' strings end where the environment's begin: past the
+     * last of them in memory (getopt reorders the array, not the strings). */
+    const char *from = NULL;
+    for (long i = 0; i < argc; i++)
+        if (argv[i] && argv[i] > (const char *)argv && argv[i] < top &&
+            (!from || argv[i] + strlen(argv[i]) + 1 > from))
+            from = argv[i] + strlen(argv[i]) + 1;
+    if (!from || top - from > (16L << 20))
+        return getenv(name);
+    size_t len = strlen(name);
+    const char *found = NULL;
+    int intact = 0;
+    for (const char *p = from; p < top; p += strlen(p) + 1) {
+        intact |= strchr(p, '=') != NULL;
+        if (strncmp(p, name, len) == 0 && p[len] == '=')
+            found = p + len + 1;
+    }
+    /* A program that set its process title over these strings
+     * (setproctitle) moved its environment first: read it there. */
+    return intact ? found : getenv(name);
 }

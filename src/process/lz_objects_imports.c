@@ -2,6 +2,7 @@
  * The names the loaded objects import (lz_objects_imports.h). */
 #include "elf/lz_elfmem.h"
 #include "base/lz_dl.h"
+#include "base/lz_env.h"
 #include "base/lz_path.h"
 #include "process/lz_objects.h"
 #include "process/lz_objects_imports.h"
@@ -141,8 +142,9 @@ char *lz_objects_importer(const lz_lib *lib, const char *name, char **version, i
     if (!q)
         return NULL;
     *q = (struct imports){.lib = lib, .self_soname = lz_objects_self_soname(), .name = name};
-    /* LD_PRELOAD's objects come right after the program, by their file names. */
-    const char *pre = getenv("LD_PRELOAD");
+    /* LD_PRELOAD's objects come right after the program, by their file
+     * names, as ld.so read the variable at start. */
+    const char *pre = lz_start_getenv("LD_PRELOAD");
     size_t used = 0;
     for (const char *p = pre ? pre : ""; *p;) {
         size_t len = lz_path_next(p, ": \t");

@@ -15,7 +15,6 @@
 #include <elf.h>
 #include <limits.h>
 #include <link.h>
-#include <sys/auxv.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -200,48 +199,9 @@ static int linker_llp_text(struct linker_search *ls, const char *llp)
     return rc;
 }
 
-/* LD_LIBRARY_PATH as the dynamic linker took it when the process started,
- * not as it is now: a program that sets it for its children changes
- * nothing for its own loads, plain. setenv and putenv replace the
- * environment's entries, never the strings the kernel laid out above the
- * stack: the arguments', then the environment's, up to the file name the
- * process was started by (AT_EXECFN); ld.so read its variables there, the
- * last assignment winning. Where that layout is not found, the variable
- * as it is now. */
-static const char *llp_at_start(void)
-{
-    static const char name[] = "LD_LIBRARY_PATH=";
-    const char *top = (const char *)getauxval(AT_EXECFN);
-    if (lz_secure()) /* ld.so ignores it, and took it out of the environment */
-        return lz_getenv("LD_LIBRARY_PATH");
-    long argc;
-    char *const *argv = lz_start_argv(&argc);
-    if (!top || !argv)
-        return lz_getenv("LD_LIBRARY_PATH");
-    /* The arguments' strings end where the environment's begin: past the
-     * last of them in memory (getopt reorders the array, not the strings). */
-    const char *from = NULL;
-    for (long i = 0; i < argc; i++)
-        if (argv[i] && argv[i] > (const char *)argv && argv[i] < top &&
-            (!from || argv[i] + strlen(argv[i]) + 1 > from))
-            from = argv[i] + strlen(argv[i]) + 1;
-    if (!from || top - from > (16L << 20))
-        return lz_getenv("LD_LIBRARY_PATH");
-    const char *found = NULL;
-    int intact = 0;
-    for (const char *p = from; p < top; p += strlen(p) + 1) {
-        intact |= strchr(p, '=') != NULL;
-        if (strncmp(p, name, sizeof name - 1) == 0)
-            found = p + sizeof name - 1;
-    }
-    /* A program that set its process title over these strings
-     * (setproctitle) moved its environment first: read it there. */
-    return intact ? found : lz_getenv("LD_LIBRARY_PATH");
-}
-
 static int linker_llp(struct linker_search *ls)
 {
-    const char *llp = llp_at_start();
+    const char *llp = lz_start_getenv("LD_LIBRARY_PATH");
     return llp && *llp && linker_llp_text(ls, llp);
 }
 
