@@ -373,7 +373,7 @@ def audit_entry(module_dir, quiet32=False):
     """What lazynccl-run puts in LD_AUDIT for the audit module in
     module_dir: its own path; with --quiet-32bit (quiet32), the module
     through $LIB where its copies are there and a 32-bit ld.so is installed
-    (src/run/run_find.c)."""
+    (src/run/run_modules.c)."""
     lib64 = f"lib/{HOST_CPU}-linux-gnu"
     if (quiet32 and HOST_CPU == "x86_64" and os.path.isdir(os.path.join(module_dir, lib64))
             and os.path.isdir(os.path.join(module_dir, "lib32")) and os.path.exists("/lib/ld-linux.so.2")):

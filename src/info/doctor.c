@@ -238,7 +238,7 @@ static int one_dir(const char *list, char *dir, size_t size)
  * (LD_PRELOAD: " :", LD_AUDIT and LAZYNCCL_AUDIT_DROPINS: ":") into path:
  * 1 while there is one. $LIB is expanded as Debian's ld.so expands it for
  * this process (lazynccl-run names its audit module so where the system's
- * ld.so does: src/run/run_find.c). */
+ * ld.so does: src/run/run_modules.c). */
 static int next_file(const char **list, const char *seps, char *path, size_t size)
 {
     while (*list && **list) {

@@ -11,7 +11,10 @@
  * the environment (run_env.c) and execs the command; everything else
  * happens in the command's processes, through the audit module. */
 #include "run_env.h"
+#include "run_dropins.h"
+#include "run_family.h"
 #include "run_find.h"
+#include "run_modules.h"
 #include "run_job.h"
 #include "run_quote.h"
 #include "elf/lz_elffile.h"
@@ -31,7 +34,7 @@
 
 static void usage(FILE *out)
 {
-    const char *more = run_find_families(1);
+    const char *more = run_family_names(1);
     fprintf(out,
         "usage: lazynccl-run [--only LIST] [--preload|--no-audit] [--quiet-32bit] [--node-copy]\n"
         "                    [--cache FILE] [--report DIR] [--] CMD [ARGS...]\n"
@@ -76,7 +79,7 @@ static void usage(FILE *out)
         "audited process keeps as plain restarts itself once, sized, before it runs\n"
         "(glibc >= %s); with older glibc, one that could not start restarts with\n"
         "the drop-ins preloaded instead: docs/concepts/the-same-job.md.\n",
-        run_find_families(0), *more ? ", " : "", more,
+        run_family_names(0), *more ? ", " : "", more,
         *more ? ",\n                 but " : "", more, *more ? " (the suite's test libraries)" : "",
         RUN_DROPIN_REL, LZ_TLS_SINCE_VERSION);
 }
@@ -182,9 +185,9 @@ int main(int argc, char **argv)
     char why[PATH_MAX + 256];
     if (!p)
         return fail("out of memory");
-    if (run_find_dir(p, why, sizeof why) < 0 || run_find_dropins(p, only, why, sizeof why) < 0)
+    if (run_find_dir(p, why, sizeof why) < 0 || run_dropins_choose(p, only, why, sizeof why) < 0)
         return fail(why);
-    if (run_find_unmappable(p)) {
+    if (run_dropins_unmappable(p)) {
         fprintf(stderr, "lazynccl-run: the drop-ins' directory %s is on a filesystem mounted noexec, where "
                         "the dynamic linker cannot map them: none stands in, and the command loads the real "
                         "libraries as it would plain\n", p->dir);
@@ -192,13 +195,13 @@ int main(int argc, char **argv)
     }
     p->quiet32 = quiet32;
     p->node_copy = node_copy;
-    run_find_modules(p);
-    if (run_find_check(p, why, sizeof why) < 0)
+    run_modules_find(p);
+    if (run_dropins_check(p, why, sizeof why) < 0)
         return fail(why);
     /* Printed variables may serve processes of other nodes, where no copy
      * was made: they name the module where it is. */
     if (!printing && mode == RUN_AUDIT)
-        run_find_nodecopy(p);
+        run_modules_nodecopy(p);
     run_env e;
     if (run_env_build(p, mode, &e) < 0)
         return fail("out of memory");
