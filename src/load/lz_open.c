@@ -257,9 +257,9 @@ char *lz_chosen_file(const lz_lib *lib, const char **step)
 }
 
 /* The dlopen runs here, after the search has returned, not at the bottom of
- * its calls: NCCL's dlopen is a few milliseconds, and on a virtual machine
- * every fresh page of stack or heap it would otherwise touch below the
- * search costs about 11 us (docs/concepts/performance.md, "First calls"). */
+ * its calls: every fresh page of stack or heap NCCL's dlopen would
+ * otherwise touch below the search is a page fault of its own, dear on a
+ * virtual machine (docs/concepts/performance.md, "First calls"). */
 void lz_search_and_open(const lz_lib *lib, const lz_sym *want, const char *list, lz_outcome *out)
 {
     lz_skip *skips = NULL;
