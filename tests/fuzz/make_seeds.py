@@ -44,6 +44,14 @@ def main(out):
                               b"\xc0\xaf\xe0\x80\xaf", b""]):
         with open(f"{out}/json/seed{i}", "wb") as f:
             f.write(data)
+    # fuzz_textout: a first byte (colour, where the writes are cut), then
+    # text with escapes, colour codes, C1 controls and cut sequences.
+    os.makedirs(f"{out}/textout", exist_ok=True)
+    for i, data in enumerate([b"\x00plain /usr/lib/libnccl.so.2\n", b"\x01\x1b[32mok\x1b[0m \x1b]0;t\x07",
+                              b"\x07caf\xc3\xa9 \xc2\x9b2J \xe9\xff", b"\x0b\x1b[3\xe2\x82\xac",
+                              b"\x05\xf0\x9d\x84\x9e\t\\x1b", b"\x01"]):
+        with open(f"{out}/textout/seed{i}", "wb") as f:
+            f.write(data)
 
 
 if __name__ == "__main__":
