@@ -203,7 +203,9 @@ def fidelity_ld_library_path_as_at_start():
     shim too (the shim takes it as ld.so took it), plain and under
     lazynccl-run; the same for a program that sets its process title over
     the start's strings, and one whose getopt reorders an argument that
-    reads like the variable."""
+    reads like the variable; the variable twice in the environment (the
+    last counts), run by ld.so as its interpreter and as a command, and
+    ld.so run with --library-path (that list counts)."""
     j = Job("llp_at_start")
     src = os.path.join(j.d, "setenv_first.c")
     with open(src, "w") as f:
@@ -232,6 +234,30 @@ def fidelity_ld_library_path_as_at_start():
         t.equal(p[:2], (0, "rc 0 version 22101\n"), f"{os.path.basename(prog)}: title set")
         p = same_job([prog, "getopt", "x", "-e", f"LD_LIBRARY_PATH={j.dirs['conda/lib']}"], env)
         t.equal(p[:2], (0, "rc 0 version 22101\n"), f"{os.path.basename(prog)}: getopt")
+    # The variable twice in the environment: ld.so takes the last, run as
+    # the program's interpreter and run as a command (which names the
+    # program in AT_EXECFN instead of the file it was started by).
+    ex = os.path.join(j.d, "ex.c")
+    with open(ex, "w") as f:
+        f.write("#include <stdlib.h>\n#include <string.h>\n#include <unistd.h>\nextern char **environ;\n"
+                "/* ex ASSIGNMENT... -- PROG ARG...: PROG with the assignments after the environment */\n"
+                "int main(int c, char **v) { int i = 1, n = 0; while (i < c && strcmp(v[i], \"--\")) i++;\n"
+                "  while (environ[n]) n++; char **e = calloc(n + c, sizeof *e); memcpy(e, environ, n * sizeof *e);\n"
+                "  memcpy(e + n, v + 1, (i - 1) * sizeof *e); execve(v[i + 1], v + i + 1, e);\n"
+                "  return 127; }\n")
+    ex = t.compile_c(os.path.join(j.d, "ex"), [ex])
+    ldso = subprocess.run(["readelf", "-l", "/bin/true"], capture_output=True, text=True).stdout
+    ldso = ldso.split("[Requesting program interpreter: ", 1)[1].split("]", 1)[0]
+    for prog in (plain, shimmed):
+        for via in ([], [ldso]):
+            p = same_job([ex, "LD_LIBRARY_PATH=/nonexistent", f"LD_LIBRARY_PATH={j.dirs['ldpath']}", "--"] +
+                         via + [prog, j.dirs["conda/lib"]])
+            t.equal(p[:2], (0, "rc 0 version 22101\n"), f"{os.path.basename(prog)} {via}: the last assignment")
+        # ld.so run as a command with --library-path: that list, not the
+        # variable's.
+        p = same_job([ldso, "--library-path", j.dirs["ldpath"], prog, j.dirs["conda/lib"]],
+                     {"LD_LIBRARY_PATH": "/nonexistent"})
+        t.equal(p[:2], (0, "rc 0 version 22101\n"), f"{os.path.basename(prog)}: ld.so --library-path")
 
 
 @case

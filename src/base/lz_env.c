@@ -35,31 +35,34 @@ char *const *lz_start_argv(long *argc)
 
 /* setenv and putenv replace the environment's entries, never the strings
  * the kernel laid out above the stack: the arguments', then the
- * environment's, up to the file name the process was started by
+ * environment's, then the file name the process was started by
  * (AT_EXECFN). ld.so read its variables there at start, the last
  * assignment winning; so does this. */
 const char *lz_start_getenv(const char *name)
 {
-    const char *top = (const char *)getauxval(AT_EXECFN);
     if (lz_secure()) /* ld.so ignored these, and took them out of the environment */
         return NULL;
     long argc;
     char *const *argv = lz_start_argv(&argc);
-    if (!top || !argv)
+    if (!argv)
         return getenv(name);
     /* The arguments' strings end where the environment's begin: past the
-     * last of them in memory (getopt reorders the array, not the strings). */
+     * last of them in memory (getopt reorders the array, not the strings;
+     * ld.so run as a command drops its own, which lie lower). */
     const char *from = NULL;
     for (long i = 0; i < argc; i++)
-        if (argv[i] && argv[i] > (const char *)argv && argv[i] < top &&
-            (!from || argv[i] + strlen(argv[i]) + 1 > from))
+        if (argv[i] && argv[i] > (const char *)argv && (!from || argv[i] + strlen(argv[i]) + 1 > from))
             from = argv[i] + strlen(argv[i]) + 1;
-    if (!from || top - from > (16L << 20))
+    /* They end at the file name, or, where ld.so run as a command named the
+     * program there instead (AT_EXECFN below them), at the first string
+     * that assigns nothing: that file name, or the end's zero word. */
+    const char *top = (const char *)getauxval(AT_EXECFN);
+    if (!from || (top && top >= from && top - from > (16L << 20)))
         return getenv(name);
     size_t len = strlen(name);
     const char *found = NULL;
     int intact = 0;
-    for (const char *p = from; p < top; p += strlen(p) + 1) {
+    for (const char *p = from; top && top >= from ? p < top : *p && strchr(p, '='); p += strlen(p) + 1) {
         intact |= strchr(p, '=') != NULL;
         if (strncmp(p, name, len) == 0 && p[len] == '=')
             found = p + len + 1;

@@ -251,7 +251,9 @@ int lz_ldlock_wait(char *why, size_t size)
          * thread later is still seen. */
         struct timespec ts = {0, pause_ns};
         nanosleep(&ts, NULL);
-        if (pause_ns < 20000000)
-            pause_ns *= 2;
+        /* At most 2 ms: the call goes on soon after the holder lets go (a
+         * dlopen of a large library holds it for tens of milliseconds). */
+        if (pause_ns < 2000000)
+            pause_ns = pause_ns * 2 < 2000000 ? pause_ns * 2 : 2000000;
     }
 }
