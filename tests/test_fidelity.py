@@ -500,6 +500,27 @@ def fidelity_missing_function_stops_as_ld_so():
     t.equal(side([sys.executable, "-c", script, part], {}, False)[:2], (0, "no such function\n"), "plain dlsym")
     t.equal(side([sys.executable, "-c", script, part], {}, True)[:2], (0, "rc 2\n"),
             "wrapped dlsym: the drop-in's export, ncclSystemError (docs/reference/limitations.md)")
+    # A library loaded at start that calls the missing function, linked to
+    # NCCL or without it (its reference binds in the global scope): ld.so
+    # names that library.
+    with open(f"{d}/under.c", "w") as f:
+        f.write("#include <nccl.h>\nint under_call(void) { ncclUniqueId id; return (int)ncclGetUniqueId(&id); }\n")
+    with open(f"{d}/under_main.c", "w") as f:
+        f.write("#include <stdio.h>\n#include <nccl.h>\nint under_call(void);\n"
+                "int main(void) { int v = 0; ncclGetVersion(&v); printf(\"version %d\\n\", v); fflush(stdout);\n"
+                "  printf(\"rc %d\\n\", under_call()); return 0; }\n")
+    for lib, link in (("linked", [f"-L{os.path.dirname(full)}", "-l:libnccl.so.2"]), ("under", [])):
+        under = t.compile_c(f"{d}/lib{lib}.so", [f"{d}/under.c", f"-I{t.NCCL_INCLUDE}", "-Wl,-z,lazy"] + link,
+                            shared=True)
+        under_main = t.compile_c(f"{d}/{lib}_main", [f"{d}/under_main.c"],
+                                 [f"-I{t.NCCL_INCLUDE}", f"-L{os.path.dirname(full)}", "-l:libnccl.so.2",
+                                  f"-L{d}", f"-l{lib}", f"-Wl,-rpath,{d}", "-Wl,-z,lazy"])
+        env = {"LD_LIBRARY_PATH": f"{d}/part"}
+        plain = side([under_main], env, False)
+        t.equal(plain, (127, "version 22202\n", f"{under_main}: symbol lookup error: {under}: undefined "
+                                                "symbol: ncclGetUniqueId\n"), f"plain, a library {lib}")
+        wrapped = side([under_main], env, True)
+        t.equal((wrapped[0], wrapped[1], wrapped[2][:len(plain[2])]), plain, f"wrapped, {lib}: {wrapped[2]}")
     # A program that sets LD_BIND_NOW (or unsets LD_PRELOAD) for its
     # children changes nothing for its own bindings: ld.so took them at
     # start, and the stop reads them as ld.so took them.

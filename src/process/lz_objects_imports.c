@@ -29,6 +29,8 @@ struct imports {
     char *version;    /* the version its reference asks for (malloc'd), or NULL */
     int program;      /* that object is the program */
     int lazy;         /* that object was loaded at start and binds lazily */
+    int any;          /* lz_objects_importer's second pass: an object that
+                       * does not need the library counts too */
     /* The objects loaded at start come first, in the order ld.so loaded
      * them: the program's DT_NEEDED closure (and LD_PRELOAD's); the first
      * object outside it, and every one after, came by dlopen, whose mode
@@ -54,6 +56,9 @@ static int loaded_at_start(struct imports *q, const struct dl_phdr_info *info, c
     int program = !info->dlpi_name || !info->dlpi_name[0];
     const char *so = lz_elfmem_soname(&v->m);
     if (q->past_start)
+        return 0;
+    /* The kernel's vDSO, listed second, is no DT_NEEDED of anyone's. */
+    if (info->dlpi_addr == (ElfW(Addr))getauxval(AT_SYSINFO_EHDR))
         return 0;
     if (!program && !(so && started(q, so)) && !started(q, info->dlpi_name)) {
         q->past_start = 1;
@@ -85,7 +90,7 @@ static int imports_cb(struct dl_phdr_info *info, size_t size, void *data)
     if (!lz_objects_view(info, &v))
         return 0;
     int at_start = q->name ? loaded_at_start(q, info, &v) : 0;
-    if (!needs_lib(&v, q))
+    if (!needs_lib(&v, q) && !(q->any && !v.self))
         return 0;
     for (size_t i = 1; i < v.m.nsyms; i++) {
         const ElfW(Sym) *s = &v.m.symtab[i];
@@ -134,6 +139,16 @@ void lz_objects_imports(const lz_lib *lib, unsigned char *marks)
         lz_dl_iterate_phdr(imports_cb, &q);
 }
 
+/* 1 when an object other than this code's defines name (data: the name). */
+static int defines_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    lz_objview v;
+    const ElfW(Sym) *s;
+    return lz_objects_view(info, &v) && !v.self && (s = lz_elfmem_lookup(&v.m, data)) &&
+           s->st_shndx != SHN_UNDEF;
+}
+
 char *lz_objects_importer(const lz_lib *lib, const char *name, char **version, int *program, int *lazy)
 {
     /* On the heap: the names loaded at start are many (the failure path of
@@ -161,7 +176,17 @@ char *lz_objects_importer(const lz_lib *lib, const char *name, char **version, i
         }
         p += len + (p[len] != '\0');
     }
+    size_t preloaded = q->nstart;
     lz_dl_iterate_phdr(imports_cb, q);
+    /* An object that imports the name without needing the library (linked
+     * without it: its reference binds in the global scope, to the drop-in
+     * standing in), where no other loaded object defines the name for it. */
+    if (!q->who && !lz_dl_iterate_phdr(defines_cb, (void *)name)) {
+        q->any = 1;
+        q->nstart = preloaded;
+        q->past_start = 0;
+        lz_dl_iterate_phdr(imports_cb, q);
+    }
     char *who = q->who;
     if (version)
         *version = q->version;
