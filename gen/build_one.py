@@ -170,19 +170,27 @@ def build(gen, a, cc):
          if os.path.exists(os.path.join(out, f))]
 
 
+def _pc_escape(path):
+    """A path as a pkg-config file writes it: a space escaped, as
+    pkg-config escapes its own ${pcfiledir}, so that its users (Meson, a
+    shell's eval) read one argument."""
+    return path.replace("\\", "\\\\").replace(" ", "\\ ")
+
+
 def pkg_config(spec, out, include, static=False, beside=True, flags=()):
     """A pkg-config file for the shims in OUT, where they are: the shared
     shim, with the run path to it, or (static) the archive itself, which -l
     never picks beside the .so; OUT for the control header, include for the
     library's own headers where the compiler does not look, flags for the
     -I and -D options the build's compiler command carried."""
-    cflags = " ".join(["-I${prefix}"] + [f"-I{d}" for d in include] +
+    cflags = " ".join(["-I${prefix}"] + [f"-I{_pc_escape(d)}" for d in include] +
                       [shlex.quote(f) for f in flags])
     libs = f"${{prefix}}/lib{spec.shim}.a -ldl -lpthread" if static else \
         f"-L${{prefix}} -Wl,-rpath,${{prefix}} -l{spec.shim}"
-    # Written beside the shims: ${pcfiledir} (pkg-config's own variable)
-    # keeps the file right when the directory is moved or copied.
-    return (f"prefix={'${pcfiledir}' if beside else out}\n\n"
+    # Written beside the shims: ${pcfiledir} (pkg-config's own variable,
+    # which it escapes itself) keeps the file right when the directory is
+    # moved or copied.
+    return (f"prefix={'${pcfiledir}' if beside else _pc_escape(out)}\n\n"
             f"Name: {spec.shim}{'-static' if static else ''}\n"
             f"Description: {spec.description}\nVersion: 0\n"
             f"Cflags: {cflags}\n"

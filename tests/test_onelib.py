@@ -8,6 +8,7 @@ never a made-up answer. Debian's GSL (266 headers, exported data,
 callbacks) and libjpeg (errors through a callback that longjmps)."""
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -113,20 +114,24 @@ def twodir_built(name, prog):
         raise t.Skip("lazygen build uses the plain compiler whatever the build: checked once, in "
                      "the default one")
     d = t.workdir(name)
-    inc = [f"-I{TWODIR}/include", f"-I{TWODIR}/config", "-DTWODIR_WIDTH=64"]
+    # The library's sources and the shims' directory hold a space: the
+    # pkg-config files must carry each path as one argument.
+    src = f"{d}/src dir"
+    shutil.copytree(TWODIR, src, dirs_exist_ok=True)
+    inc = [f"-I{src}/include", f"-I{src}/config", "-DTWODIR_WIDTH=64"]
     os.makedirs(f"{d}/real", exist_ok=True)
-    real = t.compile_c(f"{d}/real/libtwodir.so.1", [f"{TWODIR}/twodir.c", "-Wl,-soname,libtwodir.so.1"] +
+    real = t.compile_c(f"{d}/real/libtwodir.so.1", [f"{src}/twodir.c", "-Wl,-soname,libtwodir.so.1"] +
                        inc, shared=True)
-    progs = {"real": t.compile_c(f"{d}/{prog}_real", [f"{TWODIR}/{prog}.c", real,
+    progs = {"real": t.compile_c(f"{d}/{prog}_real", [f"{src}/{prog}.c", real,
                                                        f"-Wl,-rpath,{d}/real"] + inc)}
     want = t.run([progs["real"]], check_rc=0).stdout
-    r = lazygen("build", f"{TWODIR}/twodir.toml", "--out", f"{d}/out", "--library", real,
+    r = lazygen("build", f"{src}/twodir.toml", "--out", f"{d}/out dir", "--library", real,
                 "--cc", "cc -DTWODIR_EXTRA=1")
     t.equal(r.returncode, 0, f"lazygen build: {r.stderr[-3000:]}")
     for pc in ("lazytwodir", "lazytwodir-static"):
-        flags = t.run(["pkg-config", "--cflags", "--libs", pc], env={"PKG_CONFIG_PATH": f"{d}/out"},
-                      check_rc=0).stdout.split()
-        progs[pc] = t.compile_c(f"{d}/{prog}_{pc}", [f"{TWODIR}/{prog}.c"] + flags)
+        flags = shlex.split(t.run(["pkg-config", "--cflags", "--libs", pc],
+                                  env={"PKG_CONFIG_PATH": f"{d}/out dir"}, check_rc=0).stdout)
+        progs[pc] = t.compile_c(f"{d}/{prog}_{pc}", [f"{src}/{prog}.c"] + flags)
     return d, real, want, progs
 
 
@@ -142,7 +147,7 @@ def failure_sets_out_parameters_and_errno():
     d, real, want, progs = twodir_built("onelib_twodir_outs", "prog_parse")
     t.equal(want, "parse yz error 0 errno -\n", "linked to the real library")
     for how, cmd, e in (("shared", progs["lazytwodir"], {}), ("static", progs["lazytwodir-static"], {}),
-                        ("drop-in", progs["real"], {"LD_LIBRARY_PATH": f"{d}/out/dropin"})):
+                        ("drop-in", progs["real"], {"LD_LIBRARY_PATH": f"{d}/out dir/dropin"})):
         r = t.run([cmd], env={**e, "LAZYTWODIR_LIBPATH": real})
         t.equal((r.returncode, r.stdout), (0, want), f"{how}: {r.stderr}")
         r = t.run([cmd], env={**e, "LAZYTWODIR_LIBPATH": f"{d}/nowhere/libtwodir.so.1"})
@@ -159,18 +164,18 @@ def two_include_directories_and_a_define():
     with `pkg-config --cflags --libs` prints what it prints linked to the
     real library, through the shared and the static shim and the drop-in;
     with the library absent the program, which reads a variable, stops with
-    exit 127 naming the library."""
+    exit 127 naming the library. Every path of it holds a space."""
     d, real, want, progs = twodir_built("onelib_twodir", "prog")
     t.equal(want, "major 3 add 5 width 64 built 64\n", "linked to the real library")
     for pc in ("lazytwodir", "lazytwodir-static"):
-        flags = t.run(["pkg-config", "--cflags", "--libs", pc], env={"PKG_CONFIG_PATH": f"{d}/out"},
-                      check_rc=0).stdout.split()
-        for want_flag in (f"-I{TWODIR}/include", f"-I{TWODIR}/config", "-DTWODIR_WIDTH=64",
+        flags = shlex.split(t.run(["pkg-config", "--cflags", "--libs", pc],
+                                  env={"PKG_CONFIG_PATH": f"{d}/out dir"}, check_rc=0).stdout)
+        for want_flag in (f"-I{d}/src dir/include", f"-I{d}/src dir/config", "-DTWODIR_WIDTH=64",
                           "-DTWODIR_EXTRA=1"):
             t.check(want_flag in flags, f"{pc}.pc carries {want_flag}: {flags}")
     env = {"LAZYTWODIR_LIBPATH": real}
     for how, cmd, e in (("shared", progs["lazytwodir"], env), ("static", progs["lazytwodir-static"], env),
-                        ("drop-in", progs["real"], {"LD_LIBRARY_PATH": f"{d}/out/dropin", **env})):
+                        ("drop-in", progs["real"], {"LD_LIBRARY_PATH": f"{d}/out dir/dropin", **env})):
         r = t.run([cmd], env=e)
         t.equal((r.returncode, r.stdout), (0, want), f"{how}: {r.stderr}")
         r = t.run([cmd], env={**e, "LAZYTWODIR_LIBPATH": f"{d}/nowhere/libtwodir.so.1"})
