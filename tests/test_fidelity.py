@@ -253,9 +253,10 @@ def fidelity_ld_library_path_as_at_start():
             p = same_job([ex, "LD_LIBRARY_PATH=/nonexistent", f"LD_LIBRARY_PATH={j.dirs['ldpath']}", "--"] +
                          via + [prog, j.dirs["conda/lib"]])
             t.equal(p[:2], (0, "rc 0 version 22101\n"), f"{os.path.basename(prog)} {via}: the last assignment")
-        # ld.so run as a command with --library-path: that list, not the
-        # variable's.
-        p = same_job([ldso, "--library-path", j.dirs["ldpath"], prog, j.dirs["conda/lib"]],
+        # ld.so run as a command with --library-path (after another option
+        # that takes a value): that list, not the variable's.
+        p = same_job([ldso, "--glibc-hwcaps-prepend", "x", "--library-path", j.dirs["ldpath"], prog,
+                      j.dirs["conda/lib"]],
                      {"LD_LIBRARY_PATH": "/nonexistent"})
         t.equal(p[:2], (0, "rc 0 version 22101\n"), f"{os.path.basename(prog)}: ld.so --library-path")
 

@@ -38,6 +38,7 @@
 #include "common/lz_debug.h"
 #include "common/lz_loadreport.h"
 #include "common/lz_dropins.h"
+#include "common/lz_ldsoargs.h"
 #include "lz_cache.h"
 #include "lz_loadlog.h"
 #include "lz_memobj.h"
@@ -193,9 +194,7 @@ LZ_COLD static int ldso_listing(void)
         const char *o = argv[i] + 2;
         if (lz_sys_same(o, "list") || lz_sys_same(o, "verify"))
             return 1;
-        if (lz_sys_same(o, "library-path") || lz_sys_same(o, "inhibit-rpath") ||
-            lz_sys_same(o, "audit") || lz_sys_same(o, "preload") || lz_sys_same(o, "argv0") ||
-            lz_sys_same(o, "glibc-hwcaps-prepend") || lz_sys_same(o, "glibc-hwcaps-mask"))
+        if (lz_ldsoargs_takes_value(o))
             i++;
         if (!argv[i] || !o[0]) /* "--" ends ld.so's options */
             break;

@@ -5,6 +5,7 @@
  * above it. */
 #include "search/lz_linker.h"
 #include "base/lz_env.h"
+#include "common/lz_ldsoargs.h"
 #include "common/lz_stepnames.h"
 #include "elf/lz_ldcache.h"
 #include "process/lz_objects.h"
@@ -233,20 +234,15 @@ static const struct ldso_options *ldso_options(void)
         close(fd);
     if (text) /* two NULs of its own: the last argument ends, and so do they */
         text[got] = text[got + 1] = '\0';
-    /* The first argument is ld.so's file; its options follow. */
-    for (char *a = text ? text + strlen(text) + 1 : NULL; a && a < text + got && *a &&
-         strncmp(a, "--", 2) == 0;) {
+    /* The first argument is ld.so's file; its options follow, up to "--"
+     * or the program's name. */
+    for (char *a = text ? text + strlen(text) + 1 : NULL; a && a < text + got && a[0] == '-' &&
+         a[1] == '-' && a[2];) {
         char *value = a + strlen(a) + 1;
-        static const char *const with_value[] = {"--library-path", "--inhibit-rpath", "--audit",
-                                                 "--preload", "--argv0", "--glibc-hwcaps-prefix",
-                                                 "--glibc-hwcaps-mask", NULL};
-        int takes = 0;
-        for (const char *const *w = with_value; *w; w++)
-            takes |= strcmp(a, *w) == 0;
-        if (strcmp(a, "--library-path") == 0 && *value)
+        if (lz_ldsoargs_same(a + 2, "library-path") && *value)
             o->library_path = strdup(value);
-        o->inhibit_cache |= strcmp(a, "--inhibit-cache") == 0;
-        a = takes && *value ? value + strlen(value) + 1 : value;
+        o->inhibit_cache |= lz_ldsoargs_same(a + 2, "inhibit-cache");
+        a = lz_ldsoargs_takes_value(a + 2) && *value ? value + strlen(value) + 1 : value;
     }
     free(text);
     if (!o)
