@@ -67,21 +67,31 @@ static const pthread_mutex_t *ld_lock(void)
     return __atomic_load_n(&lock, __ATOMIC_RELAXED);
 }
 
+/* The start of /proc/self/task/TID/NAME into text (NUL-terminated): 0, or
+ * -1 where it cannot be read. */
+static int task_read(int tid, const char *name, char *text, size_t size)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/task/%d/%s", tid, name);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, text, size - 1);
+    close(fd);
+    if (n <= 0)
+        return -1;
+    text[n] = '\0';
+    return 0;
+}
+
 /* The system call thread tid sleeps in, read from /proc/self/task/TID/syscall
  * (its number, then its arguments): 0 with the number and the first four
  * arguments, -1 when the thread runs or the file cannot be read. */
 static int sleeping_in(int tid, long *nr, unsigned long long arg[4])
 {
-    char path[64], text[256];
-    snprintf(path, sizeof path, "/proc/self/task/%d/syscall", tid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    char text[256];
+    if (task_read(tid, "syscall", text, sizeof text) != 0)
         return -1;
-    ssize_t n = read(fd, text, sizeof text - 1);
-    close(fd);
-    if (n <= 0)
-        return -1;
-    text[n] = '\0';
     char *end;
     *nr = strtol(text, &end, 10);
     if (end == text || *nr < 0) /* "running", or -1: not in a system call */
@@ -132,17 +142,8 @@ static int waits_for_good(int tid)
  * -1 where the kernel does not say. */
 static long long ran(int tid)
 {
-    char path[64], text[128];
-    snprintf(path, sizeof path, "/proc/self/task/%d/schedstat", tid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    ssize_t n = read(fd, text, sizeof text - 1);
-    close(fd);
-    if (n <= 0)
-        return -1;
-    text[n] = '\0';
-    return strtoll(text, NULL, 10);
+    char text[128];
+    return task_read(tid, "schedstat", text, sizeof text) == 0 ? strtoll(text, NULL, 10) : -1;
 }
 
 enum { MAX_THREADS = 4096 };
