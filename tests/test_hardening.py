@@ -488,6 +488,22 @@ def function_first_called_under_a_join_after_the_load():
         t.equal((r.returncode, r.stdout), (0, want), f"{what}: {r.stderr}")
 
 
+def loads_as_plain(name, where):
+    """join_first_call.c's plugin where (no deadlock): its worker's first
+    call waits for the lock and loads NCCL, answering as with -lnccl,
+    through the shared shim, the static shim and the drop-in."""
+    d = t.workdir(name)
+    plain = bounded(join_programs(d, "plain", where), {}, 60)
+    t.equal(plain.returncode, 0, f"-lnccl: {plain.stderr}")
+    t.contains(plain.stdout, "constructor: rc=0 version=", "-lnccl")
+    for what, cmd in (("shared shim", join_programs(d, "shared", where)),
+                      ("static shim", join_programs(d, "static", where)),
+                      ("drop-in", [os.path.join(t.BUILD, "lazynccl-run"), "--"] +
+                       join_programs(d, "plain", where))):
+        r = bounded(cmd, UNLOADED_STATIC if what == "static shim" else {}, 60)
+        t.equal((r.returncode, r.stdout), (0, plain.stdout), f"{what}: {r.stderr}")
+
+
 # TSan's runtime keeps a thread of its own that wakes every 100 ms: no
 # thread of such a process ever sleeps for good, so a first call under a
 # holder's condition wait waits, as docs/reference/limitations.md says.
@@ -512,15 +528,7 @@ def first_call_under_a_condition_wait_with_a_waker_loads():
     """The same wait, signalled by a third thread after 300 ms instead: a
     thread awake may yet wake the holder, so the worker's first call waits
     for the lock and loads NCCL, answering as with -lnccl."""
-    d = t.workdir("join_condition_waker")
-    plain = bounded(join_programs(d, "plain", 6), {}, 60)
-    t.equal(plain.returncode, 0, f"-lnccl: {plain.stderr}")
-    t.contains(plain.stdout, "constructor: rc=0 version=", "-lnccl")
-    for what, cmd in (("shared shim", join_programs(d, "shared", 6)),
-                      ("static shim", join_programs(d, "static", 6)),
-                      ("drop-in", [os.path.join(t.BUILD, "lazynccl-run"), "--"] + join_programs(d, "plain", 6))):
-        r = bounded(cmd, UNLOADED_STATIC if what == "static shim" else {}, 60)
-        t.equal((r.returncode, r.stdout), (0, plain.stdout), f"{what}: {r.stderr}")
+    loads_as_plain("join_condition_waker", 6)
 
 
 @case
@@ -529,15 +537,7 @@ def first_call_under_a_timed_join_loads():
     (the program joins the worker later): no deadlock, so the worker's first
     call waits for the lock and loads NCCL, answering as with -lnccl,
     through the shared shim, the static shim and the drop-in."""
-    d = t.workdir("join_timed")
-    plain = bounded(join_programs(d, "plain", 3), {}, 60)
-    t.equal(plain.returncode, 0, f"-lnccl: {plain.stderr}")
-    t.contains(plain.stdout, "constructor: rc=0 version=", "-lnccl")
-    for what, cmd in (("shared shim", join_programs(d, "shared", 3)),
-                      ("static shim", join_programs(d, "static", 3)),
-                      ("drop-in", [os.path.join(t.BUILD, "lazynccl-run"), "--"] + join_programs(d, "plain", 3))):
-        r = bounded(cmd, UNLOADED_STATIC if what == "static shim" else {}, 60)
-        t.equal((r.returncode, r.stdout), (0, plain.stdout), f"{what}: {r.stderr}")
+    loads_as_plain("join_timed", 3)
 
 
 
