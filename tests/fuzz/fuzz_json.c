@@ -5,6 +5,7 @@
  * the input, reading each \u00XX (a control character) and each lone
  * surrogate \udcXX (a byte that is not UTF-8) as the byte XX. */
 #include "info/json.h"
+#include "utf8_check.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -15,30 +16,6 @@ static int hex(int c)
 {
     return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
            : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
-}
-
-/* An independent check of one UTF-8 sequence (by code point ranges). */
-static size_t utf8_ok(const unsigned char *s, size_t left)
-{
-    unsigned cp;
-    size_t n;
-    if (s[0] < 0x80)
-        return 1;
-    if ((s[0] & 0xe0) == 0xc0) { n = 2; cp = s[0] & 0x1f; }
-    else if ((s[0] & 0xf0) == 0xe0) { n = 3; cp = s[0] & 0x0f; }
-    else if ((s[0] & 0xf8) == 0xf0) { n = 4; cp = s[0] & 0x07; }
-    else return 0;
-    if (n > left)
-        return 0;
-    for (size_t i = 1; i < n; i++) {
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-        cp = cp << 6 | (s[i] & 0x3f);
-    }
-    static const unsigned min[] = {0, 0, 0x80, 0x800, 0x10000};
-    if (cp < min[n] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-        return 0;
-    return n;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -82,7 +59,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             } else
                 __builtin_trap();
         } else {
-            size_t n = utf8_ok(o + i, outlen - 1 - i);
+            unsigned cp;
+            size_t n = utf8_check(o + i, outlen - 1 - i, &cp);
             if (!n)
                 __builtin_trap(); /* not UTF-8 */
             if (b + n > inlen)

@@ -6,6 +6,7 @@
  * tab and, with colour, the five codes the views paint with; and no byte
  * is lost: each input byte comes out as itself or as its \xNN. */
 #include "info/textout.h"
+#include "utf8_check.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -13,29 +14,6 @@
 #include <string.h>
 
 static const char *const PAINT[] = {"\033[32m", "\033[31m", "\033[33m", "\033[1m", "\033[0m"};
-
-/* An independent check of one UTF-8 sequence at s (by code point):
- * its length, or 0; *cp its code point. */
-static size_t utf8_at(const unsigned char *s, size_t left, unsigned *cp)
-{
-    size_t n;
-    if (s[0] < 0x80) { *cp = s[0]; return 1; }
-    if ((s[0] & 0xe0) == 0xc0) { n = 2; *cp = s[0] & 0x1f; }
-    else if ((s[0] & 0xf0) == 0xe0) { n = 3; *cp = s[0] & 0x0f; }
-    else if ((s[0] & 0xf8) == 0xf0) { n = 4; *cp = s[0] & 0x07; }
-    else return 0;
-    if (n > left)
-        return 0;
-    for (size_t i = 1; i < n; i++) {
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-        *cp = *cp << 6 | (s[i] & 0x3f);
-    }
-    static const unsigned min[] = {0, 0, 0x80, 0x800, 0x10000};
-    if (*cp < min[n] || *cp > 0x10ffff || (*cp >= 0xd800 && *cp <= 0xdfff))
-        return 0;
-    return n;
-}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -78,7 +56,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             continue;
         }
         unsigned cp;
-        size_t u = utf8_at(o + k, outlen - k, &cp);
+        size_t u = utf8_check(o + k, outlen - k, &cp);
         if (!u || (cp < 0x20 && cp != '\n' && cp != '\t') || (cp >= 0x7f && cp < 0xa0))
             __builtin_trap(); /* a control character or a stray byte reached the terminal */
         if (o[k] == '\\' && outlen - k >= 4 && o[k + 1] == 'x' && in[i] != '\\') {
