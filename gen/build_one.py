@@ -156,12 +156,12 @@ def build(gen, a, cc):
             input=linked, output=os.path.join(out, "dropin", soname), library=library or "-"), cc)
     if spec.control_api:
         write_if_changed(os.path.join(out, f"{spec.shim}_control.h"), install_tables.control_header(spec))
+    flags = find_header.compile_flags(cc) + [f"-D{x}" for x in spec.defines]
     for static in (False, True):
         name = f"{spec.shim}{'-static' if static else ''}.pc"
         with open(os.path.join(out, name), "w", encoding="utf-8") as f:
-            f.write(pkg_config(spec, out, include, static,
-                               flags=find_header.compile_flags(cc) + [f"-D{x}" for x in spec.defines]))
-    cmake_config.one(out, spec.id, spec.shim, *include)
+            f.write(pkg_config(spec, out, include, static, flags=flags))
+    cmake_config.one(out, spec.id, spec.shim, *include, flags=flags)
     if not a.keep:
         shutil.rmtree(work)
     return [shared, archive] + [os.path.join(out, "dropin", s) for s in spec.sonames] + \

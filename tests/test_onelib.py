@@ -164,7 +164,9 @@ def two_include_directories_and_a_define():
     with `pkg-config --cflags --libs` prints what it prints linked to the
     real library, through the shared and the static shim and the drop-in;
     with the library absent the program, which reads a variable, stops with
-    exit 127 naming the library. Every path of it holds a space."""
+    exit 127 naming the library. The CMake package carries the same
+    options: a program built with find_package prints the same. Every path
+    of it holds a space."""
     d, real, want, progs = twodir_built("onelib_twodir", "prog")
     t.equal(want, "major 3 add 5 width 64 built 64\n", "linked to the real library")
     for pc in ("lazytwodir", "lazytwodir-static"):
@@ -181,6 +183,24 @@ def two_include_directories_and_a_define():
         r = t.run([cmd], env={**e, "LAZYTWODIR_LIBPATH": f"{d}/nowhere/libtwodir.so.1"})
         t.equal((r.returncode, r.stdout), (127, ""), f"{how}, library absent: {r.stderr}")
         t.contains(r.stderr, "error while loading shared libraries: libtwodir.so.1", f"{how}: the words")
+    if not shutil.which("cmake"):
+        raise t.Skip("cmake is not installed: pkg-config alone was checked")
+    # The CMake package gives a program the same options as pkg-config.
+    b = f"{d}/cmake"
+    os.makedirs(b, exist_ok=True)
+    with open(f"{b}/CMakeLists.txt", "w") as f:
+        f.write("cmake_minimum_required(VERSION 3.12)\nproject(own C)\n"
+                f"find_package(lazytwodir CONFIG REQUIRED PATHS \"{d}/out dir\" NO_DEFAULT_PATH)\n"
+                f"add_executable(p_shared \"{d}/src dir/prog.c\")\n"
+                "target_link_libraries(p_shared lazynccl::twodir)\n"
+                f"add_executable(p_static \"{d}/src dir/prog.c\")\n"
+                "target_link_libraries(p_static lazynccl::twodir_static)\n")
+    for argv in (["cmake", "-S", b, "-B", f"{b}/b"], ["cmake", "--build", f"{b}/b"]):
+        r = t.run(argv)
+        t.equal(r.returncode, 0, f"{argv[1]}: {r.stdout[-2000:]}{r.stderr[-2000:]}")
+    for exe in ("p_shared", "p_static"):
+        r = t.run([f"{b}/b/{exe}"], env=env)
+        t.equal((r.returncode, r.stdout), (0, want), f"{exe} through the CMake package: {r.stderr}")
 
 
 @case
