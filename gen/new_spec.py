@@ -131,13 +131,17 @@ def _included(rel, text):
 
 
 _COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
-_CXX = re.compile(r"^\s*(class\s+\w+\s*[:{;]|template\s*<|namespace\s*\w*\s*\{)", re.M)
+# a class after macro words too (ncurses' "class NCURSES_CXX_IMPEXP NCursesPanel;")
+_CXX = re.compile(r"^[ \t]*(class[ \t]+(\w+[ \t]+)*\w+[ \t]*[:{;]|template\s*<|namespace\s*\w*\s*\{)",
+                  re.M)
 
 
 def _cxx(body):
     """Whether a header is C++ (a class, a template, a namespace declared
-    in its code, not in a comment: expat.h's prose says "class")."""
-    return bool(_CXX.search(_COMMENT.sub(" ", body)))
+    in its code, not in a comment: expat.h's prose says "class"; or an
+    extern "C" block that no __cplusplus test keeps from a C compiler)."""
+    code = _COMMENT.sub(" ", body)
+    return bool(_CXX.search(code)) or ('extern "C"' in code and "__cplusplus" not in code)
 
 
 def umbrellas(rel, functions, dirs):

@@ -605,15 +605,19 @@ def new_spec_finds_the_declaring_header():
     without -D says to give the macro, leading with it, and with
     `-D PCRE2_CODE_UNIT_WIDTH=8` writes a spec with that define that builds
     first try, leaving out (and saying so) pcre2posix.h, the header of the
-    package's other library, libpcre2-posix. Each serves a program as the real library does; without the
-    library a call stops naming it."""
+    package's other library, libpcre2-posix; ncurses, whose package holds
+    C++ headers (a class after a macro word, an extern "C" block no
+    __cplusplus test guards), builds first try from its C headers. Each
+    serves a program as the real library does; without the library a call
+    stops naming it."""
     if t.SANITIZE not in ("", "none"):
         raise t.Skip("lazygen build uses the plain compiler whatever the build: checked once, in "
                      "the default one")
     for ident, soname, src, args, lines in (
             ("expat", "libexpat.so.1", "expat_prog.c", [], ['headers = ["expat.h"]']),
             ("pcre28", "libpcre2-8.so.0", "pcre2_prog.c", ["-D", "PCRE2_CODE_UNIT_WIDTH=8"],
-             ['defines = ["PCRE2_CODE_UNIT_WIDTH=8"]', 'headers = ["pcre2.h"]'])):
+             ['defines = ["PCRE2_CODE_UNIT_WIDTH=8"]', 'headers = ["pcre2.h"]']),
+            ("ncursesw", "libncursesw.so.6", "ncurses_prog.c", [], ['headers = ["ncurses.h"'])):
         real = f"{MULTIARCH}/{soname}"
         header = "/usr/include/" + lines[-1].split('"')[1]
         if not os.path.exists(real) or not os.path.exists(header):
@@ -633,6 +637,10 @@ def new_spec_finds_the_declaring_header():
         text = open(spec).read()
         for line in lines:
             t.contains(text, line, soname)
+        if ident == "ncursesw":  # the package's C++ headers are not its C API
+            headers = next(x for x in text.splitlines() if x.startswith("headers = "))
+            for cxx in ("cursesapp.h", "cursesw.h", "etip.h"):
+                t.check(cxx not in headers, f"{cxx} left out: {headers}")
         own = Own(f"new_{ident}_build", ident, soname, real, spec=spec,
                   src=os.path.join(FIXTURES, "new", src))
         out = own.same_as_real()
