@@ -466,7 +466,9 @@ def fidelity_missing_function_stops_as_ld_so():
     field_failure_12_9_on_12_8). Reached through dlsym, which plain answers
     NULL, or bound at load (-z now, RTLD_NOW), which plain fails, the name
     gets the API's failure wrapped: documented differences. A program that
-    sets LD_BIND_NOW after start still stops, as ld.so took it at start."""
+    sets LD_BIND_NOW after start still stops, as ld.so took it at start. A
+    library preloaded (LD_PRELOAD, or ld.so's --preload) counts as loaded at
+    start: its call stops as ld.so stops it."""
     plain_only()
     d = t.workdir("fidelity_missing_function")
     full = t.fake_nccl(f"{d}/full", version=22101)
@@ -522,6 +524,27 @@ def fidelity_missing_function_stops_as_ld_so():
                                                 "symbol: ncclGetUniqueId\n"), f"plain, a library {lib}")
         wrapped = side([under_main], env, True)
         t.equal((wrapped[0], wrapped[1], wrapped[2][:len(plain[2])]), plain, f"wrapped, {lib}: {wrapped[2]}")
+    # The same library preloaded, by LD_PRELOAD or by ld.so's --preload
+    # (ld.so run as a command), into a program that reaches it through
+    # dlsym: loaded at start, so ld.so stops the call.
+    with open(f"{d}/pre_main.c", "w") as f:
+        f.write("#include <dlfcn.h>\n#include <stdio.h>\n#include <nccl.h>\n"
+                "int main(void) { int v = 0; ncclGetVersion(&v); printf(\"version %d\\n\", v); fflush(stdout);\n"
+                "  int (*f)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, \"under_call\");\n"
+                "  printf(\"rc %d\\n\", f ? f() : -1); return 0; }\n")
+    pre_main = t.compile_c(f"{d}/pre_main", [f"{d}/pre_main.c"],
+                           [f"-I{t.NCCL_INCLUDE}", f"-L{os.path.dirname(full)}", "-l:libnccl.so.2", "-ldl",
+                            "-Wl,-z,lazy"])
+    ldso = "/lib64/ld-linux-x86-64.so.2" if t.HOST_CPU == "x86_64" else "/lib/ld-linux-aarch64.so.1"
+    under = f"{d}/liblinked.so"
+    for how, cmd, env in (("LD_PRELOAD", [pre_main], {"LD_PRELOAD": under}),
+                          ("ld.so --preload", [ldso, "--preload", under, pre_main], {})):
+        env = {"LD_LIBRARY_PATH": f"{d}/part", **env}
+        plain = side(cmd, env, False)
+        t.equal(plain, (127, "version 22202\n", f"{pre_main}: symbol lookup error: {under}: undefined "
+                                                 "symbol: ncclGetUniqueId\n"), f"plain, {how}")
+        wrapped = side(cmd, env, True)
+        t.equal((wrapped[0], wrapped[1], wrapped[2][:len(plain[2])]), plain, f"wrapped, {how}: {wrapped[2]}")
     # A program that sets LD_BIND_NOW (or unsets LD_PRELOAD) for its
     # children changes nothing for its own bindings: ld.so took them at
     # start, and the stop reads them as ld.so took them.

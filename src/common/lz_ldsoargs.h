@@ -2,7 +2,7 @@
  * ld.so run as a command (`ld.so [OPTION]... PROGRAM [ARG]...`): which of
  * its options take a value, defined once for the audit module (which
  * stands aside for `--list` and `--verify`) and the runtime's linker step
- * (which follows `--library-path` and `--inhibit-cache`). Its options come
+ * (which follows `--library-path`, `--inhibit-cache` and `--preload`). Its options come
  * before the program's name, each "--NAME"; both readers stop at a bare
  * "--" (glibc refuses one). Header-only and free of library calls: the
  * audit module has no C library. */

@@ -9,12 +9,14 @@
 #include "base/lz_dl.h"
 #include "process/lz_objects.h"
 #include "base/lz_path.h"
+#include "common/lz_ldsoargs.h"
 
 #include <link.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/auxv.h>
 #include <unistd.h>
 
@@ -234,6 +236,59 @@ uintptr_t lz_objects_ldso_base(void)
     __atomic_store_n(&base, b, __ATOMIC_RELAXED);
     __atomic_store_n(&found, 1, __ATOMIC_RELEASE);
     return b;
+}
+
+/* Those options, read once from /proc/self/cmdline (the arguments as the
+ * kernel laid them out, before ld.so took its own off): none where ld.so
+ * is the interpreter, the usual case, which reads nothing. */
+const lz_ldso_options *lz_objects_ldso_options(void)
+{
+    static const lz_ldso_options none;
+    static lz_ldso_options *read_once;
+    lz_ldso_options *o = __atomic_load_n(&read_once, __ATOMIC_ACQUIRE);
+    if (o)
+        return o;
+    if (getauxval(AT_BASE) != 0 || !lz_objects_ldso_base())
+        return &none;
+    o = calloc(1, sizeof *o);
+    enum { MAX = 1 << 16 };
+    char *text = o ? malloc(MAX + 2) : NULL;
+    int fd = text ? open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC) : -1;
+    size_t got = 0;
+    for (ssize_t n = 1; fd >= 0 && n > 0 && got < MAX; got += (size_t)n)
+        if ((n = read(fd, text + got, MAX - got)) < 0)
+            n = 0;
+    if (fd >= 0)
+        close(fd);
+    if (text) /* two NULs of its own: the last argument ends, and so do they */
+        text[got] = text[got + 1] = '\0';
+    /* The first argument is ld.so's file; its options follow, up to "--"
+     * or the program's name. */
+    for (char *a = text ? text + strlen(text) + 1 : NULL; a && a < text + got && a[0] == '-' &&
+         a[1] == '-' && a[2];) {
+        char *value = a + strlen(a) + 1;
+        /* The last of each wins, as ld.so keeps the last. */
+        char **keep = lz_ldsoargs_same(a + 2, "library-path") ? &o->library_path
+                      : lz_ldsoargs_same(a + 2, "preload")    ? &o->preload
+                                                              : NULL;
+        if (keep && *value) {
+            free(*keep);
+            *keep = strdup(value);
+        }
+        o->inhibit_cache |= lz_ldsoargs_same(a + 2, "inhibit-cache");
+        a = lz_ldsoargs_takes_value(a + 2) && *value ? value + strlen(value) + 1 : value;
+    }
+    free(text);
+    if (!o)
+        return &none;
+    lz_ldso_options *expect = NULL;
+    if (!__atomic_compare_exchange_n(&read_once, &expect, o, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+        free(o->library_path);
+        free(o->preload);
+        free(o);
+        o = expect;
+    }
+    return o;
 }
 
 const char *lz_objects_self_soname(void)

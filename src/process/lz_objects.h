@@ -38,6 +38,19 @@ LZ_HIDDEN int lz_objects_program_path(char *out, size_t size);
  * then 0), the loaded object that defines _rtld_global. Found once. */
 LZ_HIDDEN uintptr_t lz_objects_ldso_base(void);
 
+/* What ld.so run as a command (`ld.so [OPTIONS] PROG`: its file the
+ * program, AT_BASE 0) took from its own options, read once from
+ * /proc/self/cmdline: --library-path stands for LD_LIBRARY_PATH,
+ * --inhibit-cache leaves ld.so.cache out, --preload loads its list after
+ * LD_PRELOAD's. All empty where ld.so is the interpreter, the usual case,
+ * which reads nothing. */
+typedef struct lz_ldso_options {
+    char *library_path; /* NULL: none given */
+    char *preload;      /* NULL: none given */
+    int inhibit_cache;
+} lz_ldso_options;
+LZ_HIDDEN const lz_ldso_options *lz_objects_ldso_options(void);
+
 /* The SONAME of the object holding this code (NULL: none), found once. */
 LZ_HIDDEN const char *lz_objects_self_soname(void);
 

@@ -149,19 +149,12 @@ static int defines_cb(struct dl_phdr_info *info, size_t size, void *data)
            s->st_shndx != SHN_UNDEF;
 }
 
-char *lz_objects_importer(const lz_lib *lib, const char *name, char **version, int *program, int *lazy)
+/* The file names of a preload list (ld.so splits it at spaces and colons)
+ * added to q's objects loaded at start, after used bytes of q->preload:
+ * the bytes used then. */
+static size_t add_preloaded(struct imports *q, const char *list, size_t used)
 {
-    /* On the heap: the names loaded at start are many (the failure path of
-     * a call only). */
-    struct imports *q = calloc(1, sizeof *q);
-    if (!q)
-        return NULL;
-    *q = (struct imports){.lib = lib, .self_soname = lz_objects_self_soname(), .name = name};
-    /* LD_PRELOAD's objects come right after the program, by their file
-     * names, as ld.so read the variable at start. */
-    const char *pre = lz_start_getenv("LD_PRELOAD");
-    size_t used = 0;
-    for (const char *p = pre ? pre : ""; *p;) {
+    for (const char *p = list ? list : ""; *p;) {
         size_t len = lz_path_next(p, ": \t");
         const char *base = p;
         for (const char *c = p; c < p + len; c++)
@@ -176,6 +169,22 @@ char *lz_objects_importer(const lz_lib *lib, const char *name, char **version, i
         }
         p += len + (p[len] != '\0');
     }
+    return used;
+}
+
+char *lz_objects_importer(const lz_lib *lib, const char *name, char **version, int *program, int *lazy)
+{
+    /* On the heap: the names loaded at start are many (the failure path of
+     * a call only). */
+    struct imports *q = calloc(1, sizeof *q);
+    if (!q)
+        return NULL;
+    *q = (struct imports){.lib = lib, .self_soname = lz_objects_self_soname(), .name = name};
+    /* LD_PRELOAD's objects come right after the program, by their file
+     * names, as ld.so read the variable at start; then those of ld.so's
+     * --preload where ld.so ran as a command. */
+    size_t used = add_preloaded(q, lz_start_getenv("LD_PRELOAD"), 0);
+    add_preloaded(q, lz_objects_ldso_options()->preload, used);
     size_t preloaded = q->nstart;
     lz_dl_iterate_phdr(imports_cb, q);
     /* An object that imports the name without needing the library (linked

@@ -5,7 +5,6 @@
  * above it. */
 #include "search/lz_linker.h"
 #include "base/lz_env.h"
-#include "common/lz_ldsoargs.h"
 #include "common/lz_stepnames.h"
 #include "elf/lz_ldcache.h"
 #include "process/lz_objects.h"
@@ -202,63 +201,9 @@ static int linker_llp_text(struct linker_search *ls, const char *llp)
     return rc;
 }
 
-/* What ld.so run as a command (its file the program, AT_BASE 0) took from
- * its own options, before the program's arguments: --library-path stands
- * for LD_LIBRARY_PATH, --inhibit-cache leaves ld.so.cache out. */
-struct ldso_options {
-    char *library_path; /* NULL: none given */
-    int inhibit_cache;
-};
-
-/* Those options, read once from /proc/self/cmdline (the arguments as the
- * kernel laid them out, before ld.so took its own off): none where ld.so
- * is the interpreter, the usual case, which reads nothing. */
-static const struct ldso_options *ldso_options(void)
-{
-    static const struct ldso_options none;
-    static struct ldso_options *read_once;
-    struct ldso_options *o = __atomic_load_n(&read_once, __ATOMIC_ACQUIRE);
-    if (o)
-        return o;
-    if (getauxval(AT_BASE) != 0 || !lz_objects_ldso_base())
-        return &none;
-    o = calloc(1, sizeof *o);
-    enum { MAX = 1 << 16 };
-    char *text = o ? malloc(MAX + 2) : NULL;
-    int fd = text ? open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC) : -1;
-    size_t got = 0;
-    for (ssize_t n = 1; fd >= 0 && n > 0 && got < MAX; got += (size_t)n)
-        if ((n = read(fd, text + got, MAX - got)) < 0)
-            n = 0;
-    if (fd >= 0)
-        close(fd);
-    if (text) /* two NULs of its own: the last argument ends, and so do they */
-        text[got] = text[got + 1] = '\0';
-    /* The first argument is ld.so's file; its options follow, up to "--"
-     * or the program's name. */
-    for (char *a = text ? text + strlen(text) + 1 : NULL; a && a < text + got && a[0] == '-' &&
-         a[1] == '-' && a[2];) {
-        char *value = a + strlen(a) + 1;
-        if (lz_ldsoargs_same(a + 2, "library-path") && *value)
-            o->library_path = strdup(value);
-        o->inhibit_cache |= lz_ldsoargs_same(a + 2, "inhibit-cache");
-        a = lz_ldsoargs_takes_value(a + 2) && *value ? value + strlen(value) + 1 : value;
-    }
-    free(text);
-    if (!o)
-        return &none;
-    struct ldso_options *expect = NULL;
-    if (!__atomic_compare_exchange_n(&read_once, &expect, o, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-        free(o->library_path);
-        free(o);
-        o = expect;
-    }
-    return o;
-}
-
 static int linker_llp(struct linker_search *ls)
 {
-    const char *given = ldso_options()->library_path;
+    const char *given = lz_objects_ldso_options()->library_path;
     const char *llp = given ? given : lz_start_getenv("LD_LIBRARY_PATH");
     return llp && *llp && linker_llp_text(ls, llp);
 }
@@ -333,7 +278,7 @@ static int step_cache(struct linker_search *ls)
 {
     const lz_linker_hooks *hooks = ls->h;
     int rc = 0;
-    if (ldso_options()->inhibit_cache) {
+    if (lz_objects_ldso_options()->inhibit_cache) {
         if (hooks->note)
             hooks->note(hooks->ctx, LZ_STEP_LDCACHE, "ld.so runs with --inhibit-cache");
         return 0;
