@@ -857,5 +857,98 @@ def audit_doctor_static_tls():
     t.equal(none, [], f"{libz}: a preload without static TLS")
 
 
+def ldso_with_last_dir(d):
+    """A copy of this machine's ld.so whose last system directory (glibc
+    keeps them as one constant: "/lib/x86_64-linux-gnu/\\0...\\0/usr/lib/\\0")
+    is an empty directory of the same length made here: (the copy, that
+    directory)."""
+    real = "/lib64/ld-linux-x86-64.so.2" if t.HOST_CPU == "x86_64" else "/lib/ld-linux-aarch64.so.1"
+    with open(real, "rb") as f:
+        data = f.read()
+    run = re.search(rb"(?<=\0)((?:/[\x21-\x7e]*/\0){2,7})", data)
+    if not run:
+        raise t.Skip(f"{real}: no system directories found in it")
+    last = run.group(1).split(b"\0")[-2]
+    if len(last) < 8:
+        raise t.Skip(f"{real}: its last system directory {last!r} is too short to stand for")
+    new = ("/tmp/" + ("lzd%d" % os.getpid() + "x" * len(last))[:len(last) - 6] + "/").encode()
+    os.makedirs(new.decode(), exist_ok=True)
+    start = run.start(1) + len(run.group(1)) - len(last) - 1
+    patched = data[:start] + new + data[start + len(new):]
+    copy = os.path.join(d, "ld.so")
+    with open(copy, "wb") as f:
+        f.write(patched)
+    os.chmod(copy, 0o755)
+    return copy, new.decode()
+
+
+@case
+def audit_default_search_ends_at_ld_sos_last_directory():
+    """A request by name that the dynamic linker cannot serve gets the
+    drop-in, which then searches its own order: the audit module knows the
+    request failed when ld.so tries its last system directory, read from
+    ld.so itself. With an ld.so whose last system directory is not
+    /usr/lib/ (a copy with another one of the same length), run as a
+    command and as the program's interpreter, dlopen("libnvshmem_host.so.3")
+    opens the drop-in wrapped and fails plain; with the module's old fixed
+    /usr/lib/ it failed both ways. A program linked to the shim, under that
+    ld.so without its cache, loads the copy of NCCL in that directory, as
+    one linked -lnccl does; lazynccl-info --cache, run by that ld.so, calls
+    a name recorded as found nowhere stale once that directory holds it."""
+    sanitizer_skip()
+    d = t.workdir("audit_last_default")
+    ldso, last = ldso_with_last_dir(d)
+    try:
+        src = os.path.join(d, "open_by_name.c")
+        with open(src, "w") as f:
+            f.write("#include <dlfcn.h>\n#include <stdio.h>\n"
+                    "int main(void) { void *h = dlopen(\"libnvshmem_host.so.3\", RTLD_LAZY);\n"
+                    "  puts(h ? \"opened\" : dlerror()); return 0; }\n")
+        by_cmd = t.compile_c(os.path.join(d, "open_by_name"), [src], ["-ldl"])
+        by_interp = t.compile_c(os.path.join(d, "open_by_name_interp"), [src],
+                                ["-ldl", f"-Wl,--dynamic-linker={ldso}"])
+        for how, cmd in (("ld.so run as a command", [ldso, by_cmd]), ("its interpreter", [by_interp])):
+            plain = t.run(cmd, env={"LAZYNCCL_DEBUG": "1"})
+            t.equal((plain.returncode, plain.stdout),
+                    (0, "libnvshmem_host.so.3: cannot open shared object file: No such file or directory\n"),
+                    f"plain, {how}: {plain.stderr}")
+            r = t.run([RUN, "--"] + cmd, env={"LAZYNCCL_DEBUG": "1"})
+            t.equal((r.returncode, r.stdout), (0, "opened\n"), f"wrapped, {how}: {r.stderr[-2000:]}")
+            t.contains(t.flat(r.stderr), "libnvshmem_host.so.3 needed by", f"{how}: the module's line")
+            t.contains(t.flat(r.stderr), "the dynamic linker finds none", f"{how}: why it stood in")
+        # The shims' linker step reads the same directories: a copy of NCCL
+        # in that last one is what ld.so (without its cache) and a program
+        # linked to the shim both load.
+        t.fake_nccl(last, version=23456)
+        src = os.path.join(d, "version.c")
+        with open(src, "w") as f:
+            f.write("#include <stdio.h>\n#include <nccl.h>\n"
+                    "int main(void) { int v = 0; ncclGetVersion(&v); printf(\"%d\\n\", v); return 0; }\n")
+        shim = t.compile_c(os.path.join(d, "version_shim"), [src],
+                           [f"-I{t.NCCL_INCLUDE}", f"-L{t.SHIMS}", f"-Wl,-rpath,{t.SHIMS}", "-llazynccl"])
+        direct = t.compile_c(os.path.join(d, "version_direct"), [src],
+                             [f"-I{t.NCCL_INCLUDE}", f"-L{last}", "-l:libnccl.so.2"])
+        for exe in (direct, shim):
+            r = t.run([ldso, "--inhibit-cache", exe])
+            t.equal((r.returncode, r.stdout), (0, "23456\n"), f"{os.path.basename(exe)}: {r.stderr}")
+        # lazynccl-info --cache reads them too: a name the job recorded as
+        # found nowhere is stale under that ld.so, whose last directory now
+        # holds it, and still ok under this machine's.
+        cache = os.path.join(d, "job.cache")
+        name = "libzzlast.so.1"
+        prog = "import ctypes\ntry:\n    ctypes.CDLL(%r)\nexcept OSError as e:\n    print(e)\n" % name
+        t.run([RUN, "--cache", cache, "/usr/bin/python3", "-c", prog], check_rc=0)
+        t.contains(open(cache).read(), f"\t{name}\t-\t", "recorded as found nowhere")
+        shutil.copy(os.path.join(last, "libnccl.so.2"), os.path.join(last, name))
+        info = os.path.join(t.BUILD, "lazynccl-info")
+        t.contains(t.run([info, "--cache", cache], check_rc=0).stdout,
+                   f"{name} -> - (none): ok (none found", "this machine's ld.so: ok")
+        r = t.run([ldso, info, "--cache", cache])
+        t.equal(r.returncode, 1, f"under the copy: {r.stdout}{r.stderr}")
+        t.contains(r.stdout, f"stale: the dynamic linker would map {last}{name} now", "under the copy: stale")
+    finally:
+        shutil.rmtree(last, ignore_errors=True)
+
+
 if __name__ == "__main__":
     raise SystemExit(t.main())

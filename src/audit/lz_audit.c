@@ -39,6 +39,7 @@
 #include "common/lz_loadreport.h"
 #include "common/lz_dropins.h"
 #include "common/lz_ldsoargs.h"
+#include "common/lz_ldsodirs.h"
 #include "lz_cache.h"
 #include "lz_loadlog.h"
 #include "lz_memobj.h"
@@ -89,6 +90,8 @@ static target *targets LZ_HOT_DATA;
 static int ntargets LZ_HOT_DATA;
 /* The program's link map (la_objopen reports it first). */
 static struct link_map *main_map LZ_HOT_DATA;
+/* Where ld.so is loaded: the object defining __libc_stack_end. */
+static uintptr_t ldso_at LZ_HOT_DATA;
 /* The step of the dynamic linker's latest candidate, for the cache. */
 static const char *cache_step LZ_HOT_DATA;
 /* For the cache: which object asked for each object mapped (glibc's
@@ -400,6 +403,7 @@ LZ_AUDIT_API unsigned int la_objopen(struct link_map *map, Lmid_t lmid, uintptr_
         if (!stack_end)
             return 0;
         configured = 1;
+        ldso_at = map->l_addr;
         configure(*stack_end);
     }
     const char *soname = lz_mem_soname(&o);
@@ -593,11 +597,25 @@ static int beside_of(const char *file, const char *name, char *out, size_t size)
 }
 
 /* Whether path is t's candidate in the last directory of the dynamic
- * linker's default search (glibc's system directories end with it): a
- * by-name request none of whose candidates up to it would map is one the
- * dynamic linker cannot serve. */
-static int last_default(const char *path, const target *t)
+ * linker's default search, the last of its system directories: a by-name
+ * request none of whose candidates up to it would map is one the dynamic
+ * linker cannot serve. The directories are read from ld.so itself
+ * (lz_ldsodirs.h) at the first request that reaches the default search;
+ * where they are not found there, glibc's usual last ones count. */
+LZ_COLD static int last_default(const char *path, const target *t)
 {
+    static const char *last;
+    static int looked;
+    if (!looked) { /* under ld.so's lock, as every audit call */
+        size_t n = 0;
+        const char *p = lz_ldsodirs_find(ldso_at, &n);
+        for (size_t i = 1; p && i < n; i++)
+            p += strlen(p) + 1;
+        last = p;
+        looked = 1;
+    }
+    if (last)
+        return in_dir(path, last, t->soname);
     /* Two calls, not a table of pointers: the module has no relocation. */
     return in_dir(path, "/usr/lib/", t->soname) || in_dir(path, "/usr/lib64/", t->soname);
 }

@@ -4,9 +4,11 @@
  * common/lz_cachefile.h). */
 #include "info.h"
 #include "common/lz_cachefile.h"
+#include "common/lz_ldsodirs.h"
 #include "common/lz_pathlist.h"
 #include "common/lz_stepnames.h"
 #include "elf/lz_ldcache.h"
+#include "process/lz_objects.h"
 
 /* The multiarch directory of this machine's system libraries (Debian's). */
 #if defined(__x86_64__)
@@ -79,13 +81,20 @@ static int present(const char *dir, const char *name, struct stat *st, char *out
 }
 
 /* The dynamic linker's system directories, after ld.so.cache: a name
- * recorded as found nowhere is stale where one holds it now. */
+ * recorded as found nowhere is stale where one holds it now. Those of the
+ * ld.so running this program (lz_ldsodirs.h); where it cannot be read, the
+ * distributions' union. */
 static int in_system_dirs(const char *name, char *out, size_t size)
 {
     static const char *const dirs[] = {"/lib/" LZ_TRIPLET, "/usr/lib/" LZ_TRIPLET, "/lib64", "/usr/lib64",
                                        "/lib", "/usr/lib"};
     struct stat st;
-    for (size_t i = 0; i < sizeof dirs / sizeof *dirs; i++)
+    size_t n = 0;
+    const char *p = lz_ldsodirs_find(lz_objects_ldso_base(), &n);
+    for (size_t i = 0; p && i < n; i++, p += strlen(p) + 1)
+        if (present(p, name, &st, out, size))
+            return 1;
+    for (size_t i = 0; !n && i < sizeof dirs / sizeof *dirs; i++)
         if (present(dirs[i], name, &st, out, size))
             return 1;
     return 0;

@@ -5,6 +5,7 @@
  * above it. */
 #include "search/lz_linker.h"
 #include "base/lz_env.h"
+#include "common/lz_ldsodirs.h"
 #include "common/lz_stepnames.h"
 #include "elf/lz_ldcache.h"
 #include "process/lz_objects.h"
@@ -32,53 +33,25 @@ static const char *const fallback_system_dirs[] = {
 #endif
     "/lib64", "/usr/lib64", "/lib", "/usr/lib", NULL};
 
-enum { LZ_MAX_SYSTEM_DIRS = 8 };
-
-/* The system directories this process's ld.so was built with, as its
- * `--help` lists them: glibc keeps them as one constant in its read-only
- * data, absolute directories each ending in '/', NUL-separated
- * ("/lib/x86_64-linux-gnu/\0/usr/lib/x86_64-linux-gnu/\0/lib/\0/usr/lib/\0"
- * on Debian, "/lib64/\0/usr/lib64/\0" on Fedora). The first run of two or
- * more such strings in ld.so's read-only segments is taken, with the
- * trailing '/' dropped (into out, NULL-terminated); 0 when there is none. */
+/* The system directories this process's ld.so was built with
+ * (lz_ldsodirs.h), without their trailing '/' (into out, NULL-terminated,
+ * their text in buf); 0 when none is found. */
 static int ld_so_system_dirs(const char **out, char *buf, size_t size)
 {
-    uintptr_t base = lz_objects_ldso_base();
-    const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)base;
-    if (!base || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0)
-        return 0;
-    const ElfW(Phdr) *ph = (const ElfW(Phdr) *)(base + eh->e_phoff);
-    for (size_t i = 0; i < eh->e_phnum; i++) {
-        if (ph[i].p_type != PT_LOAD || (ph[i].p_flags & (PF_W | PF_X)) != 0)
-            continue;
-        const char *seg = (const char *)(base + ph[i].p_vaddr);
-        const char *end = seg + ph[i].p_filesz;
-        for (const char *p = seg; p < end; p++) {
-            if (*p != '/' || (p > seg && p[-1] != '\0'))
-                continue;
-            size_t n = 0, used = 0;
-            const char *q = p;
-            while (q < end && *q == '/' && n < LZ_MAX_SYSTEM_DIRS - 1) {
-                const char *z = memchr(q, '\0', (size_t)(end - q));
-                size_t len = z ? (size_t)(z - q) : 0;
-                int dir = len > 1 && q[len - 1] == '/';
-                for (size_t k = 0; dir && k < len; k++)
-                    dir = q[k] > ' ' && q[k] < 127;
-                if (!dir || used + len > size)
-                    break;
-                memcpy(buf + used, q, len - 1);
-                buf[used + len - 1] = '\0';
-                out[n++] = buf + used;
-                used += len;
-                q = z + 1;
-            }
-            if (n >= 2) {
-                out[n] = NULL;
-                return 1;
-            }
-        }
+    size_t n = 0, used = 0;
+    const char *p = lz_ldsodirs_find(lz_objects_ldso_base(), &n);
+    for (size_t i = 0; p && i < n; i++) {
+        size_t len = strlen(p);
+        if (used + len > size)
+            return 0;
+        memcpy(buf + used, p, len - 1);
+        buf[used + len - 1] = '\0';
+        out[i] = buf + used;
+        used += len;
+        p += len + 1;
     }
-    return 0;
+    out[p ? n : 0] = NULL;
+    return p != NULL;
 }
 
 /* Read when a search first reaches them, and published whole: threads
@@ -86,7 +59,7 @@ static int ld_so_system_dirs(const char **out, char *buf, size_t size)
  * first to publish wins (not pthread_once, which glibc 2.34 moved to a
  * new symbol version that a wheel's older glibc lacks). */
 struct system_dirs_read {
-    const char *dirs[LZ_MAX_SYSTEM_DIRS];
+    const char *dirs[LZ_LDSODIRS_MAX + 1];
     char buf[512];
 };
 
