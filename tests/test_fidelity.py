@@ -401,24 +401,32 @@ def fidelity_dropin_not_a_library():
 
 @case
 def fidelity_unloadable_choice_is_not_replaced():
-    """The file the dynamic linker would map for a request by name cannot be
-    loaded (it needs a library that is missing): plain, the dlopen fails.
-    Wrapped, the drop-in stands in and its first call fails, naming that
-    file, and no other NCCL (the next directory's) is loaded in its place.
-    (The failure comes at the first call, not at the dlopen: a difference
-    the fidelity rows do not hide.)"""
+    """The file the dynamic linker would map (by name) or the program names
+    (by path) needs a library that is missing: plain, the dlopen fails
+    naming it. Wrapped, the drop-in does not stand in for a file that needs
+    what it does not (not loaded, not among its own DT_NEEDED): the dynamic
+    linker maps the file itself and fails with the same words, and no other
+    NCCL is loaded in its place. Where that library is there but not loaded
+    yet, the file is loaded at once, as plain (not lazily): the same
+    version, the same file mapped."""
     j = Job("unloadable")
     nd = os.path.join(j.d, "needs_missing")
     missing = make_missing(j.d)
     t.fake_nccl(nd, version=22999, extra=["-Wl,--no-as-needed", missing])
+    env = {"LD_LIBRARY_PATH": f"{nd}:{j.dirs['ldpath']}"}
+    # There, not loaded: loaded at once, the same file both ways.
+    for arg in ("libnccl.so.2", f"{nd}/libnccl.so.2"):
+        p = same_job([j.probe, arg], {**env, "LD_LIBRARY_PATH": f"{env['LD_LIBRARY_PATH']}:{j.d}"})
+        t.contains(p[1], f"version 22999", f"{arg}: the file that needs it answers")
+        t.contains(p[1], f"{nd}/libnccl.so.2", f"{arg}: and is mapped")
     os.remove(missing)
-    env = {"LD_LIBRARY_PATH": f"{nd}:{j.dirs['ldpath']}", "LAZYNCCL_DEBUG": "1"}
-    plain = side([j.probe, "libnccl.so.2"], env, False)
-    t.contains(plain[1], "dlopen: libmissing.so.1: cannot open shared object file", "plain fails")
-    wrapped = side([j.probe, "libnccl.so.2"], env, True)
-    t.contains(wrapped[1], "rc 2 version -1", "the first call fails")
-    t.check("mapped" not in wrapped[1], f"no NCCL mapped in its place: {wrapped[1]}")
-    t.contains(wrapped[2], f"{nd}/libnccl.so.2", "the report names the file")
+    for arg in ("libnccl.so.2", f"{nd}/libnccl.so.2"):
+        p = same_job([j.probe, arg], env)
+        t.contains(p[1], "dlopen: libmissing.so.1: cannot open shared object file", f"{arg}: plain fails")
+        t.check("mapped" not in p[1], f"{arg}: no NCCL mapped in its place: {p[1]}")
+    r = t.run([RUN, "--", j.probe, f"{nd}/libnccl.so.2"], env={**env, "LAZYNCCL_DEBUG": "1"})
+    t.contains(t.flat(r.stderr), "it needs libmissing.so.1 (not loaded, not needed by its drop-in): the "
+                                 "dynamic linker maps that file itself", "the module says why")
 
 
 UNBOUND_NCCL = r"""

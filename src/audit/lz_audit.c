@@ -554,6 +554,90 @@ static int loading_here(void)
     return 0;
 }
 
+/* Whether an object the dynamic linker holds answers a DT_NEEDED name:
+ * its SONAME, or its name itself (ld.so's own match). */
+LZ_COLD static int loaded_as(const char *name)
+{
+    for (const struct link_map *m = main_map; m; m = m->l_next) {
+        lz_mem_obj o;
+        const char *so;
+        if ((m->l_name && lz_sys_same(m->l_name, name)) ||
+            (from_map(m, &o) && (so = lz_mem_soname(&o)) && lz_sys_same(so, name)))
+            return 1;
+    }
+    return 0;
+}
+
+/* A file's DT_NEEDED names checked against what its drop-in can promise:
+ * the first that no loaded object answers and the drop-in does not need
+ * itself (the dynamic linker resolves the drop-in's own as it would the
+ * file's), copied into unmet. */
+struct needs {
+    const target *t;
+    char dropin[2048];  /* the drop-in's DT_NEEDED, NUL-separated, once read */
+    size_t dropin_len;
+    int dropin_read;
+    char *unmet;
+    size_t size;
+};
+
+static void dropin_needs(void *ctx, const char *name)
+{
+    struct needs *n = ctx;
+    size_t len = strlen(name) + 1;
+    if (n->dropin_len + len <= sizeof n->dropin) {
+        memcpy(n->dropin + n->dropin_len, name, len);
+        n->dropin_len += len;
+    }
+}
+
+static void file_needs(void *ctx, const char *name)
+{
+    struct needs *n = ctx;
+    if (n->unmet[0] || loaded_as(name))
+        return;
+    if (!n->dropin_read) {
+        struct stat st;
+        int fd = open_regular(n->t->path, &st);
+        if (fd >= 0) {
+            lz_elfpeek_needed(fd, dropin_needs, n);
+            lz_sys_close(fd);
+        }
+        n->dropin_read = 1;
+    }
+    for (size_t i = 0; i < n->dropin_len; i += strlen(n->dropin + i) + 1)
+        if (lz_sys_same(n->dropin + i, name))
+            return;
+    size_t len = strlen(name);
+    if (len >= n->size)
+        len = n->size - 1;
+    memcpy(n->unmet, name, len);
+    n->unmet[len] = '\0';
+}
+
+/* 1 when the file open at fd needs nothing that t's drop-in cannot
+ * promise (struct needs); else 0, the name into unmet. Where it needs more,
+ * the drop-in does not stand in: the dynamic linker maps the file itself,
+ * and loads what it needs now or fails as it does plain. */
+LZ_COLD static int needs_met(int fd, const target *t, char *unmet, size_t size)
+{
+    struct needs n = {.t = t, .unmet = unmet, .size = size};
+    unmet[0] = '\0';
+    lz_elfpeek_needed(fd, file_needs, &n);
+    return !unmet[0];
+}
+
+/* The same, for the file at path. */
+LZ_COLD static int path_needs_met(const char *path, const target *t, char *unmet, size_t size)
+{
+    struct stat st;
+    int fd = open_regular(path, &st);
+    int met = fd < 0 || needs_met(fd, t, unmet, size);
+    if (fd >= 0)
+        lz_sys_close(fd);
+    return met;
+}
+
 /* Whether the dynamic linker, trying the file at path for a request by
  * name, would map it (*st its id): a regular file whose ELF header is a
  * shared object's of this process's kind (one of another class or machine
@@ -563,6 +647,19 @@ LZ_COLD static int would_map(const char *path, struct stat *st)
 {
     int fd = open_regular(path, st);
     int ok = fd >= 0 && lz_elfpeek_native(fd);
+    if (fd >= 0)
+        lz_sys_close(fd);
+    return ok;
+}
+
+/* would_map, and whether t's drop-in may stand in for the file (its
+ * needs, needs_met: *met, the name unmet into unmet), in one open. */
+LZ_COLD static int would_map_for(const char *path, struct stat *st, const target *t, int *met,
+                                 char *unmet, size_t size)
+{
+    int fd = open_regular(path, st);
+    int ok = fd >= 0 && lz_elfpeek_native(fd);
+    *met = !ok || needs_met(fd, t, unmet, size);
     if (fd >= 0)
         lz_sys_close(fd);
     return ok;
@@ -671,11 +768,19 @@ LZ_COLD static char *candidate(const char *name, unsigned int flag)
     if (flag == LA_SER_RUNPATH && byname.for_path && in_dir_of(name, byname.for_path->path))
         return beside_asked(t, base);
     struct stat st;
-    if (would_map(name, &st)) {
+    int met;
+    char unmet[256];
+    if (would_map_for(name, &st, t, &met, unmet, sizeof unmet)) {
         byname.t = 0;
         if (same_file(&st, t))
             return (char *)name; /* the drop-in itself, on the search path */
         lz_cache_learn(name, step_of(flag));
+        if (!met) {
+            lz_say(t->soname, " needed by ", byname.by, ": the dynamic linker would map ", name,
+                   ", which needs ", unmet, " (not loaded, not needed by its drop-in): it maps that "
+                   "file itself, as without lazynccl-run");
+            return (char *)name;
+        }
         if (!remember(t, name, byname.by, step_of(flag)))
             return (char *)name;
         lz_say(t->soname, " needed by ", byname.by, ": the dynamic linker would map ", name,
@@ -814,6 +919,12 @@ LZ_AUDIT_API char *la_objsearch(const char *name, uintptr_t *cookie, unsigned in
             byname.t = 0;
             return (char *)to;
         }
+        return (char *)name;
+    }
+    char unmet[256];
+    if (!path_needs_met(name, t, unmet, sizeof unmet)) {
+        lz_say("dlopen(\"", name, "\") by ", by, ": it needs ", unmet, " (not loaded, not needed by "
+               "its drop-in): the dynamic linker maps that file itself, as without lazynccl-run");
         return (char *)name;
     }
     if (t->box)
