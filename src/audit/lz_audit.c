@@ -554,15 +554,22 @@ static int loading_here(void)
     return 0;
 }
 
-/* Whether an object the dynamic linker holds answers a DT_NEEDED name:
- * its SONAME, or its name itself (ld.so's own match). */
-LZ_COLD static int loaded_as(const char *name)
+/* Whether an object the dynamic linker holds answers a DT_NEEDED name as
+ * ld.so matches one: its name, or its SONAME (read from its dynamic
+ * section). With every 0, only objects whose file is so named are read
+ * (the usual case: a string compare per object); else each is, for a name
+ * that neither that nor the drop-in's own needs answer. (ld.so also
+ * matches the names an object was asked for by: such a name counts as
+ * unmet here, and the file is left to ld.so, which loads it as plain.) */
+LZ_COLD static int loaded_as(const char *name, int every)
 {
     for (const struct link_map *m = main_map; m; m = m->l_next) {
         lz_mem_obj o;
         const char *so;
-        if ((m->l_name && lz_sys_same(m->l_name, name)) ||
-            (from_map(m, &o) && (so = lz_mem_soname(&o)) && lz_sys_same(so, name)))
+        if (m->l_name && lz_sys_same(m->l_name, name))
+            return 1;
+        if ((every || (m->l_name && lz_sys_same(base_name(m->l_name), name))) && from_map(m, &o) &&
+            (so = lz_mem_soname(&o)) && lz_sys_same(so, name))
             return 1;
     }
     return 0;
@@ -574,7 +581,7 @@ LZ_COLD static int loaded_as(const char *name)
  * file's), copied into unmet. */
 struct needs {
     const target *t;
-    char dropin[2048];  /* the drop-in's DT_NEEDED, NUL-separated, once read */
+    char dropin[1024];  /* the drop-in's DT_NEEDED, NUL-separated, once read */
     size_t dropin_len;
     int dropin_read;
     char *unmet;
@@ -594,7 +601,7 @@ static void dropin_needs(void *ctx, const char *name)
 static void file_needs(void *ctx, const char *name)
 {
     struct needs *n = ctx;
-    if (n->unmet[0] || loaded_as(name))
+    if (n->unmet[0] || loaded_as(name, 0))
         return;
     if (!n->dropin_read) {
         struct stat st;
@@ -608,6 +615,8 @@ static void file_needs(void *ctx, const char *name)
     for (size_t i = 0; i < n->dropin_len; i += strlen(n->dropin + i) + 1)
         if (lz_sys_same(n->dropin + i, name))
             return;
+    if (loaded_as(name, 1))
+        return;
     size_t len = strlen(name);
     if (len >= n->size)
         len = n->size - 1;
