@@ -139,3 +139,9 @@ lz_fn lz_resolve(const lz_lib *lib, size_t i)
     (void)i;
     return NULL;
 }
+
+lz_fn lz_resolve_from(const lz_lib *lib, size_t i, const void *caller)
+{
+    (void)caller;
+    return lz_resolve(lib, i);
+}

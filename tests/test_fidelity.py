@@ -476,7 +476,9 @@ def fidelity_missing_function_stops_as_ld_so():
     gets the API's failure wrapped: documented differences. A program that
     sets LD_BIND_NOW after start still stops, as ld.so took it at start. A
     library preloaded (LD_PRELOAD, or ld.so's --preload) counts as loaded at
-    start: its call stops as ld.so stops it."""
+    start: its call stops as ld.so stops it. Where the program and a library
+    both import the name, the stop names the one whose call it is, as ld.so
+    names the object whose call it binds."""
     plain_only()
     d = t.workdir("fidelity_missing_function")
     full = t.fake_nccl(f"{d}/full", version=22101)
@@ -532,6 +534,25 @@ def fidelity_missing_function_stops_as_ld_so():
                                                 "symbol: ncclGetUniqueId\n"), f"plain, a library {lib}")
         wrapped = side([under_main], env, True)
         t.equal((wrapped[0], wrapped[1], wrapped[2][:len(plain[2])]), plain, f"wrapped, {lib}: {wrapped[2]}")
+    # The program imports the name too, but the library calls it first: ld.so
+    # names the object whose call it binds, the library.
+    with open(f"{d}/both_main.c", "w") as f:
+        f.write("#include <stdio.h>\n#include <nccl.h>\nint under_call(void);\n"
+                "int main(int argc, char **argv) { int v = 0; ncclGetVersion(&v); (void)argv;\n"
+                "  printf(\"version %d\\n\", v); fflush(stdout);\n"
+                "  if (argc > 1) { ncclUniqueId id; printf(\"main %d\\n\", (int)ncclGetUniqueId(&id)); }\n"
+                "  printf(\"rc %d\\n\", under_call()); return 0; }\n")
+    under = f"{d}/liblinked.so"
+    both = t.compile_c(f"{d}/both_main", [f"{d}/both_main.c"],
+                       [f"-I{t.NCCL_INCLUDE}", f"-L{os.path.dirname(full)}", "-l:libnccl.so.2",
+                        f"-L{d}", "-llinked", f"-Wl,-rpath,{d}", "-Wl,-z,lazy"])
+    env = {"LD_LIBRARY_PATH": f"{d}/part"}
+    plain = side([both], env, False)
+    t.equal(plain, (127, "version 22202\n", f"{both}: symbol lookup error: {under}: undefined symbol: "
+                                             "ncclGetUniqueId\n"), "plain, the library calls first")
+    wrapped = side([both], env, True)
+    t.equal((wrapped[0], wrapped[1], wrapped[2][:len(plain[2])]), plain,
+            f"wrapped, the library calls first: {wrapped[2]}")
     # The same library preloaded, by LD_PRELOAD or by ld.so's --preload
     # (ld.so run as a command), into a program that reaches it through
     # dlsym: loaded at start, so ld.so stops the call.
@@ -544,7 +565,6 @@ def fidelity_missing_function_stops_as_ld_so():
                            [f"-I{t.NCCL_INCLUDE}", f"-L{os.path.dirname(full)}", "-l:libnccl.so.2", "-ldl",
                             "-Wl,-z,lazy"])
     ldso = "/lib64/ld-linux-x86-64.so.2" if t.HOST_CPU == "x86_64" else "/lib/ld-linux-aarch64.so.1"
-    under = f"{d}/liblinked.so"
     for how, cmd, env in (("LD_PRELOAD", [pre_main], {"LD_PRELOAD": under}),
                           ("ld.so --preload", [ldso, "--preload", under, pre_main], {})):
         env = {"LD_LIBRARY_PATH": f"{d}/part", **env}

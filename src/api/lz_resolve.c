@@ -110,11 +110,11 @@ static int standing_for_asked(const lz_lib *lib)
  * name nobody imports was reached through dlsym, which plain answered
  * NULL: both get the API's failure value, as a link-time shim's call does
  * (docs/reference/limitations.md). */
-static void stop_if_unbound(const lz_lib *lib, const char *name)
+static void stop_if_unbound(const lz_lib *lib, const char *name, const void *caller)
 {
     char *version = NULL;
     int program = 0, lazy = 0;
-    char *who = lz_objects_importer(lib, name, &version, &program, &lazy);
+    char *who = lz_objects_importer(lib, name, caller, &version, &program, &lazy);
     const char *now = lz_start_getenv("LD_BIND_NOW");
     if (who && lazy && !(now && *now)) {
         symbol_failed(lib, name, " (the file the program asked for, under lazynccl-run)");
@@ -124,7 +124,7 @@ static void stop_if_unbound(const lz_lib *lib, const char *name)
     free(version);
 }
 
-static void *lookup(const lz_lib *lib, size_t i, int *busy)
+static void *lookup(const lz_lib *lib, size_t i, const void *caller, int *busy)
 {
     const lz_sym *s = &lib->syms[i];
     const char *name = lz_sym_name(lib, s);
@@ -135,7 +135,7 @@ static void *lookup(const lz_lib *lib, size_t i, int *busy)
      * served: plain, the reference binds to that name or to none. */
     int asked = !p && standing_for_asked(lib);
     if (asked)
-        stop_if_unbound(lib, name);
+        stop_if_unbound(lib, name, caller);
     if (p || !s->family || asked)
         goto out;
     if (s->major >= 0 && strict_versions(lib)) {
@@ -165,6 +165,11 @@ static lz_fn failure(const lz_lib *lib, size_t i)
 
 lz_fn lz_resolve(const lz_lib *lib, size_t i)
 {
+    return lz_resolve_from(lib, i, NULL);
+}
+
+lz_fn lz_resolve_from(const lz_lib *lib, size_t i, const void *caller)
+{
     for (;;) {
         int status = lz_ensure_loaded(lib, &lib->syms[i]);
         if (status == LZ_REENTERED)
@@ -187,7 +192,7 @@ lz_fn lz_resolve(const lz_lib *lib, size_t i)
         /* Loaded, for good: no lock. */
         lz_companions_load(lib, lz_sym_name(lib, &lib->syms[i]));
         int busy = 0;
-        void *p = lookup(lib, i, &busy);
+        void *p = lookup(lib, i, caller, &busy);
         if (!p && busy) { /* not published: the next call asks dlsym */
             if (!lz_fn_at(lib->fails, i))
                 lz_stop_busy(lib, lz_sym_name(lib, &lib->syms[i]));

@@ -8,6 +8,10 @@
 /* First call of export i: make sure the library is loaded, find the symbol,
  * publish it in the slot (release) and return what the caller must call. */
 LZ_HIDDEN lz_fn lz_resolve(const lz_lib *lib, size_t i);
+/* The same, told the call's return address (caller: its call site, or
+ * NULL), so that a stop that names the object making the call names the
+ * one ld.so would (lz_objects_importer). */
+LZ_HIDDEN lz_fn lz_resolve_from(const lz_lib *lib, size_t i, const void *caller);
 
 /* Publish p (NULL: not found) as export i's slot, unless another thread
  * published first, and return what the slot holds: p, its own-answer

@@ -72,7 +72,8 @@
  * of vector registers used) is saved, the function is resolved, the
  * registers are restored and the call goes on as if made directly. One such
  * routine per shim (a local label); each function's own entry is two
- * instructions that put its index in %r11, which no argument uses. */
+ * instructions that put its index in %r11, which no argument uses. The
+ * helper gets the index and the call's return address (the call site). */
 #define LZ_ASM_FORWARD_COMMON(label, helper) \
     __asm__(".pushsection .text\n\t.p2align 4\n\t.type " label ",@function\n" label ":\n\t" \
             "push %rbp\n\tmov %rsp, %rbp\n\tsub $192, %rsp\n\t" \
@@ -81,7 +82,7 @@
             "movaps %xmm0, 64(%rsp)\n\tmovaps %xmm1, 80(%rsp)\n\tmovaps %xmm2, 96(%rsp)\n\t" \
             "movaps %xmm3, 112(%rsp)\n\tmovaps %xmm4, 128(%rsp)\n\tmovaps %xmm5, 144(%rsp)\n\t" \
             "movaps %xmm6, 160(%rsp)\n\tmovaps %xmm7, 176(%rsp)\n\t" \
-            "mov %r11, %rdi\n\tcall " helper "\n\tmov %rax, %r11\n\t" \
+            "mov %r11, %rdi\n\tmov 8(%rbp), %rsi\n\tcall " helper "\n\tmov %rax, %r11\n\t" \
             "mov 0(%rsp), %rdi\n\tmov 8(%rsp), %rsi\n\tmov 16(%rsp), %rdx\n\t" \
             "mov 24(%rsp), %rcx\n\tmov 32(%rsp), %r8\n\tmov 40(%rsp), %r9\n\tmov 48(%rsp), %rax\n\t" \
             "movaps 64(%rsp), %xmm0\n\tmovaps 80(%rsp), %xmm1\n\tmovaps 96(%rsp), %xmm2\n\t" \
@@ -119,7 +120,8 @@
  * result register) and q0-q7 saved around the runtime's resolution, then a
  * branch to the function with everything as the caller left it. One such
  * routine per shim; each function's entry puts its index in x17 (IP1, a
- * scratch register no argument uses) and branches to it. */
+ * scratch register no argument uses) and branches to it. The helper gets
+ * the index and the call's return address (x30 as the caller left it). */
 #define LZ_ASM_FORWARD_COMMON(label, helper) \
     __asm__(".pushsection .text\n\t.p2align 4\n\t.type " label ",%function\n" label ":\n\t" \
             "stp x29, x30, [sp, #-224]!\n\tmov x29, sp\n\t" \
@@ -127,7 +129,7 @@
             "stp x6, x7, [sp, #64]\n\tstr x8, [sp, #80]\n\t" \
             "stp q0, q1, [sp, #96]\n\tstp q2, q3, [sp, #128]\n\tstp q4, q5, [sp, #160]\n\t" \
             "stp q6, q7, [sp, #192]\n\t" \
-            "mov x0, x17\n\tbl " helper "\n\tmov x16, x0\n\t" \
+            "mov x0, x17\n\tmov x1, x30\n\tbl " helper "\n\tmov x16, x0\n\t" \
             "ldp x0, x1, [sp, #16]\n\tldp x2, x3, [sp, #32]\n\tldp x4, x5, [sp, #48]\n\t" \
             "ldp x6, x7, [sp, #64]\n\tldr x8, [sp, #80]\n\t" \
             "ldp q0, q1, [sp, #96]\n\tldp q2, q3, [sp, #128]\n\tldp q4, q5, [sp, #160]\n\t" \
@@ -167,7 +169,8 @@
  * to check (gen/emit_stubs.py, add_opaque). */
 #define LZ_THUNK_OPAQUE(str, idx) LZ_ASM_THUNK(str, idx, LZ_PUBLIC_VIS(str))
 #define LZ_VARIADIC_HELPER \
-    __attribute__((used)) static lz_fn LZ_VRESOLVE(size_t i) { return lz_resolve(&LZ_LIB, i); } \
+    __attribute__((used)) static lz_fn LZ_VRESOLVE(size_t i, const void *caller) \
+    { return lz_resolve_from(&LZ_LIB, i, caller); } \
     LZ_ASM_FORWARD_COMMON(LZ_XSTR(LZ_VRESOLVE) "_fwd", LZ_XSTR(LZ_VRESOLVE))
 #endif
 
@@ -207,13 +210,15 @@
 #endif
 
 /* used: the generated tables name them from assembly, which the compiler
- * does not see. */
+ * does not see. Reached from a thunk's jump, a resolver's return address
+ * is the call site (lz_resolve_from). */
 #define LZ_RESOLVER(ret, name, sym, params, args) \
     __attribute__((used)) static ret lz_r_##sym params \
-    { return ((__typeof__(&name))lz_resolve(&LZ_LIB, LZ_I_##sym)) args; }
+    { return ((__typeof__(&name))lz_resolve_from(&LZ_LIB, LZ_I_##sym, \
+                                                   __builtin_return_address(0))) args; }
 #define LZ_RESOLVER_VOID(ret, name, sym, params, args) \
     __attribute__((used)) static ret lz_r_##sym params \
-    { ((__typeof__(&name))lz_resolve(&LZ_LIB, LZ_I_##sym)) args; }
+    { ((__typeof__(&name))lz_resolve_from(&LZ_LIB, LZ_I_##sym, __builtin_return_address(0))) args; }
 
 /* A failure function records that it ran, so the error APIs can explain it,
  * and leaves errno saying what failed: not whatever an earlier call left

@@ -69,7 +69,7 @@ void lz_needed_why(const lz_lib *lib, const char *name, char *out, size_t size)
         snprintf(out, size, "which the program requires (%s_require)", lib->shim);
         return;
     }
-    char *who = lz_objects_importer(lib, name, NULL, NULL, NULL);
+    char *who = lz_objects_importer(lib, name, NULL, NULL, NULL, NULL);
     snprintf(out, size, who ? "which %s imports" : "which the first call needs", who);
     free(who);
 }

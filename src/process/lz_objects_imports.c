@@ -31,6 +31,7 @@ struct imports {
     int lazy;         /* that object was loaded at start and binds lazily */
     int any;          /* lz_objects_importer's second pass: an object that
                        * does not need the library counts too */
+    const void *caller; /* lz_objects_importer: only the object holding it counts */
     /* The objects loaded at start come first, in the order ld.so loaded
      * them: the program's DT_NEEDED closure (and LD_PRELOAD's); the first
      * object outside it, and every one after, came by dlopen, whose mode
@@ -91,6 +92,8 @@ static int imports_cb(struct dl_phdr_info *info, size_t size, void *data)
         return 0;
     int at_start = q->name ? loaded_at_start(q, info, &v) : 0;
     if (!needs_lib(&v, q) && !(q->any && !v.self))
+        return 0;
+    if (q->caller && !lz_objects_mapped(info, (uintptr_t)q->caller, 1))
         return 0;
     for (size_t i = 1; i < v.m.nsyms; i++) {
         const ElfW(Sym) *s = &v.m.symtab[i];
@@ -172,7 +175,27 @@ static size_t add_preloaded(struct imports *q, const char *list, size_t used)
     return used;
 }
 
-char *lz_objects_importer(const lz_lib *lib, const char *name, char **version, int *program, int *lazy)
+/* One pass of lz_objects_importer: the objects that need the library, then,
+ * where none imports name and no other object defines it, any object (one
+ * linked without the library: its reference binds in the global scope, to
+ * the drop-in standing in). Each walk starts with the preloaded objects
+ * counted as loaded at start. */
+static void importer_pass(struct imports *q, size_t preloaded)
+{
+    q->any = 0;
+    q->nstart = preloaded;
+    q->past_start = 0;
+    lz_dl_iterate_phdr(imports_cb, q);
+    if (!q->who && !lz_dl_iterate_phdr(defines_cb, (void *)q->name)) {
+        q->any = 1;
+        q->nstart = preloaded;
+        q->past_start = 0;
+        lz_dl_iterate_phdr(imports_cb, q);
+    }
+}
+
+char *lz_objects_importer(const lz_lib *lib, const char *name, const void *caller, char **version,
+                          int *program, int *lazy)
 {
     /* On the heap: the names loaded at start are many (the failure path of
      * a call only). */
@@ -186,16 +209,15 @@ char *lz_objects_importer(const lz_lib *lib, const char *name, char **version, i
     size_t used = add_preloaded(q, lz_start_getenv("LD_PRELOAD"), 0);
     add_preloaded(q, lz_objects_ldso_options()->preload, used);
     size_t preloaded = q->nstart;
-    lz_dl_iterate_phdr(imports_cb, q);
-    /* An object that imports the name without needing the library (linked
-     * without it: its reference binds in the global scope, to the drop-in
-     * standing in), where no other loaded object defines the name for it. */
-    if (!q->who && !lz_dl_iterate_phdr(defines_cb, (void *)name)) {
-        q->any = 1;
-        q->nstart = preloaded;
-        q->past_start = 0;
-        lz_dl_iterate_phdr(imports_cb, q);
-    }
+    /* The calling object where it imports the name (ld.so binds its call);
+     * else, the caller unknown or not an importer (a call through a
+     * pointer, a thunk compiled without its tail call), the first. */
+    q->caller = caller;
+    if (caller)
+        importer_pass(q, preloaded);
+    q->caller = NULL;
+    if (!q->who)
+        importer_pass(q, preloaded);
     char *who = q->who;
     if (version)
         *version = q->version;
