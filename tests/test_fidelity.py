@@ -205,7 +205,8 @@ def fidelity_ld_library_path_as_at_start():
     the start's strings, and one whose getopt reorders an argument that
     reads like the variable; the variable twice in the environment (the
     last counts), run by ld.so as its interpreter and as a command, and
-    ld.so run with --library-path (that list counts)."""
+    ld.so run with --library-path (that list counts, the last given, even
+    empty, and after an empty value of another option)."""
     j = Job("llp_at_start")
     src = os.path.join(j.d, "setenv_first.c")
     with open(src, "w") as f:
@@ -259,6 +260,21 @@ def fidelity_ld_library_path_as_at_start():
                       j.dirs["conda/lib"]],
                      {"LD_LIBRARY_PATH": "/nonexistent"})
         t.equal(p[:2], (0, "rc 0 version 22101\n"), f"{os.path.basename(prog)}: ld.so --library-path")
+        # An option given an empty value takes it (ld.so goes on reading its
+        # options), and the last of each counts, empty or not.
+        p = same_job([ldso, "--preload", "", "--library-path", j.dirs["ldpath"], prog, j.dirs["conda/lib"]],
+                     {"LD_LIBRARY_PATH": "/nonexistent"})
+        t.equal(p[:2], (0, "rc 0 version 22101\n"), f"{os.path.basename(prog)}: after an empty --preload")
+    # An empty --library-path, the last given, is no directory at all: not
+    # the variable's, not the earlier option's.
+    rows = {}
+    for prog in (plain, shimmed):
+        for how, argv, env in (("empty", ["--library-path", ""], {"LD_LIBRARY_PATH": j.dirs["ldpath"]}),
+                               ("empty last", ["--library-path", j.dirs["ldpath"], "--library-path", ""], {})):
+            rows[(prog, how)] = same_job([ldso] + argv + [prog, j.dirs["conda/lib"]], env)[:2]
+    for how in ("empty", "empty last"):
+        t.equal(rows[(shimmed, how)], rows[(plain, how)], f"--library-path {how}: the shim as -lnccl")
+        t.check(rows[(plain, how)] != (0, "rc 0 version 22101\n"), f"{how}: not the listed NCCL")
 
 
 @case
@@ -408,7 +424,8 @@ def fidelity_unloadable_choice_is_not_replaced():
     linker maps the file itself and fails with the same words, and no other
     NCCL is loaded in its place. Where that library is there but not loaded
     yet, the file is loaded at once, as plain (not lazily): the same
-    version, the same file mapped."""
+    version, the same file mapped. A needed name too long to be a file's
+    fails alike."""
     j = Job("unloadable")
     nd = os.path.join(j.d, "needs_missing")
     missing = make_missing(j.d)
@@ -424,6 +441,18 @@ def fidelity_unloadable_choice_is_not_replaced():
         p = same_job([j.probe, arg], env)
         t.contains(p[1], "dlopen: libmissing.so.1: cannot open shared object file", f"{arg}: plain fails")
         t.check("mapped" not in p[1], f"{arg}: no NCCL mapped in its place: {p[1]}")
+    # A needed name longer than a file name may be (ld.so: "File name too
+    # long"), which the module cannot read whole: left to ld.so too.
+    long_name = "lib" + "x" * 280 + ".so.1"
+    src = os.path.join(j.d, "long.c")
+    with open(src, "w") as f:
+        f.write("int long_fn(void) { return 1; }\n")
+    longlib = t.compile_c(os.path.join(j.d, "liblong.so"), [src], [f"-Wl,-soname,{long_name}"], shared=True)
+    ld = os.path.join(j.d, "needs_long")
+    t.fake_nccl(ld, version=22998, extra=["-Wl,--no-as-needed", longlib])
+    for arg in ("libnccl.so.2", f"{ld}/libnccl.so.2"):
+        p = same_job([j.probe, arg], {"LD_LIBRARY_PATH": f"{ld}:{j.dirs['ldpath']}"})
+        t.contains(p[1], "cannot open shared object file: File name too long", f"{arg}: plain fails")
     r = t.run([RUN, "--", j.probe, f"{nd}/libnccl.so.2"], env={**env, "LAZYNCCL_DEBUG": "1"})
     t.contains(t.flat(r.stderr), "it needs libmissing.so.1 (not loaded, not needed by its drop-in): the "
                                  "dynamic linker maps that file itself", "the module says why")

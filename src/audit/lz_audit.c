@@ -576,63 +576,75 @@ LZ_COLD static int loaded_as(const char *name, int every)
 }
 
 /* A file's DT_NEEDED names checked against what its drop-in can promise:
- * the first that no loaded object answers and the drop-in does not need
+ * each must be answered by a loaded object or be one the drop-in needs
  * itself (the dynamic linker resolves the drop-in's own as it would the
- * file's), copied into unmet. */
+ * file's). Read in passes one after another, never one inside another:
+ * each read of a file holds a large buffer on the stack (lz_elfpeek.c),
+ * and the module runs on the stack of whichever thread called dlopen. */
 struct needs {
-    const target *t;
-    char dropin[1024];  /* the drop-in's DT_NEEDED, NUL-separated, once read */
+    char dropin[1024];  /* the drop-in's DT_NEEDED, NUL-separated */
     size_t dropin_len;
-    int dropin_read;
-    char *unmet;
+    int pending;        /* a name that no object loaded is called by */
+    char *unmet;        /* the first name unmet (cut to size) */
     size_t size;
 };
 
 static void dropin_needs(void *ctx, const char *name)
 {
     struct needs *n = ctx;
-    size_t len = strlen(name) + 1;
-    if (n->dropin_len + len <= sizeof n->dropin) {
+    size_t len = name ? strlen(name) + 1 : 0;
+    if (name && n->dropin_len + len <= sizeof n->dropin) {
         memcpy(n->dropin + n->dropin_len, name, len);
         n->dropin_len += len;
     }
 }
 
-static void file_needs(void *ctx, const char *name)
+/* The first pass: whether any name is not a loaded object's file name (an
+ * unreadable one counts so). */
+static void pending_needs(void *ctx, const char *name)
 {
     struct needs *n = ctx;
-    if (n->unmet[0] || loaded_as(name, 0))
+    if (!name || !loaded_as(name, 0))
+        n->pending = 1;
+}
+
+/* The second pass: the first name neither loaded nor needed by the drop-in. */
+static void unmet_needs(void *ctx, const char *name)
+{
+    struct needs *n = ctx;
+    if (n->unmet[0] || (name && loaded_as(name, 0)))
         return;
-    if (!n->dropin_read) {
-        struct stat st;
-        int fd = open_regular(n->t->path, &st);
-        if (fd >= 0) {
-            lz_elfpeek_needed(fd, dropin_needs, n);
-            lz_sys_close(fd);
-        }
-        n->dropin_read = 1;
-    }
-    for (size_t i = 0; i < n->dropin_len; i += strlen(n->dropin + i) + 1)
+    for (size_t i = 0; name && i < n->dropin_len; i += strlen(n->dropin + i) + 1)
         if (lz_sys_same(n->dropin + i, name))
             return;
-    if (loaded_as(name, 1))
+    if (name && loaded_as(name, 1))
         return;
-    size_t len = strlen(name);
+    const char *say = name ? name : "a name longer than 255 bytes";
+    size_t len = strlen(say);
     if (len >= n->size)
         len = n->size - 1;
-    memcpy(n->unmet, name, len);
+    memcpy(n->unmet, say, len);
     n->unmet[len] = '\0';
 }
 
 /* 1 when the file open at fd needs nothing that t's drop-in cannot
- * promise (struct needs); else 0, the name into unmet. Where it needs more,
- * the drop-in does not stand in: the dynamic linker maps the file itself,
- * and loads what it needs now or fails as it does plain. */
+ * promise; else 0, the name into unmet. Where it needs more, the drop-in
+ * does not stand in: the dynamic linker maps the file itself, and loads
+ * what it needs now or fails as it does plain. */
 LZ_COLD static int needs_met(int fd, const target *t, char *unmet, size_t size)
 {
-    struct needs n = {.t = t, .unmet = unmet, .size = size};
+    struct needs n = {.unmet = unmet, .size = size};
     unmet[0] = '\0';
-    lz_elfpeek_needed(fd, file_needs, &n);
+    lz_elfpeek_needed(fd, pending_needs, &n);
+    if (!n.pending)
+        return 1;
+    struct stat st;
+    int dfd = open_regular(t->path, &st);
+    if (dfd >= 0) {
+        lz_elfpeek_needed(dfd, dropin_needs, &n);
+        lz_sys_close(dfd);
+    }
+    lz_elfpeek_needed(fd, unmet_needs, &n);
     return !unmet[0];
 }
 

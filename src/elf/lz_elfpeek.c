@@ -70,9 +70,10 @@ int lz_elfpeek_needed(int fd, void (*each)(void *ctx, const char *name), void *c
     int n = 0;
     char name[256];
     for (size_t i = 0; i < count && s.dyn[i].d_tag != DT_NULL; i++)
-        if (s.dyn[i].d_tag == DT_NEEDED &&
-            peek_string(fd, &s, &t, s.dyn[i].d_un.d_val, name, sizeof name))
-            each(ctx, name), n++;
+        if (s.dyn[i].d_tag == DT_NEEDED) {
+            each(ctx, peek_string(fd, &s, &t, s.dyn[i].d_un.d_val, name, sizeof name) ? name : NULL);
+            n++;
+        }
     return n;
 }
 

@@ -13,7 +13,9 @@
 LZ_ELF_API int lz_elfpeek_soname(int fd, char *out, size_t size);
 
 /* Each DT_NEEDED name of a file of this process's class, byte order and
- * machine, in order, given to each (no allocation): how many. */
+ * machine, in order, given to each (no allocation): how many. A name that
+ * cannot be read whole (longer than 255 bytes, or out of the file) is
+ * given as NULL. */
 LZ_ELF_API int lz_elfpeek_needed(int fd, void (*each)(void *ctx, const char *name), void *ctx);
 
 /* The DT_RPATH and DT_RUNPATH strings of a file of this process's class,

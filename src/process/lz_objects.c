@@ -267,16 +267,18 @@ const lz_ldso_options *lz_objects_ldso_options(void)
     for (char *a = text ? text + strlen(text) + 1 : NULL; a && a < text + got && a[0] == '-' &&
          a[1] == '-' && a[2];) {
         char *value = a + strlen(a) + 1;
-        /* The last of each wins, as ld.so keeps the last. */
+        int has_value = value < text + got; /* an argument follows, empty or not */
+        /* The last of each wins, as ld.so keeps the last, empty or not (an
+         * empty library path stands for LD_LIBRARY_PATH too: none). */
         char **keep = lz_ldsoargs_same(a + 2, "library-path") ? &o->library_path
                       : lz_ldsoargs_same(a + 2, "preload")    ? &o->preload
                                                               : NULL;
-        if (keep && *value) {
+        if (keep && has_value) {
             free(*keep);
             *keep = strdup(value);
         }
         o->inhibit_cache |= lz_ldsoargs_same(a + 2, "inhibit-cache");
-        a = lz_ldsoargs_takes_value(a + 2) && *value ? value + strlen(value) + 1 : value;
+        a = lz_ldsoargs_takes_value(a + 2) && has_value ? value + strlen(value) + 1 : value;
     }
     free(text);
     if (!o)

@@ -45,7 +45,7 @@ LZ_HIDDEN uintptr_t lz_objects_ldso_base(void);
  * LD_PRELOAD's. All empty where ld.so is the interpreter, the usual case,
  * which reads nothing. */
 typedef struct lz_ldso_options {
-    char *library_path; /* NULL: none given */
+    char *library_path; /* NULL: none given; "" given empty (no directory) */
     char *preload;      /* NULL: none given */
     int inhibit_cache;
 } lz_ldso_options;

@@ -152,13 +152,14 @@ static int defines_cb(struct dl_phdr_info *info, size_t size, void *data)
            s->st_shndx != SHN_UNDEF;
 }
 
-/* The file names of a preload list (ld.so splits it at spaces and colons)
+/* The file names of a preload list (ld.so splits it at spaces and colons,
+ * not tabs)
  * added to q's objects loaded at start, after used bytes of q->preload:
  * the bytes used then. */
 static size_t add_preloaded(struct imports *q, const char *list, size_t used)
 {
     for (const char *p = list ? list : ""; *p;) {
-        size_t len = lz_path_next(p, ": \t");
+        size_t len = lz_path_next(p, ": ");
         const char *base = p;
         for (const char *c = p; c < p + len; c++)
             if (*c == '/')

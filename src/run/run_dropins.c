@@ -58,7 +58,7 @@ static void serve_needed(void *ctx, const char *name)
 {
     run_parts *p = ctx;
     char path[PATH_MAX];
-    if (run_path_fmt(path, sizeof path, "%s/%s", p->dir, name) && run_path_is_file(path))
+    if (name && run_path_fmt(path, sizeof path, "%s/%s", p->dir, name) && run_path_is_file(path))
         add(p, path);
 }
 
