@@ -821,7 +821,8 @@ def symbol_list_dropin_without_header_or_library():
     r = t.run([f"{d}/funcs", real], env={**env, "LAZYVARS_LIBPATH": f"{d}/nowhere/libvars.so.1"})
     t.equal(r.returncode, 127, f"a function without a failure value, library absent: {r.stderr}")
     t.contains(r.stderr, "lazyvars: vars_bump was called, and no failure value is known for it "
-                         "(its API has none, or no header declares it): stopping, as the dynamic "
+                         "(its API has none, the spec's [failure] names none for it, or no header "
+                         "declares it): stopping, as the dynamic "
                          "linker would have at start (error while loading shared libraries: "
                          "libvars.so.1)\nlazyvars: vars could not be loaded", "the report")
     # opaque_failure, generated and built by hand.

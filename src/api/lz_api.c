@@ -103,9 +103,10 @@ static __attribute__((noreturn)) void stop(const lz_lib *lib, const char *head, 
 
 void lz_stop(const lz_lib *lib, const char *name)
 {
-    char head[256];
+    char head[768];
     int k = snprintf(head, sizeof head, "%s: %s was called, and no failure value is known for it "
-                     "(its API has none, or no header declares it): stopping, as the dynamic "
+                     "(its API has none, the spec's [failure] names none for it, or no header "
+                     "declares it): stopping, as the dynamic "
                      "linker would have at start (error while loading shared libraries: %s)\n",
                      lib->prefix, name, lib->sonames[0]);
     stop(lib, head, k, sizeof head);
