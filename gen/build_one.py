@@ -161,7 +161,7 @@ def build(gen, a, cc):
         name = f"{spec.shim}{'-static' if static else ''}.pc"
         with open(os.path.join(out, name), "w", encoding="utf-8") as f:
             f.write(pkg_config(spec, out, include, static, flags=flags))
-    cmake_config.one(out, spec.id, spec.shim, *include, flags=flags)
+    cmake_config.one(out, spec.id, spec.shim, *include, flags=flags, libs=spec.libs)
     if not a.keep:
         shutil.rmtree(work)
     return [shared, archive] + [os.path.join(out, "dropin", s) for s in spec.sonames] + \
@@ -187,6 +187,7 @@ def pkg_config(spec, out, include, static=False, beside=True, flags=()):
                       [shlex.quote(f) for f in flags])
     libs = f"${{prefix}}/lib{spec.shim}.a -ldl -lpthread" if static else \
         f"-L${{prefix}} -Wl,-rpath,${{prefix}} -l{spec.shim}"
+    libs = " ".join([libs] + [shlex.quote(x) for x in spec.libs])
     # Written beside the shims: ${pcfiledir} (pkg-config's own variable,
     # which it escapes itself) keeps the file right when the directory is
     # moved or copied.

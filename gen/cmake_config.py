@@ -21,15 +21,17 @@ def _quoted(text):
     return text.replace("\\", "\\\\").replace('"', '\\"').replace("$", "\\$")
 
 
-def targets(ident, shared, static, incs, defines=()):
+def targets(ident, shared, static, incs, defines=(), libs=()):
     """The two imported targets of one shim (locations and include
-    directories as CMake expressions; defines as NAME or NAME=VALUE)."""
+    directories as CMake expressions; defines as NAME or NAME=VALUE; libs:
+    the link options a program needs besides the shim, -ltinfo)."""
     lines = []
     defs = ("\n  INTERFACE_COMPILE_DEFINITIONS \"" + ";".join(_quoted(d) for d in defines) + '"'
             if defines else "")
-    for kind, loc, extra in (
-            ("", shared, ""),
-            ("_static", static, '\n  INTERFACE_LINK_LIBRARIES "Threads::Threads;${CMAKE_DL_LIBS}"')):
+    more = [_quoted(x) for x in libs]
+    shared_libs = ('\n  INTERFACE_LINK_LIBRARIES "' + ";".join(more) + '"') if more else ""
+    static_libs = '\n  INTERFACE_LINK_LIBRARIES "' + ";".join(["Threads::Threads", "${CMAKE_DL_LIBS}"] + more) + '"'
+    for kind, loc, extra in (("", shared, shared_libs), ("_static", static, static_libs)):
         target = f"lazynccl::{ident}{kind}"
         lines += [
             f"if(NOT TARGET {target})",
@@ -61,7 +63,7 @@ def split_flags(flags):
     return dirs, defines
 
 
-def one(out, ident, shim, *hdirs, flags=()):
+def one(out, ident, shim, *hdirs, flags=(), libs=()):
     """<shim>Config.cmake in out; flags are the -I/-D options the shim's
     pkg-config file carries (lazygen build's --cc and the spec's
     defines), so that both give a program the same compiler options."""
@@ -76,7 +78,7 @@ def one(out, ident, shim, *hdirs, flags=()):
     ] + targets(ident, f"${{CMAKE_CURRENT_LIST_DIR}}/lib{shim}.so",
                 f"${{CMAKE_CURRENT_LIST_DIR}}/lib{shim}.a",
                 ["${CMAKE_CURRENT_LIST_DIR}"] + [_quoted(h) for h in list(hdirs) + dirs if h],
-                defines) + [f"set({shim}_FOUND TRUE)", ""]
+                defines, libs) + [f"set({shim}_FOUND TRUE)", ""]
     with open(os.path.join(out, f"{shim}Config.cmake"), "w") as f:
         f.write("\n".join(lines))
     return 0

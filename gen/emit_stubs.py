@@ -23,8 +23,10 @@ def _wide_target(e):
 
 
 def _define(d):
+    """NAME=VALUE as #define NAME VALUE; NAME alone as the compiler's -DNAME
+    defines it, to 1 (the same definition twice is no redefinition)."""
     name, eq, value = d.partition("=")
-    return f"#define {name}{' ' + value if eq else ''}\n"
+    return f"#define {name} {value if eq else '1'}\n"
 
 
 def _pinned_defines(spec):

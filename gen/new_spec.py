@@ -55,9 +55,12 @@ def find(target):
     raise GenError(target, "not in ld.so.cache (ldconfig -p): give the library's path")
 
 
-def package_headers(lib, soname, includes):
+def package_headers(lib, soname, includes, pc=None):
     """The headers of the package owning lib<x>.so beside the library, as
-    (include dir, paths relative to it); None without one."""
+    (include dir, paths relative to it); None without one. pc (a dict)
+    gets what the package's pkg-config file for this library (the one
+    whose Libs name it) gives a program besides: its defines ("defines",
+    ncurses' _XOPEN_SOURCE=600) and its other libraries ("libs", -ltinfo)."""
     name = soname.split(".so")[0] + ".so"
     # The package database names one spelling of the link's directory:
     # /usr/lib/... where /lib is a link to it (merged /usr).
@@ -69,10 +72,17 @@ def package_headers(lib, soname, includes):
         files = [f for f in listed if f.endswith(".h")]
         # the include directories its pkg-config files add (libxml2's
         # /usr/include/libxml2), searched before the compiler's
-        for pc in (f for f in listed if f.endswith(".pc")):
-            for flag in _run(["pkg-config", "--cflags-only-I", os.path.basename(pc)[:-3]]).split():
+        own = "-l" + name[3:-3]
+        for f in (f for f in listed if f.endswith(".pc")):
+            module = os.path.basename(f)[:-3]
+            for flag in _run(["pkg-config", "--cflags-only-I", module]).split():
                 if flag[2:] and flag[2:] not in includes:
                     includes.insert(0, flag[2:])
+            libs = _run(["pkg-config", "--libs-only-l", module]).split()
+            if pc is not None and own in libs and "libs" not in pc:
+                pc["libs"] = [x for x in libs if x != own]
+                pc["defines"] = [x[2:] for x in _run(["pkg-config", "--cflags-only-other", module]).split()
+                                 if x.startswith("-D") and len(x) > 2]
         # Each header named from its own directory of the compiler's
         # (jconfig.h in the multiarch one, jpeglib.h in /usr/include).
         rel, where = [], {}
@@ -206,7 +216,8 @@ def prefixes(names):
     return sorted(p for p in out if not any(q != p and p.startswith(q) for q in out))
 
 
-def draft(spec_id, soname, headers, pattern, exclude, version, nodes, prelude, defines=(), search=()):
+def draft(spec_id, soname, headers, pattern, exclude, version, nodes, prelude, defines=(), search=(),
+          libs=()):
     q = lambda s: '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'  # noqa: E731
     lines = [f"# {soname}: written by `lazygen new`; change what does not fit.",
              "# No [failure]: without the library every call stops the process, as the",
@@ -225,6 +236,8 @@ def draft(spec_id, soname, headers, pattern, exclude, version, nodes, prelude, d
         lines.append(f"include_search = [{', '.join(q('dir:' + x) for x in search)}]")
     if defines:
         lines.append(f"defines = [{', '.join(q(x) for x in defines)}]")
+    if libs:
+        lines.append(f"libs = [{', '.join(q(x) for x in libs)}]")
     if exclude:
         lines.append(f"exclude = [{', '.join(q(x) for x in exclude)}]")
     if version:
@@ -299,21 +312,25 @@ def new_spec(target, cc, defines=(), include_dirs=()):
         raise GenError(lib, "exports no function")
     spec_id = re.sub(r"\W", "", soname.split(".so")[0].removeprefix("lib")).lower() or "lib"
     includes = [os.path.abspath(i) for i in include_dirs] + list(system_dirs(cc))
-    found = package_headers(lib, soname, includes) or naming_headers(functions, includes)
+    pc = {}
+    found = package_headers(lib, soname, includes, pc) or naming_headers(functions, includes)
     if not found:
         raise GenError(lib, "no header names its functions in the compiler's directories "
                             f"({', '.join(includes)}): install its -dev package")
     inc, rel = found
     dirs = [inc] + [i for i in includes if i != inc]
 
-    defines = list(defines)
+    # The author's -D first, then those the package's pkg-config file gives
+    # its programs (the declarations they see are the ones to serve).
+    defines = list(defines) + [x for x in pc.get("defines", []) if x not in defines]
+    libs = pc.get("libs", [])
 
     search = ([] if inc in system_dirs(cc) else [inc]) + \
         [os.path.abspath(i) for i in include_dirs if os.path.abspath(i) != inc]
 
     def write(headers, pattern, prelude, exclude=(), version=None, nodes=()):
         return draft(spec_id, soname, headers, pattern, exclude, version, nodes, prelude, defines,
-                     search)
+                     search, libs)
     exported = set(functions)
     other_notes = []
     exact = "^(" + "|".join(re.escape(n) for n in functions) + ")$"

@@ -124,6 +124,9 @@ class Spec:
     required: list = setting(_LIST, [])
     exclude: list = setting(_LIST, [])  # names left out though the pattern selects them
     defines: list = setting(_LIST, [])
+    # link options a program using the library needs besides it (ncurses'
+    # -ltinfo), carried by the shim's pkg-config and CMake files
+    libs: list = setting(_LIST, [])
     # "c++": the headers are C++; their extern "C" functions are served,
     # typed in C (gen/model.py, lower_type).
     language: str = setting(_STR, "c")

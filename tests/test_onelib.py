@@ -54,8 +54,12 @@ class Own:
                 "what lazygen build made")
         self.out = out
         lib = soname.split(".so")[0][3:]
+        # Linked to the real library as its pkg-config file says where it
+        # has one (ncursesw.pc adds -ltinfo and its defines).
+        pc = t.run(["pkg-config", "--cflags", "--libs", lib])
+        real_flags = pc.stdout.split() if pc.returncode == 0 else [f"-l{lib}"]
         self.programs = {
-            "real": t.compile_c(f"{self.d}/prog_real", [self.src, f"-l{lib}", "-lm"]),
+            "real": t.compile_c(f"{self.d}/prog_real", [self.src] + real_flags + ["-lm"]),
             "shared": t.compile_c(f"{self.d}/prog_shared", [self.src] + t.run(
                 ["pkg-config", "--cflags", "--libs", f"lazy{fixture}"],
                 env={"PKG_CONFIG_PATH": out}, check_rc=0).stdout.split() + ["-lm"]),
@@ -607,7 +611,9 @@ def new_spec_finds_the_declaring_header():
     first try, leaving out (and saying so) pcre2posix.h, the header of the
     package's other library, libpcre2-posix; ncurses, whose package holds
     C++ headers (a class after a macro word, an extern "C" block no
-    __cplusplus test guards), builds first try from its C headers. Each
+    __cplusplus test guards), builds first try from its C headers, with the
+    defines and the other library (libtinfo) its ncursesw.pc gives its
+    programs, so that one using libtinfo's functions links and runs. Each
     serves a program as the real library does; without the library a call
     stops naming it."""
     if t.SANITIZE not in ("", "none"):
@@ -617,7 +623,9 @@ def new_spec_finds_the_declaring_header():
             ("expat", "libexpat.so.1", "expat_prog.c", [], ['headers = ["expat.h"]']),
             ("pcre28", "libpcre2-8.so.0", "pcre2_prog.c", ["-D", "PCRE2_CODE_UNIT_WIDTH=8"],
              ['defines = ["PCRE2_CODE_UNIT_WIDTH=8"]', 'headers = ["pcre2.h"]']),
-            ("ncursesw", "libncursesw.so.6", "ncurses_prog.c", [], ['headers = ["ncurses.h"'])):
+            ("ncursesw", "libncursesw.so.6", "ncurses_prog.c", [],
+             ['defines = ["_DEFAULT_SOURCE", "_XOPEN_SOURCE=600"]', 'libs = ["-ltinfo"]',
+              'headers = ["ncurses.h"'])):
         real = f"{MULTIARCH}/{soname}"
         header = "/usr/include/" + lines[-1].split('"')[1]
         if not os.path.exists(real) or not os.path.exists(header):
