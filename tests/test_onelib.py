@@ -130,7 +130,7 @@ def twodir_built(name, prog):
                                                        f"-Wl,-rpath,{d}/real"] + inc)}
     want = t.run([progs["real"]], check_rc=0).stdout
     r = lazygen("build", f"{src}/twodir.toml", "--out", f"{d}/out dir", "--library", real,
-                "--cc", "cc -DTWODIR_EXTRA=1")
+                "--cc", "cc -DTWODIR_EXTRA=1 '-DTWODIR_FN(x)=(x)' '-DTWODIR_GE=$<1:y>' '-DTWODIR_SEMI=a;b'")
     t.equal(r.returncode, 0, f"lazygen build: {r.stderr[-3000:]}")
     for pc in ("lazytwodir", "lazytwodir-static"):
         flags = shlex.split(t.run(["pkg-config", "--cflags", "--libs", pc],
@@ -198,13 +198,26 @@ def two_include_directories_and_a_define():
                 f"add_executable(p_shared \"{d}/src dir/prog.c\")\n"
                 "target_link_libraries(p_shared lazynccl::twodir)\n"
                 f"add_executable(p_static \"{d}/src dir/prog.c\")\n"
-                "target_link_libraries(p_static lazynccl::twodir_static)\n")
+                "target_link_libraries(p_static lazynccl::twodir_static)\n"
+                "add_executable(p_flags flags.c)\n"
+                "target_link_libraries(p_flags lazynccl::twodir)\n")
+    with open(f"{b}/flags.c", "w") as f:
+        f.write("#include <stdio.h>\n#define S(x) #x\n#define SS(x) S(x)\n"
+                "int main(void) { puts(SS(TWODIR_GE) \" \" SS(TWODIR_FN(2))); return 0; }\n")
     for argv in (["cmake", "-S", b, "-B", f"{b}/b"], ["cmake", "--build", f"{b}/b"]):
         r = t.run(argv)
         t.equal(r.returncode, 0, f"{argv[1]}: {r.stdout[-2000:]}{r.stderr[-2000:]}")
+        if argv[1] == "-S":  # a ';', which CMake cannot carry, is said
+            t.contains(t.flat(r.stderr), "lazytwodir: the define TWODIR_SEMI=a;b holds a semicolon, which "
+                                         "CMake cannot carry", "the define CMake cannot carry")
     for exe in ("p_shared", "p_static"):
         r = t.run([f"{b}/b/{exe}"], env=env)
         t.equal((r.returncode, r.stdout), (0, want), f"{exe} through the CMake package: {r.stderr}")
+    # A function-like macro and a "$<" in a value reach the compiler as
+    # written (CMake drops the one from its definitions, and reads the other
+    # as a generator expression, unless the package says them so).
+    r = t.run([f"{b}/b/p_flags"])
+    t.equal((r.returncode, r.stdout), (0, "$<1:y> (2)\n"), "--cc's odd defines through CMake")
 
 
 @case
