@@ -140,7 +140,54 @@ def _included(rel, text):
     return out
 
 
-_COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
+def _uncommented(body):
+    """body without its comments, in one pass (a regex's lazy match over an
+    unterminated comment rescans the rest of the file for each one)."""
+    out, i = [], 0
+    while True:
+        j, k = body.find("/*", i), body.find("//", i)
+        if j < 0 and k < 0:
+            out.append(body[i:])
+            return "".join(out)
+        if k < 0 or (0 <= j < k):
+            out.append(body[i:j] + " ")
+            end = body.find("*/", j + 2)
+            if end < 0:
+                return "".join(out)
+            i = end + 2
+        else:
+            out.append(body[i:k])
+            end = body.find("\n", k)
+            if end < 0:
+                return "".join(out)
+            i = end
+
+
+_COND = re.compile(r"^\s*#\s*(if|ifdef|ifndef|elif|else|endif)\b(.*)$")
+_NOT_CXX = re.compile(r"!\s*(defined\s*\(?\s*)?__cplusplus\b")
+
+
+def _c_part(code):
+    """The lines a C compiler reads: the branch of an #if on __cplusplus
+    that only C++ takes left out (#ifdef __cplusplus's first, #ifndef's or
+    "#if !defined __cplusplus"'s #else), nested conditions followed."""
+    out, stack = [], []  # per open #if: [its branch now is C++ only, its #else is]
+    for line in code.split("\n"):
+        m = _COND.match(line)
+        if not m:
+            if not any(now for now, _ in stack):
+                out.append(line)
+            continue
+        kind, rest = m.group(1), m.group(2)
+        on_cxx = "__cplusplus" in rest
+        negated = kind == "ifndef" or bool(_NOT_CXX.search(rest))
+        if kind in ("if", "ifdef", "ifndef"):
+            stack.append([on_cxx and not negated, on_cxx and negated])
+        elif kind in ("elif", "else") and stack:
+            stack[-1][0] = stack[-1][1]
+        elif kind == "endif" and stack:
+            stack.pop()
+    return "\n".join(out)
 # a class after macro words too (ncurses' "class NCURSES_CXX_IMPEXP NCursesPanel;")
 _CXX = re.compile(r"^[ \t]*(class[ \t]+(\w+[ \t]+)*\w+[ \t]*[:{;]|template\s*<|namespace\s*\w*\s*\{)",
                   re.M)
@@ -148,10 +195,12 @@ _CXX = re.compile(r"^[ \t]*(class[ \t]+(\w+[ \t]+)*\w+[ \t]*[:{;]|template\s*<|n
 
 def _cxx(body):
     """Whether a header is C++ (a class, a template, a namespace declared
-    in its code, not in a comment: expat.h's prose says "class"; or an
-    extern "C" block that no __cplusplus test keeps from a C compiler)."""
-    code = _COMMENT.sub(" ", body)
-    return bool(_CXX.search(code)) or ('extern "C"' in code and "__cplusplus" not in code)
+    in what a C compiler reads of it, not in a comment: expat.h's prose
+    says "class", GL/glu.h declares "class GLUnurbs;" under #ifdef
+    __cplusplus; or an extern "C" block that no __cplusplus test keeps from
+    a C compiler)."""
+    code = _c_part(_uncommented(body))
+    return bool(_CXX.search(code)) or 'extern "C"' in code
 
 
 def umbrellas(rel, functions, dirs):

@@ -671,6 +671,31 @@ def new_spec_finds_the_declaring_header():
 
 
 @case
+def new_spec_reads_a_header_as_c_compiles_it():
+    """A C header whose C++ lines (a class declared ahead, the extern "C"
+    block) are under #ifdef __cplusplus, as GL/glu.h's are
+    (tests/fixtures/guarded): `lazygen new` takes it for C, not C++, and its
+    spec builds and serves a program as the library does."""
+    if t.SANITIZE not in ("", "none"):
+        raise t.Skip("lazygen build uses the plain compiler whatever the build: checked once, in "
+                     "the default one")
+    d = t.workdir("new_guarded")
+    src = os.path.join(FIXTURES, "guarded")
+    real = t.compile_c(f"{d}/libguarded.so.1", [f"{src}/guarded.c", "-Wl,-soname,libguarded.so.1"],
+                       shared=True)
+    r = lazygen("new", real, "-I", src, "--out", f"{d}/guarded.toml")
+    t.equal(r.returncode, 0, f"lazygen new: {r.stderr}")
+    t.contains(open(f"{d}/guarded.toml").read(), 'headers = ["guarded.h"]', "the header, read as C")
+    r = lazygen("build", f"{d}/guarded.toml", "--out", f"{d}/out", "--library", real)
+    t.equal(r.returncode, 0, f"lazygen build: {r.stderr[-2000:]}")
+    flags = shlex.split(t.run(["pkg-config", "--cflags", "--libs", "lazyguarded"],
+                              env={"PKG_CONFIG_PATH": f"{d}/out"}, check_rc=0).stdout)
+    exe = t.compile_c(f"{d}/prog", [f"{src}/prog.c"] + flags)
+    r = t.run([exe], env={"LAZYGUARDED_LIBPATH": real})
+    t.equal((r.returncode, r.stdout), (0, "guarded 1.0 42\n"), f"through the shim: {r.stderr}")
+
+
+@case
 def real_tools_on_ffi_and_pcre2_drop_ins():
     """Debian's own prebuilt tools on drop-ins made by `lazygen new` and
     `lazygen build`: python3's ctypes (its _ctypes takes the addresses of
