@@ -288,9 +288,13 @@ def _parse(ci, index, named, args, cxx=False):
                 text = h.read().splitlines()[e.location.line - 1].strip()
         except (OSError, IndexError):
             text = ""
-        raise GenError(where, f"cannot read the header: {e.spelling}" +
-                       (f", in: {text}" if text else "") +
-                       (f" (and {len(errors) - 1} more errors)" if len(errors) > 1 else ""))
+        # The line where the error is; an #error's line alone, which holds
+        # its words already.
+        more = len(errors) - 1
+        said = text if text.startswith("#") and e.spelling.rstrip(".") in text else \
+            e.spelling + (f", in: {text}" if text else "")
+        raise GenError(where, f"cannot read the header: {said}" +
+                       (f" (and {more} more error{'s' if more > 1 else ''})" if more else ""))
     return tu
 
 

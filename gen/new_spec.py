@@ -428,7 +428,9 @@ def new_spec(target, cc, defines=(), include_dirs=()):
                         key=lambda f: (not own.match(f.name), version_shape(f) != "text",
                                        len(f.name), f.name))
     version = candidates[0].name if candidates else None
-    untyped = sorted(exported - {f.name for f in served})
+    # Exports no header declares that the pattern takes: the shim serves
+    # them untyped (the drop-in serves every export, these too).
+    untyped = sorted(n for n in exported - {f.name for f in served} if re.search(pattern, n))
     notes = [f"{lib}: {len(functions)} functions exported; {len(served)} declared by "
              f"{', '.join(headers)} ({len(rel)} header(s) in its package), "
              f"{len(exclude)} declared but not exported (exclude); version function: "
