@@ -584,7 +584,9 @@ LZ_COLD static int loaded_as(const char *name, int every)
 struct needs {
     char dropin[1024];  /* the drop-in's DT_NEEDED, NUL-separated */
     size_t dropin_len;
-    int pending;        /* a name that no object loaded is called by */
+    char pending[512];  /* the file's names no loaded object's file is called */
+    size_t pending_len;
+    int overflow;       /* more than pending holds: the file is read again */
     char *unmet;        /* the first name unmet (cut to size) */
     size_t size;
 };
@@ -599,16 +601,8 @@ static void dropin_needs(void *ctx, const char *name)
     }
 }
 
-/* The first pass: whether any name is not a loaded object's file name (an
- * unreadable one counts so). */
-static void pending_needs(void *ctx, const char *name)
-{
-    struct needs *n = ctx;
-    if (!name || !loaded_as(name, 0))
-        n->pending = 1;
-}
-
-/* The second pass: the first name neither loaded nor needed by the drop-in. */
+/* A name pending: unmet where the drop-in does not need it and no loaded
+ * object's SONAME is it (also the second pass, where the names overflowed). */
 static void unmet_needs(void *ctx, const char *name)
 {
     struct needs *n = ctx;
@@ -627,6 +621,24 @@ static void unmet_needs(void *ctx, const char *name)
     n->unmet[len] = '\0';
 }
 
+/* The first pass: the names no loaded object's file is called (the usual
+ * case: none), kept; an unreadable one is unmet at once. */
+static void pending_needs(void *ctx, const char *name)
+{
+    struct needs *n = ctx;
+    size_t len = name ? strlen(name) + 1 : 0;
+    if (name && loaded_as(name, 0))
+        return;
+    if (!name) {
+        unmet_needs(n, NULL);
+    } else if (n->pending_len + len <= sizeof n->pending) {
+        memcpy(n->pending + n->pending_len, name, len);
+        n->pending_len += len;
+    } else {
+        n->overflow = 1;
+    }
+}
+
 /* 1 when the file open at fd needs nothing that t's drop-in cannot
  * promise; else 0, the name into unmet. Where it needs more, the drop-in
  * does not stand in: the dynamic linker maps the file itself, and loads
@@ -636,15 +648,18 @@ LZ_COLD static int needs_met(int fd, const target *t, char *unmet, size_t size)
     struct needs n = {.unmet = unmet, .size = size};
     unmet[0] = '\0';
     lz_elfpeek_needed(fd, pending_needs, &n);
-    if (!n.pending)
-        return 1;
+    if (unmet[0] || (!n.pending_len && !n.overflow))
+        return !unmet[0];
     struct stat st;
     int dfd = open_regular(t->path, &st);
     if (dfd >= 0) {
         lz_elfpeek_needed(dfd, dropin_needs, &n);
         lz_sys_close(dfd);
     }
-    lz_elfpeek_needed(fd, unmet_needs, &n);
+    if (n.overflow)
+        lz_elfpeek_needed(fd, unmet_needs, &n);
+    for (size_t i = 0; !n.overflow && i < n.pending_len; i += strlen(n.pending + i) + 1)
+        unmet_needs(&n, n.pending + i);
     return !unmet[0];
 }
 
