@@ -39,18 +39,22 @@ static size_t peek_read(int fd, peek *s, lz_elftags *t)
 }
 
 /* The string at offset at of the dynamic string table into out: 1 when it
- * fits whole. */
+ * fits whole. Through the view's window: the names of one object lie
+ * together, so a file's DT_NEEDED names cost one read, not one each. */
 static int peek_string(int fd, peek *s, const lz_elftags *t, unsigned long long at, char *out,
                            size_t size)
 {
+    (void)fd;
     if (at >= t->strsz || size < 2)
         return 0;
     size_t want = size - 1;
     if (want > t->strsz - at)
         want = (size_t)(t->strsz - at);
     unsigned long long off = lz_elfview_offset(&s->v, t->strtab + at, want);
-    if (off == (unsigned long long)-1 || lz_elfview_pread(fd, out, want, off) != 0)
+    const void *p = off == (unsigned long long)-1 ? NULL : lz_elfview_at(&s->v, off, want);
+    if (!p)
         return 0;
+    memcpy(out, p, want);
     out[want] = '\0';
     return strnlen(out, want) < want || want == t->strsz - at;
 }
