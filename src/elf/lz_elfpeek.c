@@ -39,22 +39,25 @@ static size_t peek_read(int fd, peek *s, lz_elftags *t)
 }
 
 /* The string at offset at of the dynamic string table into out: 1 when it
- * fits whole. Through the view's window: the names of one object lie
- * together, so a file's DT_NEEDED names cost one read, not one each. */
+ * fits whole. Through the view's window where it fits one: the names of
+ * one object lie together, so a file's DT_NEEDED names cost one read, not
+ * one each (a longer string, a run path, is read alone). */
 static int peek_string(int fd, peek *s, const lz_elftags *t, unsigned long long at, char *out,
                            size_t size)
 {
-    (void)fd;
     if (at >= t->strsz || size < 2)
         return 0;
     size_t want = size - 1;
     if (want > t->strsz - at)
         want = (size_t)(t->strsz - at);
     unsigned long long off = lz_elfview_offset(&s->v, t->strtab + at, want);
-    const void *p = off == (unsigned long long)-1 ? NULL : lz_elfview_at(&s->v, off, want);
-    if (!p)
+    if (off == (unsigned long long)-1)
         return 0;
-    memcpy(out, p, want);
+    const void *p = want <= sizeof s->win ? lz_elfview_at(&s->v, off, want) : NULL;
+    if (p)
+        memcpy(out, p, want);
+    else if (want <= sizeof s->win || lz_elfview_pread(fd, out, want, off) != 0)
+        return 0;
     out[want] = '\0';
     return strnlen(out, want) < want || want == t->strsz - at;
 }
