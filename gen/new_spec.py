@@ -188,6 +188,8 @@ def _c_part(code):
         elif kind == "endif" and stack:
             stack.pop()
     return "\n".join(out)
+
+
 # a class after macro words too (ncurses' "class NCURSES_CXX_IMPEXP NCursesPanel;")
 _CXX = re.compile(r"^[ \t]*(class[ \t]+(\w+[ \t]+)*\w+[ \t]*[:{;]|template\s*<|namespace\s*\w*\s*\{)",
                   re.M)

@@ -601,12 +601,12 @@ static void dropin_needs(void *ctx, const char *name)
     }
 }
 
-/* A name pending: unmet where the drop-in does not need it and no loaded
- * object's SONAME is it (also the second pass, where the names overflowed). */
+/* A name pending (no loaded object's file is called so): unmet where the
+ * drop-in does not need it and no loaded object's SONAME is it. */
 static void unmet_needs(void *ctx, const char *name)
 {
     struct needs *n = ctx;
-    if (n->unmet[0] || (name && loaded_as(name, 0)))
+    if (n->unmet[0])
         return;
     for (size_t i = 0; name && i < n->dropin_len; i += strlen(n->dropin + i) + 1)
         if (lz_sys_same(n->dropin + i, name))
@@ -639,6 +639,13 @@ static void pending_needs(void *ctx, const char *name)
     }
 }
 
+/* The second pass, where the names overflowed: each name of the file. */
+static void unmet_needs_all(void *ctx, const char *name)
+{
+    if (!name || !loaded_as(name, 0))
+        unmet_needs(ctx, name);
+}
+
 /* 1 when the file open at fd needs nothing that t's drop-in cannot
  * promise; else 0, the name into unmet. Where it needs more, the drop-in
  * does not stand in: the dynamic linker maps the file itself, and loads
@@ -657,7 +664,7 @@ LZ_COLD static int needs_met(int fd, const target *t, char *unmet, size_t size)
         lz_sys_close(dfd);
     }
     if (n.overflow)
-        lz_elfpeek_needed(fd, unmet_needs, &n);
+        lz_elfpeek_needed(fd, unmet_needs_all, &n);
     for (size_t i = 0; !n.overflow && i < n.pending_len; i += strlen(n.pending + i) + 1)
         unmet_needs(&n, n.pending + i);
     return !unmet[0];
@@ -678,24 +685,16 @@ LZ_COLD static int path_needs_met(const char *path, const target *t, char *unmet
  * name, would map it (*st its id): a regular file whose ELF header is a
  * shared object's of this process's kind (one of another class or machine
  * it skips; one that is not ELF, or not a shared object, fails the
- * request, as it does plain). */
-LZ_COLD static int would_map(const char *path, struct stat *st)
+ * request, as it does plain). With met, in the same open, whether t's
+ * drop-in may stand in for the file (needs_met: the name unmet into
+ * unmet); not asked of the drop-in itself. */
+LZ_COLD static int would_map(const char *path, struct stat *st, const target *t, int *met,
+                             char *unmet, size_t size)
 {
     int fd = open_regular(path, st);
     int ok = fd >= 0 && lz_elfpeek_native(fd);
-    if (fd >= 0)
-        lz_sys_close(fd);
-    return ok;
-}
-
-/* would_map, and whether t's drop-in may stand in for the file (its
- * needs, needs_met: *met, the name unmet into unmet), in one open. */
-LZ_COLD static int would_map_for(const char *path, struct stat *st, const target *t, int *met,
-                                 char *unmet, size_t size)
-{
-    int fd = open_regular(path, st);
-    int ok = fd >= 0 && lz_elfpeek_native(fd);
-    *met = !ok || needs_met(fd, t, unmet, size);
+    if (met)
+        *met = !ok || same_file(st, t) || needs_met(fd, t, unmet, size);
     if (fd >= 0)
         lz_sys_close(fd);
     return ok;
@@ -779,7 +778,7 @@ LZ_COLD static char *beside_asked(target *t, const char *base)
 {
     char beside[PATH_MAX];
     struct stat st;
-    if (!beside_of(byname.for_path->box->path, base, beside, sizeof beside) || !would_map(beside, &st))
+    if (!beside_of(byname.for_path->box->path, base, beside, sizeof beside) || !would_map(beside, &st, NULL, NULL, NULL, 0))
         return 0;
     byname.t = 0;
     if (!same_file(&st, t) && remember(t, beside, byname.by, step_of(LA_SER_RUNPATH)))
@@ -806,7 +805,7 @@ LZ_COLD static char *candidate(const char *name, unsigned int flag)
     struct stat st;
     int met;
     char unmet[256];
-    if (would_map_for(name, &st, t, &met, unmet, sizeof unmet)) {
+    if (would_map(name, &st, t, &met, unmet, sizeof unmet)) {
         byname.t = 0;
         if (same_file(&st, t))
             return (char *)name; /* the drop-in itself, on the search path */
