@@ -458,6 +458,67 @@ def fidelity_unloadable_choice_is_not_replaced():
                                  "dynamic linker maps that file itself", "the module says why")
 
 
+OPEN_BY_PATH = r"""
+#include <dlfcn.h>
+#include <stdio.h>
+#include <string.h>
+int main(int argc, char **argv) {
+    void *h = dlopen(argv[1], RTLD_LAZY);
+    if (!h) {
+        printf("dlopen: %s\n", dlerror());
+        return 1;
+    }
+    /* The files of the companion's name mapped: the drop-in's or the real. */
+    FILE *m = fopen("/proc/self/maps", "r");
+    char line[4096], last[4096] = "";
+    while (m && fgets(line, sizeof line, m)) {
+        char *path = strchr(line, '/');
+        if (path && strstr(path, argv[2]) && strcmp(path, last) != 0) {
+            printf("mapped %s", path);
+            strcpy(last, path);
+        }
+    }
+    return 0;
+}
+"""
+
+
+@case
+def fidelity_companion_beside_a_path_that_needs_more():
+    """cuBLAS asked for by path finds cuBLASLt beside it ($ORIGIN in its run
+    path). Where the cuBLASLt there needs a library that cuBLASLt's drop-in
+    does not (and that is not loaded), plain maps it at once and loads what
+    it needs, or fails naming it; wrapped, the drop-in does not stand in for
+    that file either: the same error where the library is missing, the same
+    file mapped where it is there."""
+    plain_only()
+    real = os.path.join(CUDA_LIB, "libcublas.so.13")
+    if not os.path.exists(real):
+        raise t.Skip("no cuBLAS 13 in " + CUDA_LIB)
+    d = t.workdir("fidelity_companion_needs")
+    missing = make_missing(d)
+    chosen = t.link_dir(os.path.join(d, "chosen"), real)
+    src = os.path.join(d, "lt.c")
+    with open(src, "w") as f:
+        f.write("int lt_fn(void) { return 1; }\n")
+    t.compile_c(os.path.join(chosen, "libcublasLt.so.13"), [src],
+                ["-Wl,-soname,libcublasLt.so.13", "-Wl,--no-as-needed", missing], shared=True)
+    with open(os.path.join(d, "open.c"), "w") as f:
+        f.write(OPEN_BY_PATH)
+    opener = t.compile_c(os.path.join(d, "open"), [os.path.join(d, "open.c"), "-ldl"])
+    cmd = [opener, os.path.join(chosen, "libcublas.so.13"), "libcublasLt"]
+    # There, not loaded: ld.so maps that cuBLASLt at once (and cuBLAS then
+    # lacks the versions it needs of it: the same words both ways).
+    p = same_job(cmd, {"LD_LIBRARY_PATH": d})
+    t.check(p[0] != 0 or f"mapped {chosen}/libcublasLt.so.13" in p[1], f"plain maps that file: {p}")
+    os.remove(missing)
+    p = same_job(cmd)
+    t.contains(p[1], "dlopen: libmissing.so.1: cannot open shared object file", "plain fails naming it")
+    r = t.run([RUN, "--"] + cmd, env={"LAZYNCCL_DEBUG": "1"})
+    t.contains(t.flat(r.stderr), "(beside the file its drop-in stands for), which needs libmissing.so.1",
+               "the module says why")
+
+
 UNBOUND_NCCL = r"""
 #include <stdio.h>
 #include <stdlib.h>

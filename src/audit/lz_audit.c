@@ -778,9 +778,25 @@ LZ_COLD static char *beside_asked(target *t, const char *base)
 {
     char beside[PATH_MAX];
     struct stat st;
-    if (!beside_of(byname.for_path->box->path, base, beside, sizeof beside) || !would_map(beside, &st, NULL, NULL, NULL, 0))
+    int met;
+    char unmet[256];
+    if (!beside_of(byname.for_path->box->path, base, beside, sizeof beside) ||
+        !would_map(beside, &st, t, &met, unmet, sizeof unmet))
         return 0;
     byname.t = 0;
+    if (!met) {
+        lz_say(t->soname, " needed by ", byname.by, ": the dynamic linker would map ", beside,
+               " (beside the file its drop-in stands for), which needs ", unmet, " (not loaded, not "
+               "needed by its drop-in): it maps that file itself, as without lazynccl-run");
+        /* Returned to ld.so, which opens it before it asks again: one
+         * buffer, under its lock, made the first time (the module's data
+         * stays in one page). */
+        static char *kept;
+        if (!kept && !(kept = lz_sys_alloc(PATH_MAX)))
+            return 0;
+        memcpy(kept, beside, strlen(beside) + 1);
+        return kept;
+    }
     if (!same_file(&st, t) && remember(t, beside, byname.by, step_of(LA_SER_RUNPATH)))
         lz_say(t->soname, " needed by ", byname.by, ": the dynamic linker would map ", beside,
                " (beside the file its drop-in stands for); the drop-in ", t->path,
