@@ -487,6 +487,62 @@ def check_ldd_and_first_call_agree_on_ld_library_path():
 
 
 @case
+def check_ldd_and_first_call_agree_on_glibc_hwcaps():
+    """A directory of LD_LIBRARY_PATH with glibc-hwcaps subdirectories
+    (x86-64-v2, one no CPU runs, power10, and the directory itself): ldd,
+    lazynccl-info --check and the first call of a program linked to the
+    shim take the copy ld.so takes for a program linked -lnccl, the best
+    subdirectory this CPU runs; with ld.so run as a command, its
+    --glibc-hwcaps-mask (the built-in subdirectories kept to a list) and
+    --glibc-hwcaps-prepend (names of one's own, searched first) are
+    followed too. A directory without glibc-hwcaps costs the first call
+    one failed lookup more, not one per subdirectory."""
+    real = t.real_library("libnccl.so.2")
+    if t.HOST_CPU != "x86_64":
+        raise t.Skip("the built-in glibc-hwcaps subdirectories tried are x86-64's")
+    d = t.workdir("check_hwcaps")
+    hw = f"{d}/hw"
+    versions = {hw: 2820, f"{hw}/glibc-hwcaps/x86-64-v2": 2821, f"{hw}/glibc-hwcaps/power10": 2822,
+                f"{hw}/glibc-hwcaps/mine": 2823}
+    for where, v in versions.items():
+        t.fake_nccl(where, version=v)
+    direct = version_prog(d, "direct", [f"-L{os.path.dirname(real)}", "-l:libnccl.so.2"])
+    shimmed = version_prog(d, "shimmed", t.link_shim_args("nccl"))
+    env = {"LD_LIBRARY_PATH": hw}
+    plain = t.run([direct], env=env, check_rc=0).stdout
+    t.equal(plain, "rc=0 version=2821\n", "plain: the x86-64-v2 subdirectory's copy (every x86-64 CPU "
+            "since 2009 runs it)")
+    chosen = f"{hw}/glibc-hwcaps/x86-64-v2/libnccl.so.2"
+    t.equal(ldd_of(direct, "libnccl.so.2", env), chosen, "ldd")
+    r = info("--check", direct, env=env)
+    t.contains(r.stdout, f"NCCL: ok: {chosen} (the dynamic linker's choice", "--check -lnccl")
+    r = info("--check", shimmed, env=env)
+    t.contains(r.stdout, f"NCCL: ok: {chosen} (the shim's search, step LD_LIBRARY_PATH)", "--check shim")
+    r = t.run([shimmed], env=dict(env, LAZYNCCL_DEBUG="1"), check_rc=0)
+    t.equal(r.stdout, plain, "the first call")
+    t.contains(r.stderr, f"loaded {chosen} (found by: LD_LIBRARY_PATH)", "the first call's file")
+    # ld.so as a command: its options choose the subdirectories.
+    ldso = t.run(["sh", "-c", "readlink -f /lib64/ld-linux-x86-64.so.2"], check_rc=0).stdout.strip()
+    for opts in (["--glibc-hwcaps-mask", "x86-64-v9"], ["--glibc-hwcaps-prepend", "mine"],
+                 ["--glibc-hwcaps-prepend", "nothing:mine", "--glibc-hwcaps-mask", ""]):
+        p = t.run([ldso] + opts + [direct], env=env, check_rc=0).stdout
+        w = t.run([ldso] + opts + [shimmed], env=env, check_rc=0).stdout
+        t.equal(w, p, f"ld.so {' '.join(opts)}: the first call as -lnccl")
+    t.equal(t.run([ldso, "--glibc-hwcaps-prepend", "mine", direct], env=env).stdout,
+            "rc=0 version=2823\n", "plain: the prepended subdirectory first")
+    # The cost where a directory has none: one stat of DIR/glibc-hwcaps.
+    if shutil.which("strace"):
+        empty = t.fake_nccl(f"{d}/flat", version=2824)
+        r = t.run(["strace", "-f", "-e", "trace=%file", shimmed], env={"LD_LIBRARY_PATH": f"{d}/none:{d}/flat"})
+        t.equal(r.returncode, 0, r.stderr[-2000:])
+        # ld.so's own looks name each subdirectory; the first call's, the
+        # directory of them.
+        caps = [l for l in r.stderr.splitlines() if 'glibc-hwcaps"' in l]
+        t.equal(len(caps), 2, "one look per directory:\n" + "\n".join(caps))
+        t.contains(r.stdout, "version=2824", f"the flat directory's copy ({empty})")
+
+
+@case
 def check_ldd_and_first_call_agree_on_nodeflib():
     """A plugin linked -z nodefaultlib (DF_1_NODEFLIB) whose NCCL lies only
     in a system directory (an overlay on /usr/lib in a mount namespace, and

@@ -400,6 +400,54 @@ def ld_so_cache_lookup_as_ldconfig():
         t.equal(got.get(name), want.get(name, "-"), f"ld.so.cache entry for {name!r}")
 
 
+@case
+def ld_so_cache_lookup_prefers_glibc_hwcaps():
+    """ld.so.cache lists a library of a glibc-hwcaps subdirectory before the
+    directory's own (ldconfig records x86-64-v2, x86-64-v4, power10 and the
+    plain copy): the runtime's lookup takes the entry whose subdirectory
+    comes first among those ld.so searches, passes over one it does not
+    search, and takes the plain entry where it searches none. A program
+    linked to the shim and one linked -lnccl, run with that cache (a mount
+    namespace), load the same copy."""
+    ldconfig = shutil.which("ldconfig") or "/sbin/ldconfig"
+    if not os.path.exists(ldconfig):
+        raise t.Skip("no ldconfig")
+    d = t.workdir("ldcache_hwcaps")
+    lib = f"{d}/c"
+    versions = {lib: 2830, f"{lib}/glibc-hwcaps/x86-64-v2": 2831, f"{lib}/glibc-hwcaps/x86-64-v4": 2832,
+                f"{lib}/glibc-hwcaps/power10": 2833}
+    for where, v in versions.items():
+        t.fake_nccl(where, version=v)
+    with open(f"{d}/conf", "w") as f:
+        f.write(lib + "\n")
+    t.run([ldconfig, "-X", "-C", f"{d}/cache", "-f", f"{d}/conf"], check_rc=0)
+    src = os.path.join(t.SOURCE, "src")
+    exe = t.compile_c(os.path.join(d, "ldcache_lookup"),
+                      [os.path.join(t.PROGS, "ldcache_lookup.c"), os.path.join(src, "elf", "lz_ldcache.c")],
+                      ["-I" + src, "-D_GNU_SOURCE"])
+    name = "libnccl.so.2"
+    for hwcaps, want in (("x86-64-v4:x86-64-v3:x86-64-v2", "x86-64-v4"), ("x86-64-v3:x86-64-v2", "x86-64-v2"),
+                         ("power10:x86-64-v4", "power10"), ("x86-64-v9", None), ("", None)):
+        out = t.run([exe, f"{d}/cache", name], env={"HWCAPS": hwcaps}, check_rc=0).stdout
+        path = f"{lib}/glibc-hwcaps/{want}/{name}" if want else f"{lib}/{name}"
+        t.equal(out, f"{name} {path}\n", f"searching {hwcaps or 'no subdirectory'}")
+    if t.HOST_CPU != "x86_64" or t.run(["unshare", "-m", "true"]).returncode != 0:
+        return
+    real = t.real_library(name)
+    prog = os.path.join(d, "version.c")
+    with open(prog, "w") as f:
+        f.write("#include <nccl.h>\n#include <stdio.h>\nint main(void) { int v = -1;\n"
+                "  int rc = ncclGetVersion(&v); printf(\"rc=%d version=%d\\n\", rc, v); return 0; }\n")
+    direct = t.compile_c(f"{d}/direct", [prog, f"-I{t.NCCL_INCLUDE}", f"-L{os.path.dirname(real)}",
+                                         "-l:libnccl.so.2"])
+    shimmed = t.compile_c(f"{d}/shimmed", [prog] + t.link_shim_args("nccl"))
+    r = t.run(["unshare", "-m", "sh", "-c", f'mount --bind {d}/cache /etc/ld.so.cache && "$1" && "$2"',
+               "sh", direct, shimmed], check_rc=0)
+    plain, wrapped = r.stdout.splitlines()
+    t.check(plain in ("rc=0 version=2831", "rc=0 version=2832"), f"plain takes a subdirectory's: {plain}")
+    t.equal(wrapped, plain, "the shim's first call, as -lnccl")
+
+
 # --- 7. /usr/local/cuda ------------------------------------------------------
 
 def under_own_usr_local_cuda(d, fake_root, cmd, env):

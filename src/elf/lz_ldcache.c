@@ -63,7 +63,7 @@ static int ldc_key_is(const char *buf, size_t len, uint32_t off, const char *wan
  * the file on each lookup (ldconfig replaces it: a new inode); a stale one
  * is left mapped, never unmapped under a reader. Published atomically: no
  * lock, so nothing for fork() to find taken. */
-static char *ldc_lookup(const char *buf, size_t len, const char *soname);
+static char *ldc_lookup(const char *buf, size_t len, const char *soname, const char *const *hwcaps);
 
 typedef struct mapped_cache {
     const char *buf;
@@ -109,7 +109,7 @@ static const mapped_cache *ldc_map(int fd, const struct stat *sb, mapped_cache *
     return fresh;
 }
 
-char *lz_ldcache_path(const char *file, const char *soname)
+char *lz_ldcache_path(const char *file, const char *soname, const char *const *hwcaps)
 {
     int fd = open(file, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
@@ -126,7 +126,7 @@ char *lz_ldcache_path(const char *file, const char *soname)
     close(fd);
     if (!c)
         return NULL;
-    char *found = ldc_lookup(c->buf, c->len, soname);
+    char *found = ldc_lookup(c->buf, c->len, soname, hwcaps);
     if (own) {
         munmap((void *)own->buf, own->len);
         free(own);
@@ -172,12 +172,57 @@ static struct cache_entry ldc_entry(const char *buf, uint32_t i)
     return e;
 }
 
-/* The first entry for soname of this machine's C library, as ld.so takes it:
- * its path copied (malloc'd), or NULL. As ld.so does, a binary search (the
+/* An entry from a glibc-hwcaps subdirectory (DL_CACHE_HWCAP_EXTENSION in
+ * the high word, beside an ISA level's ten bits): the low word indexes the
+ * extension's list of subdirectory names. */
+#define HWCAP_EXTENSION_WORD 0x40000000u
+#define HWCAP_ISA_LEVEL_MASK 0x3ffu
+#define EXTENSION_MAGIC 0xeaa42174u
+#define EXTENSION_TAG_GLIBC_HWCAPS 1u
+
+static int ldc_named_hwcap(uint64_t hwcap)
+{
+    return ((uint32_t)(hwcap >> 32) & ~HWCAP_ISA_LEVEL_MASK) == HWCAP_EXTENSION_WORD;
+}
+
+/* The place (1 best) of the entry's subdirectory in hwcaps, the
+ * subdirectories ld.so searches, best first; 0 where it is not one of them
+ * (ld.so passes the entry over). */
+static unsigned ldc_hwcap_priority(const char *buf, size_t len, uint32_t ext, uint32_t index,
+                                   const char *const *hwcaps)
+{
+    uint32_t head[2];
+    if (!hwcaps || !hwcaps[0] || ext == 0 || ext > len || len - ext < sizeof head)
+        return 0;
+    memcpy(head, buf + ext, sizeof head);
+    if (head[0] != EXTENSION_MAGIC || head[1] > (len - ext - sizeof head) / 16)
+        return 0;
+    for (uint32_t i = 0; i < head[1]; i++) {
+        uint32_t sec[4]; /* tag, flags, offset, size */
+        memcpy(sec, buf + ext + sizeof head + (size_t)i * sizeof sec, sizeof sec);
+        if (sec[0] != EXTENSION_TAG_GLIBC_HWCAPS)
+            continue;
+        if (sec[2] > len || sec[3] > len - sec[2] || index >= sec[3] / 4)
+            return 0;
+        uint32_t off;
+        memcpy(&off, buf + sec[2] + (size_t)index * 4, sizeof off);
+        const char *name = string_at(buf, len, off);
+        for (unsigned k = 0; name && hwcaps[k]; k++)
+            if (strcmp(name, hwcaps[k]) == 0)
+                return k + 1;
+        return 0;
+    }
+    return 0;
+}
+
+/* The entry for soname of this machine's C library that ld.so takes: its
+ * path copied (malloc'd), or NULL. As ld.so does, a binary search (the
  * cache is sorted, descending in ldc_cmp's order: a scan of every entry was
  * most of a first call's lookup), back to the first entry of that name, then on
- * through its entries. */
-static char *ldc_lookup(const char *buf, size_t len, const char *soname)
+ * through its entries: those of glibc-hwcaps subdirectories come first, and
+ * the one whose subdirectory comes first in hwcaps wins; else the first
+ * other one. (The ISA level an entry may carry is not compared.) */
+static char *ldc_lookup(const char *buf, size_t len, const char *soname, const char *const *hwcaps)
 {
     struct cache_header h;
     memcpy(&h, buf, sizeof h);
@@ -202,6 +247,8 @@ static char *ldc_lookup(const char *buf, size_t len, const char *soname)
     while (at > 0 && ldc_cmp(buf, len, ldc_entry(buf, at - 1).key, soname) == 0)
         at--;
     size_t n = strlen(soname);
+    const char *best = NULL;
+    unsigned best_priority = 0;
     for (; at < h.nlibs; at++) {
         struct cache_entry e = ldc_entry(buf, at);
         if (ldc_cmp(buf, len, e.key, soname) != 0)
@@ -211,9 +258,17 @@ static char *ldc_lookup(const char *buf, size_t len, const char *soname)
         if (FLAG_OWN_ARCH != -1 && (e.flags & FLAG_ARCH_MASK) != FLAG_OWN_ARCH)
             continue;
         const char *value;
-        if (ldc_key_is(buf, len, e.key, soname, n) && (value = string_at(buf, len, e.value)) &&
-            strlen(value) < PATH_MAX)
-            return strdup(value);
+        if (!ldc_key_is(buf, len, e.key, soname, n) || !(value = string_at(buf, len, e.value)) ||
+            strlen(value) >= PATH_MAX)
+            continue;
+        if (!ldc_named_hwcap(e.hwcap)) {
+            if (!best)
+                best = value;
+            break;
+        }
+        unsigned p = ldc_hwcap_priority(buf, len, h.extension_offset, (uint32_t)e.hwcap, hwcaps);
+        if (p && (!best || p < best_priority))
+            best = value, best_priority = p;
     }
-    return NULL;
+    return best ? strdup(best) : NULL;
 }

@@ -8,6 +8,7 @@
 #include "common/lz_pathlist.h"
 #include "common/lz_stepnames.h"
 #include "elf/lz_ldcache.h"
+#include "process/lz_hwcaps.h"
 #include "process/lz_objects.h"
 
 /* The multiarch directory of this machine's system libraries (Debian's). */
@@ -20,7 +21,6 @@
 #endif
 
 #include <errno.h>
-#include <dirent.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -58,24 +58,15 @@ static char *read_cache(const char *path, size_t *len, char *why, size_t whysize
 }
 
 /* Whether dir/name is a file, with its id: in dir's glibc-hwcaps
- * subdirectories first, as ld.so tries them, then in dir. */
+ * subdirectories first, in the order ld.so tries them, then in dir. */
 static int present(const char *dir, const char *name, struct stat *st, char *out, size_t size)
 {
     const char *slash = dir[strlen(dir) - 1] == '/' ? "" : "/";
-    char caps[PATH_MAX];
-    snprintf(caps, sizeof caps, "%s%sglibc-hwcaps", dir, slash);
-    DIR *d = opendir(caps);
-    struct dirent *e;
-    int found = 0;
-    while (d && !found && (e = readdir(d)))
-        if (e->d_name[0] != '.') {
-            int n = snprintf(out, size, "%s/%s/%s", caps, e->d_name, name);
-            found = n > 0 && (size_t)n < size && stat(out, st) == 0 && S_ISREG(st->st_mode);
-        }
-    if (d)
-        closedir(d);
-    if (found)
-        return 1;
+    for (const char *const *sub = lz_hwcaps_subdirs(); *sub; sub++) {
+        int n = snprintf(out, size, "%s%sglibc-hwcaps/%s/%s", dir, slash, *sub, name);
+        if (n > 0 && (size_t)n < size && stat(out, st) == 0 && S_ISREG(st->st_mode))
+            return 1;
+    }
     snprintf(out, size, "%s%s%s", dir, slash, name);
     return stat(out, st) == 0 && S_ISREG(st->st_mode);
 }
@@ -175,7 +166,7 @@ int cache_show(FILE *out, const char *path)
             /* Recorded as found nowhere: stale where a searched directory or
              * ld.so.cache holds it now. */
             char *now = first_before(before, name, first, sizeof first, &first_st) ? strdup(first)
-                        : lz_ldcache_path("/etc/ld.so.cache", name);
+                        : lz_ldcache_path("/etc/ld.so.cache", name, lz_hwcaps_subdirs());
             if (!now && in_system_dirs(name, first, sizeof first))
                 now = strdup(first);
             if (now)
@@ -193,7 +184,7 @@ int cache_show(FILE *out, const char *path)
                  (first_st.st_dev != st.st_dev || first_st.st_ino != st.st_ino))
             bad = snprintf(verdict, sizeof verdict, "stale: the dynamic linker would map %s now", first);
         else if (strcmp(step, LZ_STEP_LDCACHE) == 0) {
-            char *now = lz_ldcache_path("/etc/ld.so.cache", name);
+            char *now = lz_ldcache_path("/etc/ld.so.cache", name, lz_hwcaps_subdirs());
             struct stat now_st;
             if (now && stat(now, &now_st) == 0 && (now_st.st_dev != st.st_dev || now_st.st_ino != st.st_ino))
                 bad = snprintf(verdict, sizeof verdict, "stale: ld.so.cache names %s now", now);

@@ -270,9 +270,11 @@ const lz_ldso_options *lz_objects_ldso_options(void)
         int has_value = value < text + got; /* an argument follows, empty or not */
         /* The last of each wins, as ld.so keeps the last, empty or not (an
          * empty library path stands for LD_LIBRARY_PATH too: none). */
-        char **keep = lz_ldsoargs_same(a + 2, "library-path") ? &o->library_path
-                      : lz_ldsoargs_same(a + 2, "preload")    ? &o->preload
-                                                              : NULL;
+        char **keep = lz_ldsoargs_same(a + 2, "library-path")           ? &o->library_path
+                      : lz_ldsoargs_same(a + 2, "preload")              ? &o->preload
+                      : lz_ldsoargs_same(a + 2, "glibc-hwcaps-prepend") ? &o->hwcaps_prepend
+                      : lz_ldsoargs_same(a + 2, "glibc-hwcaps-mask")    ? &o->hwcaps_mask
+                                                                        : NULL;
         if (keep && has_value) {
             free(*keep);
             *keep = strdup(value);
@@ -287,6 +289,8 @@ const lz_ldso_options *lz_objects_ldso_options(void)
     if (!__atomic_compare_exchange_n(&read_once, &expect, o, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
         free(o->library_path);
         free(o->preload);
+        free(o->hwcaps_prepend);
+        free(o->hwcaps_mask);
         free(o);
         o = expect;
     }

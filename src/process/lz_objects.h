@@ -42,11 +42,13 @@ LZ_HIDDEN uintptr_t lz_objects_ldso_base(void);
  * program, AT_BASE 0) took from its own options, read once from
  * /proc/self/cmdline: --library-path stands for LD_LIBRARY_PATH,
  * --inhibit-cache leaves ld.so.cache out, --preload loads its list after
- * LD_PRELOAD's. All empty where ld.so is the interpreter, the usual case,
+ * LD_PRELOAD's, --glibc-hwcaps-prepend and --glibc-hwcaps-mask choose the
+ * glibc-hwcaps subdirectories (lz_hwcaps.h). All empty where ld.so is the interpreter, the usual case,
  * which reads nothing. */
 typedef struct lz_ldso_options {
     char *library_path; /* NULL: none given; "" given empty (no directory) */
     char *preload;      /* NULL: none given */
+    char *hwcaps_prepend, *hwcaps_mask; /* --glibc-hwcaps-prepend, -mask; NULL: none given */
     int inhibit_cache;
 } lz_ldso_options;
 LZ_HIDDEN const lz_ldso_options *lz_objects_ldso_options(void);

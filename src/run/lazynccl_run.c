@@ -95,7 +95,9 @@ static int fail(const char *why)
  * static: its own C library says nothing of the system's. */
 static int libc_has_tunable(void)
 {
-    char *path = lz_ldcache_path("/etc/ld.so.cache", "libc.so.6");
+    /* No glibc-hwcaps subdirectory holds a C library (ldconfig lists
+     * none): none passed. */
+    char *path = lz_ldcache_path("/etc/ld.so.cache", "libc.so.6", NULL);
     int fd = path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
     free(path);
     struct stat st;

@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: MIT
+ * The glibc-hwcaps subdirectories this process's dynamic linker searches,
+ * in its order (lz_hwcaps.c): ld.so tries DIR/glibc-hwcaps/NAME/ before
+ * each directory DIR it searches, and prefers ld.so.cache's entries from
+ * such a subdirectory by the same order (glibc 2.33 and later). */
+#ifndef LZ_HWCAPS_H
+#define LZ_HWCAPS_H
+
+#include "base/lz_runtime.h"
+
+/* The names, NULL-terminated, best first, as `ld.so --help` lists them
+ * "searched": those of ld.so's --glibc-hwcaps-prepend, then the built-in
+ * ones this CPU runs (x86-64-v4, -v3, -v2, as glibc counts them usable),
+ * kept to --glibc-hwcaps-mask's where given. Empty before glibc 2.33. Read
+ * once. */
+LZ_HIDDEN const char *const *lz_hwcaps_subdirs(void);
+
+#endif
