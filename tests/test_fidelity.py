@@ -488,35 +488,62 @@ def fidelity_companion_beside_a_path_that_needs_more():
     """cuBLAS asked for by path finds cuBLASLt beside it ($ORIGIN in its run
     path). Where the cuBLASLt there needs a library that cuBLASLt's drop-in
     does not (and that is not loaded), plain maps it at once and loads what
-    it needs, or fails naming it; wrapped, the drop-in does not stand in for
-    that file either: the same error where the library is missing, the same
-    file mapped where it is there."""
+    it needs (here through its own $ORIGIN), or fails naming it; wrapped,
+    with no LD_LIBRARY_PATH before that candidate, ld.so maps that file
+    under its own name too: the same objects, the same error. A copy in a
+    glibc-hwcaps subdirectory there comes first, both ways. Where
+    LD_LIBRARY_PATH is searched first, the drop-in stands in for that file
+    (its needs load at the first call, a documented difference)."""
     plain_only()
     real = os.path.join(CUDA_LIB, "libcublas.so.13")
     if not os.path.exists(real):
         raise t.Skip("no cuBLAS 13 in " + CUDA_LIB)
     d = t.workdir("fidelity_companion_needs")
-    missing = make_missing(d)
     chosen = t.link_dir(os.path.join(d, "chosen"), real)
+    with open(os.path.join(d, "needed.c"), "w") as f:
+        f.write("int needed_fn(void) { return 1; }\n")
+    needed = t.compile_c(os.path.join(chosen, "libneeded.so.1"), [os.path.join(d, "needed.c")],
+                         ["-Wl,-soname,libneeded.so.1"], shared=True)
     src = os.path.join(d, "lt.c")
     with open(src, "w") as f:
         f.write("int lt_fn(void) { return 1; }\n")
     t.compile_c(os.path.join(chosen, "libcublasLt.so.13"), [src],
-                ["-Wl,-soname,libcublasLt.so.13", "-Wl,--no-as-needed", missing], shared=True)
+                ["-Wl,-soname,libcublasLt.so.13", "-Wl,--no-as-needed", needed,
+                 "-Wl,--enable-new-dtags,-rpath,$ORIGIN"], shared=True)
     with open(os.path.join(d, "open.c"), "w") as f:
         f.write(OPEN_BY_PATH)
     opener = t.compile_c(os.path.join(d, "open"), [os.path.join(d, "open.c"), "-ldl"])
-    cmd = [opener, os.path.join(chosen, "libcublas.so.13"), "libcublasLt"]
-    # There, not loaded: ld.so maps that cuBLASLt at once (and cuBLAS then
-    # lacks the versions it needs of it: the same words both ways).
-    p = same_job(cmd, {"LD_LIBRARY_PATH": d})
-    t.check(p[0] != 0 or f"mapped {chosen}/libcublasLt.so.13" in p[1], f"plain maps that file: {p}")
-    os.remove(missing)
+    cmd = [opener, os.path.join(chosen, "libcublas.so.13"), "/chosen/lib"]
+    # There, not loaded, found through its own $ORIGIN: mapped at once,
+    # under its own name, both ways.
     p = same_job(cmd)
-    t.contains(p[1], "dlopen: libmissing.so.1: cannot open shared object file", "plain fails naming it")
+    t.contains(p[1], f"mapped {chosen}/libcublasLt.so.13", "plain maps that file")
+    t.contains(p[1], f"mapped {chosen}/libneeded.so.1", "and what it needs")
     r = t.run([RUN, "--"] + cmd, env={"LAZYNCCL_DEBUG": "1"})
-    t.contains(t.flat(r.stderr), "(beside the file its drop-in stands for), which needs libmissing.so.1",
+    t.contains(t.flat(r.stderr), "(beside the file its drop-in stands for), which needs libneeded.so.1",
                "the module says why")
+    # A glibc-hwcaps subdirectory beside it holds a cuBLASLt that needs
+    # nothing more: ld.so takes that one (every x86-64 CPU runs x86-64-v2);
+    # wrapped, its drop-in stands for it.
+    if t.HOST_CPU == "x86_64":
+        caps = os.path.join(chosen, "glibc-hwcaps", "x86-64-v2")
+        os.makedirs(caps)
+        t.compile_c(os.path.join(caps, "libcublasLt.so.13"), [src], ["-Wl,-soname,libcublasLt.so.13"],
+                    shared=True)
+        plain = side(cmd[:2] + ["libcublasLt"], {}, False)
+        t.contains(plain[1], f"mapped {caps}/libcublasLt.so.13", "plain: the subdirectory's")
+        r = t.run([RUN, "--"] + cmd[:2] + ["libcublasLt"], env={"LAZYNCCL_DEBUG": "1"})
+        t.contains(t.flat(r.stderr), f"the dynamic linker would map {caps}/libcublasLt.so.13",
+                   "wrapped: the drop-in stands for the subdirectory's")
+        shutil.rmtree(os.path.join(chosen, "glibc-hwcaps"))
+    os.remove(needed)
+    p = same_job(cmd)
+    t.contains(p[1], "dlopen: libneeded.so.1: cannot open shared object file", "plain fails naming it")
+    # LD_LIBRARY_PATH searched before: the drop-in stands in (documented).
+    env = {"LD_LIBRARY_PATH": os.path.join(d, "nowhere")}
+    t.contains(side(cmd, env, False)[1], "dlopen: libneeded.so.1", "plain fails")
+    t.contains(side(cmd[:2] + ["libcublasLt"], env, True)[1], "/dropin/libcublasLt.so.13",
+               "wrapped: the drop-in stands in, the dlopen succeeds")
 
 
 UNBOUND_NCCL = r"""

@@ -530,6 +530,17 @@ def check_ldd_and_first_call_agree_on_glibc_hwcaps():
         t.equal(w, p, f"ld.so {' '.join(opts)}: the first call as -lnccl")
     t.equal(t.run([ldso, "--glibc-hwcaps-prepend", "mine", direct], env=env).stdout,
             "rc=0 version=2823\n", "plain: the prepended subdirectory first")
+    # Seventeen names and a long one before: none dropped.
+    many = ":".join([f"n{i}" for i in range(17)] + ["x" * 300, "mine"])
+    t.equal(t.run([ldso, "--glibc-hwcaps-prepend", many, shimmed], env=env, check_rc=0).stdout,
+            "rc=0 version=2823\n", "a long prepended list, the first call")
+    # A feature of the baseline turned off: glibc then runs no level.
+    for tunables in ("glibc.cpu.hwcaps=-CX8", "glibc.cpu.hwcaps=-SSE4_2", "glibc.cpu.hwcaps=-AVX2"):
+        tenv = dict(env, GLIBC_TUNABLES=tunables)
+        p = t.run([direct], env=tenv, check_rc=0).stdout
+        t.equal(t.run([shimmed], env=tenv, check_rc=0).stdout, p, f"{tunables}: the first call as -lnccl")
+        want = "2820" if "AVX2" not in tunables else "2821"
+        t.equal(p, f"rc=0 version={want}\n", f"{tunables}: plain")
     # The cost where a directory has none: one stat of DIR/glibc-hwcaps
     # (LeakSanitizer cannot run under strace).
     if shutil.which("strace") and t.SANITIZE == "none":

@@ -431,6 +431,40 @@ def ld_so_cache_lookup_prefers_glibc_hwcaps():
         out = t.run([exe, f"{d}/cache", name], env={"HWCAPS": hwcaps}, check_rc=0).stdout
         path = f"{lib}/glibc-hwcaps/{want}/{name}" if want else f"{lib}/{name}"
         t.equal(out, f"{name} {path}\n", f"searching {hwcaps or 'no subdirectory'}")
+    # An extension ld.so does not read (misaligned; a section out of the
+    # file; the names' list not whole words): no hwcaps entry is taken.
+    import struct
+    with open(f"{d}/cache", "rb") as f:
+        good = f.read()
+    ext = struct.unpack_from("<I", good, 32)[0]
+    count = struct.unpack_from("<I", good, ext + 4)[0]
+    secs = {struct.unpack_from("<I", good, ext + 8 + 16 * i)[0]: ext + 8 + 16 * i for i in range(count)}
+    t.check(1 in secs, f"ldconfig wrote a glibc-hwcaps section: {secs}")
+    for what in ("misaligned", "out of the file", "not whole words"):
+        data = bytearray(good)
+        if what == "misaligned":
+            data[32:36] = struct.pack("<I", ext + 2)
+        elif what == "out of the file":
+            first = min(secs.values())
+            data[first + 8:first + 12] = struct.pack("<I", len(good) + 64)
+        else:
+            size = struct.unpack_from("<I", good, secs[1] + 12)[0]
+            data[secs[1] + 12:secs[1] + 16] = struct.pack("<I", size - 1)
+        with open(f"{d}/cache.bad", "wb") as f:
+            f.write(data)
+        out = t.run([exe, f"{d}/cache.bad", name], env={"HWCAPS": "x86-64-v4:x86-64-v2"}, check_rc=0).stdout
+        t.equal(out, f"{name} {lib}/{name}\n", f"an extension {what}: the plain entry")
+    # Legacy subdirectories (glibc 2.36 and older): on x86-64, ld.so takes
+    # x86_64/'s entry and passes over avx512_1/'s.
+    if t.HOST_CPU == "x86_64":
+        q = f"{d}/q"
+        for where, v in ((q, 2840), (f"{q}/x86_64", 2841), (f"{q}/avx512_1", 2842)):
+            t.fake_nccl(where, version=v)
+        with open(f"{d}/confq", "w") as f:
+            f.write(q + "\n")
+        t.run([ldconfig, "-X", "-C", f"{d}/cacheq", "-f", f"{d}/confq"], check_rc=0)
+        out = t.run([exe, f"{d}/cacheq", name], check_rc=0).stdout
+        t.equal(out, f"{name} {q}/x86_64/{name}\n", "legacy entries: x86_64/'s")
     if t.HOST_CPU != "x86_64" or t.run(["unshare", "-m", "true"]).returncode != 0:
         return
     real = t.real_library(name)

@@ -123,6 +123,9 @@ static struct {
     /* Asked by a drop-in that stands for a file asked for by path (ld.so
      * named it by the drop-in's own path): that drop-in, and the file. */
     const target *for_path;
+    /* Its neighbour of the name, read when the request began (beside_first):
+     * it would map and needs nothing more; and it is the drop-in itself. */
+    unsigned char beside_read, beside_same;
 } byname LZ_HOT_DATA;
 
 static const char *base_name(const char *p)
@@ -708,13 +711,25 @@ static int in_dir(const char *path, const char *dir, const char *name)
     return !*dir && lz_sys_same(path, name);
 }
 
-/* 1 when path is a file of the directory that holds file. */
-static int in_dir_of(const char *path, const char *file)
+/* The rest of path below the directory that holds file, where path is a
+ * name there or in its glibc-hwcaps subdirectories (ld.so's candidates of
+ * a run path entry); else NULL. */
+static const char *below_dir_of(const char *path, const char *file)
 {
     const char *end = base_name(file);
     for (; file < end && *path == *file; path++, file++)
         ;
-    return file == end && !lz_sys_find(path, '/')[0];
+    if (file != end)
+        return NULL;
+    const char *slash = lz_sys_find(path, '/');
+    if (!slash[0])
+        return path;
+    static const char caps[] = "glibc-hwcaps/";
+    for (size_t i = 0; i < sizeof caps - 1; i++)
+        if (path[i] != caps[i])
+            return NULL;
+    const char *sub_end = lz_sys_find(path + sizeof caps - 1, '/');
+    return sub_end[0] && !lz_sys_find(sub_end + 1, '/')[0] ? path : NULL;
 }
 
 /* The directory of file followed by name, into out: 1 when it fits. */
@@ -771,37 +786,72 @@ static const char *step_of(unsigned int flag)
  * asked for by path: ld.so named that drop-in by its own path, so its
  * $ORIGIN is the drop-in directory where plain it is that file's (a
  * drop-in that needs another family's library has the run path $ORIGIN,
- * as NVIDIA's libraries do). The file of
- * that name beside the asked one, where it would map; else none (0: ld.so
- * goes on to its next step, as plain). */
-LZ_COLD static char *beside_asked(target *t, const char *base)
+ * as NVIDIA's libraries do). rel: the candidate below that directory (the
+ * name, or glibc-hwcaps/SUB/name). The file of that rel beside the asked
+ * one, where it would map; else none (0: ld.so goes on to its next
+ * candidate, as plain). The drop-in stands in for it even where it needs
+ * what the drop-in does not (beside_first hands such a file to ld.so
+ * where it can): a path handed back for a candidate keeps the candidate's
+ * name, and with it the drop-in directory as the file's $ORIGIN. */
+LZ_COLD static char *beside_asked(target *t, const char *rel)
 {
     char beside[PATH_MAX];
     struct stat st;
     int met;
     char unmet[256];
-    if (!beside_of(byname.for_path->box->path, base, beside, sizeof beside) ||
-        !would_map(beside, &st, t, &met, unmet, sizeof unmet))
+    /* Read when the request began: not again. */
+    int known = byname.beside_read && lz_sys_same(rel, t->soname);
+    met = 1;
+    if (!beside_of(byname.for_path->box->path, rel, beside, sizeof beside) ||
+        (!known && !would_map(beside, &st, t, &met, unmet, sizeof unmet)))
         return 0;
     byname.t = 0;
-    if (!met) {
-        lz_say(t->soname, " needed by ", byname.by, ": the dynamic linker would map ", beside,
-               " (beside the file its drop-in stands for), which needs ", unmet, " (not loaded, not "
-               "needed by its drop-in): it maps that file itself, as without lazynccl-run");
-        /* Returned to ld.so, which opens it before it asks again: one
-         * buffer, under its lock, made the first time (the module's data
-         * stays in one page). */
-        static char *kept;
-        if (!kept && !(kept = lz_sys_alloc(PATH_MAX)))
-            return 0;
-        memcpy(kept, beside, strlen(beside) + 1);
-        return kept;
-    }
-    if (!same_file(&st, t) && remember(t, beside, byname.by, step_of(LA_SER_RUNPATH)))
-        lz_say(t->soname, " needed by ", byname.by, ": the dynamic linker would map ", beside,
-               " (beside the file its drop-in stands for); the drop-in ", t->path,
-               " stands in and will load that file");
+    if ((known ? byname.beside_same : same_file(&st, t)) ||
+        !remember(t, beside, byname.by, step_of(LA_SER_RUNPATH)))
+        return (char *)t->path;
+    lz_say(t->soname, " needed by ", byname.by, ": the dynamic linker would map ", beside,
+           " (beside the file its drop-in stands for); the drop-in ", t->path,
+           " stands in and will load that file");
+    if (!met)
+        lz_say(t->soname, ": that file needs ", unmet, " (not loaded, not needed by its drop-in), "
+               "which is loaded at the drop-in's first call, not now");
     return (char *)t->path;
+}
+
+/* The request, by name, of a drop-in standing for a file asked for by
+ * path, whose first candidate plain is that file's neighbour of the name
+ * (its run path's $ORIGIN, with no LD_LIBRARY_PATH before it and no
+ * glibc-hwcaps subdirectory there): where that neighbour needs what its
+ * drop-in does not, its own path, so that ld.so maps it now under its own
+ * name and $ORIGIN, and loads what it needs or fails as plain. Else 0 (the
+ * search goes on; beside_asked serves the candidate). */
+LZ_COLD static char *beside_first(target *t, const char *soname)
+{
+    const char *llp = lz_sys_getenv("LD_LIBRARY_PATH");
+    if ((llp && *llp) || !lz_sys_getauxval(AT_BASE)) /* or ld.so's own --library-path */
+        return 0;
+    const char *asked = byname.for_path->box->path;
+    char beside[PATH_MAX], caps[PATH_MAX], unmet[256];
+    struct stat st;
+    int met = 1;
+    if (!beside_of(asked, soname, beside, sizeof beside) ||
+        !would_map(beside, &st, t, &met, unmet, sizeof unmet))
+        return 0;
+    byname.beside_read = (unsigned char)met;
+    byname.beside_same = (unsigned char)same_file(&st, t);
+    if (met || !beside_of(asked, "glibc-hwcaps", caps, sizeof caps) || lz_sys_stat(caps, &st) == 0)
+        return 0;
+    lz_say(t->soname, " needed by ", byname.by, ": the dynamic linker would map ", beside,
+           " (beside the file its drop-in stands for), which needs ", unmet, " (not loaded, not "
+           "needed by its drop-in): it maps that file itself, as without lazynccl-run");
+    /* Returned to ld.so, which copies it: one buffer, under its lock, made
+     * the first time (the module's data stays in one page). */
+    static char *kept;
+    if (!kept && !(kept = lz_sys_alloc(PATH_MAX)))
+        return 0;
+    memcpy(kept, beside, strlen(beside) + 1);
+    byname.t = 0;
+    return kept;
 }
 
 /* A candidate path of the by-name request being searched: where the
@@ -816,8 +866,9 @@ LZ_COLD static char *candidate(const char *name, unsigned int flag)
     const char *base = base_name(name);
     if (!lz_sys_same(base, t->soname))
         return (char *)name;
-    if (flag == LA_SER_RUNPATH && byname.for_path && in_dir_of(name, byname.for_path->path))
-        return beside_asked(t, base);
+    const char *rel;
+    if (flag == LA_SER_RUNPATH && byname.for_path && (rel = below_dir_of(name, byname.for_path->path)))
+        return beside_asked(t, rel);
     struct stat st;
     int met;
     char unmet[256];
@@ -965,6 +1016,12 @@ LZ_AUDIT_API char *la_objsearch(const char *name, uintptr_t *cookie, unsigned in
          * candidate it would map decides (candidate()). The cache's answer
          * is that candidate, found without the search. */
         byname.t = t, byname.by = by, byname.for_path = standing_for_path(asker);
+        byname.beside_read = 0;
+        if (byname.for_path && !recorded) {
+            char *first = beside_first(t, name);
+            if (first)
+                return first;
+        }
         if (recorded) {
             const char *to = candidate(recorded, flag_of(recorded_step));
             byname.t = 0;

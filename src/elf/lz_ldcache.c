@@ -185,34 +185,66 @@ static int ldc_named_hwcap(uint64_t hwcap)
     return ((uint32_t)(hwcap >> 32) & ~HWCAP_ISA_LEVEL_MASK) == HWCAP_EXTENSION_WORD;
 }
 
+/* The extension's list of glibc-hwcaps subdirectory names (string offsets)
+ * into *off, *count: 1 when the extension is one ld.so reads (its
+ * cache_extension_load): 4-aligned, every section inside the file, the
+ * last section of the tag the one taken, the list 4-aligned and whole. */
+static int ldc_hwcaps_list(const char *buf, size_t len, uint32_t ext, uint32_t *off, uint32_t *count)
+{
+    uint32_t head[2];
+    *count = 0;
+    if (ext == 0 || ext % 4 || ext > len || len - ext < sizeof head)
+        return 0;
+    memcpy(head, buf + ext, sizeof head);
+    if (head[0] != EXTENSION_MAGIC || head[1] > (len - ext - sizeof head) / 16)
+        return 0;
+    int found = 0;
+    for (uint32_t i = 0; i < head[1]; i++) {
+        uint32_t sec[4]; /* tag, flags, offset, size */
+        memcpy(sec, buf + ext + sizeof head + (size_t)i * sizeof sec, sizeof sec);
+        if (sec[2] > len || sec[3] > len - sec[2])
+            return 0;
+        if (sec[0] == EXTENSION_TAG_GLIBC_HWCAPS)
+            *off = sec[2], *count = sec[3], found = 1;
+    }
+    if (!found || *off % 4 || *count % 4)
+        return 0;
+    *count /= 4;
+    return 1;
+}
+
 /* The place (1 best) of the entry's subdirectory in hwcaps, the
  * subdirectories ld.so searches, best first; 0 where it is not one of them
  * (ld.so passes the entry over). */
 static unsigned ldc_hwcap_priority(const char *buf, size_t len, uint32_t ext, uint32_t index,
                                    const char *const *hwcaps)
 {
-    uint32_t head[2];
-    if (!hwcaps || !hwcaps[0] || ext == 0 || ext > len || len - ext < sizeof head)
+    uint32_t list, count;
+    if (!hwcaps || !hwcaps[0] || !ldc_hwcaps_list(buf, len, ext, &list, &count) || index >= count)
         return 0;
-    memcpy(head, buf + ext, sizeof head);
-    if (head[0] != EXTENSION_MAGIC || head[1] > (len - ext - sizeof head) / 16)
-        return 0;
-    for (uint32_t i = 0; i < head[1]; i++) {
-        uint32_t sec[4]; /* tag, flags, offset, size */
-        memcpy(sec, buf + ext + sizeof head + (size_t)i * sizeof sec, sizeof sec);
-        if (sec[0] != EXTENSION_TAG_GLIBC_HWCAPS)
-            continue;
-        if (sec[2] > len || sec[3] > len - sec[2] || index >= sec[3] / 4)
-            return 0;
-        uint32_t off;
-        memcpy(&off, buf + sec[2] + (size_t)index * 4, sizeof off);
-        const char *name = string_at(buf, len, off);
-        for (unsigned k = 0; name && hwcaps[k]; k++)
-            if (strcmp(name, hwcaps[k]) == 0)
-                return k + 1;
-        return 0;
-    }
+    uint32_t off;
+    memcpy(&off, buf + list + (size_t)index * 4, sizeof off);
+    const char *name = string_at(buf, len, off);
+    for (unsigned k = 0; name && hwcaps[k]; k++)
+        if (strcmp(name, hwcaps[k]) == 0)
+            return k + 1;
     return 0;
+}
+
+/* An entry of a legacy hardware-capability subdirectory ld.so passes over
+ * (glibc 2.36 and older read them; ldconfig records the subdirectory's bits
+ * in hwcap): on x86-64 it takes only "x86_64" (bit 1) and "tls" (bit 63),
+ * where the platform ("x86_64") is none of glibc's x86 platform names,
+ * whose bits an entry of i686/, haswell/ ... carries. Elsewhere every
+ * entry is taken. */
+static int ldc_legacy_excluded(uint64_t hwcap)
+{
+#if defined(__x86_64__)
+    return (hwcap & ~((1ull << 1) | (1ull << 63))) != 0;
+#else
+    (void)hwcap;
+    return 0;
+#endif
 }
 
 /* The entry for soname of this machine's C library that ld.so takes: its
@@ -221,7 +253,7 @@ static unsigned ldc_hwcap_priority(const char *buf, size_t len, uint32_t ext, ui
  * most of a first call's lookup), back to the first entry of that name, then on
  * through its entries: those of glibc-hwcaps subdirectories come first, and
  * the one whose subdirectory comes first in hwcaps wins; else the first
- * other one. (The ISA level an entry may carry is not compared.) */
+ * other one ld.so takes. (The ISA level an entry may carry is not compared.) */
 static char *ldc_lookup(const char *buf, size_t len, const char *soname, const char *const *hwcaps)
 {
     struct cache_header h;
@@ -262,8 +294,11 @@ static char *ldc_lookup(const char *buf, size_t len, const char *soname, const c
             strlen(value) >= PATH_MAX)
             continue;
         if (!ldc_named_hwcap(e.hwcap)) {
-            if (!best)
-                best = value;
+            if (best)
+                break;
+            if (ldc_legacy_excluded(e.hwcap))
+                continue;
+            best = value;
             break;
         }
         unsigned p = ldc_hwcap_priority(buf, len, h.extension_offset, (uint32_t)e.hwcap, hwcaps);

@@ -13,12 +13,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { MAX_NAMES = 16 };
-
+/* The names and their text, in one allocation sized for the prepended
+ * list and the built-in names (glibc has no limit on either). */
 typedef struct hwcaps_read {
-    const char *names[MAX_NAMES + 1];
-    char text[512];
-    size_t used, n;
+    size_t used, n, max_names, max_text;
+    char *text;
+    const char *names[];
 } hwcaps_read;
 
 /* 1 when the colon-separated list holds name (glibc's _dl_hwcaps_contains:
@@ -38,7 +38,7 @@ static int list_holds(const char *list, const char *name)
 
 static void add(hwcaps_read *r, const char *name, size_t len)
 {
-    if (!len || r->n == MAX_NAMES || r->used + len + 1 > sizeof r->text)
+    if (!len || r->n == r->max_names || r->used + len + 1 > r->max_text)
         return;
     memcpy(r->text + r->used, name, len);
     r->text[r->used + len] = '\0';
@@ -63,34 +63,46 @@ struct bit {
     unsigned char leaf, reg, bit;
 };
 
+/* The C library's, not another object's of that name (a preloaded one). */
 static int feature_cb(struct dl_phdr_info *info, size_t size, void *data)
 {
     (void)size;
     lz_objview v;
     const ElfW(Sym) *s;
-    if (!lz_objects_view(info, &v) || !(s = lz_elfmem_lookup(&v.m, "__x86_get_cpuid_feature_leaf")) ||
-        s->st_shndx == SHN_UNDEF || ELF64_ST_TYPE(s->st_info) != STT_FUNC)
+    const char *so;
+    if (!lz_objects_view(info, &v) || !(so = lz_elfmem_soname(&v.m)) || strcmp(so, "libc.so.6") != 0 ||
+        !(s = lz_elfmem_lookup(&v.m, "__x86_get_cpuid_feature_leaf")) || s->st_shndx == SHN_UNDEF ||
+        ELF64_ST_TYPE(s->st_info) != STT_FUNC)
         return 0;
     *(uintptr_t *)data = info->dlpi_addr + s->st_value;
     return 1;
 }
 
-static int all_active(feature_leaf_fn leaf, const struct bit *bits, size_t n)
+/* 1 when every bit is set: in the usable bits, or (present) in CPUID's. */
+static int all_set(feature_leaf_fn leaf, const struct bit *bits, size_t n, int present)
 {
     for (size_t i = 0; i < n; i++) {
         const struct cpuid_feature *f = leaf(bits[i].leaf);
-        if (!f || !(f->active[bits[i].reg] & (1u << bits[i].bit)))
+        const unsigned int *regs = f ? (present ? f->cpuid : f->active) : NULL;
+        if (!regs || !(regs[bits[i].reg] & (1u << bits[i].bit)))
             return 0;
     }
     return 1;
 }
+#define ALL_ACTIVE(leaf, bits) all_set(leaf, bits, sizeof bits / sizeof *bits, 0)
 
 /* glibc's x86-64 ISA levels (sysdeps/x86/get-isa-level.h), best first:
- * v2 CMPXCHG16B LAHF64_SAHF64 POPCNT SSE3 SSE4_1 SSE4_2 SSSE3; v3 AVX AVX2
- * BMI1 BMI2 F16C FMA LZCNT MOVBE (glibc 2.33 to 2.35 leave out BMI1 and
- * BMI2, which every CPU with AVX2 has); v4 AVX512F BW CD DQ VL. */
+ * none unless the baseline (FPU present; CMOV CX8 FXSR MMX SSE SSE2
+ * usable); v2 CMPXCHG16B LAHF64_SAHF64 POPCNT SSE3 SSE4_1 SSE4_2 SSSE3; v3
+ * AVX AVX2 BMI1 BMI2 F16C FMA LZCNT MOVBE (glibc 2.33 to 2.35 leave out
+ * BMI1 and BMI2, which every CPU with AVX2 has); v4 AVX512F BW CD DQ VL.
+ * Usable: the CPU has it, the kernel saves its state, and no
+ * GLIBC_TUNABLES glibc.cpu.hwcaps entry turns it off. */
 static void builtin(hwcaps_read *r, const char *mask)
 {
+    static const struct bit fpu[] = {{LEAF_1, EDX, 0}};
+    static const struct bit base[] = {{LEAF_1, EDX, 15}, {LEAF_1, EDX, 8},  {LEAF_1, EDX, 24},
+                                      {LEAF_1, EDX, 23}, {LEAF_1, EDX, 25}, {LEAF_1, EDX, 26}};
     static const struct bit v2[] = {{LEAF_1, ECX, 13}, {LEAF_80000001, ECX, 0}, {LEAF_1, ECX, 23},
                                     {LEAF_1, ECX, 0},  {LEAF_1, ECX, 19},       {LEAF_1, ECX, 20},
                                     {LEAF_1, ECX, 9}};
@@ -105,8 +117,8 @@ static void builtin(hwcaps_read *r, const char *mask)
         return;
     feature_leaf_fn leaf = (feature_leaf_fn)fn;
     int level = 0;
-    if (all_active(leaf, v2, sizeof v2 / sizeof *v2))
-        level = all_active(leaf, v3, sizeof v3 / sizeof *v3) ? all_active(leaf, v4, sizeof v4 / sizeof *v4) ? 4 : 3 : 2;
+    if (all_set(leaf, fpu, 1, 1) && ALL_ACTIVE(leaf, base) && ALL_ACTIVE(leaf, v2))
+        level = ALL_ACTIVE(leaf, v3) ? ALL_ACTIVE(leaf, v4) ? 4 : 3 : 2;
     static const char *const names[] = {"x86-64-v4", "x86-64-v3", "x86-64-v2"};
     for (int i = 4 - level; level && i < 3; i++)
         if (!mask || list_holds(mask, names[i]))
@@ -130,12 +142,24 @@ static int glibc_has_hwcaps(void)
     return major > 2 || (major == 2 && minor >= 33);
 }
 
+enum { BUILTIN_NAMES = 3, BUILTIN_TEXT = 32 };
+
 static hwcaps_read *read_hwcaps(void)
 {
-    hwcaps_read *r = calloc(1, sizeof *r);
-    if (!r || !glibc_has_hwcaps())
-        return r;
     const lz_ldso_options *o = lz_objects_ldso_options();
+    size_t len = o->hwcaps_prepend ? strlen(o->hwcaps_prepend) : 0;
+    /* A name per colon, and one more; each name's text and its NUL. */
+    size_t names = BUILTIN_NAMES + 1, text = len + 1 + BUILTIN_TEXT;
+    for (size_t i = 0; i < len; i++)
+        names += o->hwcaps_prepend[i] == ':';
+    hwcaps_read *r = calloc(1, sizeof *r + (names + 1) * sizeof r->names[0] + text);
+    if (!r)
+        return NULL;
+    r->max_names = names;
+    r->max_text = text;
+    r->text = (char *)&r->names[names + 1];
+    if (!glibc_has_hwcaps())
+        return r;
     /* The prepended names, empty elements skipped, as glibc splits them. */
     for (const char *p = o->hwcaps_prepend ? o->hwcaps_prepend : ""; *p;) {
         const char *end = strchr(p, ':');
