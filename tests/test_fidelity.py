@@ -462,7 +462,11 @@ OPEN_BY_PATH = r"""
 #include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
+#include <stdlib.h>
 int main(int argc, char **argv) {
+    /* As a Python program's del os.environ[...]: ld.so read it at start. */
+    if (argc > 3 && strcmp(argv[3], "unset") == 0)
+        unsetenv("LD_LIBRARY_PATH");
     void *h = dlopen(argv[1], RTLD_LAZY);
     if (!h) {
         printf("dlopen: %s\n", dlerror());
@@ -536,6 +540,13 @@ def fidelity_companion_beside_a_path_that_needs_more():
         t.contains(t.flat(r.stderr), f"the dynamic linker would map {caps}/libcublasLt.so.13",
                    "wrapped: the drop-in stands for the subdirectory's")
         shutil.rmtree(os.path.join(chosen, "glibc-hwcaps"))
+    # LD_LIBRARY_PATH as the process started, then unset by the program:
+    # ld.so searched it first, so the module does not hand the neighbour over.
+    llp = t.fake_nccl(os.path.join(d, "llp"), name="libcublasLt.so.13", soname="libcublasLt.so.13")
+    env = {"LD_LIBRARY_PATH": os.path.dirname(llp)}
+    t.contains(side(cmd[:2] + ["libcublasLt", "unset"], env, False)[1], f"mapped {llp}", "plain: the first")
+    r = t.run([RUN, "--"] + cmd[:2] + ["libcublasLt", "unset"], env=dict(env, LAZYNCCL_DEBUG="1"))
+    t.contains(t.flat(r.stderr), f"the dynamic linker would map {llp};", "wrapped: the same file")
     os.remove(needed)
     p = same_job(cmd)
     t.contains(p[1], "dlopen: libneeded.so.1: cannot open shared object file", "plain fails naming it")
@@ -544,6 +555,18 @@ def fidelity_companion_beside_a_path_that_needs_more():
     t.contains(side(cmd, env, False)[1], "dlopen: libneeded.so.1", "plain fails")
     t.contains(side(cmd[:2] + ["libcublasLt"], env, True)[1], "/dropin/libcublasLt.so.13",
                "wrapped: the drop-in stands in, the dlopen succeeds")
+    # A neighbour ld.so cannot use (not ELF, a directory): it fails the
+    # request naming that file, both ways.
+    lt = os.path.join(chosen, "libcublasLt.so.13")
+    os.remove(lt)
+    with open(lt, "w") as f:
+        f.write("x\n")
+    p = same_job(cmd)
+    t.contains(p[1], f"dlopen: {lt}: file too short", "plain fails naming it")
+    os.remove(lt)
+    os.makedirs(lt)
+    same_job(cmd, want="dlopen: ")
+    os.rmdir(lt)
 
 
 UNBOUND_NCCL = r"""

@@ -534,6 +534,10 @@ def check_ldd_and_first_call_agree_on_glibc_hwcaps():
     many = ":".join([f"n{i}" for i in range(17)] + ["x" * 300, "mine"])
     t.equal(t.run([ldso, "--glibc-hwcaps-prepend", many, shimmed], env=env, check_rc=0).stdout,
             "rc=0 version=2823\n", "a long prepended list, the first call")
+    # ld.so's options after an argument longer than 64 KiB.
+    pad = ["--argv0", "p" * 70000, "--glibc-hwcaps-prepend", "mine"]
+    t.equal(t.run([ldso] + pad + [shimmed], env=env, check_rc=0).stdout, "rc=0 version=2823\n",
+            "options after a long argument, the first call")
     # A feature of the baseline turned off: glibc then runs no level.
     for tunables in ("glibc.cpu.hwcaps=-CX8", "glibc.cpu.hwcaps=-SSE4_2", "glibc.cpu.hwcaps=-AVX2"):
         tenv = dict(env, GLIBC_TUNABLES=tunables)

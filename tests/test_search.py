@@ -454,6 +454,19 @@ def ld_so_cache_lookup_prefers_glibc_hwcaps():
             f.write(data)
         out = t.run([exe, f"{d}/cache.bad", name], env={"HWCAPS": "x86-64-v4:x86-64-v2"}, check_rc=0).stdout
         t.equal(out, f"{name} {lib}/{name}\n", f"an extension {what}: the plain entry")
+    # Entries whose flags are not exactly this machine's C library's (ld.so's
+    # _dl_cache_check_flags): passed over.
+    nlibs = struct.unpack_from("<I", good, 20)[0]
+    data = bytearray(good)
+    for i in range(nlibs):
+        at = 48 + 24 * i
+        flags, key, value = struct.unpack_from("<iII", good, at)
+        if good[value:good.index(b"\0", value)].decode().startswith(f"{lib}/glibc-hwcaps/"):
+            struct.pack_into("<i", data, at, flags | 0x10000)
+    with open(f"{d}/cache.flags", "wb") as f:
+        f.write(data)
+    out = t.run([exe, f"{d}/cache.flags", name], env={"HWCAPS": "x86-64-v4:x86-64-v2"}, check_rc=0).stdout
+    t.equal(out, f"{name} {lib}/{name}\n", "entries of other flags: the plain entry")
     # Legacy subdirectories (glibc 2.36 and older): on x86-64, ld.so takes
     # x86_64/'s entry and passes over avx512_1/'s.
     if t.HOST_CPU == "x86_64":

@@ -127,6 +127,10 @@ static struct {
      * it would map and needs nothing more; and it is the drop-in itself. */
     unsigned char beside_read, beside_same;
 } byname LZ_HOT_DATA;
+/* LD_LIBRARY_PATH named a directory when the process started (its last
+ * entry, as ld.so reads it then: the program may change its environment
+ * later). */
+static unsigned char llp_at_start LZ_HOT_DATA;
 
 static const char *base_name(const char *p)
 {
@@ -226,6 +230,14 @@ static void configure(void *stack_end)
         return;
     }
     lz_sys_set_debug(lz_debug_wanted(lz_sys_getenv(LZ_DEBUG_ENV)));
+    for (char **env = lz_sys_environ(); env && *env; env++) {
+        static const char llp[] = "LD_LIBRARY_PATH=";
+        size_t i = 0;
+        while (i < sizeof llp - 1 && (*env)[i] == llp[i])
+            i++;
+        if (i == sizeof llp - 1)
+            llp_at_start = (*env)[i] != '\0';
+    }
     read_targets(lz_sys_getenv(LZ_DROPINS_ENV));
     const char *cache = lz_sys_getenv(LZ_CACHE_ENV);
     if (cache && *cache)
@@ -782,6 +794,20 @@ static const char *step_of(unsigned int flag)
     }
 }
 
+/* A path returned to ld.so for it to open in place of the one it asked
+ * about, which it opens before it asks again: one buffer, under its lock,
+ * made the first time (the module's data stays in one page). 0 when none
+ * can be had. */
+LZ_COLD static char *handed(const char *path)
+{
+    static char *kept;
+    size_t len = strlen(path) + 1;
+    if (len > PATH_MAX || (!kept && !(kept = lz_sys_alloc(PATH_MAX))))
+        return 0;
+    memcpy(kept, path, len);
+    return kept;
+}
+
 /* The run path's candidate ($ORIGIN) of a drop-in standing for a file
  * asked for by path: ld.so named that drop-in by its own path, so its
  * $ORIGIN is the drop-in directory where plain it is that file's (a
@@ -802,9 +828,13 @@ LZ_COLD static char *beside_asked(target *t, const char *rel)
     /* Read when the request began: not again. */
     int known = byname.beside_read && lz_sys_same(rel, t->soname);
     met = 1;
-    if (!beside_of(byname.for_path->box->path, rel, beside, sizeof beside) ||
-        (!known && !would_map(beside, &st, t, &met, unmet, sizeof unmet)))
+    if (!beside_of(byname.for_path->box->path, rel, beside, sizeof beside))
         return 0;
+    if (!known && !would_map(beside, &st, t, &met, unmet, sizeof unmet))
+        /* One of another class or machine ld.so skips; one it cannot use
+         * otherwise (not ELF, a directory, an executable) fails the
+         * request, in its words, naming that file: it opens it. */
+        return lz_sys_stat(beside, &st) == 0 ? handed(beside) : 0;
     byname.t = 0;
     if ((known ? byname.beside_same : same_file(&st, t)) ||
         !remember(t, beside, byname.by, step_of(LA_SER_RUNPATH)))
@@ -827,8 +857,7 @@ LZ_COLD static char *beside_asked(target *t, const char *rel)
  * search goes on; beside_asked serves the candidate). */
 LZ_COLD static char *beside_first(target *t, const char *soname)
 {
-    const char *llp = lz_sys_getenv("LD_LIBRARY_PATH");
-    if ((llp && *llp) || !lz_sys_getauxval(AT_BASE)) /* or ld.so's own --library-path */
+    if (llp_at_start || !lz_sys_getauxval(AT_BASE)) /* or ld.so's own --library-path */
         return 0;
     const char *asked = byname.for_path->box->path;
     char beside[PATH_MAX], caps[PATH_MAX], unmet[256];
@@ -844,13 +873,9 @@ LZ_COLD static char *beside_first(target *t, const char *soname)
     lz_say(t->soname, " needed by ", byname.by, ": the dynamic linker would map ", beside,
            " (beside the file its drop-in stands for), which needs ", unmet, " (not loaded, not "
            "needed by its drop-in): it maps that file itself, as without lazynccl-run");
-    /* Returned to ld.so, which copies it: one buffer, under its lock, made
-     * the first time (the module's data stays in one page). */
-    static char *kept;
-    if (!kept && !(kept = lz_sys_alloc(PATH_MAX)))
-        return 0;
-    memcpy(kept, beside, strlen(beside) + 1);
-    byname.t = 0;
+    char *kept = handed(beside);
+    if (kept)
+        byname.t = 0;
     return kept;
 }
 

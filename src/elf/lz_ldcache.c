@@ -43,20 +43,6 @@ static const char *string_at(const char *buf, size_t len, uint32_t off)
     return off < len && memchr(buf + off, '\0', len - off) ? buf + off : NULL;
 }
 
-/* 1 when the string at off is want (n bytes and its NUL), inside the file:
- * compared in place, so an entry that differs costs a byte or two, not a
- * search for its end (hundreds of entries per lookup). */
-static int ldc_key_is(const char *buf, size_t len, uint32_t off, const char *want, size_t n)
-{
-    if (off >= len || len - off <= n)
-        return 0;
-    const char *k = buf + off;
-    size_t i = 0;
-    while (i <= n && k[i] == want[i])
-        i++;
-    return i > n;
-}
-
 /* The file as mapped, kept for the process: unmapping pages once read
  * costs a TLB shootdown, ten times the mapping and more than the rest of a
  * first call's lookup on a virtual machine. Checked against
@@ -278,20 +264,18 @@ static char *ldc_lookup(const char *buf, size_t len, const char *soname, const c
         return NULL;
     while (at > 0 && ldc_cmp(buf, len, ldc_entry(buf, at - 1).key, soname) == 0)
         at--;
-    size_t n = strlen(soname);
     const char *best = NULL;
     unsigned best_priority = 0;
     for (; at < h.nlibs; at++) {
         struct cache_entry e = ldc_entry(buf, at);
         if (ldc_cmp(buf, len, e.key, soname) != 0)
             break;
-        if ((e.flags & FLAG_TYPE_MASK) != FLAG_ELF_LIBC6)
-            continue;
-        if (FLAG_OWN_ARCH != -1 && (e.flags & FLAG_ARCH_MASK) != FLAG_OWN_ARCH)
+        /* ld.so's _dl_cache_check_flags: exactly this machine's C library. */
+        if (FLAG_OWN_ARCH == -1 ? (e.flags & FLAG_TYPE_MASK) != FLAG_ELF_LIBC6
+                                : e.flags != (FLAG_ELF_LIBC6 | FLAG_OWN_ARCH))
             continue;
         const char *value;
-        if (!ldc_key_is(buf, len, e.key, soname, n) || !(value = string_at(buf, len, e.value)) ||
-            strlen(value) >= PATH_MAX)
+        if (!(value = string_at(buf, len, e.value)) || strlen(value) >= PATH_MAX)
             continue;
         if (!ldc_named_hwcap(e.hwcap)) {
             if (best)

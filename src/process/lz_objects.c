@@ -251,13 +251,20 @@ const lz_ldso_options *lz_objects_ldso_options(void)
     if (getauxval(AT_BASE) != 0 || !lz_objects_ldso_base())
         return &none;
     o = calloc(1, sizeof *o);
-    enum { MAX = 1 << 16 };
-    char *text = o ? malloc(MAX + 2) : NULL;
+    /* Read whole, however long (the kernel bounds it), growing as it comes. */
+    size_t cap = 1 << 16, got = 0;
+    char *text = o ? malloc(cap + 2) : NULL;
     int fd = text ? open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC) : -1;
-    size_t got = 0;
-    for (ssize_t n = 1; fd >= 0 && n > 0 && got < MAX; got += (size_t)n)
-        if ((n = read(fd, text + got, MAX - got)) < 0)
+    for (ssize_t n = 1; fd >= 0 && n > 0 && text; got += (size_t)n) {
+        if (got == cap) {
+            char *more = realloc(text, cap * 2 + 2);
+            if (!more)
+                break;
+            text = more, cap *= 2;
+        }
+        if ((n = read(fd, text + got, cap - got)) < 0)
             n = 0;
+    }
     if (fd >= 0)
         close(fd);
     if (text) /* two NULs of its own: the last argument ends, and so do they */
