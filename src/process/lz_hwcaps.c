@@ -21,6 +21,17 @@ typedef struct hwcaps_read {
     const char *names[];
 } hwcaps_read;
 
+static void add(hwcaps_read *r, const char *name, size_t len)
+{
+    if (!len || r->n == r->max_names || r->used + len + 1 > r->max_text)
+        return;
+    memcpy(r->text + r->used, name, len);
+    r->text[r->used + len] = '\0';
+    r->names[r->n++] = r->text + r->used;
+    r->used += len + 1;
+}
+
+#if defined(__x86_64__)
 /* 1 when the colon-separated list holds name (glibc's _dl_hwcaps_contains:
  * whole elements, compared exactly). */
 static int list_holds(const char *list, const char *name)
@@ -36,17 +47,6 @@ static int list_holds(const char *list, const char *name)
     return 0;
 }
 
-static void add(hwcaps_read *r, const char *name, size_t len)
-{
-    if (!len || r->n == r->max_names || r->used + len + 1 > r->max_text)
-        return;
-    memcpy(r->text + r->used, name, len);
-    r->text[r->used + len] = '\0';
-    r->names[r->n++] = r->text + r->used;
-    r->used += len + 1;
-}
-
-#if defined(__x86_64__)
 /* glibc's public view of its CPU features (<sys/platform/x86.h>, glibc
  * 2.33): one leaf's CPUID registers and, beside them, the bits glibc
  * counts usable (the CPU has it, the kernel saves its state, no tunable
