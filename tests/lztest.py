@@ -182,6 +182,24 @@ def fake_nccl(directory, name="libnccl.so.2", soname="libnccl.so.2", version=999
                      args, shared=True)
 
 
+def fake_nccl_tree(root, versions):
+    """Fake NCCLs below root, one per relative directory ("" for root
+    itself) of versions, each answering its version: root."""
+    for rel, version in versions.items():
+        fake_nccl(os.path.join(root, rel) if rel else root, version=version)
+    return root
+
+
+def version_prog(d, name, link):
+    """A program printing ncclGetVersion's answer ("rc=0 version=N"),
+    linked with link (the real NCCL, or the shim)."""
+    src = os.path.join(d, f"{name}.c")
+    with open(src, "w") as f:
+        f.write("#include <nccl.h>\n#include <stdio.h>\nint main(void) { int v = -1;\n"
+                "  int rc = ncclGetVersion(&v); printf(\"rc=%d version=%d\\n\", rc, v); return 0; }\n")
+    return compile_c(os.path.join(d, name), [src, f"-I{NCCL_INCLUDE}"] + list(link))
+
+
 def real_library(soname):
     """Path of a real library for tests that need one, else raise Skip."""
     for d in ("/usr/local/cuda/lib64", "/usr/local/cuda/lib"):

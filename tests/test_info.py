@@ -442,15 +442,6 @@ def check_a_program_before_it_runs():
             "no FILE")
 
 
-def version_prog(d, name, link):
-    """A program printing ncclGetVersion's answer."""
-    src = os.path.join(d, f"{name}.c")
-    with open(src, "w") as f:
-        f.write("#include <nccl.h>\n#include <stdio.h>\nint main(void) { int v = -1;\n"
-                "  int rc = ncclGetVersion(&v); printf(\"rc=%d version=%d\\n\", rc, v); return 0; }\n")
-    return t.compile_c(os.path.join(d, name), [src, f"-I{t.NCCL_INCLUDE}"] + link)
-
-
 def ldd_of(prog, soname, env):
     r = t.run(["ldd", prog], env=env)
     line = next((l for l in r.stdout.splitlines() if l.strip().startswith(soname + " ")), "")
@@ -466,8 +457,8 @@ def check_ldd_and_first_call_agree_on_ld_library_path():
     real = t.real_library("libnccl.so.2")
     d = t.workdir("check_llp")
     fake = t.fake_nccl(f"{d}/fake", version=2811)
-    direct = version_prog(d, "direct", [f"-L{os.path.dirname(real)}", "-l:libnccl.so.2"])
-    shimmed = version_prog(d, "shimmed", t.link_shim_args("nccl"))
+    direct = t.version_prog(d, "direct", [f"-L{os.path.dirname(real)}", "-l:libnccl.so.2"])
+    shimmed = t.version_prog(d, "shimmed", t.link_shim_args("nccl"))
     # A '$' that names no token is the directory's own, as ld.so reads it.
     os.makedirs(f"{d}/do$x", exist_ok=True)
     shutil.copy(fake, f"{d}/do$x/libnccl.so.2")
@@ -501,13 +492,10 @@ def check_ldd_and_first_call_agree_on_glibc_hwcaps():
     if t.HOST_CPU != "x86_64":
         raise t.Skip("the built-in glibc-hwcaps subdirectories tried are x86-64's")
     d = t.workdir("check_hwcaps")
-    hw = f"{d}/hw"
-    versions = {hw: 2820, f"{hw}/glibc-hwcaps/x86-64-v2": 2821, f"{hw}/glibc-hwcaps/power10": 2822,
-                f"{hw}/glibc-hwcaps/mine": 2823}
-    for where, v in versions.items():
-        t.fake_nccl(where, version=v)
-    direct = version_prog(d, "direct", [f"-L{os.path.dirname(real)}", "-l:libnccl.so.2"])
-    shimmed = version_prog(d, "shimmed", t.link_shim_args("nccl"))
+    hw = t.fake_nccl_tree(f"{d}/hw", {"": 2820, "glibc-hwcaps/x86-64-v2": 2821, "glibc-hwcaps/power10": 2822,
+                                      "glibc-hwcaps/mine": 2823})
+    direct = t.version_prog(d, "direct", [f"-L{os.path.dirname(real)}", "-l:libnccl.so.2"])
+    shimmed = t.version_prog(d, "shimmed", t.link_shim_args("nccl"))
     env = {"LD_LIBRARY_PATH": hw}
     plain = t.run([direct], env=env, check_rc=0).stdout
     t.equal(plain, "rc=0 version=2821\n", "plain: the x86-64-v2 subdirectory's copy (every x86-64 CPU "

@@ -369,6 +369,14 @@ def step_ld_so_cache():
     t.contains(loaded_line(out), "step=ld.so.cache copies=1", "step")
 
 
+def ldcache_lookup(d):
+    """tests/progs/ldcache_lookup.c with the runtime's ld.so.cache reader."""
+    src = os.path.join(t.SOURCE, "src")
+    return t.compile_c(os.path.join(d, "ldcache_lookup"),
+                       [os.path.join(t.PROGS, "ldcache_lookup.c"), os.path.join(src, "elf", "lz_ldcache.c")],
+                       ["-I" + src, "-D_GNU_SOURCE"])
+
+
 @case
 def ld_so_cache_lookup_as_ldconfig():
     """The runtime's ld.so.cache lookup (a binary search, as ld.so's) gives,
@@ -387,11 +395,7 @@ def ld_so_cache_lookup_as_ldconfig():
         if m and (m.group(2) == tag or m.group(2).startswith(tag + ",")):
             want.setdefault(m.group(1), m.group(3))
     t.check(len(want) > 20, f"ldconfig -p lists sonames: {len(want)}")
-    d = t.workdir("ldcache_lookup")
-    src = os.path.join(t.SOURCE, "src")
-    exe = t.compile_c(os.path.join(d, "ldcache_lookup"),
-                      [os.path.join(t.PROGS, "ldcache_lookup.c"), os.path.join(src, "elf", "lz_ldcache.c")],
-                      ["-I" + src, "-D_GNU_SOURCE"])
+    exe = ldcache_lookup(t.workdir("ldcache_lookup"))
     absent = ["libnot-there.so.1", "libc.so", "libc.so.60", "libc.so.6.1", "lib", ""]
     names = sorted(want) + [n for n in absent if n not in want]
     out = t.run([exe, "/etc/ld.so.cache"] + names, check_rc=0).stdout.splitlines()
@@ -413,18 +417,12 @@ def ld_so_cache_lookup_prefers_glibc_hwcaps():
     if not os.path.exists(ldconfig):
         raise t.Skip("no ldconfig")
     d = t.workdir("ldcache_hwcaps")
-    lib = f"{d}/c"
-    versions = {lib: 2830, f"{lib}/glibc-hwcaps/x86-64-v2": 2831, f"{lib}/glibc-hwcaps/x86-64-v4": 2832,
-                f"{lib}/glibc-hwcaps/power10": 2833}
-    for where, v in versions.items():
-        t.fake_nccl(where, version=v)
+    lib = t.fake_nccl_tree(f"{d}/c", {"": 2830, "glibc-hwcaps/x86-64-v2": 2831, "glibc-hwcaps/x86-64-v4": 2832,
+                                      "glibc-hwcaps/power10": 2833})
     with open(f"{d}/conf", "w") as f:
         f.write(lib + "\n")
     t.run([ldconfig, "-X", "-C", f"{d}/cache", "-f", f"{d}/conf"], check_rc=0)
-    src = os.path.join(t.SOURCE, "src")
-    exe = t.compile_c(os.path.join(d, "ldcache_lookup"),
-                      [os.path.join(t.PROGS, "ldcache_lookup.c"), os.path.join(src, "elf", "lz_ldcache.c")],
-                      ["-I" + src, "-D_GNU_SOURCE"])
+    exe = ldcache_lookup(d)
     name = "libnccl.so.2"
     for hwcaps, want in (("x86-64-v4:x86-64-v3:x86-64-v2", "x86-64-v4"), ("x86-64-v3:x86-64-v2", "x86-64-v2"),
                          ("power10:x86-64-v4", "power10"), ("x86-64-v9", None), ("", None)):
@@ -470,9 +468,7 @@ def ld_so_cache_lookup_prefers_glibc_hwcaps():
     # Legacy subdirectories (glibc 2.36 and older): on x86-64, ld.so takes
     # x86_64/'s entry and passes over avx512_1/'s.
     if t.HOST_CPU == "x86_64":
-        q = f"{d}/q"
-        for where, v in ((q, 2840), (f"{q}/x86_64", 2841), (f"{q}/avx512_1", 2842)):
-            t.fake_nccl(where, version=v)
+        q = t.fake_nccl_tree(f"{d}/q", {"": 2840, "x86_64": 2841, "avx512_1": 2842})
         with open(f"{d}/confq", "w") as f:
             f.write(q + "\n")
         t.run([ldconfig, "-X", "-C", f"{d}/cacheq", "-f", f"{d}/confq"], check_rc=0)
@@ -481,13 +477,8 @@ def ld_so_cache_lookup_prefers_glibc_hwcaps():
     if t.HOST_CPU != "x86_64" or t.run(["unshare", "-m", "true"]).returncode != 0:
         return
     real = t.real_library(name)
-    prog = os.path.join(d, "version.c")
-    with open(prog, "w") as f:
-        f.write("#include <nccl.h>\n#include <stdio.h>\nint main(void) { int v = -1;\n"
-                "  int rc = ncclGetVersion(&v); printf(\"rc=%d version=%d\\n\", rc, v); return 0; }\n")
-    direct = t.compile_c(f"{d}/direct", [prog, f"-I{t.NCCL_INCLUDE}", f"-L{os.path.dirname(real)}",
-                                         "-l:libnccl.so.2"])
-    shimmed = t.compile_c(f"{d}/shimmed", [prog] + t.link_shim_args("nccl"))
+    direct = t.version_prog(d, "direct", [f"-L{os.path.dirname(real)}", "-l:libnccl.so.2"])
+    shimmed = t.version_prog(d, "shimmed", t.link_shim_args("nccl"))
     r = t.run(["unshare", "-m", "sh", "-c", f'mount --bind {d}/cache /etc/ld.so.cache && "$1" && "$2"',
                "sh", direct, shimmed], check_rc=0)
     plain, wrapped = r.stdout.splitlines()

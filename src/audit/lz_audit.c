@@ -230,14 +230,8 @@ static void configure(void *stack_end)
         return;
     }
     lz_sys_set_debug(lz_debug_wanted(lz_sys_getenv(LZ_DEBUG_ENV)));
-    for (char **env = lz_sys_environ(); env && *env; env++) {
-        static const char llp[] = "LD_LIBRARY_PATH=";
-        size_t i = 0;
-        while (i < sizeof llp - 1 && (*env)[i] == llp[i])
-            i++;
-        if (i == sizeof llp - 1)
-            llp_at_start = (*env)[i] != '\0';
-    }
+    const char *llp = lz_sys_getenv_last("LD_LIBRARY_PATH");
+    llp_at_start = llp && *llp;
     read_targets(lz_sys_getenv(LZ_DROPINS_ENV));
     const char *cache = lz_sys_getenv(LZ_CACHE_ENV);
     if (cache && *cache)

@@ -345,6 +345,16 @@ const char *lz_sys_getenv(const char *name)
     return i < 0 ? 0 : lz_sys_environ()[i] + strlen(name) + 1;
 }
 
+const char *lz_sys_getenv_last(const char *name)
+{
+    size_t len = strlen(name);
+    const char *last = 0;
+    for (char **env = lz_sys_environ(); env && *env; env++)
+        if (memcmp(*env, name, len) == 0 && (*env)[len] == '=')
+            last = *env + len + 1;
+    return last;
+}
+
 unsigned long lz_sys_getauxval(unsigned long type)
 {
     for (ElfW(auxv_t) *a = auxv; a && a->a_type != AT_NULL; a++)

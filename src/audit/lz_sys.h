@@ -73,6 +73,10 @@ static inline int lz_sys_same(const char *a, const char *b)
     return *a == *b;
 }
 LZ_SYS_API const char *lz_sys_getenv(const char *name);
+/* The value of name's last entry in the environment array, where
+ * lz_sys_getenv takes the first: ld.so takes the last of its own
+ * variables (NULL: none). */
+LZ_SYS_API const char *lz_sys_getenv_last(const char *name);
 /* The index of NAME=... in the environment array, or -1. */
 LZ_SYS_API long lz_sys_env_index(const char *name);
 /* The start's argument and environment arrays (NULL-terminated, the

@@ -49,7 +49,7 @@ static const char *string_at(const char *buf, size_t len, uint32_t off)
  * the file on each lookup (ldconfig replaces it: a new inode); a stale one
  * is left mapped, never unmapped under a reader. Published atomically: no
  * lock, so nothing for fork() to find taken. */
-static char *ldc_lookup(const char *buf, size_t len, const char *soname, const char *const *hwcaps);
+static char *ldc_lookup(const char *buf, size_t len, const char *soname, lz_ldcache_hwcaps_fn hwcaps);
 
 typedef struct mapped_cache {
     const char *buf;
@@ -95,7 +95,7 @@ static const mapped_cache *ldc_map(int fd, const struct stat *sb, mapped_cache *
     return fresh;
 }
 
-char *lz_ldcache_path(const char *file, const char *soname, const char *const *hwcaps)
+char *lz_ldcache_path(const char *file, const char *soname, lz_ldcache_hwcaps_fn hwcaps)
 {
     int fd = open(file, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
@@ -240,7 +240,7 @@ static int ldc_legacy_excluded(uint64_t hwcap)
  * through its entries: those of glibc-hwcaps subdirectories come first, and
  * the one whose subdirectory comes first in hwcaps wins; else the first
  * other one ld.so takes. (The ISA level an entry may carry is not compared.) */
-static char *ldc_lookup(const char *buf, size_t len, const char *soname, const char *const *hwcaps)
+static char *ldc_lookup(const char *buf, size_t len, const char *soname, lz_ldcache_hwcaps_fn hwcaps)
 {
     struct cache_header h;
     memcpy(&h, buf, sizeof h);
@@ -285,7 +285,8 @@ static char *ldc_lookup(const char *buf, size_t len, const char *soname, const c
             best = value;
             break;
         }
-        unsigned p = ldc_hwcap_priority(buf, len, h.extension_offset, (uint32_t)e.hwcap, hwcaps);
+        unsigned p = hwcaps ? ldc_hwcap_priority(buf, len, h.extension_offset, (uint32_t)e.hwcap, hwcaps())
+                            : 0;
         if (p && (!best || p < best_priority))
             best = value, best_priority = p;
     }

@@ -3,6 +3,7 @@
  * against the filesystem as it is now (info.h; the file,
  * common/lz_cachefile.h). */
 #include "info.h"
+#include "base/lz_path.h"
 #include "common/lz_cachefile.h"
 #include "common/lz_ldsodirs.h"
 #include "common/lz_pathlist.h"
@@ -57,18 +58,32 @@ static char *read_cache(const char *path, size_t *len, char *why, size_t whysize
     return buf;
 }
 
-/* Whether dir/name is a file, with its id: in dir's glibc-hwcaps
- * subdirectories first, in the order ld.so tries them, then in dir. */
+struct found {
+    struct stat *st;
+    char *out;
+    size_t size;
+};
+
+static int regular_file(void *ctx, const char *path)
+{
+    struct found *f = ctx;
+    return stat(path, f->st) == 0 && S_ISREG(f->st->st_mode) && lz_copy(f->out, f->size, path);
+}
+
+/* Whether name is a file in dir, with its id and path: where ld.so tries
+ * it (lz_hwcaps_try: dir's glibc-hwcaps subdirectories first). */
 static int present(const char *dir, const char *name, struct stat *st, char *out, size_t size)
 {
-    const char *slash = dir[strlen(dir) - 1] == '/' ? "" : "/";
-    for (const char *const *sub = lz_hwcaps_subdirs(); *sub; sub++) {
-        int n = snprintf(out, size, "%s%sglibc-hwcaps/%s/%s", dir, slash, *sub, name);
-        if (n > 0 && (size_t)n < size && stat(out, st) == 0 && S_ISREG(st->st_mode))
-            return 1;
+    char bare[PATH_MAX];
+    size_t len = strlen(dir);
+    if (len > 1 && dir[len - 1] == '/' && len < sizeof bare) { /* ld.so's own end in '/' */
+        memcpy(bare, dir, len - 1);
+        bare[len - 1] = '\0';
+        dir = bare;
     }
-    snprintf(out, size, "%s%s%s", dir, slash, name);
-    return stat(out, st) == 0 && S_ISREG(st->st_mode);
+    const char *names[] = {name, NULL};
+    struct found f = {st, out, size};
+    return lz_hwcaps_try(dir, names, regular_file, &f);
 }
 
 /* The dynamic linker's system directories, after ld.so.cache: a name
@@ -166,7 +181,7 @@ int cache_show(FILE *out, const char *path)
             /* Recorded as found nowhere: stale where a searched directory or
              * ld.so.cache holds it now. */
             char *now = first_before(before, name, first, sizeof first, &first_st) ? strdup(first)
-                        : lz_ldcache_path("/etc/ld.so.cache", name, lz_hwcaps_subdirs());
+                        : lz_ldcache_path("/etc/ld.so.cache", name, lz_hwcaps_subdirs);
             if (!now && in_system_dirs(name, first, sizeof first))
                 now = strdup(first);
             if (now)
@@ -184,7 +199,7 @@ int cache_show(FILE *out, const char *path)
                  (first_st.st_dev != st.st_dev || first_st.st_ino != st.st_ino))
             bad = snprintf(verdict, sizeof verdict, "stale: the dynamic linker would map %s now", first);
         else if (strcmp(step, LZ_STEP_LDCACHE) == 0) {
-            char *now = lz_ldcache_path("/etc/ld.so.cache", name, lz_hwcaps_subdirs());
+            char *now = lz_ldcache_path("/etc/ld.so.cache", name, lz_hwcaps_subdirs);
             struct stat now_st;
             if (now && stat(now, &now_st) == 0 && (now_st.st_dev != st.st_dev || now_st.st_ino != st.st_ino))
                 bad = snprintf(verdict, sizeof verdict, "stale: ld.so.cache names %s now", now);

@@ -5,6 +5,7 @@
 #include "process/lz_hwcaps.h"
 
 #include "base/lz_dl.h"
+#include "base/lz_path.h"
 #include "elf/lz_elfmem.h"
 #include "process/lz_objects.h"
 
@@ -12,6 +13,7 @@
 #include <link.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* The names and their text, in one allocation sized for the prepended
  * list and the built-in names (glibc has no limit on either). */
@@ -38,11 +40,10 @@ static int list_holds(const char *list, const char *name)
 {
     size_t len = strlen(name);
     for (const char *p = list; *p;) {
-        const char *end = strchr(p, ':');
-        size_t n = end ? (size_t)(end - p) : strlen(p);
+        size_t n = lz_path_next(p, ":");
         if (n == len && memcmp(p, name, n) == 0)
             return 1;
-        p += n + (end != NULL);
+        p += n + (p[n] != '\0');
     }
     return 0;
 }
@@ -162,10 +163,9 @@ static hwcaps_read *read_hwcaps(void)
         return r;
     /* The prepended names, empty elements skipped, as glibc splits them. */
     for (const char *p = o->hwcaps_prepend ? o->hwcaps_prepend : ""; *p;) {
-        const char *end = strchr(p, ':');
-        size_t n = end ? (size_t)(end - p) : strlen(p);
+        size_t n = lz_path_next(p, ":");
         add(r, p, n);
-        p += n + (end != NULL);
+        p += n + (p[n] != '\0');
     }
     builtin(r, o->hwcaps_mask);
     return r;
@@ -186,4 +186,30 @@ const char *const *lz_hwcaps_subdirs(void)
         return expect->names;
     }
     return r->names;
+}
+
+int lz_hwcaps_try(const char *dir, const char *const *names, lz_hwcaps_try_fn fn, void *ctx)
+{
+    const char *const *subs = lz_hwcaps_subdirs();
+    char *caps = subs[0] ? lz_path_dup(dir, "glibc-hwcaps") : NULL;
+    struct stat st;
+    if (caps && stat(caps, &st) != 0) {
+        free(caps);
+        caps = NULL;
+    }
+    int rc = 0;
+    for (const char *const *n = names; *n && !rc; n++) {
+        for (const char *const *sub = subs; caps && *sub && !rc; sub++) {
+            char *in = lz_path_dup(caps, *sub), *path = in ? lz_path_dup(in, *n) : NULL;
+            rc = path ? fn(ctx, path) : 0;
+            free(path);
+            free(in);
+        }
+        char *path = rc ? NULL : lz_path_dup(dir, *n);
+        if (path)
+            rc = fn(ctx, path);
+        free(path);
+    }
+    free(caps);
+    return rc;
 }

@@ -15,4 +15,12 @@
  * once. */
 LZ_HIDDEN const char *const *lz_hwcaps_subdirs(void);
 
+/* The files ld.so tries in dir for each of names (NULL-terminated), in its
+ * order, passed to fn until it returns non-zero (that value returned; 0
+ * when none does): for each name, dir/glibc-hwcaps/SUB/name for each SUB
+ * above, where dir has glibc-hwcaps (one look for all the names), then
+ * dir/name. dir without a trailing '/'. */
+typedef int (*lz_hwcaps_try_fn)(void *ctx, const char *path);
+LZ_HIDDEN int lz_hwcaps_try(const char *dir, const char *const *names, lz_hwcaps_try_fn fn, void *ctx);
+
 #endif

@@ -103,33 +103,25 @@ struct linker_search {
     int nodeflib;                                    /* read by the DT_RPATH step */
 };
 
-/* dir/soname, for each soname: first in dir's glibc-hwcaps subdirectories
- * in ld.so's order (lz_hwcaps.h), where dir has them (one look at
- * dir/glibc-hwcaps: ld.so tries each subdirectory), then in dir. */
+struct linker_try {
+    struct linker_search *ls;
+    const char *step;
+};
+
+static int linker_try(void *ctx, const char *path)
+{
+    struct linker_try *lt = ctx;
+    return lz_probe_exists(path) && lt->ls->h->visit(lt->ls->h->ctx, lt->step, path);
+}
+
+/* The files ld.so tries in dir for each soname, glibc-hwcaps
+ * subdirectories first (lz_hwcaps_try). */
 static int linker_dir(struct linker_search *ls, const char *step, const char *dir)
 {
     if (ls->h->looked)
         ls->h->looked(ls->h->ctx, step, dir);
-    const char *const *subs = lz_hwcaps_subdirs();
-    char *caps = subs[0] ? lz_path_dup(dir, "glibc-hwcaps") : NULL;
-    if (caps && !lz_probe_exists(caps)) {
-        free(caps);
-        caps = NULL;
-    }
-    int rc = 0;
-    for (const char *const *s = ls->sonames; *s && !rc; s++) {
-        for (const char *const *sub = subs; caps && *sub && !rc; sub++) {
-            char *in = lz_path_dup(caps, *sub), *path = in ? lz_path_dup(in, *s) : NULL;
-            rc = path && lz_probe_exists(path) && ls->h->visit(ls->h->ctx, step, path);
-            free(path);
-            free(in);
-        }
-        char *path = rc ? NULL : lz_path_dup(dir, *s);
-        rc = rc || (path && lz_probe_exists(path) && ls->h->visit(ls->h->ctx, step, path));
-        free(path);
-    }
-    free(caps);
-    return rc;
+    struct linker_try lt = {ls, step};
+    return lz_hwcaps_try(dir, ls->sonames, linker_try, &lt);
 }
 
 static int visit_runpath(void *ctx, const char *dir, const char *why)
@@ -279,7 +271,7 @@ static int step_cache(struct linker_search *ls)
             snprintf(place, sizeof place, "/etc/ld.so.cache for %s", *s);
             hooks->looked(hooks->ctx, LZ_STEP_LDCACHE, place);
         }
-        char *path = lz_ldcache_path("/etc/ld.so.cache", *s, lz_hwcaps_subdirs());
+        char *path = lz_ldcache_path("/etc/ld.so.cache", *s, lz_hwcaps_subdirs);
         if (path && ls->nodeflib && in_system_dir(path)) {
             if (hooks->note)
                 hooks->note(hooks->ctx, LZ_STEP_LDCACHE, "its entry lies in a system directory, "

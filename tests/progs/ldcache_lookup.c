@@ -9,16 +9,22 @@
 
 #include "elf/lz_ldcache.h"
 
+static const char *hwcaps[17];
+
+static const char *const *subdirs(void)
+{
+    return hwcaps;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2)
         return 2;
-    const char *hwcaps[17] = {NULL};
     char *list = getenv("HWCAPS") ? strdup(getenv("HWCAPS")) : NULL;
     for (int n = 0; list && n < 16 && (hwcaps[n] = strtok(n ? NULL : list, ":")); n++)
         ;
     for (int i = 2; i < argc; i++) {
-        char *path = lz_ldcache_path(argv[1], argv[i], hwcaps);
+        char *path = lz_ldcache_path(argv[1], argv[i], subdirs);
         printf("%s %s\n", argv[i], path ? path : "-");
         free(path);
     }
