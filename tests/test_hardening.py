@@ -456,6 +456,32 @@ def first_call_joined_by_a_constructor_ends():
 
 
 @case
+def first_call_joined_after_its_look_at_the_lock_ends():
+    """The lock free when the worker's first call begins, then taken by a
+    plugin's constructor that joins the worker while the worker is still in
+    its search (the program's chooser holds it there until the constructor
+    runs): the call's own dlopen finds the lock held by a thread joining it
+    and ends with the failure value, and the next call loads; shared and
+    static shim (the chooser is theirs)."""
+    d = t.workdir("join_race")
+    src = os.path.join(t.PROGS, "join_race.c")
+    plugin = t.compile_c(os.path.join(d, "plugin.so"), [src], ["-DPLUGIN", "-fPIC",
+                         f"-I{t.NCCL_INCLUDE}", f"-I{t.CUDA_INCLUDE}"] + t.sanitizer_link_args(),
+                         shared=True)
+    inc = [f"-I{t.NCCL_INCLUDE}", f"-I{t.CUDA_INCLUDE}", f"-I{t.SHIMS}"]
+    builds = {"shared shim": (t.link_shim_args("nccl"), {}),
+              "static shim": (inc + [t.shim("nccl", static=True), "-ldl"] + t.sanitizer_link_args(), {})}
+    for what, (link, env) in builds.items():
+        prog = t.compile_c(os.path.join(d, what.replace(" ", "_")), [src],
+                           link + ["-ldl", "-lpthread", "-rdynamic"])
+        r = bounded([prog, plugin], dict(env, LAZYNCCL_DEBUG="1"), 60)
+        version = r.stdout.split("main: rc=0 version=")[-1].strip()
+        t.equal((r.returncode, r.stdout), (0, f"worker: rc=2 version=-1\nmain: rc=0 version={version}\n"),
+                f"{what}: {r.stderr}")
+        t.contains(r.stderr, "which waits for this thread to end (pthread_join)", f"{what}: the log")
+
+
+@case
 def first_call_joined_by_a_destructor_ends():
     """The same from a plugin's destructor at dlclose."""
     join_case(2, "destructor")

@@ -93,12 +93,24 @@ def model_waiting_for_the_lock_deadlocks_with_its_holder():
 
 
 @case
-def model_a_holder_after_the_look_deadlocks():
-    """I3 as it really holds: a holder that takes the lock after the first
-    call looked at it, before the search's dlopen, deadlocks with it
-    (docs/reference/limitations.md)."""
-    broken("waiter_late", ["-DWAITER", "-DWAITER_LATE", "-DNO_FORK", "-DNO_FIXER", "-DNO_PLUGIN"],
-           "invalid end state", "a holder that takes the lock after the look")
+def model_holds_a_holder_after_the_look():
+    """The holder takes the lock at any moment, also after the first call
+    looked at it and before the search's dlopen, beside a second caller:
+    each call of the search into the dynamic linker takes the lock first,
+    or ends (I3)."""
+    holds("waiter_late", ["-DWAITER", "-DWAITER_LATE", "-DCALLERS=2", "-DNO_FORK", "-DNO_FIXER",
+                          "-DNO_PLUGIN"])
+
+
+@case
+def model_a_look_only_deadlocks_with_a_late_holder():
+    """The same holder against a first call that only looks at the lock
+    when it begins (lz_ldlock_wait) and lets dlopen wait for it: spin finds
+    the deadlock of a holder that takes it between the look and the
+    search's dlopen (I3)."""
+    broken("waiter_late_look", ["-DWAITER", "-DWAITER_LATE", "-DLOOK_ONLY", "-DNO_FORK", "-DNO_FIXER",
+                                "-DNO_PLUGIN"],
+           "invalid end state", "a first call that only looks at the lock")
 
 
 @case

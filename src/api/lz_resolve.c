@@ -74,13 +74,17 @@ static void *family_fallback(const lz_lib *lib, const lz_sym *want)
  * missing (the next call asks dlsym). */
 static void *symbol(const lz_lib *lib, const char *name, int *busy)
 {
-    char why[512];
     int cs;
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cs);
-    *busy = lz_ldlock_wait(why, sizeof why) != 0;
+    /* Taken, not only looked at: a holder cannot take it between the look
+     * and dlsym, and then join this thread. */
+    int taken = lz_ldlock_take();
+    void *p = taken >= 0 ? lz_dlsym(lib->st->handle, name) : NULL;
+    lz_ldlock_give(taken);
     pthread_setcancelstate(cs, NULL);
+    *busy = taken < 0;
     if (!*busy)
-        return lz_dlsym(lib->st->handle, name);
+        return p;
     struct link_map *lm = NULL;
     if (dlinfo(lib->st->handle, RTLD_DI_LINKMAP, &lm) != 0 || !lm) {
         dlerror();

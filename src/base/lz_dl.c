@@ -103,7 +103,16 @@ static const struct r_debug *live_r_debug(void)
     return r;
 }
 
-static void enter(void)
+static __thread const lz_dl_guard *guard;
+
+void lz_dl_guarded(const lz_dl_guard *g)
+{
+    guard = g;
+}
+
+/* The window around a call into the dynamic linker: enter's answer (the
+ * guard's: -1, the call is not made) goes to leave. */
+static void open_window(void)
 {
     lz_dl_adopt(); /* a resolution after the load takes no lock before this */
     pthread_mutex_lock(&gate_mu);
@@ -115,12 +124,35 @@ static void enter(void)
     pthread_mutex_unlock(&gate_mu);
 }
 
-static void leave(void)
+static void close_window(void)
 {
     pthread_mutex_lock(&gate_mu);
     if (--gate_open == 0)
         pthread_cond_broadcast(&gate_cv);
     pthread_mutex_unlock(&gate_mu);
+}
+
+/* Guarded calls (those that take ld.so's lock): the guard's answer, the
+ * window open unless it is -1. The window first: a thread waiting for this
+ * one's search sees it inside the dynamic linker while the guard waits for
+ * the lock, and searches too (lz_dl_wait), rather than wait for a search
+ * that waits for a holder that waits for it. */
+static int enter(void)
+{
+    open_window();
+    const lz_dl_guard *g = guard;
+    int taken = g ? g->take() : 0;
+    if (taken < 0)
+        close_window();
+    return taken;
+}
+
+static void leave(int taken)
+{
+    close_window();
+    const lz_dl_guard *g = guard;
+    if (g)
+        g->give(taken);
 }
 
 int lz_dl_wait(int (*pending)(const void *ctx), const void *ctx)
@@ -160,10 +192,14 @@ void *lz_dlopen(const char *path, int flags, const char **why)
         *why = unsafe;
         return NULL;
     }
-    enter();
+    int taken = enter();
+    if (taken < 0) {
+        *why = "the dynamic linker's lock is held by a thread that waits for this one";
+        return NULL;
+    }
     void *h = dlopen(path, flags);
     const char *e = h ? NULL : dlerror();
-    leave();
+    leave(taken);
     *why = e ? e : "dlopen failed";
     return h;
 }
@@ -174,7 +210,9 @@ int lz_dl_path_of(void *handle, char *out, size_t size)
     /* RTLD_DEFAULT and RTLD_NEXT are no objects: dlinfo would read them as one. */
     if (!handle || handle == RTLD_NEXT || lz_dl_unsafe())
         return 0;
-    enter();
+    int taken = enter();
+    if (taken < 0)
+        return 0;
     int ok = dlinfo(handle, RTLD_DI_LINKMAP, &lm) == 0 && lm && lm->l_name && lm->l_name[0] &&
              strlen(lm->l_name) < size;
     if (ok)
@@ -193,7 +231,7 @@ int lz_dl_path_of(void *handle, char *out, size_t size)
         if (!ok)
             dlerror();
     }
-    leave();
+    leave(taken);
     return ok;
 }
 
@@ -201,32 +239,40 @@ void lz_dlclose(void *handle)
 {
     if (!handle || lz_dl_unsafe())
         return; /* a reference kept is harmless; an inconsistent linker is not */
-    enter();
+    int taken = enter();
+    if (taken < 0)
+        return; /* a reference kept, as above */
     dlclose(handle);
-    leave();
+    leave(taken);
 }
 
 void *lz_dlsym(void *handle, const char *name)
 {
-    enter();
+    int taken = enter();
+    if (taken < 0)
+        return NULL;
     void *p = dlsym(handle, name);
-    leave();
+    leave(taken);
     return p;
 }
 
 void *lz_dlvsym(void *handle, const char *name, const char *version)
 {
-    enter();
+    int taken = enter();
+    if (taken < 0)
+        return NULL;
     void *p = dlvsym(handle, name, version);
-    leave();
+    leave(taken);
     return p;
 }
 
 int lz_dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void *data)
 {
-    enter();
+    /* Unguarded: it takes ld.so's other lock, which no holder of the first
+     * keeps while running a constructor or destructor. */
+    open_window();
     int rc = dl_iterate_phdr(cb, data);
-    leave();
+    close_window();
     return rc;
 }
 

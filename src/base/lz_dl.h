@@ -77,6 +77,18 @@ LZ_HIDDEN void lz_dl_owned(void (*reset)(void), pid_t me);
  * dynamic linker and the lock that ends it). */
 LZ_HIDDEN void lz_dl_searching(int on);
 
+/* What the calling thread does before each of its calls into the dynamic
+ * linker that take ld.so's lock (dlopen, dlclose, dlsym, dlvsym, dlinfo):
+ * take() answers 1 (something taken, handed to give() after the call), 0
+ * (nothing taken) or -1 (the call would wait for good: it is not made, and
+ * answers as one that failed). NULL: none. Set by a search around itself;
+ * the guard is the caller's, of a layer above this one. */
+typedef struct lz_dl_guard {
+    int (*take)(void);
+    void (*give)(int taken);
+} lz_dl_guard;
+LZ_HIDDEN void lz_dl_guarded(const lz_dl_guard *guard);
+
 /* How long fork() waits for a window to close, in milliseconds. */
 #define LZ_FORK_WAIT_MS 2000
 

@@ -155,7 +155,7 @@ static int end_turn(const lz_lib *lib, lz_turn *t, lz_outcome *out, const lz_rea
             break;
         }
     __atomic_store_n(&st->loaders, st->loaders - 1, __ATOMIC_RELEASE);
-    int published = t->gen == st->gen && status_of(lib) == LZ_UNTRIED;
+    int published = !out->busy && t->gen == st->gen && status_of(lib) == LZ_UNTRIED;
     if (published)
         publish(lib, out, ready, plan);
     *drop = !published && out->handle && status_of(lib) == LZ_LOADED && st->handle == out->handle;
@@ -186,6 +186,8 @@ static void *get_ready(const lz_lib *lib, lz_outcome *out, const lz_ready **read
     return NULL;
 }
 
+static const lz_dl_guard take_ldlock = {lz_ldlock_take, lz_ldlock_give};
+
 static int ensure_loaded(const lz_lib *lib, const lz_sym *want)
 {
     int may_wait = 1;
@@ -199,15 +201,36 @@ static int ensure_loaded(const lz_lib *lib, const lz_sym *want)
 
         lz_outcome out = {0};
         lz_dl_searching(1);
+        /* Every call of the search into the dynamic linker takes its lock
+         * first, or is refused where the holder waits for this thread:
+         * the holder cannot take it between a look and the call. */
+        lz_ldlock_clear();
+        lz_dl_guarded(&take_ldlock);
         if (!t.list_lost)
             lz_search_and_open(lib, want, t.list, &out);
         free(t.list);
+        const char *refused = lz_ldlock_refused();
         const lz_ready *ready = NULL;
-        void *plan = get_ready(lib, &out, &ready);
+        void *plan = refused ? NULL : get_ready(lib, &out, &ready);
+        lz_dl_guarded(NULL);
+        if (refused) {
+            /* A search cut short: nothing published, the next call searches
+             * again (a handle it opened stays open: closing would wait). */
+            out.busy = 1;
+            free(out.report);
+            out.report = NULL;
+        }
 
         int drop;
         int published = end_turn(lib, &t, &out, ready, plan, &drop);
         lz_dl_searching(0);
+        if (refused) {
+            free(out.path);
+            if (status_of(lib) == LZ_LOADED)
+                return LZ_LOADED; /* another thread's search, meanwhile */
+            lz_log(lib, "%s not loaded: %s", lib->display, refused);
+            return LZ_BUSY;
+        }
         if (ready)
             ready->discard(plan);
         free(out.report); /* NULL when published */

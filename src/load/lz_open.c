@@ -8,6 +8,7 @@
 #include "base/lz_env.h"
 #include "base/lz_lock.h"
 #include "common/lz_stepnames.h"
+#include "process/lz_ldlock.h"
 #include "process/lz_needed.h"
 #include "common/lz_note.h"
 #include "process/lz_objects.h"
@@ -273,6 +274,10 @@ void lz_search_and_open(const lz_lib *lib, const lz_sym *want, const char *list,
             lz_log(lib, "%s could not be loaded: out of memory", lib->display);
             break;
         }
+        if (lz_ldlock_refused()) { /* cut short: the caller says why */
+            free(r);
+            break;
+        }
         if (!r->w.res.found && !report) {
             /* A quiet attempt found nothing: again, with the report the
              * failure's message needs. */
@@ -299,6 +304,10 @@ void lz_search_and_open(const lz_lib *lib, const lz_sym *want, const char *list,
             out->step = c.step;
             out->path = path;
             out->companions = path + strlen(path) + 1;
+            break;
+        }
+        if (lz_ldlock_refused()) {
+            free(path);
             break;
         }
         if (path)

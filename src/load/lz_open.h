@@ -15,6 +15,7 @@ typedef struct lz_outcome {
     char *path;              /* malloc'd: the path, '\0', then companions */
     const char *companions;  /* into path: '\n'-separated, to load later */
     lz_msg *report;          /* malloc'd, or NULL */
+    int busy;                /* cut short: the dynamic linker's lock was refused */
 } lz_outcome;
 
 /* Search for lib and open what the search chose; out is zeroed by the

@@ -25,7 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static const pthread_mutex_t *find_lock(void)
+static pthread_mutex_t *find_lock(void)
 {
     uintptr_t base = lz_objects_ldso_base();
     if (!base) /* a static program */
@@ -39,13 +39,13 @@ static const pthread_mutex_t *find_lock(void)
     const ElfW(Sym) *s = lz_elfmem_lookup(&m, "_rtld_global");
     if (!s || s->st_shndx == SHN_UNDEF || s->st_size < sizeof(size_t) + 2 * sizeof(pthread_mutex_t))
         return NULL;
-    const unsigned char *g = (const unsigned char *)(base + s->st_value);
-    const pthread_mutex_t *found = NULL;
+    unsigned char *g = (unsigned char *)(base + s->st_value);
+    pthread_mutex_t *found = NULL;
     for (size_t off = 0; off + sizeof(size_t) + 2 * sizeof(pthread_mutex_t) <= s->st_size;
          off += sizeof(size_t)) {
         size_t nns;
         memcpy(&nns, g + off, sizeof nns);
-        const pthread_mutex_t *a = (const pthread_mutex_t *)(g + off + sizeof(size_t));
+        pthread_mutex_t *a = (pthread_mutex_t *)(g + off + sizeof(size_t));
         if (nns < 1 || nns > 16 || a[0].__data.__kind != PTHREAD_MUTEX_RECURSIVE_NP ||
             a[1].__data.__kind != PTHREAD_MUTEX_RECURSIVE_NP)
             continue;
@@ -56,9 +56,9 @@ static const pthread_mutex_t *find_lock(void)
     return found;
 }
 
-static const pthread_mutex_t *ld_lock(void)
+static pthread_mutex_t *ld_lock(void)
 {
-    static const pthread_mutex_t *lock;
+    static pthread_mutex_t *lock;
     static int tried;
     if (!__atomic_load_n(&tried, __ATOMIC_ACQUIRE)) {
         __atomic_store_n(&lock, find_lock(), __ATOMIC_RELAXED);
@@ -209,17 +209,23 @@ const char *lz_ldlock_holder(void)
     return holder_waits ? holder_waits : "a thread that waits for this one";
 }
 
-int lz_ldlock_wait(char *why, size_t size)
+/* Until the lock is free (take: until this thread holds it, trylock
+ * succeeding), or its holder waits for this thread for good: 1 taken, 0
+ * free or this thread's (not taken), -1 with the reason in why. */
+static int settle(pthread_mutex_t *lock, int take, char *why, size_t size)
 {
-    const pthread_mutex_t *lock = ld_lock();
-    if (!lock)
-        return 0;
     int me = (int)syscall(SYS_gettid);
     long pause_ns = 100000;
     for (;;) {
+        if (take && pthread_mutex_trylock(lock) == 0)
+            return 1; /* recursive: this thread's own hold counts once more */
         int owner = __atomic_load_n(&lock->__data.__owner, __ATOMIC_ACQUIRE);
-        if (owner == 0 || owner == me)
+        if (!take && (owner == 0 || owner == me))
             return 0;
+        if (owner == me)
+            return 0; /* this thread's, and no more holds fit: as it stands */
+        if (owner == 0)
+            continue; /* let go between the try and the look: try again */
         /* Seen twice, a millisecond apart, the lock still that thread's:
          * a holder that let go and then joined (a dlopen returned before
          * its caller's join) is no deadlock. */
@@ -257,4 +263,42 @@ int lz_ldlock_wait(char *why, size_t size)
         if (pause_ns < 2000000)
             pause_ns = pause_ns * 2 < 2000000 ? pause_ns * 2 : 2000000;
     }
+}
+
+int lz_ldlock_wait(char *why, size_t size)
+{
+    pthread_mutex_t *lock = ld_lock();
+    return lock ? settle(lock, 0, why, size) : 0;
+}
+
+/* The reason of this thread's last refused take, until cleared. */
+static __thread char refused[512];
+
+int lz_ldlock_take(void)
+{
+    pthread_mutex_t *lock = ld_lock();
+    if (!lock)
+        return 0;
+    char why[sizeof refused];
+    int taken = settle(lock, 1, why, sizeof why);
+    if (taken < 0 && !refused[0])
+        memcpy(refused, why, sizeof why);
+    return taken;
+}
+
+void lz_ldlock_give(int taken)
+{
+    pthread_mutex_t *lock = ld_lock();
+    if (taken > 0 && lock)
+        pthread_mutex_unlock(lock);
+}
+
+const char *lz_ldlock_refused(void)
+{
+    return refused[0] ? refused : NULL;
+}
+
+void lz_ldlock_clear(void)
+{
+    refused[0] = '\0';
 }

@@ -17,6 +17,22 @@
  * the process sleeps too, which no wait of this thread can outlast. */
 LZ_HIDDEN int lz_ldlock_wait(char *why, size_t size);
 
+/* The same wait, ending with the lock taken by this thread (trylock, so
+ * that no holder can take it between the look and the call that needs it,
+ * and then join this thread): 1 taken, to be given back with
+ * lz_ldlock_give once the call into the dynamic linker returns (it takes
+ * the lock again, as its holder); 0 nothing taken (the lock cannot be
+ * read: the call waits in the dynamic linker, as before); -1 when its
+ * holder waits for this thread for good, the reason kept for
+ * lz_ldlock_refused. */
+LZ_HIDDEN int lz_ldlock_take(void);
+LZ_HIDDEN void lz_ldlock_give(int taken);
+
+/* The reason of this thread's first refused take since lz_ldlock_clear,
+ * or NULL. */
+LZ_HIDDEN const char *lz_ldlock_refused(void);
+LZ_HIDDEN void lz_ldlock_clear(void);
+
 /* The holder that this thread's last -1 found, in words for a message: "a
  * thread that waits for this one to end (pthread_join)", or one asleep. */
 LZ_HIDDEN const char *lz_ldlock_holder(void);

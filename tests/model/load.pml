@@ -32,11 +32,13 @@
  *      for caller 0's first call to end (a join, or a condition variable
  *      with every other thread asleep: lz_ldlock.c sees both), and the call
  *      ends with the failure value (BUSY) instead of waiting for the lock.
- *      As it really holds: the holder must take the lock before the call
- *      looks at it. -DWAITER_LATE lets it take the lock at any moment, and
- *      spin finds the deadlock of a holder that takes it between the look
- *      and the search's dlopen; -DNO_LDLOCK_CHECK, a call that only waits
- *      for the lock, deadlocks always;
+ *      -DWAITER_LATE lets it take the lock at any moment: each call of the
+ *      search into the dynamic linker takes the lock first (trylock) or
+ *      ends, so it holds too; with -DLOOK_ONLY (a look when the call
+ *      begins, then a dlopen that waits) spin finds the deadlock of a
+ *      holder that takes it between the look and the dlopen;
+ *      -DNO_LDLOCK_CHECK, a call that only waits for the lock, deadlocks
+ *      always;
  *   I4 a forked child never uses, nor calls dlopen over, a half-loaded
  *      object;
  *   I6 no call reaches the library before its variables hold its values
@@ -442,12 +444,31 @@ inline cancel_point(can) {
 
 /* dlopen of the library by a searcher. found: it was there. The
  * constructor may call back into the shim (reenter). */
+/* lz_ldlock_take, before each call of a search into the dynamic linker:
+ * take its lock (trylock), or end at once (busy) when its holder waits for
+ * this thread; the call then takes it again inside, as its holder. With
+ * -DLOOK_ONLY (lz_ldlock_wait's look at the start only), the call waits
+ * for the lock. */
+inline ld_take(busy) {
+#if defined(OLD) || defined(LOOK_ONLY)
+    ld_acquire()
+#else
+    if
+    :: atomic { (ld == 0 || ld == _pid + 1) -> ld = _pid + 1; ld_depth++ }
+#if defined(WAITER) && !defined(NO_LDLOCK_CHECK)
+    :: atomic { (ld != 0 && ld != _pid + 1 && holder_waits && _pid == 0) -> busy = true }
+#endif
+    fi
+#endif
+}
+
 inline dlopen_lib(found, cancel_on) {
     enter();
     cancel_point(cancel_on);
-    ld_acquire();
+    ld_take(busy);
     if
-    :: present ->
+    :: busy -> found = false
+    :: !busy && present ->
         if
         :: obj == 0 -> obj = 1;
            /* the library's constructor, with the dynamic linker locked */
@@ -458,9 +479,9 @@ inline dlopen_lib(found, cancel_on) {
         fi;
         refs++;
         found = true
-    :: else -> found = false
+    :: !busy && !present -> found = false
     fi;
-    ld_release();
+    if :: !busy -> ld_release() :: else -> skip fi;
     leave()
 }
 
@@ -523,8 +544,8 @@ inline retry() {
 /* The fill's look-ups (lz_dlsym): calls into the dynamic linker. */
 inline prepare() {
     enter();
-    ld_acquire();
-    ld_release();
+    ld_take(busy);
+    if :: !busy -> ld_release() :: else -> skip fi;
     leave()
 }
 
@@ -587,7 +608,12 @@ inline ensure_loaded(result) {
             lock_mu();
             searching[_pid] = false; loaders--;
             if
-            :: mygen == gen && status == UNTRIED ->
+            :: busy ->
+                /* Cut short by a refused take: nothing published (a handle
+                 * opened stays open); loaded meanwhile by another, LOADED. */
+                if :: status == LOADED -> result = LOADED :: else -> result = BUSY fi;
+                unlock_mu(); break
+            :: !busy && mygen == gen && status == UNTRIED ->
                 if
                 :: found ->
 #ifndef FILL_LATE
