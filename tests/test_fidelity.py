@@ -196,6 +196,38 @@ def fidelity_ld_profile_profiles_the_real_library():
 
 
 @case
+def fidelity_origin_of_a_library_loaded_by_path():
+    """A program loads NCCL by path and asks where it lies: dlinfo's
+    RTLD_DI_ORIGIN, its link map's l_name and dladdr's file name for its
+    ncclGetVersion, before and after the first call. Wrapped, all three
+    name the drop-in standing for it, both times: a link map's name is what
+    debuggers and symbolizers read the symbols of at its address, and the
+    drop-in's code is what lies there (docs/reference/limitations.md). The
+    row is plain's with the drop-in's directory for the file's, and the
+    drop-in answers lazynccl_asked_path (the file asked for) at once and
+    lazynccl_loaded_path (the file loaded) after the call."""
+    plain_only()
+    d = t.workdir("fidelity_origin")
+    real = os.path.join(d, "real")
+    t.fake_nccl(real, version=22101)
+    prog = t.compile_c(os.path.join(d, "origin"), [os.path.join(FIXTURE, "origin.c"), "-ldl"])
+    asked = os.path.join(real, "libnccl.so.2")
+    plain = side([prog, asked], {}, False)
+    wrapped = side([prog, asked], {}, True)
+    t.equal(plain[0], 0, f"plain: {plain}")
+    t.contains(plain[1], "call: rc=0 version=22101", "plain called the file")
+    lines = wrapped[1].splitlines()
+    dropin_dir = lines[0].split("before: origin ", 1)[-1]
+    t.equal(os.path.isfile(os.path.join(dropin_dir, "libnccl.so.2")) and dropin_dir != real, True,
+            f"wrapped names a directory of its own: {wrapped}")
+    extra = [f"{when}: asked {asked}" for when in ("before", "after")] + \
+            ["before: loaded (none)", f"after: loaded {asked}"]
+    t.equal((wrapped[0], [l for l in lines if l not in extra], sorted(set(lines) & set(extra))),
+            (plain[0], plain[1].replace(real, dropin_dir).splitlines(), sorted(extra)),
+            f"wrapped against plain: {wrapped}")
+
+
+@case
 def fidelity_ld_library_path_as_at_start():
     """A program started with LD_LIBRARY_PATH naming one NCCL sets it to
     another for its children, then makes its first call: linked -lnccl it
