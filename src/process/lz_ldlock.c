@@ -209,6 +209,40 @@ const char *lz_ldlock_holder(void)
     return holder_waits ? holder_waits : "a thread that waits for this one";
 }
 
+/* glibc's trylock and unlock of a recursive mutex (pthread_mutex_trylock.c,
+ * pthread_mutex_unlock.c, kind PTHREAD_MUTEX_RECURSIVE_NP, which find_lock
+ * checked), on the same fields: the C library's pthread_mutex_trylock is
+ * GLIBC_2.34's since libpthread moved into it, which a wheel built for
+ * older glibc (manylinux2014) must not need. 0 taken, else busy. */
+static int try_take(pthread_mutex_t *m, int me)
+{
+    if (__atomic_load_n(&m->__data.__owner, __ATOMIC_RELAXED) == me) {
+        if (m->__data.__count + 1 == 0)
+            return -1;
+        m->__data.__count++;
+        return 0;
+    }
+    int unlocked = 0;
+    if (!__atomic_compare_exchange_n(&m->__data.__lock, &unlocked, 1, 0, __ATOMIC_ACQUIRE,
+                                     __ATOMIC_RELAXED))
+        return -1;
+    __atomic_store_n(&m->__data.__owner, me, __ATOMIC_RELAXED);
+    m->__data.__count = 1;
+    m->__data.__nusers++;
+    return 0;
+}
+
+static void give_back(pthread_mutex_t *m)
+{
+    if (--m->__data.__count != 0)
+        return;
+    __atomic_store_n(&m->__data.__owner, 0, __ATOMIC_RELAXED);
+    m->__data.__nusers--;
+    /* 2: a thread sleeps in the futex, waiting for it (lll_unlock). */
+    if (__atomic_exchange_n(&m->__data.__lock, 0, __ATOMIC_RELEASE) > 1)
+        syscall(SYS_futex, &m->__data.__lock, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
 /* Until the lock is free (take: until this thread holds it, trylock
  * succeeding), or its holder waits for this thread for good: 1 taken, 0
  * free or this thread's (not taken), -1 with the reason in why. */
@@ -217,7 +251,7 @@ static int settle(pthread_mutex_t *lock, int take, char *why, size_t size)
     int me = (int)syscall(SYS_gettid);
     long pause_ns = 100000;
     for (;;) {
-        if (take && pthread_mutex_trylock(lock) == 0)
+        if (take && try_take(lock, me) == 0)
             return 1; /* recursive: this thread's own hold counts once more */
         int owner = __atomic_load_n(&lock->__data.__owner, __ATOMIC_ACQUIRE);
         if (!take && (owner == 0 || owner == me))
@@ -290,7 +324,7 @@ void lz_ldlock_give(int taken)
 {
     pthread_mutex_t *lock = ld_lock();
     if (taken > 0 && lock)
-        pthread_mutex_unlock(lock);
+        give_back(lock);
 }
 
 const char *lz_ldlock_refused(void)
