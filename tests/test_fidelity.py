@@ -1085,6 +1085,37 @@ def fidelity_restart_keeps_identity():
 
 
 @case
+def fidelity_restart_keeps_the_environment_layout():
+    """A process restarted for static TLS (a library of 3,000 bytes of TLS
+    preloaded) that writes its title over its start strings, taking its
+    last environment entry for their end (the naive setproctitle): the
+    GLIBC_TUNABLES entry the restart adds comes first, so the last entry
+    is still the kernel's string (glibc's start-up points that entry at a
+    copy of its own); wrapped runs as plain. It crashed when the entry came
+    last."""
+    plain_only()
+    d = t.workdir("fidelity_restart_layout")
+    src = os.path.join(d, "bigtls.c")
+    with open(src, "w") as f:
+        f.write("__thread char big[3000]; char *touch(void) { return big; }\n")
+    tls = t.compile_c(os.path.join(d, "libbigtls.so"), [src], shared=True)
+    src = os.path.join(d, "title.c")
+    with open(src, "w") as f:
+        f.write("#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n"
+                "extern char **environ;\n"
+                "int main(int c, char **v) { (void)c;\n"
+                "  int n = 0; while (environ[n]) n++;\n"
+                "  char *end = environ[n - 1] + strlen(environ[n - 1]);\n"
+                "  memset(v[0], 0, end - v[0]); strcpy(v[0], \"title\");\n"
+                "  printf(\"titled %s\\n\", getenv(\"GLIBC_TUNABLES\") ? \"restarted\" : \"as started\");\n"
+                "  return 0; }\n")
+    prog = t.compile_c(os.path.join(d, "title"), [src])
+    env = {"LD_PRELOAD": tls}
+    t.equal(side([prog], env, False)[:2], (0, "titled as started\n"), "plain")
+    t.equal(side([prog], env, True)[:2], (0, "titled restarted\n"), "wrapped, restarted")
+
+
+@case
 def fidelity_restart_follows_the_last_tunables():
     """Two GLIBC_TUNABLES entries, the later naming a small optional static
     TLS (glibc reads every entry, later settings winning), and jemalloc

@@ -267,7 +267,11 @@ static unsigned long long optional_given(void)
  * winning), every other setting of every entry kept where it was; the
  * entries stay as many and in their places, since glibc's start-up edits
  * the environment's own bytes of each (a program reading them sees the
- * same layout as plain). */
+ * same layout as plain). Where there is none, the new one comes first:
+ * glibc's start-up points the environment's entry at a copy of its own,
+ * away from the strings the kernel laid out, and a program that takes its
+ * last entry for the end of those strings (to write its title over them)
+ * must still find it there. */
 LZ_COLD static void restart_with_tunable(void)
 {
     char **env = lz_sys_environ();
@@ -283,17 +287,16 @@ LZ_COLD static void restart_with_tunable(void)
     char *envp[envc + 2], *ours = buf;
     long n = 0;
     unsigned long long want = lz_tls_want(need);
-    for (long i = 0; i <= envc; i++) {
-        if (i < envc && !is_tunables(env[i])) {
+    /* i == -1: the new entry, where there is none to raise. */
+    for (long i = last >= 0 ? 0 : -1; i < envc; i++) {
+        if (i >= 0 && !is_tunables(env[i])) {
             envp[n++] = env[i];
             continue;
         }
-        if (i == envc && last >= 0)
-            break;
         char *entry = buf + b.n;
         lz_sbuf_put(&b, TUNABLES "=");
         int first = 1;
-        for (const char *p = i < envc ? env[i] + sizeof TUNABLES : ""; *p;) {
+        for (const char *p = i >= 0 ? env[i] + sizeof TUNABLES : ""; *p;) {
             const char *end = p;
             while (*end && *end != ':')
                 end++;
@@ -305,7 +308,7 @@ LZ_COLD static void restart_with_tunable(void)
             }
             p = *end ? end + 1 : end;
         }
-        if (i == last || i == envc) {
+        if (i == last) { /* -1 == -1: the new one */
             if (!first)
                 lz_sbuf_put(&b, ":");
             lz_sbuf_put(&b, LZ_TLS_TUNABLE "=");

@@ -209,22 +209,27 @@ static int ensure_loaded(const lz_lib *lib, const lz_sym *want)
         if (!t.list_lost)
             lz_search_and_open(lib, want, t.list, &out);
         free(t.list);
-        const char *refused = lz_ldlock_refused();
         const lz_ready *ready = NULL;
-        void *plan = refused ? NULL : get_ready(lib, &out, &ready);
+        void *plan = lz_ldlock_refused(NULL, 0) ? NULL : get_ready(lib, &out, &ready);
         lz_dl_guarded(NULL);
-        if (refused) {
+        char refused[512];
+        int busy = lz_ldlock_refused(refused, sizeof refused);
+        if (busy) {
             /* A search cut short: nothing published, the next call searches
              * again (a handle it opened stays open: closing would wait). */
             out.busy = 1;
             free(out.report);
             out.report = NULL;
+            if (ready)
+                ready->discard(plan);
+            ready = NULL;
+            plan = NULL;
         }
 
         int drop;
         int published = end_turn(lib, &t, &out, ready, plan, &drop);
         lz_dl_searching(0);
-        if (refused) {
+        if (busy) {
             free(out.path);
             if (status_of(lib) == LZ_LOADED)
                 return LZ_LOADED; /* another thread's search, meanwhile */

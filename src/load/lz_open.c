@@ -274,7 +274,7 @@ void lz_search_and_open(const lz_lib *lib, const lz_sym *want, const char *list,
             lz_log(lib, "%s could not be loaded: out of memory", lib->display);
             break;
         }
-        if (lz_ldlock_refused()) { /* cut short: the caller says why */
+        if (lz_ldlock_refused(NULL, 0)) { /* cut short: the caller says why */
             free(r);
             break;
         }
@@ -306,7 +306,7 @@ void lz_search_and_open(const lz_lib *lib, const lz_sym *want, const char *list,
             out->companions = path + strlen(path) + 1;
             break;
         }
-        if (lz_ldlock_refused()) {
+        if (lz_ldlock_refused(NULL, 0)) {
             free(path);
             break;
         }

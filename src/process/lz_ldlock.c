@@ -209,6 +209,30 @@ const char *lz_ldlock_holder(void)
     return holder_waits ? holder_waits : "a thread that waits for this one";
 }
 
+/* How the lock's holder waits for this thread, for a message. */
+enum { JOINS = 1, ASLEEP = 2 };
+
+/* This thread's first refused take since lz_ldlock_clear: the holder's
+ * thread id (0: none) and how it waits. Kept as numbers, the reason
+ * formatted when asked: a buffer here would be static TLS of every process
+ * the runtime starts in, and more of it makes lazynccl-run restart more
+ * processes (docs/concepts/the-same-job.md, "Static TLS"). */
+static __thread int refused_by, refused_how;
+
+static void describe(char *why, size_t size, int owner, int how)
+{
+    snprintf(why, size, "the dynamic linker's lock is held by thread %d, which %s, so nothing "
+             "can be loaded now; make a first call before that thread takes the lock (a "
+             "constructor or destructor runs under it)", owner,
+             how == JOINS ? "waits for this thread to end (pthread_join)"
+                          : "sleeps in a futex wait (a condition variable or a lock) while every "
+                            "other thread of the process sleeps too: only this thread could wake it");
+    if (!refused_by) {
+        refused_by = owner;
+        refused_how = how;
+    }
+}
+
 /* glibc's trylock and unlock of a recursive mutex (pthread_mutex_trylock.c,
  * pthread_mutex_unlock.c, kind PTHREAD_MUTEX_RECURSIVE_NP, which find_lock
  * checked), on the same fields: the C library's pthread_mutex_trylock is
@@ -267,10 +291,7 @@ static int settle(pthread_mutex_t *lock, int take, char *why, size_t size)
         if (joins_me(owner, me) && nanosleep(&ms, NULL) == 0 &&
             __atomic_load_n(&lock->__data.__owner, __ATOMIC_ACQUIRE) == owner && joins_me(owner, me)) {
             holder_waits = "a thread that waits for this one to end (pthread_join)";
-            snprintf(why, size, "the dynamic linker's lock is held by thread %d, which waits for "
-                     "this thread to end (pthread_join), so nothing can be loaded now; make a "
-                     "first call before that thread takes the lock (a constructor or destructor "
-                     "runs under it)", owner);
+            describe(why, size, owner, JOINS);
             return -1;
         }
         /* A holder that waits some other way (a condition variable, a
@@ -280,11 +301,7 @@ static int settle(pthread_mutex_t *lock, int take, char *why, size_t size)
             __atomic_load_n(&lock->__data.__owner, __ATOMIC_ACQUIRE) == owner) {
             holder_waits = "a thread asleep in a futex wait (a condition variable or a lock) "
                            "that only this one could end (every other thread is asleep too)";
-            snprintf(why, size, "the dynamic linker's lock is held by thread %d, which sleeps in "
-                     "a futex wait (a condition variable or a lock) while every other thread of "
-                     "the process sleeps too: only this thread could wake it, so nothing can be "
-                     "loaded now; make a first call before that thread takes the lock (a "
-                     "constructor or destructor runs under it)", owner);
+            describe(why, size, owner, ASLEEP);
             return -1;
         }
         /* Any other holder is loading or unloading: dlopen would wait
@@ -305,19 +322,13 @@ int lz_ldlock_wait(char *why, size_t size)
     return lock ? settle(lock, 0, why, size) : 0;
 }
 
-/* The reason of this thread's last refused take, until cleared. */
-static __thread char refused[512];
-
 int lz_ldlock_take(void)
 {
     pthread_mutex_t *lock = ld_lock();
     if (!lock)
         return 0;
-    char why[sizeof refused];
-    int taken = settle(lock, 1, why, sizeof why);
-    if (taken < 0 && !refused[0])
-        memcpy(refused, why, sizeof why);
-    return taken;
+    char why[512];
+    return settle(lock, 1, why, sizeof why);
 }
 
 void lz_ldlock_give(int taken)
@@ -327,12 +338,17 @@ void lz_ldlock_give(int taken)
         give_back(lock);
 }
 
-const char *lz_ldlock_refused(void)
+int lz_ldlock_refused(char *why, size_t size)
 {
-    return refused[0] ? refused : NULL;
+    int by = refused_by;
+    if (by && why) {
+        refused_by = 0; /* describe records it again */
+        describe(why, size, by, refused_how);
+    }
+    return by != 0;
 }
 
 void lz_ldlock_clear(void)
 {
-    refused[0] = '\0';
+    refused_by = 0;
 }

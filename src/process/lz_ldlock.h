@@ -28,9 +28,9 @@ LZ_HIDDEN int lz_ldlock_wait(char *why, size_t size);
 LZ_HIDDEN int lz_ldlock_take(void);
 LZ_HIDDEN void lz_ldlock_give(int taken);
 
-/* The reason of this thread's first refused take since lz_ldlock_clear,
- * or NULL. */
-LZ_HIDDEN const char *lz_ldlock_refused(void);
+/* 1 when a wait or take of this thread ended -1 since lz_ldlock_clear,
+ * the first one's reason written to why (when not NULL); else 0. */
+LZ_HIDDEN int lz_ldlock_refused(char *why, size_t size);
 LZ_HIDDEN void lz_ldlock_clear(void);
 
 /* The holder that this thread's last -1 found, in words for a message: "a
