@@ -547,6 +547,65 @@ def check_ldd_and_first_call_agree_on_glibc_hwcaps():
 
 
 @case
+def check_ldd_and_first_call_agree_on_legacy_hwcaps():
+    """glibc before 2.37 searches each directory's legacy subdirectories too
+    (tls/, the platform's, x86_64/ and their combinations, after its
+    glibc-hwcaps ones and before the directory itself): in an
+    LD_LIBRARY_PATH directory holding copies in several of them, ldd,
+    lazynccl-info --check and the first call of a program linked to the
+    shim take the copy ld.so takes for one linked -lnccl, layout by layout
+    as the best is taken away. Where a directory has none of them, they
+    cost the first call one failed look per name ("tls", "x86_64")."""
+    real = t.real_library("libnccl.so.2")
+    if t.HOST_CPU != "x86_64":
+        raise t.Skip("the legacy subdirectories are followed on x86-64")
+    libc = os.confstr("CS_GNU_LIBC_VERSION").split()[-1]
+    if tuple(int(x) for x in libc.split(".")[:2]) >= (2, 37):
+        raise t.Skip(f"glibc {libc} has no legacy subdirectories")
+    d = t.workdir("check_legacy_hwcaps")
+    direct = t.version_prog(d, "direct", [f"-L{os.path.dirname(real)}", "-l:libnccl.so.2"])
+    shimmed = t.version_prog(d, "shimmed", t.link_shim_args("nccl"))
+    platform = t.run(["sh", "-c", "LD_SHOW_AUXV=1 /bin/true"], check_rc=0).stdout
+    platform = platform.split("AT_PLATFORM:", 1)[1].split()[0]
+    subdirs = {"": 2830, "x86_64": 2831, "tls": 2832, f"tls/{platform}": 2833, "x86_64/x86_64": 2834,
+               f"{platform}/x86_64": 2835, "glibc-hwcaps/x86-64-v2": 2836, "tls/x86_64/x86_64": 2838}
+    seen = []
+    while True:
+        tree = t.fake_nccl_tree(f"{d}/t{len(seen)}", subdirs)
+        env = {"LD_LIBRARY_PATH": tree}
+        plain = t.run([direct], env=env, check_rc=0).stdout
+        chosen = ldd_of(direct, "libnccl.so.2", env)
+        r = t.run([shimmed], env=dict(env, LAZYNCCL_DEBUG="1"), check_rc=0)
+        t.equal(r.stdout, plain, f"the first call, with {sorted(subdirs)}")
+        t.contains(r.stderr, f"loaded {chosen} (found by: LD_LIBRARY_PATH)", f"the first call's file ({chosen})")
+        r = info("--check", shimmed, env=env)
+        t.contains(r.stdout, f"NCCL: ok: {chosen} (the shim's search, step LD_LIBRARY_PATH)", "--check shim")
+        seen.append(os.path.relpath(os.path.dirname(chosen), tree))
+        if seen[-1] == ".":
+            break
+        subdirs.pop(seen[-1])  # the best taken away: the next one's turn
+    t.equal(seen, ["glibc-hwcaps/x86-64-v2", "tls/x86_64/x86_64"] + (["tls/x86_64"] if platform == "x86_64" else
+            [f"tls/{platform}", "tls/x86_64"]) + ["tls", "x86_64/x86_64"] +
+            (["x86_64"] if platform == "x86_64" else [f"{platform}/x86_64", platform, "x86_64"]) + ["."],
+            "ld.so's order, each layout's best taken away in turn")
+    if shutil.which("strace") and t.SANITIZE == "none":
+        flat = t.fake_nccl(f"{d}/flat", version=2837)
+
+        def failed_looks(env):
+            r = t.run(["strace", "-f", "-e", "trace=%file", shimmed], env=dict(env, LD_LIBRARY_PATH=f"{d}/flat"))
+            t.contains(r.stdout, "version=2837", f"the flat directory's copy ({flat})")
+            return sorted(l.split('"')[1] for l in r.stderr.splitlines()
+                          if f'"{d}/flat/' in l and "ENOENT" in l)
+        # ld.so's own looks at start are the same both ways; the first
+        # call's are those a search adds to a load of the file named.
+        searched, named = failed_looks({}), failed_looks({"LAZYNCCL_LIBPATH": flat})
+        for p in named:
+            searched.remove(p)
+        t.equal(searched, sorted({f"{d}/flat/glibc-hwcaps", f"{d}/flat/tls", f"{d}/flat/x86_64",
+                                  f"{d}/flat/{platform}"}), "the first call's failed looks in a flat directory")
+
+
+@case
 def check_ldd_and_first_call_agree_on_nodeflib():
     """A plugin linked -z nodefaultlib (DF_1_NODEFLIB) whose NCCL lies only
     in a system directory (an overlay on /usr/lib in a mount namespace, and

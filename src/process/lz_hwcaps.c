@@ -5,11 +5,16 @@
 #include "process/lz_hwcaps.h"
 
 #include "base/lz_dl.h"
+#include "base/lz_env.h"
 #include "base/lz_path.h"
 #include "elf/lz_elfmem.h"
 #include "process/lz_objects.h"
 
 #include <gnu/libc-version.h>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
+#include <sys/auxv.h>
 #include <link.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +23,7 @@
 /* The names and their text, in one allocation sized for the prepended
  * list and the built-in names (glibc has no limit on either). */
 typedef struct hwcaps_read {
-    size_t used, n, max_names, max_text;
+    size_t used, n, max_names, max_text, legacy;
     char *text;
     const char *names[];
 } hwcaps_read;
@@ -125,32 +130,128 @@ static void builtin(hwcaps_read *r, const char *mask)
         if (!mask || list_holds(mask, names[i]))
             add(r, names[i], strlen(names[i]));
 }
+
+/* glibc's arch_kind_intel: the CPU's vendor string. */
+static int intel(void)
+{
+    unsigned a, b, c, d;
+    return __get_cpuid(0, &a, &b, &c, &d) && b == 0x756e6547 && d == 0x49656e69 && c == 0x6c65746e;
+}
+
+/* The hwcap mask ld.so took: glibc.cpu.hwcap_mask from GLIBC_TUNABLES (its
+ * last setting), else LD_HWCAP_MASK, else glibc's HWCAP_IMPORTANT. */
+static unsigned long long hwcap_mask(unsigned long long important)
+{
+    const char *t = lz_start_getenv("GLIBC_TUNABLES"), *found = NULL;
+    static const char key[] = "glibc.cpu.hwcap_mask=";
+    for (const char *p = t ? t : ""; *p;) {
+        size_t n = lz_path_next(p, ":");
+        if (n > sizeof key - 1 && memcmp(p, key, sizeof key - 1) == 0)
+            found = p + sizeof key - 1;
+        p += n + (p[n] != '\0');
+    }
+    if (!found)
+        found = lz_start_getenv("LD_HWCAP_MASK");
+    char *end;
+    unsigned long long v = found ? strtoull(found, &end, 0) : 0;
+    return found && end != found && (!*end || *end == ':') ? v : important;
+}
+
+/* The legacy subdirectories of glibc before 2.37 (dl-hwcaps.c's power set
+ * of the hwcap names left by the mask, the platform and "tls"), best first,
+ * as `ld.so --help` lists them "searched" and LD_DEBUG=libs shows them:
+ * bit i of k stands for names[i], each subdirectory joined from the
+ * highest bit down. The platform is the kernel's (AT_PLATFORM) except on
+ * Intel CPUs, where glibc names it haswell or xeon_phi by their features,
+ * and counts avx512_1 among the hwcaps (cpu-features.c). */
+static void legacy(hwcaps_read *r)
+{
+    static const struct bit avx512cd[] = {{LEAF_7, EBX, 28}}, avx512er[] = {{LEAF_7, EBX, 27}},
+                            avx512pf[] = {{LEAF_7, EBX, 26}},
+                            avx512_1[] = {{LEAF_7, EBX, 30}, {LEAF_7, EBX, 17}, {LEAF_7, EBX, 31}},
+                            haswell[] = {{LEAF_7, EBX, 5}, {LEAF_1, ECX, 12}, {LEAF_7, EBX, 3},
+                                         {LEAF_7, EBX, 8}, {LEAF_80000001, ECX, 5},
+                                         {LEAF_1, ECX, 22}, {LEAF_1, ECX, 23}};
+    enum { HWCAP_X86_64 = 1 << 1, HWCAP_X86_AVX512_1 = 1 << 2 };
+    uintptr_t fn = 0;
+    lz_dl_iterate_phdr(feature_cb, &fn);
+    feature_leaf_fn leaf = (feature_leaf_fn)fn;
+    const char *platform = (const char *)getauxval(AT_PLATFORM);
+    unsigned long long hwcap = HWCAP_X86_64;
+    if (leaf && intel()) {
+        const char *own = NULL;
+        if (ALL_ACTIVE(leaf, avx512cd)) {
+            if (ALL_ACTIVE(leaf, avx512er)) {
+                if (ALL_ACTIVE(leaf, avx512pf))
+                    own = "xeon_phi";
+            } else if (ALL_ACTIVE(leaf, avx512_1)) {
+                hwcap |= HWCAP_X86_AVX512_1;
+            }
+        }
+        if (!own && ALL_ACTIVE(leaf, haswell))
+            own = "haswell";
+        if (own)
+            platform = own;
+    }
+    unsigned long long masked = hwcap & hwcap_mask(HWCAP_X86_64 | HWCAP_X86_AVX512_1);
+    const char *names[4];
+    int cnt = 0;
+    if (masked & HWCAP_X86_64)
+        names[cnt++] = "x86_64";
+    if (masked & HWCAP_X86_AVX512_1)
+        names[cnt++] = "avx512_1";
+    if (platform && *platform)
+        names[cnt++] = platform;
+    names[cnt++] = "tls";
+    for (unsigned k = (1u << cnt) - 1; k > 0; k--) {
+        char sub[64];
+        size_t len = 0;
+        for (int i = cnt - 1; i >= 0; i--) {
+            size_t n = strlen(names[i]);
+            if (!(k & (1u << i)) || len + n + 2 > sizeof sub)
+                continue;
+            if (len)
+                sub[len++] = '/';
+            memcpy(sub + len, names[i], n);
+            len += n;
+        }
+        add(r, sub, len);
+    }
+}
 #else
 /* glibc defines built-in subdirectories for x86-64, POWER and s390x only;
- * on the others, only the prepended ones. */
+ * on the others, only the prepended ones; the legacy ones are followed on
+ * x86-64 alone. */
 static void builtin(hwcaps_read *r, const char *mask)
 {
     (void)r, (void)mask;
 }
+
+static void legacy(hwcaps_read *r)
+{
+    (void)r;
+}
 #endif
 
-/* glibc 2.33 or later, where ld.so has glibc-hwcaps. */
-static int glibc_has_hwcaps(void)
+/* 1 when the running C library is glibc 2.minor or later. */
+static int glibc_since(long minor)
 {
     const char *v = gnu_get_libc_version();
     char *end;
-    long major = strtol(v, &end, 10), minor = *end == '.' ? strtol(end + 1, NULL, 10) : 0;
-    return major > 2 || (major == 2 && minor >= 33);
+    long major = strtol(v, &end, 10), m = *end == '.' ? strtol(end + 1, NULL, 10) : 0;
+    return major > 2 || (major == 2 && m >= minor);
 }
 
-enum { BUILTIN_NAMES = 3, BUILTIN_TEXT = 32 };
+/* glibc-hwcaps' built-in names; the legacy power set of at most four names
+ * (15 subdirectories, each at most four names long). */
+enum { BUILTIN_NAMES = 3, BUILTIN_TEXT = 32, LEGACY_NAMES = 15, LEGACY_TEXT = 15 * 48 };
 
 static hwcaps_read *read_hwcaps(void)
 {
     const lz_ldso_options *o = lz_objects_ldso_options();
     size_t len = o->hwcaps_prepend ? strlen(o->hwcaps_prepend) : 0;
     /* A name per colon, and one more; each name's text and its NUL. */
-    size_t names = BUILTIN_NAMES + 1, text = len + 1 + BUILTIN_TEXT;
+    size_t names = BUILTIN_NAMES + 1 + LEGACY_NAMES + 1, text = len + 1 + BUILTIN_TEXT + LEGACY_TEXT;
     for (size_t i = 0; i < len; i++)
         names += o->hwcaps_prepend[i] == ':';
     hwcaps_read *r = calloc(1, sizeof *r + (names + 1) * sizeof r->names[0] + text);
@@ -159,48 +260,113 @@ static hwcaps_read *read_hwcaps(void)
     r->max_names = names;
     r->max_text = text;
     r->text = (char *)&r->names[names + 1];
-    if (!glibc_has_hwcaps())
-        return r;
-    /* The prepended names, empty elements skipped, as glibc splits them. */
-    for (const char *p = o->hwcaps_prepend ? o->hwcaps_prepend : ""; *p;) {
-        size_t n = lz_path_next(p, ":");
-        add(r, p, n);
-        p += n + (p[n] != '\0');
+    if (glibc_since(33)) {
+        /* The prepended names, empty elements skipped, as glibc splits them. */
+        for (const char *p = o->hwcaps_prepend ? o->hwcaps_prepend : ""; *p;) {
+            size_t n = lz_path_next(p, ":");
+            add(r, p, n);
+            p += n + (p[n] != '\0');
+        }
+        builtin(r, o->hwcaps_mask);
     }
-    builtin(r, o->hwcaps_mask);
+    /* The legacy names after the glibc-hwcaps ones' NULL (calloc'd). */
+    r->legacy = r->n + 1;
+    r->n++;
+    if (!glibc_since(37))
+        legacy(r);
     return r;
 }
 
-const char *const *lz_hwcaps_subdirs(void)
+static const hwcaps_read *hwcaps(void)
 {
-    static const char *const none[] = {NULL};
     static hwcaps_read *published;
     hwcaps_read *r = __atomic_load_n(&published, __ATOMIC_ACQUIRE);
-    if (r)
-        return r->names;
-    if (!(r = read_hwcaps()))
-        return none;
+    if (r || !(r = read_hwcaps()))
+        return r;
     hwcaps_read *expect = NULL;
     if (!__atomic_compare_exchange_n(&published, &expect, r, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
         free(r);
-        return expect->names;
+        return expect;
     }
-    return r->names;
+    return r;
+}
+
+static const char *const none[] = {NULL};
+
+const char *const *lz_hwcaps_subdirs(void)
+{
+    const hwcaps_read *r = hwcaps();
+    return r ? r->names : none;
+}
+
+const char *const *lz_hwcaps_legacy(void)
+{
+    const hwcaps_read *r = hwcaps();
+    return r ? r->names + r->legacy : none;
+}
+
+/* The legacy subdirectories of dir that exist, of legacy's (NULL-terminated):
+ * a mark per name in have. ld.so tries each and, where the file is not
+ * there, whether the subdirectory is, to pass over it from then on; here a
+ * look at each first component ("tls", the platform, a hwcap name) comes
+ * first, and at a whole subdirectory only where its first one is there, so
+ * a directory without any costs one look per component. */
+static int is_dir(const char *dir, const char *sub)
+{
+    struct stat st;
+    char *path = lz_path_dup(dir, sub);
+    int yes = path && stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+    free(path);
+    return yes;
+}
+
+static void legacy_present(const char *dir, const char *const *legacy, unsigned char *have)
+{
+    /* The first components looked at (at most the four names) and whether
+     * each is there. */
+    char firsts[4][32];
+    unsigned char there[4];
+    size_t nfirst = 0;
+    for (size_t i = 0; legacy[i]; i++) {
+        size_t first = strcspn(legacy[i], "/"), k = 0;
+        while (k < nfirst && !(strlen(firsts[k]) == first && memcmp(firsts[k], legacy[i], first) == 0))
+            k++;
+        if (k == nfirst) {
+            if (nfirst == 4 || first >= sizeof firsts[0]) {
+                have[i] = 0;
+                continue;
+            }
+            memcpy(firsts[k], legacy[i], first);
+            firsts[k][first] = '\0';
+            there[k] = (unsigned char)is_dir(dir, firsts[k]);
+            nfirst++;
+        }
+        have[i] = there[k] && (!legacy[i][first] || is_dir(dir, legacy[i]));
+    }
 }
 
 int lz_hwcaps_try(const char *dir, const char *const *names, lz_hwcaps_try_fn fn, void *ctx)
 {
-    const char *const *subs = lz_hwcaps_subdirs();
+    const char *const *subs = lz_hwcaps_subdirs(), *const *legacy = lz_hwcaps_legacy();
     char *caps = subs[0] ? lz_path_dup(dir, "glibc-hwcaps") : NULL;
     struct stat st;
     if (caps && stat(caps, &st) != 0) {
         free(caps);
         caps = NULL;
     }
+    unsigned char have[16] = {0};
+    if (legacy[0])
+        legacy_present(dir, legacy, have);
     int rc = 0;
     for (const char *const *n = names; *n && !rc; n++) {
         for (const char *const *sub = subs; caps && *sub && !rc; sub++) {
             char *in = lz_path_dup(caps, *sub), *path = in ? lz_path_dup(in, *n) : NULL;
+            rc = path ? fn(ctx, path) : 0;
+            free(path);
+            free(in);
+        }
+        for (size_t i = 0; legacy[i] && i < sizeof have && !rc; i++) {
+            char *in = have[i] ? lz_path_dup(dir, legacy[i]) : NULL, *path = in ? lz_path_dup(in, *n) : NULL;
             rc = path ? fn(ctx, path) : 0;
             free(path);
             free(in);

@@ -15,11 +15,21 @@
  * once. */
 LZ_HIDDEN const char *const *lz_hwcaps_subdirs(void);
 
+/* The legacy subdirectories (glibc before 2.37; followed on x86-64),
+ * NULL-terminated, best first, as LD_DEBUG=libs shows ld.so trying them:
+ * the power set of the hwcap names the mask leaves ("x86_64", Intel's
+ * "avx512_1"), the platform and "tls", joined from "tls" down
+ * ("tls/x86_64/x86_64", ..., "x86_64"). Empty from glibc 2.37 on. Read
+ * once. */
+LZ_HIDDEN const char *const *lz_hwcaps_legacy(void);
+
 /* The files ld.so tries in dir for each of names (NULL-terminated), in its
  * order, passed to fn until it returns non-zero (that value returned; 0
  * when none does): for each name, dir/glibc-hwcaps/SUB/name for each SUB
  * above, where dir has glibc-hwcaps (one look for all the names), then
- * dir/name. dir without a trailing '/'. */
+ * dir/LEGACY/name for each legacy subdirectory dir has (a look at each
+ * first component, for all the names), then dir/name. dir without a
+ * trailing '/'. */
 typedef int (*lz_hwcaps_try_fn)(void *ctx, const char *path);
 LZ_HIDDEN int lz_hwcaps_try(const char *dir, const char *const *names, lz_hwcaps_try_fn fn, void *ctx);
 
