@@ -462,7 +462,9 @@ def first_call_joined_after_its_look_at_the_lock_ends():
     its search (the program's chooser holds it there until the constructor
     runs): the call's own dlopen finds the lock held by a thread joining it
     and ends with the failure value, and the next call loads; shared and
-    static shim (the chooser is theirs)."""
+    static shim (the chooser is theirs), and the static shims of NCCL and
+    zlib linked together, the chooser making zlib's first call: a search
+    inside the search, with one runtime."""
     d = t.workdir("join_race")
     src = os.path.join(t.PROGS, "join_race.c")
     plugin = t.compile_c(os.path.join(d, "plugin.so"), [src], ["-DPLUGIN", "-fPIC",
@@ -470,7 +472,13 @@ def first_call_joined_after_its_look_at_the_lock_ends():
                          shared=True)
     inc = [f"-I{t.NCCL_INCLUDE}", f"-I{t.CUDA_INCLUDE}", f"-I{t.SHIMS}"]
     builds = {"shared shim": (t.link_shim_args("nccl"), {}),
-              "static shim": (inc + [t.shim("nccl", static=True), "-ldl"] + t.sanitizer_link_args(), {})}
+              "static shim": (inc + [t.shim("nccl", static=True), "-ldl"] + t.sanitizer_link_args(), {}),
+              # A search inside the search (the chooser's first call of
+              # zlib): the static shims share one runtime, whose marks the
+              # inner search must put back.
+              "static shims, a zlib first call in the chooser":
+                  (inc + ["-DNESTED_ZLIB", t.shim("nccl", static=True), t.shim("zlib", static=True), "-ldl"] +
+                   t.sanitizer_link_args(), UNLOADED_STATIC)}
     for what, (link, env) in builds.items():
         prog = t.compile_c(os.path.join(d, what.replace(" ", "_")), [src],
                            link + ["-ldl", "-lpthread", "-rdynamic"])
@@ -479,6 +487,33 @@ def first_call_joined_after_its_look_at_the_lock_ends():
         t.equal((r.returncode, r.stdout), (0, f"worker: rc=2 version=-1\nmain: rc=0 version={version}\n"),
                 f"{what}: {r.stderr}")
         t.contains(r.stderr, "which waits for this thread to end (pthread_join)", f"{what}: the log")
+
+
+@case
+def first_call_joined_after_its_choice_publishes_nothing():
+    """The lock taken after a first call's search has opened its file and
+    before it reads the library's variables (SQLite's, with dlsym), by a
+    plugin's constructor that joins the worker: the worker's call gets its
+    failure value, nothing is published, and the main thread's SQLite then
+    holds the library's values and answers as with -lsqlite3 (published
+    with its variables unfilled, SQLite parsed nothing)."""
+    if not os.path.exists(t.shim("sqlite")) or not os.path.exists("/usr/include/sqlite3.h"):
+        raise t.Skip("liblazysqlite or sqlite3.h is missing (libsqlite3-dev)")
+    d = t.workdir("join_prepare")
+    src = os.path.join(t.PROGS, "join_prepare.c")
+    plugin = t.compile_c(os.path.join(d, "plugin.so"), [src], ["-DPLUGIN", "-fPIC"] + t.sanitizer_link_args(),
+                         shared=True)
+    plain = t.compile_c(os.path.join(d, "plain"), [src], ["-lsqlite3", "-ldl", "-lpthread", "-rdynamic"] +
+                        t.sanitizer_link_args())
+    shimmed = t.compile_c(os.path.join(d, "shimmed"), [src], ["-DLZ_SHIM"] + t.link_shim_args("sqlite") +
+                          ["-ldl", "-lpthread", "-rdynamic"])
+    want = bounded([plain, plugin], {}, 60)
+    version = want.stdout.split("worker: ", 1)[-1].split("\n", 1)[0]
+    t.equal((want.returncode, want.stdout), (0, f"worker: {version}\nmain: LAZY 42\nmain: {version}\n"),
+            f"-lsqlite3: {want.stderr}")
+    r = bounded([shimmed, plugin], {}, 60)
+    t.equal((r.returncode, r.stdout), (0, f"worker: (null)\nmain: LAZY 42\nmain: {version}\n"),
+            f"the shared shim: {r.stderr}")
 
 
 @case

@@ -149,6 +149,10 @@ static void *lookup(const lz_lib *lib, size_t i, const void *caller, int *busy)
         return NULL;
     }
     p = family_fallback(lib, s);
+    if (!p && lz_ldlock_refused(NULL, 0)) {
+        *busy = 1; /* the older versions asked of a dlsym refused: not missing */
+        return NULL;
+    }
 out:
     if (!p)
         symbol_failed(lib, name, s->major >= 0 ? " nor an older version of its major "
@@ -193,10 +197,15 @@ lz_fn lz_resolve_from(const lz_lib *lib, size_t i, const void *caller)
                 return failure(lib, i);
             continue; /* a retry reset the library meanwhile */
         }
-        /* Loaded, for good: no lock. */
+        /* Loaded, for good: no lock of ours. Each call into the dynamic
+         * linker takes its lock first, as a search's do (lz_once.c). */
+        lz_ldlock_mark outer = lz_ldlock_clear();
+        const lz_dl_guard *outer_guard = lz_dl_guarded(&lz_ldlock_guard);
         lz_companions_load(lib, lz_sym_name(lib, &lib->syms[i]));
         int busy = 0;
         void *p = lookup(lib, i, caller, &busy);
+        lz_dl_guarded(outer_guard);
+        lz_ldlock_restore(outer);
         if (!p && busy) { /* not published: the next call asks dlsym */
             if (!lz_fn_at(lib->fails, i))
                 lz_stop_busy(lib, lz_sym_name(lib, &lib->syms[i]));
@@ -316,7 +325,17 @@ lz_fn lz_resolve_version(const lz_lib *lib, size_t i, const char *node, lz_fn *s
     if (status != LZ_LOADED)
         return failure(lib, i); /* not published: a retry may load it */
     const char *name = lz_sym_name(lib, &lib->syms[i]);
+    lz_ldlock_mark outer = lz_ldlock_clear();
+    const lz_dl_guard *outer_guard = lz_dl_guarded(&lz_ldlock_guard);
     lz_fn f = (lz_fn)lz_dlvsym(lib->st->handle, name, node);
+    lz_dl_guarded(outer_guard);
+    int busy = !f && lz_ldlock_refused(NULL, 0);
+    lz_ldlock_restore(outer);
+    if (busy) { /* not published: the next call asks dlvsym */
+        if (!lz_fn_at(lib->fails, i))
+            lz_stop_busy(lib, name);
+        return failure(lib, i);
+    }
     if (!f) {
         char why[160];
         snprintf(why, sizeof why, " at version %s", node);

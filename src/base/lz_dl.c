@@ -47,9 +47,11 @@ void lz_dl_owned(void (*reset)(void), pid_t me)
  * inside a search: in its windows and in the lock that ends it (lz_once.c). */
 static __thread int searching;
 
-void lz_dl_searching(int on)
+int lz_dl_searching(int on)
 {
+    int was = searching;
     searching = on;
+    return was;
 }
 
 void lz_dl_adopt(void)
@@ -105,9 +107,11 @@ static const struct r_debug *live_r_debug(void)
 
 static __thread const lz_dl_guard *guard;
 
-void lz_dl_guarded(const lz_dl_guard *g)
+const lz_dl_guard *lz_dl_guarded(const lz_dl_guard *g)
 {
+    const lz_dl_guard *was = guard;
     guard = g;
+    return was;
 }
 
 /* The window around a call into the dynamic linker: enter's answer (the

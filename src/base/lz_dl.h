@@ -74,8 +74,10 @@ LZ_HIDDEN void lz_dl_owned(void (*reset)(void), pid_t me);
 
 /* Mark the calling thread as running a search (1) or not (0): lz_dl_adopt,
  * done when the search began, is then skipped (in its calls into the
- * dynamic linker and the lock that ends it). */
-LZ_HIDDEN void lz_dl_searching(int on);
+ * dynamic linker and the lock that ends it). The mark it had, for the
+ * caller to put back: a search can run inside another's (a chooser or a
+ * log callback calling a second library of the same runtime). */
+LZ_HIDDEN int lz_dl_searching(int on);
 
 /* What the calling thread does before each of its calls into the dynamic
  * linker that take ld.so's lock (dlopen, dlclose, dlsym, dlvsym, dlinfo):
@@ -87,7 +89,7 @@ typedef struct lz_dl_guard {
     int (*take)(void);
     void (*give)(int taken);
 } lz_dl_guard;
-LZ_HIDDEN void lz_dl_guarded(const lz_dl_guard *guard);
+LZ_HIDDEN const lz_dl_guard *lz_dl_guarded(const lz_dl_guard *guard); /* the one it had */
 
 /* How long fork() waits for a window to close, in milliseconds. */
 #define LZ_FORK_WAIT_MS 2000

@@ -186,8 +186,6 @@ static void *get_ready(const lz_lib *lib, lz_outcome *out, const lz_ready **read
     return NULL;
 }
 
-static const lz_dl_guard take_ldlock = {lz_ldlock_take, lz_ldlock_give};
-
 static int ensure_loaded(const lz_lib *lib, const lz_sym *want)
 {
     int may_wait = 1;
@@ -200,20 +198,24 @@ static int ensure_loaded(const lz_lib *lib, const lz_sym *want)
             return s;
 
         lz_outcome out = {0};
-        lz_dl_searching(1);
         /* Every call of the search into the dynamic linker takes its lock
          * first, or is refused where the holder waits for this thread:
-         * the holder cannot take it between a look and the call. */
-        lz_ldlock_clear();
-        lz_dl_guarded(&take_ldlock);
+         * the holder cannot take it between a look and the call. The
+         * thread's marks are put back after: this search may run inside
+         * another's (its chooser or log callback calling a second library
+         * of the same runtime: static shims linked together). */
+        int was_searching = lz_dl_searching(1);
+        lz_ldlock_mark outer = lz_ldlock_clear();
+        const lz_dl_guard *outer_guard = lz_dl_guarded(&lz_ldlock_guard);
         if (!t.list_lost)
             lz_search_and_open(lib, want, t.list, &out);
         free(t.list);
         const lz_ready *ready = NULL;
         void *plan = lz_ldlock_refused(NULL, 0) ? NULL : get_ready(lib, &out, &ready);
-        lz_dl_guarded(NULL);
+        lz_dl_guarded(outer_guard);
         char refused[512];
         int busy = lz_ldlock_refused(refused, sizeof refused);
+        lz_ldlock_restore(outer);
         if (busy) {
             /* A search cut short: nothing published, the next call searches
              * again (a handle it opened stays open: closing would wait). */
@@ -228,7 +230,7 @@ static int ensure_loaded(const lz_lib *lib, const lz_sym *want)
 
         int drop;
         int published = end_turn(lib, &t, &out, ready, plan, &drop);
-        lz_dl_searching(0);
+        lz_dl_searching(was_searching);
         if (busy) {
             free(out.path);
             if (status_of(lib) == LZ_LOADED)

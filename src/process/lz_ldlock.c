@@ -227,6 +227,11 @@ static void describe(char *why, size_t size, int owner, int how)
              how == JOINS ? "waits for this thread to end (pthread_join)"
                           : "sleeps in a futex wait (a condition variable or a lock) while every "
                             "other thread of the process sleeps too: only this thread could wake it");
+}
+
+/* A take refused: the first since lz_ldlock_clear is kept. */
+static void refuse(int owner, int how)
+{
     if (!refused_by) {
         refused_by = owner;
         refused_how = how;
@@ -301,6 +306,8 @@ static int settle(pthread_mutex_t *lock, int take, char *why, size_t size)
             __atomic_load_n(&lock->__data.__owner, __ATOMIC_ACQUIRE) == owner && joins_me(owner, me)) {
             holder_waits = "a thread that waits for this one to end (pthread_join)";
             describe(why, size, owner, JOINS);
+            if (take)
+                refuse(owner, JOINS);
             return -1;
         }
         /* A holder that waits some other way (a condition variable, a
@@ -311,6 +318,8 @@ static int settle(pthread_mutex_t *lock, int take, char *why, size_t size)
             holder_waits = "a thread asleep in a futex wait (a condition variable or a lock) "
                            "that only this one could end (every other thread is asleep too)";
             describe(why, size, owner, ASLEEP);
+            if (take)
+                refuse(owner, ASLEEP);
             return -1;
         }
         /* Any other holder is loading or unloading: dlopen would wait
@@ -349,15 +358,22 @@ void lz_ldlock_give(int taken)
 
 int lz_ldlock_refused(char *why, size_t size)
 {
-    int by = refused_by;
-    if (by && why) {
-        refused_by = 0; /* describe records it again */
-        describe(why, size, by, refused_how);
-    }
-    return by != 0;
+    if (refused_by && why)
+        describe(why, size, refused_by, refused_how);
+    return refused_by != 0;
 }
 
-void lz_ldlock_clear(void)
+lz_ldlock_mark lz_ldlock_clear(void)
 {
+    lz_ldlock_mark was = {refused_by, refused_how};
     refused_by = 0;
+    return was;
 }
+
+void lz_ldlock_restore(lz_ldlock_mark mark)
+{
+    refused_by = mark.by;
+    refused_how = mark.how;
+}
+
+const lz_dl_guard lz_ldlock_guard = {lz_ldlock_take, lz_ldlock_give};

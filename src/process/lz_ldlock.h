@@ -5,6 +5,7 @@
 #ifndef LZ_LDLOCK_H
 #define LZ_LDLOCK_H
 
+#include "base/lz_dl.h"
 #include "base/lz_runtime.h"
 
 #include <stddef.h>
@@ -22,16 +23,25 @@ LZ_HIDDEN int lz_ldlock_wait(char *why, size_t size);
  * and then join this thread): 1 taken, to be given back with
  * lz_ldlock_give once the call into the dynamic linker returns (it takes
  * the lock again, as its holder); 0 nothing taken (the lock cannot be
- * read: the call waits in the dynamic linker, as before); -1 when its
+ * found: the call then waits in the dynamic linker); -1 when its
  * holder waits for this thread for good, the reason kept for
  * lz_ldlock_refused. */
 LZ_HIDDEN int lz_ldlock_take(void);
 LZ_HIDDEN void lz_ldlock_give(int taken);
 
-/* 1 when a wait or take of this thread ended -1 since lz_ldlock_clear,
+/* 1 when a take of this thread ended -1 since lz_ldlock_clear,
  * the first one's reason written to why (when not NULL); else 0. */
 LZ_HIDDEN int lz_ldlock_refused(char *why, size_t size);
-LZ_HIDDEN void lz_ldlock_clear(void);
+/* Clear this thread's refusal, returning the one it had, which
+ * lz_ldlock_restore puts back (a search inside another's). */
+typedef struct lz_ldlock_mark {
+    int by, how;
+} lz_ldlock_mark;
+LZ_HIDDEN lz_ldlock_mark lz_ldlock_clear(void);
+LZ_HIDDEN void lz_ldlock_restore(lz_ldlock_mark mark);
+
+/* lz_ldlock_take and lz_ldlock_give as lz_dl.c's guard. */
+LZ_HIDDEN extern const lz_dl_guard lz_ldlock_guard;
 
 /* The holder that this thread's last -1 found, in words for a message: "a
  * thread that waits for this one to end (pthread_join)", or one asleep. */

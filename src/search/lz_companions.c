@@ -7,6 +7,7 @@
 #include "elf/lz_elfpeek.h"
 #include "search/lz_linker.h"
 #include "process/lz_holder.h"
+#include "process/lz_ldlock.h"
 #include "process/lz_objects.h"
 #include "base/lz_path.h"
 #include "elf/lz_probe.h"
@@ -225,5 +226,8 @@ void lz_companions_load(const lz_lib *lib, const char *name)
         else
             lz_log(lib, "companion %s: not loaded: %s", file, e);
     }
-    __atomic_store_n(&st->companions_pending, 0, __ATOMIC_RELEASE);
+    /* A dlopen refused (the dynamic linker's lock held by a thread waiting
+     * for this one): the next call loads them. */
+    if (!lz_ldlock_refused(NULL, 0))
+        __atomic_store_n(&st->companions_pending, 0, __ATOMIC_RELEASE);
 }

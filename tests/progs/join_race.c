@@ -7,8 +7,10 @@
  *   -DPLUGIN   the plugin: its constructor calls race_holding()
  *   (none)     join_race PLUGIN: start the worker, dlopen PLUGIN once the
  *              worker is in the chooser, then call ncclGetVersion itself
- * Each prints its call's result. A first call that waited for the lock in
- * dlopen would wait for good. */
+ * With -DNESTED_ZLIB the chooser first makes a first call of zlib's shim,
+ * a search inside the search: linked to the static shims, both share one
+ * runtime. Each prints its call's result. A first call that waited for the
+ * lock in dlopen would wait for good. */
 #define _GNU_SOURCE
 #include <nccl.h>
 #include <stdio.h>
@@ -27,6 +29,9 @@ __attribute__((constructor)) static void at_load(void)
 #include <pthread.h>
 #include <semaphore.h>
 #include <time.h>
+#ifdef NESTED_ZLIB
+#include <zlib.h>
+#endif
 
 static sem_t in_chooser, holding;
 static pthread_t worker;
@@ -47,6 +52,9 @@ static void *choose(void *user, char *path, size_t size)
 {
     (void)user, (void)size;
     path[0] = '\0'; /* the usual search */
+#ifdef NESTED_ZLIB
+    fprintf(stderr, "chooser: zlib %s\n", zlibVersion());
+#endif
     sem_post(&in_chooser);
     if (wait_for(&holding) != 0)
         fprintf(stderr, "chooser: the constructor never ran\n");
