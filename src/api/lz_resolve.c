@@ -200,7 +200,7 @@ lz_fn lz_resolve_from(const lz_lib *lib, size_t i, const void *caller)
         /* Loaded, for good: no lock of ours. Each call into the dynamic
          * linker takes its lock first, as a search's do (lz_once.c). */
         lz_ldlock_mark outer = lz_ldlock_clear();
-        const lz_dl_guard *outer_guard = lz_dl_guarded(&lz_ldlock_guard);
+        const lz_dl_guard *outer_guard = lz_dl_guarded(lz_ldlock_guard());
         lz_companions_load(lib, lz_sym_name(lib, &lib->syms[i]));
         int busy = 0;
         void *p = lookup(lib, i, caller, &busy);
@@ -326,7 +326,7 @@ lz_fn lz_resolve_version(const lz_lib *lib, size_t i, const char *node, lz_fn *s
         return failure(lib, i); /* not published: a retry may load it */
     const char *name = lz_sym_name(lib, &lib->syms[i]);
     lz_ldlock_mark outer = lz_ldlock_clear();
-    const lz_dl_guard *outer_guard = lz_dl_guarded(&lz_ldlock_guard);
+    const lz_dl_guard *outer_guard = lz_dl_guarded(lz_ldlock_guard());
     lz_fn f = (lz_fn)lz_dlvsym(lib->st->handle, name, node);
     lz_dl_guarded(outer_guard);
     int busy = !f && lz_ldlock_refused(NULL, 0);

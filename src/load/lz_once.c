@@ -206,7 +206,7 @@ static int ensure_loaded(const lz_lib *lib, const lz_sym *want)
          * of the same runtime: static shims linked together). */
         int was_searching = lz_dl_searching(1);
         lz_ldlock_mark outer = lz_ldlock_clear();
-        const lz_dl_guard *outer_guard = lz_dl_guarded(&lz_ldlock_guard);
+        const lz_dl_guard *outer_guard = lz_dl_guarded(lz_ldlock_guard());
         if (!t.list_lost)
             lz_search_and_open(lib, want, t.list, &out);
         free(t.list);

@@ -230,7 +230,7 @@ static void describe(char *why, size_t size, int owner, int how)
 }
 
 /* A take refused: the first since lz_ldlock_clear is kept. */
-static void refuse(int owner, int how)
+static void keep_refusal(int owner, int how)
 {
     if (!refused_by) {
         refused_by = owner;
@@ -307,7 +307,7 @@ static int settle(pthread_mutex_t *lock, int take, char *why, size_t size)
             holder_waits = "a thread that waits for this one to end (pthread_join)";
             describe(why, size, owner, JOINS);
             if (take)
-                refuse(owner, JOINS);
+                keep_refusal(owner, JOINS);
             return -1;
         }
         /* A holder that waits some other way (a condition variable, a
@@ -319,7 +319,7 @@ static int settle(pthread_mutex_t *lock, int take, char *why, size_t size)
                            "that only this one could end (every other thread is asleep too)";
             describe(why, size, owner, ASLEEP);
             if (take)
-                refuse(owner, ASLEEP);
+                keep_refusal(owner, ASLEEP);
             return -1;
         }
         /* Any other holder is loading or unloading: dlopen would wait
@@ -376,4 +376,8 @@ void lz_ldlock_restore(lz_ldlock_mark mark)
     refused_how = mark.how;
 }
 
-const lz_dl_guard lz_ldlock_guard = {lz_ldlock_take, lz_ldlock_give};
+const lz_dl_guard *lz_ldlock_guard(void)
+{
+    static const lz_dl_guard guard = {lz_ldlock_take, lz_ldlock_give};
+    return &guard;
+}

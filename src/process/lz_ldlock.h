@@ -41,7 +41,7 @@ LZ_HIDDEN lz_ldlock_mark lz_ldlock_clear(void);
 LZ_HIDDEN void lz_ldlock_restore(lz_ldlock_mark mark);
 
 /* lz_ldlock_take and lz_ldlock_give as lz_dl.c's guard. */
-LZ_HIDDEN extern const lz_dl_guard lz_ldlock_guard;
+LZ_HIDDEN const lz_dl_guard *lz_ldlock_guard(void);
 
 /* The holder that this thread's last -1 found, in words for a message: "a
  * thread that waits for this one to end (pthread_join)", or one asleep. */
