@@ -260,6 +260,25 @@ def fidelity_origin_of_a_library_loaded_by_path():
 
 
 @case
+def fidelity_racing_first_calls_through_a_dlopen_wrapper():
+    """64 threads dlopen NCCL by name and call it at once, with a preloaded
+    dlopen wrapper (what ASan's and TSan's runtimes are): ld.so sees the
+    wrapper asking, so the audit module tells the drop-ins' own loads apart
+    by their threads, each in a slot of its own. 20 runs wrapped, every
+    call answered, as plain (with one slot, a thread's load overwritten by
+    another's was answered with the drop-in, which refused it)."""
+    j = Job("racing_wrapper")
+    wrapper = t.compile_c(os.path.join(j.d, "libdlwrap.so"), [os.path.join(t.FAKES, "dlopen_wrapper.c"), "-ldl"],
+                          shared=True)
+    prog = t.compile_c(os.path.join(j.d, "racing"), [os.path.join(t.PROGS, "racing_dlopens.c"), "-ldl",
+                                                      "-lpthread"])
+    env = {"LD_LIBRARY_PATH": j.dirs["ldpath"], "LD_PRELOAD": wrapper}
+    t.equal(side([prog], env, False)[:2], (0, "bad=0\n"), "plain")
+    for i in range(20):
+        t.equal(side([prog], env, True)[:2], (0, "bad=0\n"), f"wrapped, run {i + 1}")
+
+
+@case
 def fidelity_ld_library_path_as_at_start():
     """A program started with LD_LIBRARY_PATH naming one NCCL sets it to
     another for its children, then makes its first call: linked -lnccl it
@@ -1302,7 +1321,7 @@ def fidelity_gdb_over_a_restarted_inferior():
 ADDED = ("LD_AUDIT", "LAZYNCCL_AUDIT_DROPINS", "VALGRIND_OPTS", "GLIBC_TUNABLES")
 
 
-def without_added(text):
+def without_launcher_added(text):
     """What lazynccl-run sets, out of identity.c's environment names."""
     return "\n".join(x for x in text.splitlines() if not (x.startswith("environ ") and x[8:] in ADDED))
 
@@ -1352,9 +1371,9 @@ def fidelity_process_state_rows():
         # among them) out of its environment array, so the array's NULL
         # moves: glibc's doing, where nothing of lazynccl runs (glibc loads
         # no audit module there); the rest of the row must hold.
-        normal = (lambda x: "\n".join(y for y in without_added(x).splitlines()
+        normal = (lambda x: "\n".join(y for y in without_launcher_added(x).splitlines()
                                        if not y.startswith("auxv after environ"))) \
-            if name.startswith("setuid") else without_added
+            if name.startswith("setuid") else without_launcher_added
         p = same_job(cmd, env, normal=normal)
         t.check("comm " in p[1], f"{name}: the probe ran: {p}")
     # what the rows mean held plain

@@ -588,6 +588,26 @@ def check_ldd_and_first_call_agree_on_legacy_hwcaps():
             [f"tls/{platform}", "tls/x86_64"]) + ["tls", "x86_64/x86_64"] +
             (["x86_64"] if platform == "x86_64" else [f"{platform}/x86_64", platform, "x86_64"]) + ["."],
             "ld.so's order, each layout's best taken away in turn")
+    # The hwcap mask as glibc 2.36 takes it: x86_64/x86_64 is searched only
+    # where the mask keeps the x86_64 bit (0x2). A value's leading number
+    # (garbage is 0), the first LD_HWCAP_MASK, the last setting in
+    # GLIBC_TUNABLES (whose strings glibc cuts at start: read from its
+    # copy), which no piece of such a string passes for a variable.
+    tree = t.fake_nccl_tree(f"{d}/mask", {"": 2840, "x86_64/x86_64": 2841})
+    for extra in ({"LD_HWCAP_MASK": "0"}, {"LD_HWCAP_MASK": "garbage"}, {"LD_HWCAP_MASK": "0x2"},
+                  {"GLIBC_TUNABLES": "glibc.malloc.check=0:glibc.cpu.hwcap_mask=0"},
+                  {"GLIBC_TUNABLES": "glibc.cpu.hwcap_mask=0:glibc.cpu.hwcap_mask=2"},
+                  {"GLIBC_TUNABLES": "glibc.cpu.hwcap_mask=2:glibc.cpu.hwcap_mask=0"},
+                  {"GLIBC_TUNABLES": "glibc.cpu.hwcap_mask=", "LD_HWCAP_MASK": "2"}):
+        env = dict(extra, LD_LIBRARY_PATH=tree)
+        plain = t.run([direct], env=env, check_rc=0).stdout
+        t.equal(t.run([shimmed], env=env, check_rc=0).stdout, plain, f"{extra}: the first call as -lnccl")
+    masked = [t.run([direct], env={"LD_LIBRARY_PATH": tree, "LD_HWCAP_MASK": m}, check_rc=0).stdout
+              for m in ("0", "2")]
+    t.equal(masked, ["rc=0 version=2840\n", "rc=0 version=2841\n"], "plain: the mask decides")
+    spoof = {"GLIBC_TUNABLES": f"glibc.malloc.check=0:LD_LIBRARY_PATH={tree}"}
+    t.equal(t.run([shimmed], env=spoof, check_rc=0).stdout, t.run([direct], env=spoof, check_rc=0).stdout,
+            "a GLIBC_TUNABLES piece is no LD_LIBRARY_PATH")
     if shutil.which("strace") and t.SANITIZE == "none":
         flat = t.fake_nccl(f"{d}/flat", version=2837)
 

@@ -557,7 +557,7 @@ static int loading_here(void)
             continue;
         if (!tid)
             tid = lz_sys_gettid();
-        if (__atomic_load_n(&targets[i].box->loading_tid, __ATOMIC_RELAXED) == tid)
+        if (lz_asked_box_loading(targets[i].box, tid))
             return 1;
     }
     return 0;

@@ -120,7 +120,7 @@ static const char *redirect(const char *file, const void *caller)
     if (!s.box)
         return file; /* no drop-in stands for it */
     lz_rule_request q = {.own = s.own, .real_loaded = s.real != NULL};
-    q.loading = !q.own && __atomic_load_n(&s.box->loading_tid, __ATOMIC_RELAXED) == lz_sys_gettid();
+    q.loading = !q.own && lz_asked_box_loading(s.box, lz_sys_gettid());
     switch (lz_rule(&q)) {
     case LZ_RULE_LEAVE:
         return file;

@@ -4,6 +4,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/auxv.h>
 
 int lz_secure(void)
@@ -38,6 +39,16 @@ char *const *lz_start_argv(long *argc)
  * environment's, then the file name the process was started by
  * (AT_EXECFN). ld.so read its variables there at start, the last
  * assignment winning; so does this. */
+/* The n-th GLIBC_TUNABLES entry of the environment (glibc's copy of it,
+ * whole), or NULL. */
+static const char *nth_tunables(int n)
+{
+    for (char **e = environ; e && *e; e++)
+        if (strncmp(*e, "GLIBC_TUNABLES=", 15) == 0 && n-- == 0)
+            return *e;
+    return NULL;
+}
+
 const char *lz_start_getenv(const char *name)
 {
     if (lz_secure()) /* ld.so ignored these, and took them out of the environment */
@@ -61,11 +72,20 @@ const char *lz_start_getenv(const char *name)
         return getenv(name);
     size_t len = strlen(name);
     const char *found = NULL;
-    int intact = 0;
+    int intact = 0, tunables = 0;
     for (const char *p = from; top && top >= from ? p < top : *p && strchr(p, '='); p += strlen(p) + 1) {
         intact |= strchr(p, '=') != NULL;
         if (strncmp(p, name, len) == 0 && p[len] == '=')
             found = p + len + 1;
+        /* glibc's start-up cut each GLIBC_TUNABLES string here after every
+         * setting it knows (a NUL for each ':'), and points the environment
+         * at a copy of its own: what followed in the string is no variable
+         * ("...check=0:LD_LIBRARY_PATH=/x"). Skipped by the copy's length. */
+        if (strncmp(p, "GLIBC_TUNABLES=", 15) == 0) {
+            const char *copy = nth_tunables(tunables++);
+            if (copy && copy != p && strncmp(copy, p, strlen(p)) == 0)
+                p += strlen(copy) - strlen(p);
+        }
     }
     /* A program that set its process title over these strings
      * (setproctitle) moved its environment first: read it there. */

@@ -41,17 +41,19 @@
 #define LZ_NOTE_STR(x) LZ_NOTE_STR_(x)
 
 enum { LZ_ASKED_NONE = 0, LZ_ASKED_WRITING = 1, LZ_ASKED_SET = 2 };
+enum { LZ_LOADING_SLOTS = 16 };
 
 /* The file a program asked for by path, redirected to the drop-in, and the
  * object that asked. state goes NONE -> WRITING -> SET once: the first
  * request is kept, and a reader that sees SET (acquire) sees both strings. */
 typedef struct lz_asked_box {
     int state;
-    /* The thread inside the drop-in's own dlopen of the real library (its
-     * kernel thread id), 0 when none: the module leaves that load alone even
-     * when an interceptor of dlopen (ASan's, TSan's) is what ld.so sees as
-     * the asking object. */
-    int loading_tid;
+    /* The threads inside the drop-in's own dlopen of the real library
+     * (their kernel thread ids), 0 in a free slot: the module leaves those
+     * loads alone even when an interceptor of dlopen (ASan's, TSan's, a
+     * preloaded wrapper) is what ld.so sees as the asking object. A slot
+     * per thread: first calls on several threads search and open at once. */
+    int loading_tid[LZ_LOADING_SLOTS];
     char path[PATH_MAX];
     char by[PATH_MAX];
     /* For a request by name, the dynamic linker's step that would have
@@ -59,6 +61,35 @@ typedef struct lz_asked_box {
      * empty for a request by path. */
     char step[32];
 } lz_asked_box;
+
+/* Thread tid enters the drop-in's own load: the slot it took, or -1 where
+ * all are taken (its load is then told apart only by its asker). No
+ * library call, as below. */
+static inline __attribute__((unused)) int lz_asked_box_enter(lz_asked_box *box, int tid)
+{
+    for (int i = 0; i < LZ_LOADING_SLOTS; i++) {
+        int none = 0;
+        if (__atomic_compare_exchange_n(&box->loading_tid[i], &none, tid, 0, __ATOMIC_RELAXED,
+                                        __ATOMIC_RELAXED))
+            return i;
+    }
+    return -1;
+}
+
+static inline __attribute__((unused)) void lz_asked_box_leave(lz_asked_box *box, int slot)
+{
+    if (slot >= 0)
+        __atomic_store_n(&box->loading_tid[slot], 0, __ATOMIC_RELAXED);
+}
+
+/* 1 when thread tid is inside the drop-in's own load. */
+static inline __attribute__((unused)) int lz_asked_box_loading(const lz_asked_box *box, int tid)
+{
+    for (int i = 0; i < LZ_LOADING_SLOTS; i++)
+        if (__atomic_load_n(&box->loading_tid[i], __ATOMIC_RELAXED) == tid)
+            return 1;
+    return 0;
+}
 
 /* Record a request in the box: 1 recorded, 0 an earlier one is kept. No
  * library call: the audit module runs it inside the dynamic linker. */

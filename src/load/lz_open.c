@@ -65,8 +65,8 @@ static void *open_chosen(const lz_lib *lib, const char *path, const lz_chosen *c
     int probed = c->probed;
     const char *e;
     lz_asked_box *box = lib->st->asked;
-    if (box) /* a drop-in: its own load, whoever ld.so sees asking (lz_note.h) */
-        __atomic_store_n(&box->loading_tid, (int)syscall(SYS_gettid), __ATOMIC_RELAXED);
+    /* A drop-in: its own load, whoever ld.so sees asking (lz_note.h). */
+    int slot = box ? lz_asked_box_enter(box, (int)syscall(SYS_gettid)) : -1;
     void *handle = lz_dlopen(path, LZ_DLOPEN_FLAGS | lib->dlopen_flags, &e);
     /* A probed file is no shim (the probe saw its exports), so dlopen hands
      * back a shim only where ld.so knows a drop-in by this path: checked in
@@ -78,7 +78,7 @@ static void *open_chosen(const lz_lib *lib, const char *path, const lz_chosen *c
         shim = handle && is_shim(lib, handle);
     }
     if (box)
-        __atomic_store_n(&box->loading_tid, 0, __ATOMIC_RELAXED);
+        lz_asked_box_leave(box, slot);
     if (!handle) {
         snprintf(why, size, "%s", e);
         return NULL;

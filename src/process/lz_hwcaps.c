@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* The names and their text, in one allocation sized for the prepended
  * list and the built-in names (glibc has no limit on either). */
@@ -138,23 +139,32 @@ static int intel(void)
     return __get_cpuid(0, &a, &b, &c, &d) && b == 0x756e6547 && d == 0x49656e69 && c == 0x6c65746e;
 }
 
-/* The hwcap mask ld.so took: glibc.cpu.hwcap_mask from GLIBC_TUNABLES (its
- * last setting), else LD_HWCAP_MASK, else glibc's HWCAP_IMPORTANT. */
+/* The hwcap mask ld.so took, as glibc 2.36 takes it: glibc.cpu.hwcap_mask's
+ * last setting in the GLIBC_TUNABLES entries (read from the environment,
+ * which points at glibc's whole copies: its start-up cuts the strings the
+ * kernel laid out), else the first LD_HWCAP_MASK, else HWCAP_IMPORTANT;
+ * the value's leading number, 0 where there is none (_dl_strtoul, its end
+ * not checked). Not in a secure-execution process, where glibc ignores
+ * both. */
 static unsigned long long hwcap_mask(unsigned long long important)
 {
-    const char *t = lz_start_getenv("GLIBC_TUNABLES"), *found = NULL;
-    static const char key[] = "glibc.cpu.hwcap_mask=";
-    for (const char *p = t ? t : ""; *p;) {
-        size_t n = lz_path_next(p, ":");
-        if (n > sizeof key - 1 && memcmp(p, key, sizeof key - 1) == 0)
-            found = p + sizeof key - 1;
-        p += n + (p[n] != '\0');
+    static const char key[] = "glibc.cpu.hwcap_mask=", alias[] = "LD_HWCAP_MASK=";
+    const char *found = NULL, *first_alias = NULL;
+    for (char **e = lz_secure() ? NULL : environ; e && *e; e++) {
+        if (!first_alias && strncmp(*e, alias, sizeof alias - 1) == 0)
+            first_alias = *e + sizeof alias - 1;
+        if (strncmp(*e, "GLIBC_TUNABLES=", 15) != 0)
+            continue;
+        for (const char *p = *e + 15; *p;) {
+            size_t n = lz_path_next(p, ":");
+            if (n >= sizeof key - 1 && memcmp(p, key, sizeof key - 1) == 0)
+                found = p + sizeof key - 1;
+            p += n + (p[n] != '\0');
+        }
     }
     if (!found)
-        found = lz_start_getenv("LD_HWCAP_MASK");
-    char *end;
-    unsigned long long v = found ? strtoull(found, &end, 0) : 0;
-    return found && end != found && (!*end || *end == ':') ? v : important;
+        found = first_alias;
+    return found ? strtoull(found, NULL, 0) : important;
 }
 
 /* The legacy subdirectories of glibc before 2.37 (dl-hwcaps.c's power set
