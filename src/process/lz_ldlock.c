@@ -18,6 +18,7 @@
 #include <link.h>
 #include <linux/futex.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,11 +44,14 @@ static pthread_mutex_t *find_lock(void)
     pthread_mutex_t *found = NULL;
     for (size_t off = 0; off + sizeof(size_t) + 2 * sizeof(pthread_mutex_t) <= s->st_size;
          off += sizeof(size_t)) {
-        size_t nns;
-        memcpy(&nns, g + off, sizeof nns);
+        /* Relaxed atomic reads: other threads take and give the lock read
+         * here meanwhile (lz_ldlock_take's fields are atomic too), and
+         * _rtld_global is word-aligned. */
+        size_t nns = __atomic_load_n((const size_t *)(g + off), __ATOMIC_RELAXED);
         pthread_mutex_t *a = (pthread_mutex_t *)(g + off + sizeof(size_t));
-        if (nns < 1 || nns > 16 || a[0].__data.__kind != PTHREAD_MUTEX_RECURSIVE_NP ||
-            a[1].__data.__kind != PTHREAD_MUTEX_RECURSIVE_NP)
+        if (nns < 1 || nns > 16 ||
+            __atomic_load_n(&a[0].__data.__kind, __ATOMIC_RELAXED) != PTHREAD_MUTEX_RECURSIVE_NP ||
+            __atomic_load_n(&a[1].__data.__kind, __ATOMIC_RELAXED) != PTHREAD_MUTEX_RECURSIVE_NP)
             continue;
         if (found)
             return NULL; /* two matches: the shape is not what it was */
@@ -296,8 +300,14 @@ static int settle(pthread_mutex_t *lock, int take, char *why, size_t size)
             return 0;
         if (owner == me)
             return 0; /* this thread's, and no more holds fit: as it stands */
-        if (owner == 0)
-            continue; /* let go between the try and the look: try again */
+        if (owner == 0) {
+            /* Let go between the try and the look, or taken and not yet
+             * owned: try again, after giving the processor away, for a
+             * taker between its two steps is starved by a spinning crowd
+             * (64 first calls at once). */
+            sched_yield();
+            continue;
+        }
         /* Seen twice, a millisecond apart, the lock still that thread's:
          * a holder that let go and then joined (a dlopen returned before
          * its caller's join) is no deadlock. */
