@@ -39,6 +39,14 @@ static void add(hwcaps_read *r, const char *name, size_t len)
     r->used += len + 1;
 }
 
+/* The glibc-hwcaps names end (their NULL, calloc'd); the legacy ones
+ * follow it. */
+static void end_list(hwcaps_read *r)
+{
+    r->legacy = r->n + 1;
+    r->n++;
+}
+
 #if defined(__x86_64__)
 /* 1 when the colon-separated list holds name (glibc's _dl_hwcaps_contains:
  * whole elements, compared exactly). */
@@ -105,7 +113,7 @@ static int all_set(feature_leaf_fn leaf, const struct bit *bits, size_t n, int p
  * BMI1 and BMI2, which every CPU with AVX2 has); v4 AVX512F BW CD DQ VL.
  * Usable: the CPU has it, the kernel saves its state, and no
  * GLIBC_TUNABLES glibc.cpu.hwcaps entry turns it off. */
-static void builtin(hwcaps_read *r, const char *mask)
+static void builtin(hwcaps_read *r, const char *mask, feature_leaf_fn leaf)
 {
     static const struct bit fpu[] = {{LEAF_1, EDX, 0}};
     static const struct bit base[] = {{LEAF_1, EDX, 15}, {LEAF_1, EDX, 8},  {LEAF_1, EDX, 24},
@@ -118,11 +126,8 @@ static void builtin(hwcaps_read *r, const char *mask)
                                     {LEAF_80000001, ECX, 5}, {LEAF_1, ECX, 22}};
     static const struct bit v4[] = {{LEAF_7, EBX, 16}, {LEAF_7, EBX, 30}, {LEAF_7, EBX, 28},
                                     {LEAF_7, EBX, 17}, {LEAF_7, EBX, 31}};
-    uintptr_t fn = 0;
-    lz_dl_iterate_phdr(feature_cb, &fn);
-    if (!fn)
+    if (!leaf)
         return;
-    feature_leaf_fn leaf = (feature_leaf_fn)fn;
     int level = 0;
     if (all_set(leaf, fpu, 1, 1) && ALL_ACTIVE(leaf, base) && ALL_ACTIVE(leaf, v2))
         level = ALL_ACTIVE(leaf, v3) ? ALL_ACTIVE(leaf, v4) ? 4 : 3 : 2;
@@ -174,7 +179,7 @@ static unsigned long long hwcap_mask(unsigned long long important)
  * highest bit down. The platform is the kernel's (AT_PLATFORM) except on
  * Intel CPUs, where glibc names it haswell or xeon_phi by their features,
  * and counts avx512_1 among the hwcaps (cpu-features.c). */
-static void legacy(hwcaps_read *r)
+static void legacy(hwcaps_read *r, feature_leaf_fn leaf)
 {
     static const struct bit avx512cd[] = {{LEAF_7, EBX, 28}}, avx512er[] = {{LEAF_7, EBX, 27}},
                             avx512pf[] = {{LEAF_7, EBX, 26}},
@@ -183,9 +188,6 @@ static void legacy(hwcaps_read *r)
                                          {LEAF_7, EBX, 8}, {LEAF_80000001, ECX, 5},
                                          {LEAF_1, ECX, 22}, {LEAF_1, ECX, 23}};
     enum { HWCAP_X86_64 = 1 << 1, HWCAP_X86_AVX512_1 = 1 << 2 };
-    uintptr_t fn = 0;
-    lz_dl_iterate_phdr(feature_cb, &fn);
-    feature_leaf_fn leaf = (feature_leaf_fn)fn;
     const char *platform = (const char *)getauxval(AT_PLATFORM);
     unsigned long long hwcap = HWCAP_X86_64;
     if (leaf && intel()) {
@@ -228,18 +230,29 @@ static void legacy(hwcaps_read *r)
         add(r, sub, len);
     }
 }
+
+/* The built-in glibc-hwcaps names (builtin_on), the end of that list, then
+ * the legacy names (legacy_on): the C library's CPU features looked up
+ * once for both. */
+static void cpu_subdirs(hwcaps_read *r, const char *mask, int builtin_on, int legacy_on)
+{
+    uintptr_t fn = 0;
+    if (builtin_on || legacy_on)
+        lz_dl_iterate_phdr(feature_cb, &fn);
+    if (builtin_on)
+        builtin(r, mask, (feature_leaf_fn)fn);
+    end_list(r);
+    if (legacy_on)
+        legacy(r, (feature_leaf_fn)fn);
+}
 #else
 /* glibc defines built-in subdirectories for x86-64, POWER and s390x only;
  * on the others, only the prepended ones; the legacy ones are followed on
  * x86-64 alone. */
-static void builtin(hwcaps_read *r, const char *mask)
+static void cpu_subdirs(hwcaps_read *r, const char *mask, int builtin_on, int legacy_on)
 {
-    (void)r, (void)mask;
-}
-
-static void legacy(hwcaps_read *r)
-{
-    (void)r;
+    (void)mask, (void)builtin_on, (void)legacy_on;
+    end_list(r);
 }
 #endif
 
@@ -277,13 +290,8 @@ static hwcaps_read *read_hwcaps(void)
             add(r, p, n);
             p += n + (p[n] != '\0');
         }
-        builtin(r, o->hwcaps_mask);
     }
-    /* The legacy names after the glibc-hwcaps ones' NULL (calloc'd). */
-    r->legacy = r->n + 1;
-    r->n++;
-    if (!glibc_since(37))
-        legacy(r);
+    cpu_subdirs(r, o->hwcaps_mask, glibc_since(33), !glibc_since(37));
     return r;
 }
 
