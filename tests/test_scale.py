@@ -219,6 +219,36 @@ def scale_cache_maps_what_plain_maps():
 
 
 @case
+def scale_cache_one_node_on_every_core():
+    """The node's id in the cache's key is the same on every core of a
+    node (the CPU's APIC id, another per core, left out): recorded by a
+    process on the first core, a process on the last is served by the
+    cache (its failed library lookups at most a tenth of plain's) and adds
+    nothing to the file."""
+    a.sanitizer_skip()
+    cores = sorted(os.sched_getaffinity(0))
+    if len(cores) < 2:
+        raise t.Skip("one core")
+    d, exe, llp, libs, cache, both = cache_rows("scale_cache_one_node_on_every_core")
+    env = {"LD_LIBRARY_PATH": llp}
+    try:
+        # This thread's affinity, which the processes it starts inherit.
+        os.sched_setaffinity(0, {cores[0]})
+        t.run([RUN, "--cache", cache, exe], env=env, check_rc=0)
+        with open(cache) as f:
+            recorded = f.read()
+        os.sched_setaffinity(0, {cores[-1]})
+        p = file_calls([exe], env)
+        c = file_calls([RUN, "--cache", cache, exe], env)
+    finally:
+        os.sched_setaffinity(0, cores)
+    t.check(recorded.count("\n") >= len(libs), f"recorded on core {cores[0]}")
+    t.check(c[2] <= p[2] / 10, f"on core {cores[-1]}: failed library lookups: cached {c[2]}, plain {p[2]}")
+    with open(cache) as f:
+        t.equal(f.read(), recorded, "nothing learnt on another core")
+
+
+@case
 def scale_cache_contract_rows():
     """Each way the cache's contract can break, plain against cached:
     a recorded file removed (another copy later on the path): the same file

@@ -216,7 +216,8 @@ LZ_COLD static int ldso_listing(void)
  * ld.so, which glibc reports before any search). A secure-execution process
  * keeps what it had: glibc already refuses LD_AUDIT paths there; the module
  * stays idle for a trusted install too. */
-static void configure(void *stack_end)
+/* ldso: ld.so's object, where the cache's node id reads its CPU record. */
+static void configure(void *stack_end, lz_mem_obj *ldso)
 {
     lz_sys_set_stack_end(stack_end);
     if (lz_sys_getauxval(AT_SECURE))
@@ -235,7 +236,7 @@ static void configure(void *stack_end)
     read_targets(lz_sys_getenv(LZ_DROPINS_ENV));
     const char *cache = lz_sys_getenv(LZ_CACHE_ENV);
     if (cache && *cache)
-        lz_cache_open(cache);
+        lz_cache_open(cache, lz_mem_defined(ldso, "_dl_x86_get_cpu_features"));
     lz_loadlog_open(lz_sys_getenv(LZ_REPORT_ENV));
 }
 
@@ -413,7 +414,7 @@ LZ_AUDIT_API unsigned int la_objopen(struct link_map *map, Lmid_t lmid, uintptr_
             return 0;
         configured = 1;
         ldso_at = map->l_addr;
-        configure(*stack_end);
+        configure(*stack_end, &o);
     }
     const char *soname = lz_mem_soname(&o);
     lz_tlsfit_object(&o, soname);

@@ -38,6 +38,7 @@ typedef struct cache {
     size_t n;
     uint64_t node;       /* the node's id, once computed */
     int node_known;
+    void *cpu_record;    /* ld.so's _dl_x86_get_cpu_features, or NULL */
     /* The request being answered by ld.so (a miss). */
     int waiting;
     /* Its candidates so far, each NUL-terminated (ntried bytes; -1 once
@@ -138,7 +139,7 @@ static int parse(cache *k, char *text, size_t len)
     return 1;
 }
 
-void lz_cache_open(const char *path)
+void lz_cache_open(const char *path, void *cpu_record)
 {
     if (!path || path[0] != '/' || strlen(path) >= PATH_MAX) {
         if (path && *path)
@@ -155,6 +156,7 @@ void lz_cache_open(const char *path)
     if (!k)
         return;
     memcpy(k->path, path, strlen(path) + 1);
+    k->cpu_record = cpu_record;
     /* The program may change its environment; ld.so read it at start. */
     const char *llp = lz_sys_getenv("LD_LIBRARY_PATH");
     if (llp) {
@@ -209,6 +211,38 @@ static uint64_t ld_cache_id(uint64_t h)
     return lz_fnv(h, (const char *)&x, sizeof x);
 }
 
+#if defined(__x86_64__)
+/* The CPU's part of the node's id: CPUID leaves 1, 7 and 0x80000001, the
+ * APIC id (another on every core) left out. From ld.so's record of them
+ * where it has the layout of glibc 2.32 on (the vendor's kind, 1 to 4,
+ * then four ints, then a leaf's registers and its usable bits a leaf):
+ * CPUID itself traps to the hypervisor in a virtual machine, ~15 us each,
+ * in every process of a job. Another layout gives another id (a miss on
+ * another core at worst), never one shared with another CPU: the raw
+ * registers are in the bytes hashed either way. */
+static uint64_t cpu_id(uint64_t h)
+{
+    typedef const unsigned char *(*record_fn)(unsigned int);
+    const unsigned char *rec = c->cpu_record ? ((record_fn)c->cpu_record)(0) : 0;
+    int kind = 0;
+    if (rec)
+        memcpy(&kind, rec, sizeof kind);
+    if (kind >= 1 && kind <= 4) {
+        enum { BASIC = 20, LEAF = 32, APIC_BYTE = BASIC + 7 };
+        unsigned char b[BASIC + 3 * LEAF];
+        memcpy(b, rec, sizeof b);
+        b[APIC_BYTE] = 0;
+        return lz_fnv(h, (const char *)b, sizeof b);
+    }
+    unsigned r[12] = {0};
+    __cpuid(1, r[0], r[1], r[2], r[3]);
+    __cpuid_count(7, 0, r[4], r[5], r[6], r[7]);
+    __cpuid(0x80000001u, r[8], r[9], r[10], r[11]);
+    r[1] &= 0x00ffffffu; /* the APIC id: another on every core */
+    return lz_fnv(h, (const char *)r, sizeof r);
+}
+#endif
+
 /* The node's id: what decides ld.so's answer beside the request and its
  * directories. Its hardware capabilities (glibc-hwcaps subdirectories,
  * $PLATFORM), GLIBC_TUNABLES (which can mask them) and /etc/ld.so.cache's
@@ -224,12 +258,7 @@ static uint64_t node_id(void)
     if (platform)
         h = lz_fnv(h, platform, strlen(platform));
 #if defined(__x86_64__)
-    unsigned r[12] = {0};
-    __cpuid(1, r[0], r[1], r[2], r[3]);
-    __cpuid_count(7, 0, r[4], r[5], r[6], r[7]);
-    __cpuid(0x80000001u, r[8], r[9], r[10], r[11]);
-    r[1] &= 0x00ffffffu; /* the APIC id: another on every core */
-    h = lz_fnv(h, (const char *)r, sizeof r);
+    h = cpu_id(h);
 #endif
     const char *tunables = lz_sys_getenv("GLIBC_TUNABLES");
     if (tunables)

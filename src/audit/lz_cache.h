@@ -13,8 +13,9 @@
 /* The cache at path (LAZYNCCL_CACHE), read once: a file that is not the
  * user's own, is writable by others or does not parse turns the cache off
  * for this process (said under LAZYNCCL_DEBUG); one that does not exist yet
- * is an empty cache. */
-void lz_cache_open(const char *path);
+ * is an empty cache. cpu_record: ld.so's _dl_x86_get_cpu_features (NULL
+ * where it has none), read for the node's id in place of CPUID. */
+void lz_cache_open(const char *path, void *cpu_record);
 int lz_cache_on(void);
 
 /* What decides a request by name: its asker's run paths and origin (the

@@ -78,19 +78,35 @@ struct bit {
     unsigned char leaf, reg, bit;
 };
 
-/* The C library's, not another object's of that name (a preloaded one). */
+/* What the CPU check reads, found in one walk of the loaded objects: the
+ * C library's leaf function, not another object's of that name (a
+ * preloaded one), and ld.so's record of the CPU (its GLIBC_PRIVATE
+ * _dl_x86_get_cpu_features). */
+struct cpu_view {
+    uintptr_t leaf, record;
+};
+
+static uintptr_t defined_func(const lz_objview *v, const struct dl_phdr_info *info, const char *name)
+{
+    const ElfW(Sym) *s = lz_elfmem_lookup(&v->m, name);
+    return s && s->st_shndx != SHN_UNDEF && ELF64_ST_TYPE(s->st_info) == STT_FUNC
+               ? info->dlpi_addr + s->st_value
+               : 0;
+}
+
 static int feature_cb(struct dl_phdr_info *info, size_t size, void *data)
 {
     (void)size;
+    struct cpu_view *c = data;
     lz_objview v;
-    const ElfW(Sym) *s;
     const char *so;
-    if (!lz_objects_view(info, &v) || !(so = lz_elfmem_soname(&v.m)) || strcmp(so, "libc.so.6") != 0 ||
-        !(s = lz_elfmem_lookup(&v.m, "__x86_get_cpuid_feature_leaf")) || s->st_shndx == SHN_UNDEF ||
-        ELF64_ST_TYPE(s->st_info) != STT_FUNC)
+    if (!lz_objects_view(info, &v) || !(so = lz_elfmem_soname(&v.m)))
         return 0;
-    *(uintptr_t *)data = info->dlpi_addr + s->st_value;
-    return 1;
+    if (!c->leaf && strcmp(so, "libc.so.6") == 0)
+        c->leaf = defined_func(&v, info, "__x86_get_cpuid_feature_leaf");
+    else if (!c->record && strncmp(so, "ld-linux-x86-64.so.", 19) == 0)
+        c->record = defined_func(&v, info, "_dl_x86_get_cpu_features");
+    return c->leaf && c->record;
 }
 
 /* 1 when every bit is set: in the usable bits, or (present) in CPUID's. */
@@ -137,9 +153,20 @@ static void builtin(hwcaps_read *r, const char *mask, feature_leaf_fn leaf)
             add(r, names[i], strlen(names[i]));
 }
 
-/* glibc's arch_kind_intel: the CPU's vendor string. */
-static int intel(void)
+/* glibc's arch_kind_intel. Read from ld.so's record of the CPU, where
+ * the vendor's kind is the first member (struct cpu_features_basic, five
+ * ints, then the leaves: glibc 2.32 on): trusted only where the public
+ * leaf function's first leaf lies just after those five ints, as in the
+ * glibc versions that still search the legacy subdirectories (2.33 to
+ * 2.36). Else the CPU's vendor string, by CPUID, which in a virtual machine
+ * traps to the hypervisor (two of them cost ~30 us of a first call). */
+static int intel(feature_leaf_fn leaf, uintptr_t record)
 {
+    typedef const int *(*record_fn)(unsigned int);
+    const int *kind = record ? ((record_fn)record)(0) : NULL;
+    enum { ARCH_KIND_INTEL = 1, ARCH_KIND_OTHER = 4 };
+    if (kind && (const void *)leaf(0) == (const void *)(kind + 5) && *kind > 0 && *kind <= ARCH_KIND_OTHER)
+        return *kind == ARCH_KIND_INTEL;
     unsigned a, b, c, d;
     return __get_cpuid(0, &a, &b, &c, &d) && b == 0x756e6547 && d == 0x49656e69 && c == 0x6c65746e;
 }
@@ -179,7 +206,7 @@ static unsigned long long hwcap_mask(unsigned long long important)
  * highest bit down. The platform is the kernel's (AT_PLATFORM) except on
  * Intel CPUs, where glibc names it haswell or xeon_phi by their features,
  * and counts avx512_1 among the hwcaps (cpu-features.c). */
-static void legacy(hwcaps_read *r, feature_leaf_fn leaf)
+static void legacy(hwcaps_read *r, feature_leaf_fn leaf, uintptr_t record)
 {
     static const struct bit avx512cd[] = {{LEAF_7, EBX, 28}}, avx512er[] = {{LEAF_7, EBX, 27}},
                             avx512pf[] = {{LEAF_7, EBX, 26}},
@@ -190,7 +217,7 @@ static void legacy(hwcaps_read *r, feature_leaf_fn leaf)
     enum { HWCAP_X86_64 = 1 << 1, HWCAP_X86_AVX512_1 = 1 << 2 };
     const char *platform = (const char *)getauxval(AT_PLATFORM);
     unsigned long long hwcap = HWCAP_X86_64;
-    if (leaf && intel()) {
+    if (leaf && intel(leaf, record)) {
         const char *own = NULL;
         if (ALL_ACTIVE(leaf, avx512cd)) {
             if (ALL_ACTIVE(leaf, avx512er)) {
@@ -236,14 +263,14 @@ static void legacy(hwcaps_read *r, feature_leaf_fn leaf)
  * once for both. */
 static void cpu_subdirs(hwcaps_read *r, const char *mask, int builtin_on, int legacy_on)
 {
-    uintptr_t fn = 0;
+    struct cpu_view c = {0};
     if (builtin_on || legacy_on)
-        lz_dl_iterate_phdr(feature_cb, &fn);
+        lz_dl_iterate_phdr(feature_cb, &c);
     if (builtin_on)
-        builtin(r, mask, (feature_leaf_fn)fn);
+        builtin(r, mask, (feature_leaf_fn)c.leaf);
     end_list(r);
     if (legacy_on)
-        legacy(r, (feature_leaf_fn)fn);
+        legacy(r, (feature_leaf_fn)c.leaf, c.record);
 }
 #else
 /* glibc defines built-in subdirectories for x86-64, POWER and s390x only;
