@@ -81,7 +81,8 @@ struct bit {
 /* What the CPU check reads, found in one walk of the loaded objects: the
  * C library's leaf function, not another object's of that name (a
  * preloaded one), and ld.so's record of the CPU (its GLIBC_PRIVATE
- * _dl_x86_get_cpu_features). */
+ * _dl_x86_get_cpu_features), from the object the kernel loaded as the
+ * interpreter (AT_BASE). */
 struct cpu_view {
     uintptr_t leaf, record;
 };
@@ -104,7 +105,7 @@ static int feature_cb(struct dl_phdr_info *info, size_t size, void *data)
         return 0;
     if (!c->leaf && strcmp(so, "libc.so.6") == 0)
         c->leaf = defined_func(&v, info, "__x86_get_cpuid_feature_leaf");
-    else if (!c->record && strncmp(so, "ld-linux-x86-64.so.", 19) == 0)
+    else if (!c->record && info->dlpi_addr == getauxval(AT_BASE) && strncmp(so, "ld-linux-x86-64.so.", 19) == 0)
         c->record = defined_func(&v, info, "_dl_x86_get_cpu_features");
     return c->leaf && c->record;
 }
