@@ -547,6 +547,41 @@ def check_ldd_and_first_call_agree_on_glibc_hwcaps():
 
 
 @case
+def check_ldd_and_first_call_agree_on_platform_and_lib():
+    """Run paths and LD_LIBRARY_PATH entries naming $LIB, ${LIB},
+    $PLATFORM and ${PLATFORM}, with a copy of NCCL under each name either
+    token could stand for: ldd, lazynccl-info --check and the first call
+    of a program linked to the shim take the copy ld.so takes for a
+    program linked -lnccl (the tokens' values read from the running
+    ld.so)."""
+    real = t.real_library("libnccl.so.2")
+    d = t.workdir("check_dst")
+    names = {"lib/x86_64-linux-gnu": 2840, "lib/aarch64-linux-gnu": 2841, "lib64": 2842, "lib": 2843,
+             "x86_64-linux-gnu": 2844, "p/x86_64": 2845, "p/haswell": 2846, "p/xeon_phi": 2847,
+             "p/aarch64": 2848}
+    tree = t.fake_nccl_tree(f"{d}/t", names)
+    rows = {"$LIB in the run path": ("$ORIGIN/t/$LIB", None),
+            "${LIB} in the run path": ("$ORIGIN/t/${LIB}", None),
+            "$PLATFORM in the run path": ("$ORIGIN/t/p/$PLATFORM", None),
+            "${PLATFORM} in LD_LIBRARY_PATH": (None, f"{tree}/p/${{PLATFORM}}"),
+            "$LIB in LD_LIBRARY_PATH": (None, f"{tree}/$LIB")}
+    for i, (what, (runpath, llp)) in enumerate(rows.items()):
+        extra = [f"-Wl,-rpath,{runpath}"] if runpath else []
+        direct = t.version_prog(d, f"direct{i}", [f"-L{os.path.dirname(real)}", "-l:libnccl.so.2"] + extra)
+        shimmed = t.version_prog(d, f"shimmed{i}", t.link_shim_args("nccl") + extra)
+        env = {"LD_LIBRARY_PATH": llp} if llp else {}
+        plain = t.run([direct], env=env, check_rc=0).stdout
+        t.check(plain in {f"rc=0 version={v}\n" for v in names.values()}, f"{what}: plain loads a copy: {plain}")
+        chosen = ldd_of(direct, "libnccl.so.2", env)
+        t.check(chosen.startswith(tree + "/"), f"{what}: ldd: {chosen}")
+        r = t.run([shimmed], env=dict(env, LAZYNCCL_DEBUG="1"), check_rc=0)
+        t.equal(r.stdout, plain, f"{what}: the first call")
+        t.contains(r.stderr, f"loaded {chosen} (found by: ", f"{what}: the first call's file")
+        r = info("--check", shimmed, env=env)
+        t.contains(r.stdout, f"NCCL: ok: {chosen} (the shim's search", f"{what}: --check shim")
+
+
+@case
 def check_ldd_and_first_call_agree_on_legacy_hwcaps():
     """glibc before 2.37 searches each directory's legacy subdirectories too
     (tls/, the platform's, x86_64/ and their combinations, after its

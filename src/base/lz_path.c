@@ -65,7 +65,14 @@ static int token_at(const char *p, const char *end, const char *name)
            (end - p == (long)n + 1 || !name_char(p[1 + n]));
 }
 
-int lz_path_entry(const char *entry, size_t len, const char *origin, const char *cwd,
+/* The length of the token at p (past its '$': NAME or {NAME}), as glibc's
+ * is_dst reads it; 0 where p holds not that token. */
+static size_t token_len(const char *p, const char *end, const char *name)
+{
+    return token_at(p, end, name) ? strlen(name) + (p[1] == '{' ? 3 : 1) : 0;
+}
+
+int lz_path_entry(const char *entry, size_t len, const lz_path_tokens *tokens, const char *cwd,
                   int secure, char *out, size_t size, char *why, size_t wsize)
 {
     if (size < 2 || wsize < 1)
@@ -78,22 +85,24 @@ int lz_path_entry(const char *entry, size_t len, const char *origin, const char 
     if (memchr(entry, '\0', len))
         return refuse(why, wsize, "entry %.*s: holds a NUL byte", entry, shown);
     for (const char *p = entry, *end = entry + len; p < end;) {
+        static const char *const names[] = {"ORIGIN", "PLATFORM", "LIB"};
+        const char *values[] = {tokens ? tokens->origin : NULL, tokens ? tokens->platform : NULL,
+                                tokens ? tokens->lib : NULL};
         size_t tok = 0;
-        if (*p == '$' && (size_t)(end - p) >= 7 && memcmp(p, "$ORIGIN", 7) == 0 &&
-            (end - p == 7 || !name_char(p[7])))
-            tok = 7;
-        else if (*p == '$' && (size_t)(end - p) >= 9 && memcmp(p, "${ORIGIN}", 9) == 0)
-            tok = 9;
-        else if (*p == '$' && (token_at(p, end, "LIB") || token_at(p, end, "PLATFORM")))
-            return refuse(why, wsize, "entry %.*s: only $ORIGIN is expanded here", entry, shown);
+        int which = 0;
+        for (; *p == '$' && which < 3 && !(tok = token_len(p, end, names[which])); which++)
+            ;
         /* Any other '$' is the name's own: ld.so copies it as it stands. */
         if (tok) {
-            if (secure)
+            if (secure && which == 0)
                 return refuse(why, wsize, "entry %.*s: $ORIGIN ignored in a secure-execution "
                               "process", entry, shown);
-            if (!origin)
-                return refuse(why, wsize, "entry %.*s: $ORIGIN is unknown here", entry, shown);
-            if (!lz_copy(out + o, cap - o, origin))
+            static const char *const unknown[] = {"entry %.*s: $ORIGIN is unknown here",
+                                                  "entry %.*s: ld.so's $PLATFORM is unknown here",
+                                                  "entry %.*s: ld.so's $LIB is unknown here"};
+            if (!values[which])
+                return refuse(why, wsize, unknown[which], entry, shown);
+            if (!lz_copy(out + o, cap - o, values[which]))
                 return refuse(why, wsize, "entry %.*s: longer than PATH_MAX", entry, shown);
             o += strlen(out + o);
             p += tok;

@@ -8,13 +8,21 @@
 
 #include "base/lz_runtime.h"
 
+/* What the dynamic string tokens stand for where an entry is read: $ORIGIN
+ * (the directory of the object whose entry it is), $PLATFORM and $LIB
+ * (ld.so's); NULL: unknown here. */
+typedef struct lz_path_tokens {
+    const char *origin, *platform, *lib;
+} lz_path_tokens;
+
 /* The directory entry[0..len) names, in out (size bytes): 1 when it is
- * followed, else 0 with the reason in why (wsize bytes). As ld.so: $ORIGIN
- * and ${ORIGIN} become origin; an empty entry is the current directory and a
- * relative one is relative to it (cwd); trailing slashes go. In a secure-
- * execution process (secure) only absolute entries without $ORIGIN are
- * followed. origin or cwd NULL: entries needing them are not followed. */
-LZ_HIDDEN int lz_path_entry(const char *entry, size_t len, const char *origin, const char *cwd,
+ * followed, else 0 with the reason in why (wsize bytes). As ld.so: $ORIGIN,
+ * $PLATFORM and $LIB (and ${...}) become tok's values; an empty entry is
+ * the current directory and a relative one is relative to it (cwd);
+ * trailing slashes go. In a secure-execution process (secure) only
+ * absolute entries without $ORIGIN are followed. A token or cwd unknown:
+ * entries needing it are not followed. */
+LZ_HIDDEN int lz_path_entry(const char *entry, size_t len, const lz_path_tokens *tok, const char *cwd,
                             int secure, char *out, size_t size, char *why, size_t wsize);
 
 /* s into out (size bytes), cut to fit: 1 when it fit whole. Without

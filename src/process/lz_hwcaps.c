@@ -8,6 +8,7 @@
 #include "base/lz_env.h"
 #include "base/lz_path.h"
 #include "elf/lz_elfmem.h"
+#include "process/lz_dst.h"
 #include "process/lz_objects.h"
 
 #include <gnu/libc-version.h>
@@ -158,8 +159,9 @@ static void builtin(hwcaps_read *r, const char *mask, feature_leaf_fn leaf)
  * the vendor's kind is the first member (struct cpu_features_basic, five
  * ints, then the leaves: glibc 2.32 on): trusted only where the public
  * leaf function's first leaf lies just after those five ints, as in the
- * glibc versions that still search the legacy subdirectories (2.33 to
- * 2.36). Else the CPU's vendor string, by CPUID, which in a virtual machine
+ * glibc versions that have that function and still search the legacy
+ * subdirectories (2.33 to 2.36; older ones have no leaf function, and
+ * their avx512_1 is not counted here). Else the CPU's vendor string, by CPUID, which in a virtual machine
  * traps to the hypervisor (two of them cost ~30 us of a first call). */
 static int intel(feature_leaf_fn leaf, uintptr_t record)
 {
@@ -233,6 +235,10 @@ static void legacy(hwcaps_read *r, feature_leaf_fn leaf, uintptr_t record)
         if (own)
             platform = own;
     }
+    /* ld.so's own name for it, where its record can be read: the rule
+     * above is glibc 2.36's, and the record is what ld.so searches. */
+    if (lz_dst_platform())
+        platform = lz_dst_platform();
     unsigned long long masked = hwcap & hwcap_mask(HWCAP_X86_64 | HWCAP_X86_AVX512_1);
     const char *names[4];
     int cnt = 0;

@@ -3,6 +3,7 @@
 #include "elf/lz_elfmem.h"
 #include "base/lz_dl.h"
 #include "base/lz_env.h"
+#include "process/lz_dst.h"
 #include "process/lz_objects.h"
 #include "process/lz_objects_runpaths.h"
 #include "base/lz_path.h"
@@ -93,7 +94,9 @@ static void add_entry(struct runpaths *q, struct entry_bufs *b, struct runpath_o
         q->cwd = getcwd(NULL, 0);
         q->cwd_read = 1;
     }
-    if (lz_path_entry(entry, len, origin, q->cwd, lz_secure(), b->dir, sizeof b->dir,
+    int tokens = memchr(entry, '$', len) != NULL;
+    lz_path_tokens tok = {origin, tokens ? lz_dst_platform() : NULL, tokens ? lz_dst_lib() : NULL};
+    if (lz_path_entry(entry, len, &tok, q->cwd, lz_secure(), b->dir, sizeof b->dir,
                       b->reason, sizeof b->reason)) {
         lz_strlist_push(&q->out, b->dir, "");
         return;

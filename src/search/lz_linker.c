@@ -8,6 +8,7 @@
 #include "common/lz_ldsodirs.h"
 #include "common/lz_stepnames.h"
 #include "elf/lz_ldcache.h"
+#include "process/lz_dst.h"
 #include "process/lz_hwcaps.h"
 #include "process/lz_objects.h"
 #include "process/lz_objects_runpaths.h"
@@ -155,7 +156,9 @@ static int linker_list(struct linker_search *ls, const char *step, const char *l
     int rc = 0;
     for (const char *p = list; *p && !rc;) {
         size_t len = lz_path_next(p, seps);
-        if (!lz_path_entry(p, len, origin, here, lz_secure(), b->dir, sizeof b->dir, b->why,
+        int tokens = memchr(p, '$', len) != NULL;
+        lz_path_tokens tok = {origin, tokens ? lz_dst_platform() : NULL, tokens ? lz_dst_lib() : NULL};
+        if (!lz_path_entry(p, len, &tok, here, lz_secure(), b->dir, sizeof b->dir, b->why,
                            sizeof b->why)) {
             if (ls->h->note)
                 ls->h->note(ls->h->ctx, step, b->why);

@@ -47,12 +47,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     int secure = data[0] & 1, seps = data[0] & 2;
     const uint8_t *p = data + 1, *end = data + size;
-    char *list = part(&p, end), *origin = part(&p, end), *cwd = part(&p, end);
+    char *list = part(&p, end), *origin = part(&p, end), *cwd = part(&p, end), *platform = part(&p, end),
+         *lib = part(&p, end);
+    /* ld.so's $PLATFORM and $LIB are names, never absolute. */
+    lz_path_tokens tok = {origin[0] ? origin : NULL, platform[0] && platform[0] != '/' ? platform : NULL,
+                          lib[0] && lib[0] != '/' ? lib : NULL};
     for (const char *e = list;;) {
         size_t len = lz_path_next(e, seps ? ":;" : ":");
         char out[PATH_MAX], why[512];
         memset(out, 'x', sizeof out);
-        int ok = lz_path_entry(e, len, origin[0] ? origin : NULL, cwd[0] ? cwd : NULL, secure,
+        int ok = lz_path_entry(e, len, &tok, cwd[0] ? cwd : NULL, secure,
                                out, sizeof out, why, sizeof why);
         if (ok) {
             size_t n = strnlen(out, sizeof out);
@@ -72,5 +76,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     free(list);
     free(origin);
     free(cwd);
+    free(platform);
+    free(lib);
     return 0;
 }
