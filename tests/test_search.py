@@ -924,5 +924,60 @@ def setuid_ignores_override():
     t.contains(plain, "value=55", "the same override in a normal process")
 
 
+STATIC_DLOPEN = r"""
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <link.h>
+#include <stdio.h>
+#include <zlib.h>
+int main(void)
+{
+#ifdef SHIM
+    printf("%s\n", zlibVersion());
+#else
+    void *h = dlopen("libz.so.1", RTLD_NOW);
+    struct link_map *m = NULL;
+    if (!h || dlinfo(h, RTLD_DI_LINKMAP, &m) != 0)
+        return 1;
+    printf("%s\n", m->l_name);
+#endif
+    return 0;
+}
+"""
+
+
+@case
+def static_program_searches_as_its_dlopen():
+    """A program linked -static with the static zlib shim: its first call
+    takes the file the program's own dlopen takes (the C library's copy of
+    the loader, which searches no glibc-hwcaps or legacy subdirectory),
+    with copies of zlib in LD_LIBRARY_PATH's directory and in its
+    glibc-hwcaps/x86-64-v2/, tls/ and x86_64/."""
+    if t.SANITIZE not in ("", "none"):
+        raise t.Skip("a sanitizer's runtime cannot be linked -static")
+    if not os.path.exists(t.shim("zlib", static=True)):
+        raise t.Skip("liblazyzlib was not built (zlib.h missing)")
+    real = t.run(["sh", "-c", "readlink -f \"$(/sbin/ldconfig -p | sed -n 's/.*libz.so.1 (libc6,x86-64) => //p' | head -1)\""],
+                 check_rc=0).stdout.strip()
+    if not os.path.isfile(real):
+        raise t.Skip("no system libz.so.1")
+    d = t.workdir("static_program_search")
+    lib = os.path.join(d, "lib")
+    for sub in ("", "glibc-hwcaps/x86-64-v2", "tls", "x86_64"):
+        os.makedirs(os.path.join(lib, sub), exist_ok=True)
+        shutil.copy(real, os.path.join(lib, sub, "libz.so.1"))
+    src = os.path.join(d, "prog.c")
+    with open(src, "w") as f:
+        f.write(STATIC_DLOPEN)
+    plain = t.compile_c(os.path.join(d, "plain"), [src, "-static", "-ldl"])
+    shimmed = t.compile_c(os.path.join(d, "shimmed"), [src, "-static", "-DSHIM", t.shim("zlib", static=True),
+                                                       "-ldl", "-lpthread"])
+    env = {"LD_LIBRARY_PATH": lib}
+    want = t.run([plain], env=env, check_rc=0).stdout.strip()
+    t.equal(want, f"{lib}/libz.so.1", "plain: the directory's own copy")
+    r = t.run([shimmed], env=dict(env, LAZYNCCL_DEBUG="1"), check_rc=0)
+    t.contains(r.stderr, f"loaded {want} (found by: LD_LIBRARY_PATH)", "the first call takes it too")
+
+
 if __name__ == "__main__":
     raise SystemExit(t.main())

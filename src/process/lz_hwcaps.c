@@ -305,6 +305,13 @@ enum { BUILTIN_NAMES = 3, BUILTIN_TEXT = 32, LEGACY_NAMES = 15, LEGACY_TEXT = 15
 
 static hwcaps_read *read_hwcaps(void)
 {
+    /* A static program's dlopen (the C library's own loader) searches no
+     * subdirectory of either kind (glibc 2.36, LD_LIBRARY_PATH with
+     * glibc-hwcaps/, tls/ and x86_64/ copies: the directory's own). */
+    if (!lz_objects_ldso_base()) {
+        hwcaps_read *none = calloc(1, sizeof *none + 2 * sizeof none->names[0]);
+        return none;
+    }
     const lz_ldso_options *o = lz_objects_ldso_options();
     size_t len = o->hwcaps_prepend ? strlen(o->hwcaps_prepend) : 0;
     /* A name per colon, and one more; each name's text and its NUL. */

@@ -224,6 +224,20 @@ static int ldso_cb(struct dl_phdr_info *info, size_t size, void *data)
     return 1;
 }
 
+/* 1 when the program names no interpreter (linked -static, or
+ * static-pie): its dlopen is the C library's own copy of the loader, and
+ * an ld.so a dlopen brings in as a dependency is not the one loading. Where
+ * ld.so runs as a command, AT_PHDR is the program's. */
+static int static_program(void)
+{
+    const ElfW(Phdr) *ph = (const ElfW(Phdr) *)getauxval(AT_PHDR);
+    size_t n = (size_t)getauxval(AT_PHNUM);
+    for (size_t i = 0; ph && i < n; i++)
+        if (ph[i].p_type == PT_INTERP)
+            return 0;
+    return ph != NULL;
+}
+
 uintptr_t lz_objects_ldso_base(void)
 {
     static uintptr_t base;
@@ -231,7 +245,7 @@ uintptr_t lz_objects_ldso_base(void)
     if (__atomic_load_n(&found, __ATOMIC_ACQUIRE))
         return __atomic_load_n(&base, __ATOMIC_RELAXED);
     uintptr_t b = (uintptr_t)getauxval(AT_BASE);
-    if (!b)
+    if (!b && !static_program())
         lz_dl_iterate_phdr(ldso_cb, &b);
     __atomic_store_n(&base, b, __ATOMIC_RELAXED);
     __atomic_store_n(&found, 1, __ATOMIC_RELEASE);

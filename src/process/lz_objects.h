@@ -33,9 +33,10 @@ LZ_HIDDEN char *lz_objects_self_path(void);
  * out: 1 when known. */
 LZ_HIDDEN int lz_objects_program_path(char *out, size_t size);
 
-/* Where the dynamic linker itself is loaded (0: nowhere found, a static
- * program): AT_BASE, or, where ld.so was run as the program (AT_BASE is
- * then 0), the loaded object that defines _rtld_global. Found once. */
+/* Where the dynamic linker itself is loaded (0: a static program, whose
+ * loader is the C library's own copy, or none found): AT_BASE, or, where
+ * ld.so was run as the program (AT_BASE is then 0), the loaded object that
+ * defines _rtld_global. Found once. */
 LZ_HIDDEN uintptr_t lz_objects_ldso_base(void);
 
 /* What ld.so run as a command (`ld.so [OPTIONS] PROG`: its file the
