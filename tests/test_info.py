@@ -13,8 +13,8 @@ import lztest as t
 from lztest import case
 
 
-def info(*args, env=None, rc=None):
-    return t.run([os.path.join(t.BUILD, "lazynccl-info"), *args], env=env or {}, check_rc=rc)
+def info(*args, env=None, rc=None, cwd=None):
+    return t.run([os.path.join(t.BUILD, "lazynccl-info"), *args], env=env or {}, check_rc=rc, cwd=cwd)
 
 
 def ctor_log(path):
@@ -442,8 +442,8 @@ def check_a_program_before_it_runs():
             "no FILE")
 
 
-def ldd_of(prog, soname, env):
-    r = t.run(["ldd", prog], env=env)
+def ldd_of(prog, soname, env, cwd=None):
+    r = t.run(["ldd", prog], env=env, cwd=cwd)
     line = next((l for l in r.stdout.splitlines() if l.strip().startswith(soname + " ")), "")
     return line.split("=>", 1)[1].split("(")[0].strip() if "=>" in line else ""
 
@@ -560,24 +560,27 @@ def check_ldd_and_first_call_agree_on_platform_and_lib():
              "x86_64-linux-gnu": 2844, "p/x86_64": 2845, "p/haswell": 2846, "p/xeon_phi": 2847,
              "p/aarch64": 2848}
     tree = t.fake_nccl_tree(f"{d}/t", names)
-    rows = {"$LIB in the run path": ("$ORIGIN/t/$LIB", None),
-            "${LIB} in the run path": ("$ORIGIN/t/${LIB}", None),
-            "$PLATFORM in the run path": ("$ORIGIN/t/p/$PLATFORM", None),
-            "${PLATFORM} in LD_LIBRARY_PATH": (None, f"{tree}/p/${{PLATFORM}}"),
-            "$LIB in LD_LIBRARY_PATH": (None, f"{tree}/$LIB")}
-    for i, (what, (runpath, llp)) in enumerate(rows.items()):
+    rows = {"$LIB in the run path": ("$ORIGIN/t/$LIB", None, None),
+            "${LIB} in the run path": ("$ORIGIN/t/${LIB}", None, None),
+            "$PLATFORM in the run path": ("$ORIGIN/t/p/$PLATFORM", None, None),
+            "${PLATFORM} in LD_LIBRARY_PATH": (None, f"{tree}/p/${{PLATFORM}}", None),
+            "$LIB in LD_LIBRARY_PATH": (None, f"{tree}/$LIB", None),
+            # Relative once expanded: the current directory's.
+            "$LIB alone in the run path, run from the tree": ("$LIB:lib64", None, tree)}
+    for i, (what, (runpath, llp, cwd)) in enumerate(rows.items()):
         extra = [f"-Wl,-rpath,{runpath}"] if runpath else []
         direct = t.version_prog(d, f"direct{i}", [f"-L{os.path.dirname(real)}", "-l:libnccl.so.2"] + extra)
         shimmed = t.version_prog(d, f"shimmed{i}", t.link_shim_args("nccl") + extra)
         env = {"LD_LIBRARY_PATH": llp} if llp else {}
-        plain = t.run([direct], env=env, check_rc=0).stdout
+        plain = t.run([direct], env=env, cwd=cwd, check_rc=0).stdout
         t.check(plain in {f"rc=0 version={v}\n" for v in names.values()}, f"{what}: plain loads a copy: {plain}")
-        chosen = ldd_of(direct, "libnccl.so.2", env)
+        chosen = ldd_of(direct, "libnccl.so.2", env, cwd=cwd)
+        chosen = os.path.join(cwd, chosen) if cwd else chosen  # ldd names it as the entry did
         t.check(chosen.startswith(tree + "/"), f"{what}: ldd: {chosen}")
-        r = t.run([shimmed], env=dict(env, LAZYNCCL_DEBUG="1"), check_rc=0)
+        r = t.run([shimmed], env=dict(env, LAZYNCCL_DEBUG="1"), cwd=cwd, check_rc=0)
         t.equal(r.stdout, plain, f"{what}: the first call")
         t.contains(r.stderr, f"loaded {chosen} (found by: ", f"{what}: the first call's file")
-        r = info("--check", shimmed, env=env)
+        r = info("--check", shimmed, env=env, cwd=cwd)
         t.contains(r.stdout, f"NCCL: ok: {chosen} (the shim's search", f"{what}: --check shim")
 
 

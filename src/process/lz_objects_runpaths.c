@@ -85,11 +85,14 @@ static void add_entry(struct runpaths *q, struct entry_bufs *b, struct runpath_o
         q->out.oom = 1;
         return;
     }
-    /* The current directory only where an entry is relative (a syscall
-     * less for the usual "$ORIGIN/..." or absolute entry). */
+    /* The current directory only where an entry may be relative (a
+     * syscall less for the usual "$ORIGIN/..." or absolute entry): one
+     * starting with another token ($LIB, $PLATFORM: names) or a '$' of
+     * its own is. */
     const char *origin = o->origin;
-    int relative = len == 0 || (entry[0] != '/' && entry[0] != '$') ||
-                   (entry[0] == '$' && origin && origin[0] != '/');
+    int origin_first = (len >= 7 && memcmp(entry, "$ORIGIN", 7) == 0 && (len == 7 || entry[7] == '/')) ||
+                       (len >= 9 && memcmp(entry, "${ORIGIN}", 9) == 0);
+    int relative = len == 0 || (entry[0] != '/' && !origin_first) || (origin_first && origin && origin[0] != '/');
     if (relative && !q->cwd_read) {
         q->cwd = getcwd(NULL, 0);
         q->cwd_read = 1;
