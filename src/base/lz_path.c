@@ -72,6 +72,14 @@ static size_t token_len(const char *p, const char *end, const char *name)
     return token_at(p, end, name) ? strlen(name) + (p[1] == '{' ? 3 : 1) : 0;
 }
 
+int lz_path_names(const char *entry, size_t len, const char *name)
+{
+    for (const char *p = entry, *end = entry + len; (p = memchr(p, '$', (size_t)(end - p))); p++)
+        if (token_at(p, end, name))
+            return 1;
+    return 0;
+}
+
 int lz_path_entry(const char *entry, size_t len, const lz_path_tokens *tokens, const char *cwd,
                   int secure, char *out, size_t size, char *why, size_t wsize)
 {

@@ -25,6 +25,10 @@ typedef struct lz_path_tokens {
 LZ_HIDDEN int lz_path_entry(const char *entry, size_t len, const lz_path_tokens *tok, const char *cwd,
                             int secure, char *out, size_t size, char *why, size_t wsize);
 
+/* 1 when entry[0..len) names the token $name or ${name} (as glibc's
+ * is_dst reads one): its value is then needed, and only then read. */
+LZ_HIDDEN int lz_path_names(const char *entry, size_t len, const char *name);
+
 /* s into out (size bytes), cut to fit: 1 when it fit whole. Without
  * stdio: a first call that succeeds formats nothing (docs/concepts/performance.md,
  * "First calls"). */

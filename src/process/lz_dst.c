@@ -110,36 +110,39 @@ static const char *read_lib(char *out, size_t size)
     return NULL;
 }
 
-/* Read when a search first meets a token, and published whole (the first
- * thread to publish wins; the values never change in a process). */
-struct dst_read {
-    const char *platform, *lib;
-    char lib_text[64];
-};
-
-static const struct dst_read *dst(void)
+/* Each read when a search first meets its token, apart (the legacy
+ * subdirectories need the platform in every first call, $LIB almost no
+ * one), and published once: the values never change in a process, so
+ * threads that race read the same one. */
+const char *lz_dst_platform(void)
 {
-    static struct dst_read *published;
-    struct dst_read *r = __atomic_load_n(&published, __ATOMIC_ACQUIRE), *expect = NULL;
-    if (r || !(r = calloc(1, sizeof *r)))
+    static const char *value;
+    static int read;
+    if (__atomic_load_n(&read, __ATOMIC_ACQUIRE))
+        return __atomic_load_n(&value, __ATOMIC_RELAXED);
+    const char *p = read_platform();
+    __atomic_store_n(&value, p, __ATOMIC_RELAXED);
+    __atomic_store_n(&read, 1, __ATOMIC_RELEASE);
+    return p;
+}
+
+const char *lz_dst_lib(void)
+{
+    static char *published;
+    static int none;
+    char *r = __atomic_load_n(&published, __ATOMIC_ACQUIRE), *expect = NULL;
+    if (r || __atomic_load_n(&none, __ATOMIC_RELAXED))
         return r;
-    r->platform = read_platform();
-    r->lib = read_lib(r->lib_text, sizeof r->lib_text);
+    char text[64];
+    if (!read_lib(text, sizeof text)) {
+        __atomic_store_n(&none, 1, __ATOMIC_RELAXED);
+        return NULL;
+    }
+    if (!(r = strdup(text)))
+        return NULL;
     if (!__atomic_compare_exchange_n(&published, &expect, r, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
         free(r);
         return expect;
     }
     return r;
-}
-
-const char *lz_dst_platform(void)
-{
-    const struct dst_read *r = dst();
-    return r ? r->platform : NULL;
-}
-
-const char *lz_dst_lib(void)
-{
-    const struct dst_read *r = dst();
-    return r ? r->lib : NULL;
 }

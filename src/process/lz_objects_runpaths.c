@@ -97,8 +97,9 @@ static void add_entry(struct runpaths *q, struct entry_bufs *b, struct runpath_o
         q->cwd = getcwd(NULL, 0);
         q->cwd_read = 1;
     }
-    int tokens = memchr(entry, '$', len) != NULL;
-    lz_path_tokens tok = {origin, tokens ? lz_dst_platform() : NULL, tokens ? lz_dst_lib() : NULL};
+    /* ld.so's values are read only for an entry that names them. */
+    lz_path_tokens tok = {origin, lz_path_names(entry, len, "PLATFORM") ? lz_dst_platform() : NULL,
+                          lz_path_names(entry, len, "LIB") ? lz_dst_lib() : NULL};
     if (lz_path_entry(entry, len, &tok, q->cwd, lz_secure(), b->dir, sizeof b->dir,
                       b->reason, sizeof b->reason)) {
         lz_strlist_push(&q->out, b->dir, "");

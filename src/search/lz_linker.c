@@ -156,8 +156,9 @@ static int linker_list(struct linker_search *ls, const char *step, const char *l
     int rc = 0;
     for (const char *p = list; *p && !rc;) {
         size_t len = lz_path_next(p, seps);
-        int tokens = memchr(p, '$', len) != NULL;
-        lz_path_tokens tok = {origin, tokens ? lz_dst_platform() : NULL, tokens ? lz_dst_lib() : NULL};
+        /* ld.so's values are read only for an entry that names them. */
+        lz_path_tokens tok = {origin, lz_path_names(p, len, "PLATFORM") ? lz_dst_platform() : NULL,
+                              lz_path_names(p, len, "LIB") ? lz_dst_lib() : NULL};
         if (!lz_path_entry(p, len, &tok, here, lz_secure(), b->dir, sizeof b->dir, b->why,
                            sizeof b->why)) {
             if (ls->h->note)
