@@ -282,6 +282,28 @@ def variables_absent_stop_before_main():
         t.equal(r.returncode, 0, f"{what}: a program using no variable starts: {r.stderr[-600:]}")
 
 
+@case
+def variables_of_a_plugin_loaded_later():
+    """A program linked to the shared shim that uses no variable starts
+    without the library, then dlopens a plugin linked to the real library,
+    whose dependency loads it: the plugin reads the real library's values
+    before any call (not the shim's zeros), its write is the one the library
+    sees, and a later dlsym of a variable answers the library's value; the
+    output equals the program's linked to the real library."""
+    v = Vars("vars_plugin")
+    plugin = t.compile_c(f"{v.d}/plugin_vars.so", [f"{VARS}/plugin_vars.c", f"-I{VARS}", v.real,
+                                                  f"-Wl,-rpath,{os.path.dirname(v.real)}"],
+                         t.sanitizer_link_args(), shared=True)
+    want = t.run([v.program("plugin", "real"), v.real, plugin], check_rc=0).stdout
+    t.contains(want, "plugin reads version vars 1.2.3 table 10 40 counter 41\n"
+                     "plugin wrote 7, library sees counter 7\n", "the real library")
+    r = v.run("plugin", "shared", args=(plugin,))
+    t.equal(r.stdout, want.replace("mapped at main 1", "mapped at main 0"),
+            "through the shim: the plugin's variables are the library's")
+    t.contains(r.stderr, "6 of vars's 6 variables are bound, when an object loaded later uses "
+                         "one, to a copy of the library loaded by then", "the log says why")
+
+
 GMP = os.path.join(t.SOURCE, "tests", "fixtures", "gmp")
 RACE = os.path.join(t.SOURCE, "tests", "fixtures", "race")
 # A sanitizer build runs each program several times slower, and TSan sees a

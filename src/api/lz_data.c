@@ -4,6 +4,7 @@
 
 #include "api/lz_api.h"
 #include "base/lz_dl.h"
+#include "elf/lz_probe.h"
 #include "load/lz_once.h"
 #include "process/lz_holder.h"
 #include "process/lz_objects.h"
@@ -111,6 +112,36 @@ static void commit(const lz_lib *lib, void *p)
 
 static const lz_ready fill_ready = {prepare, commit, free};
 
+/* No object loaded at start uses a variable, so the library waits for a
+ * call: the variables' later references go through their resolvers. */
+static void defer(const lz_lib *lib, const lz_data *data)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < data->n; i++)
+        n += data->items[i].resolve &&
+             lz_objects_self_indirect(data->items[i].name, data->items[i].addr,
+                                      data->items[i].resolve);
+    lz_log(lib, "%zu of %s's %zu variables are bound, when an object loaded later uses one, to a "
+           "copy of the library loaded by then", n, lib->display, data->n);
+}
+
+void *lz_data_bind(const lz_lib *lib, size_t i)
+{
+    const lz_data *data = data_of(lib, 0);
+    const lz_datum *d = &data->items[i];
+    if (!__atomic_load_n(&data->given[i], __ATOMIC_ACQUIRE)) {
+        char marker[160];
+        const char *mark = lz_shim_marker(lib->shim, marker, sizeof marker);
+        for (const char *const *s = lib->sonames; *s; s++) {
+            void *real = lz_objects_real_symbol(*s, mark, d->name);
+            if (real)
+                return real;
+        }
+        __atomic_store_n(&data->given[i], 1, __ATOMIC_RELEASE);
+    }
+    return d->addr;
+}
+
 void lz_data_start(const lz_lib *lib, const lz_data *data)
 {
     __atomic_store_n(&lib->st->data[data->hooks != 0], data, __ATOMIC_RELEASE);
@@ -131,8 +162,10 @@ void lz_data_start(const lz_lib *lib, const lz_data *data)
                        "copy and does not see the program's writes: link with "
                        "-Wl,--export-dynamic-symbol=%s", data->loaded_at_start[i],
                        data->loaded_at_start[i]);
-    } else if (!(who = lz_objects_import_any(data->soname, data->loaded_at_start, data->nstart)))
+    } else if (!(who = lz_objects_import_any(data->soname, data->loaded_at_start, data->nstart))) {
+        defer(lib, data);
         return;
+    }
     lz_log(lib, "loading %s before main: its variables are used (%s)", lib->display, who);
     if (lz_ensure_loaded(lib, NULL) == LZ_FAILED)
         lz_stop_variables(lib, who);

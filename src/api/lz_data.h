@@ -13,7 +13,12 @@
  * A function-pointer variable starts as a trampoline: calling through it
  * loads the library and goes on to the function the library put there. Any
  * other variable cannot wait for a call: where a loaded object imports one,
- * the library is loaded by the constructor, before main. */
+ * the library is loaded by the constructor, before main. Where none does,
+ * the library stays unloaded and each variable becomes an indirect function
+ * in the shim's dynamic symbol table, so that an object loaded later (a
+ * plugin) binds to what its resolver answers: the real library's own
+ * variable where a copy of the library is loaded already (by the plugin's
+ * own dependency), else the shim's. */
 #ifndef LZ_DATA_H
 #define LZ_DATA_H
 
@@ -34,6 +39,9 @@ typedef struct lz_datum {
      * (the spec's, by the function's return type); NULL: the process stops
      * with the report (lz_stop), no value being known not to mean success. */
     lz_fn fail;
+    /* Its resolver, once it is an indirect function: lz_data_bind for this
+     * item (NULL for a function-pointer variable, which needs none). */
+    void *(*resolve)(void);
 } lz_datum;
 
 /* One generated file's variables: the function pointers (each with its
@@ -51,6 +59,9 @@ typedef struct lz_data {
      * linked into another object (the static shim) was pulled in by a
      * reference to one of the variables. */
     const char *soname;
+    /* Per item: 1 once a resolver answered with the shim's definition,
+     * which is then the answer for good (the library too binds to it). */
+    unsigned char *given;
 } lz_data;
 
 /* Registers data for lib, then loads lib where a variable that cannot wait
@@ -59,6 +70,12 @@ typedef struct lz_data {
  * one still as the shim defined it takes the library's initial value), so
  * that no thread runs the library's code before they hold its values. */
 LZ_HIDDEN void lz_data_start(const lz_lib *lib, const lz_data *data);
+
+/* What a later reference to item i of lib's variables binds to (the
+ * resolver's answer, lz_datum.resolve): the variable of a copy of the
+ * library loaded already, unless the shim's was given out before; else the
+ * shim's, for good. Runs inside the dynamic linker, under its lock. */
+LZ_HIDDEN void *lz_data_bind(const lz_lib *lib, size_t i);
 
 /* The function to go on to from trampoline i of the function pointers'
  * table (the assembly trampoline's helper): the library's, once loaded;

@@ -165,6 +165,7 @@ struct mem_chain {
     const char *name;
     int (*want)(const lz_elfmem *v, uint32_t i);
     const uint32_t *words; /* past the Bloom filter */
+    uintptr_t at;          /* its address (base + st_value); 0: any */
 };
 
 /* A chain word is read only where its symbol lies in the segments too:
@@ -188,22 +189,33 @@ static int mem_chain_is(void *ctx, unsigned long long i)
     const char *n;
     return in(c->v, (uintptr_t)s, sizeof *s) && s->st_shndx != SHN_UNDEF && s->st_name &&
            (n = lz_elfmem_str(c->v, s->st_name)) && same(n, c->name) &&
-           (!c->want || c->want(c->v, (uint32_t)i));
+           (!c->at || c->v->base + s->st_value == c->at) && (!c->want || c->want(c->v, (uint32_t)i));
 }
 
 /* The first symbol named name in its hash chain that want accepts (NULL:
  * every one), or NULL. */
-static const ElfW(Sym) *chain_find(const lz_elfmem *v, const char *name,
-                                   int (*want)(const lz_elfmem *v, uint32_t i))
+static const ElfW(Sym) *chain_find_at(const lz_elfmem *v, const char *name,
+                                      int (*want)(const lz_elfmem *v, uint32_t i), uintptr_t at)
 {
     const uint32_t *h = v->gnu_hash;
     if (!h || !v->symtab)
         return NULL;
-    struct mem_chain c = {v, name, want, (const uint32_t *)((uintptr_t)(h + 4) + (uintptr_t)h[2] * sizeof(ElfW(Addr)))};
+    struct mem_chain c = {v, name, want, (const uint32_t *)((uintptr_t)(h + 4) + (uintptr_t)h[2] * sizeof(ElfW(Addr))), at};
     if (!h[0] || !in(v, (uintptr_t)c.words, (size_t)h[0] * 4)) /* every bucket in the segments */
         return NULL;
     long long i = lz_gnuhash_find(h[0], h[1], name, mem_chain_word, mem_chain_is, &c, 1ull << 32);
     return i < 0 ? NULL : &v->symtab[i];
+}
+
+static const ElfW(Sym) *chain_find(const lz_elfmem *v, const char *name,
+                                   int (*want)(const lz_elfmem *v, uint32_t i))
+{
+    return chain_find_at(v, name, want, 0);
+}
+
+const ElfW(Sym) *lz_elfmem_lookup_at(const lz_elfmem *v, const char *name, uintptr_t at)
+{
+    return chain_find_at(v, name, NULL, at);
 }
 
 const ElfW(Sym) *lz_elfmem_lookup(const lz_elfmem *v, const char *name)

@@ -57,7 +57,10 @@ LZ_ELFMEM_API const char *lz_elfmem_needed_version(const lz_elfmem *v, size_t i)
 /* The symbol it defines under name, found through its GNU hash table as
  * the dynamic linker finds it; NULL when none (or no GNU hash table). */
 LZ_ELFMEM_API const ElfW(Sym) *lz_elfmem_lookup(const lz_elfmem *v, const char *name);
-/* The same, unversioned or at a version not hidden: what dlsym without a
+/* The symbol it defines under name at address at (base + st_value), at any
+ * version; NULL when none. */
+LZ_ELFMEM_API const ElfW(Sym) *lz_elfmem_lookup_at(const lz_elfmem *v, const char *name, uintptr_t at);
+/* The same as lz_elfmem_lookup, unversioned or at a version not hidden: what dlsym without a
  * version finds. */
 LZ_ELFMEM_API const ElfW(Sym) *lz_elfmem_lookup_default(const lz_elfmem *v, const char *name);
 /* 1 when it defines name unversioned or at a version that is not hidden

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <fcntl.h>
 #include <sys/auxv.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 
@@ -369,4 +370,88 @@ int lz_objects_self_exports(const char *name)
     struct self_defines q = {.name = name};
     lz_dl_iterate_phdr(self_defines_cb, &q);
     return q.found;
+}
+
+/* --- a variable's later references ----------------------------------------- */
+
+struct real_symbol {
+    const char *soname, *marker, *name;
+    void *at;
+};
+
+static int real_symbol_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    struct real_symbol *q = data;
+    lz_objview v;
+    const char *so;
+    const ElfW(Sym) *sym;
+    if (!lz_objects_view(info, &v) || v.self || !(so = lz_elfmem_soname(&v.m)) ||
+        strcmp(so, q->soname) != 0 || (q->marker && lz_elfmem_defines(&v.m, q->marker)))
+        return 0;
+    if ((sym = lz_elfmem_lookup_default(&v.m, q->name)) && ELF64_ST_TYPE(sym->st_info) == STT_OBJECT)
+        q->at = (void *)(v.m.base + sym->st_value);
+    return 1; /* the first copy answers: the one the search would adopt */
+}
+
+void *lz_objects_real_symbol(const char *soname, const char *marker, const char *name)
+{
+    struct real_symbol q = {soname, marker, name, NULL};
+    lz_dl_iterate_phdr(real_symbol_cb, &q);
+    return q.at;
+}
+
+struct indirect {
+    const char *name;
+    uintptr_t addr, resolver;
+    int done;
+};
+
+/* The flags of the loaded segment holding [addr, addr + len), or -1. */
+static long segment_flags(const lz_elfmem *m, uintptr_t addr, size_t len)
+{
+    for (size_t i = 0; i < m->phnum; i++) {
+        const ElfW(Phdr) *p = &m->ph[i];
+        uintptr_t start = m->base + p->p_vaddr;
+        if (p->p_type == PT_LOAD && addr >= start && addr + len <= start + p->p_memsz)
+            return (long)p->p_flags;
+    }
+    return -1;
+}
+
+static int indirect_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    struct indirect *q = data;
+    lz_objview v;
+    if (!lz_objects_view(info, &v) || !v.self)
+        return 0;
+    ElfW(Sym) *sym = (ElfW(Sym) *)lz_elfmem_lookup_at(&v.m, q->name, q->addr);
+    long flags = sym ? segment_flags(&v.m, (uintptr_t)sym, sizeof *sym) : -1;
+    /* Never where the table shares its segment with code (linked with
+     * -z noseparate-code): the pages made writable would stop running. */
+    if (flags < 0 || (flags & PF_X) || ELF64_ST_TYPE(sym->st_info) != STT_OBJECT ||
+        q->resolver < v.m.base)
+        return 1;
+    uintptr_t page = (uintptr_t)getpagesize();
+    uintptr_t start = (uintptr_t)sym & ~(page - 1);
+    size_t len = ((uintptr_t)(sym + 1) - start + page - 1) & ~(page - 1);
+    int prot = PROT_READ | ((flags & PF_W) ? PROT_WRITE : 0);
+    if (mprotect((void *)start, len, PROT_READ | PROT_WRITE) != 0)
+        return 1;
+    /* The value before the type: no lookup of this name runs meanwhile
+     * (lz_objects.h), and either order leaves one entry half-written. */
+    sym->st_value = q->resolver - v.m.base;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    sym->st_info = ELF64_ST_INFO(ELF64_ST_BIND(sym->st_info), STT_GNU_IFUNC);
+    mprotect((void *)start, len, prot);
+    q->done = 1;
+    return 1;
+}
+
+int lz_objects_self_indirect(const char *name, const void *addr, void *(*resolver)(void))
+{
+    struct indirect q = {name, (uintptr_t)addr, (uintptr_t)resolver, 0};
+    lz_dl_iterate_phdr(indirect_cb, &q);
+    return q.done;
 }

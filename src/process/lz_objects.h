@@ -61,6 +61,23 @@ LZ_HIDDEN const char *lz_objects_self_soname(void);
  * table defines it): only then do other objects bind to its definition. */
 LZ_HIDDEN int lz_objects_self_exports(const char *name);
 
+/* Where the first loaded object with soname, other than this code's and
+ * any that defines marker (a drop-in), defines name as dlsym without a
+ * version finds it; NULL when none. Callable from an indirect function's
+ * resolver: it takes no lock of the dynamic linker's but the one
+ * dl_iterate_phdr takes. */
+LZ_HIDDEN void *lz_objects_real_symbol(const char *soname, const char *marker, const char *name);
+
+/* Makes name, defined at addr by the object holding this code, an indirect
+ * function (STT_GNU_IFUNC) whose resolver is resolver, in the dynamic
+ * symbol table in memory: the dynamic linker then binds every later
+ * reference (a dlopen's relocations, dlsym) to what resolver returns, while
+ * what is bound already keeps addr. 1 when done; 0 leaves the table as it
+ * was (no such symbol, a table sharing a page with code, mprotect refused).
+ * Call it only where no other thread can look the name up: in a
+ * constructor, which runs under the dynamic linker's lock. */
+LZ_HIDDEN int lz_objects_self_indirect(const char *name, const void *addr, void *(*resolver)(void));
+
 /* For the readers of the objects (lz_objects_*.c): one object's dynamic
  * section as dl_iterate_phdr shows it, and lists of string pairs filled
  * inside its callbacks (which hold the dynamic linker's lock, so they only
