@@ -6,7 +6,6 @@
 #include "process/lz_dst.h"
 
 #include "common/lz_ldsodirs.h"
-#include "elf/lz_elfmem.h"
 #include "process/lz_objects.h"
 
 #include <elf.h>
@@ -58,14 +57,10 @@ static int ldso_string(uintptr_t base, const char *s, size_t n)
 static const char *read_platform(void)
 {
     uintptr_t base = lz_objects_ldso_base();
-    const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)base;
-    lz_elfmem m;
-    const ElfW(Sym) *s;
-    if (sizeof(void *) != 8 || !lz_ldsodirs_elf(base) ||
-        !lz_elfmem_view(&m, base, (const ElfW(Phdr) *)(base + eh->e_phoff), eh->e_phnum) ||
-        !(s = lz_elfmem_lookup(&m, "_rtld_global_ro")) || s->st_shndx == SHN_UNDEF || s->st_size < 24)
+    size_t size = 0;
+    const unsigned char *ro = sizeof(void *) == 8 ? lz_objects_ldso_symbol("_rtld_global_ro", &size) : NULL;
+    if (!ro || size < 24)
         return NULL;
-    const unsigned char *ro = (const unsigned char *)(base + s->st_value);
     const char *p;
     size_t len;
     memcpy(&p, ro + 8, sizeof p);

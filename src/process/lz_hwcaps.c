@@ -79,36 +79,20 @@ struct bit {
     unsigned char leaf, reg, bit;
 };
 
-/* What the CPU check reads, found in one walk of the loaded objects: the
- * C library's leaf function, not another object's of that name (a
- * preloaded one), and ld.so's record of the CPU (its GLIBC_PRIVATE
- * _dl_x86_get_cpu_features), from the object the kernel loaded as the
- * interpreter (AT_BASE). */
-struct cpu_view {
-    uintptr_t leaf, record;
-};
-
-static uintptr_t defined_func(const lz_objview *v, const struct dl_phdr_info *info, const char *name)
-{
-    const ElfW(Sym) *s = lz_elfmem_lookup(&v->m, name);
-    return s && s->st_shndx != SHN_UNDEF && ELF64_ST_TYPE(s->st_info) == STT_FUNC
-               ? info->dlpi_addr + s->st_value
-               : 0;
-}
-
-static int feature_cb(struct dl_phdr_info *info, size_t size, void *data)
+/* The C library's leaf function, not another object's of that name (a
+ * preloaded one). */
+static int leaf_cb(struct dl_phdr_info *info, size_t size, void *data)
 {
     (void)size;
-    struct cpu_view *c = data;
     lz_objview v;
     const char *so;
-    if (!lz_objects_view(info, &v) || !(so = lz_elfmem_soname(&v.m)))
+    const ElfW(Sym) *s;
+    if (!lz_objects_view(info, &v) || !(so = lz_elfmem_soname(&v.m)) || strcmp(so, "libc.so.6") != 0)
         return 0;
-    if (!c->leaf && strcmp(so, "libc.so.6") == 0)
-        c->leaf = defined_func(&v, info, "__x86_get_cpuid_feature_leaf");
-    else if (!c->record && info->dlpi_addr == getauxval(AT_BASE) && strncmp(so, "ld-linux-x86-64.so.", 19) == 0)
-        c->record = defined_func(&v, info, "_dl_x86_get_cpu_features");
-    return c->leaf && c->record;
+    if ((s = lz_elfmem_lookup(&v.m, "__x86_get_cpuid_feature_leaf")) && s->st_shndx != SHN_UNDEF &&
+        ELF64_ST_TYPE(s->st_info) == STT_FUNC)
+        *(uintptr_t *)data = info->dlpi_addr + s->st_value;
+    return 1;
 }
 
 /* 1 when every bit is set: in the usable bits, or (present) in CPUID's. */
@@ -155,18 +139,20 @@ static void builtin(hwcaps_read *r, const char *mask, feature_leaf_fn leaf)
             add(r, names[i], strlen(names[i]));
 }
 
-/* glibc's arch_kind_intel. Read from ld.so's record of the CPU, where
- * the vendor's kind is the first member (struct cpu_features_basic, five
- * ints, then the leaves: glibc 2.32 on): trusted only where the public
- * leaf function's first leaf lies just after those five ints, as in the
- * glibc versions that have that function and still search the legacy
- * subdirectories (2.33 to 2.36; older ones have no leaf function, and
- * their avx512_1 is not counted here). Else the CPU's vendor string, by CPUID, which in a virtual machine
- * traps to the hypervisor (two of them cost ~30 us of a first call). */
-static int intel(feature_leaf_fn leaf, uintptr_t record)
+/* glibc's arch_kind_intel. Read from ld.so's record of the CPU (its
+ * GLIBC_PRIVATE _dl_x86_get_cpu_features), where the vendor's kind is the
+ * first member (struct cpu_features_basic, five ints, then the leaves:
+ * glibc 2.32 on): trusted only where the public leaf function's first leaf
+ * lies just after those five ints, as in the glibc versions that have that
+ * function and still search the legacy subdirectories (2.33 to 2.36; older
+ * ones have no leaf function, and their avx512_1 is not counted here).
+ * Else the CPU's vendor string, by CPUID, which in a virtual machine traps
+ * to the hypervisor. */
+static int intel(feature_leaf_fn leaf)
 {
     typedef const int *(*record_fn)(unsigned int);
-    const int *kind = record ? ((record_fn)record)(0) : NULL;
+    record_fn record = (record_fn)lz_objects_ldso_symbol("_dl_x86_get_cpu_features", NULL);
+    const int *kind = record ? record(0) : NULL;
     enum { ARCH_KIND_INTEL = 1, ARCH_KIND_OTHER = 4 };
     if (kind && (const void *)leaf(0) == (const void *)(kind + 5) && *kind > 0 && *kind <= ARCH_KIND_OTHER)
         return *kind == ARCH_KIND_INTEL;
@@ -209,7 +195,7 @@ static unsigned long long hwcap_mask(unsigned long long important)
  * highest bit down. The platform is the kernel's (AT_PLATFORM) except on
  * Intel CPUs, where glibc names it haswell or xeon_phi by their features,
  * and counts avx512_1 among the hwcaps (cpu-features.c). */
-static void legacy(hwcaps_read *r, feature_leaf_fn leaf, uintptr_t record)
+static void legacy(hwcaps_read *r, feature_leaf_fn leaf)
 {
     static const struct bit avx512cd[] = {{LEAF_7, EBX, 28}}, avx512er[] = {{LEAF_7, EBX, 27}},
                             avx512pf[] = {{LEAF_7, EBX, 26}},
@@ -218,9 +204,14 @@ static void legacy(hwcaps_read *r, feature_leaf_fn leaf, uintptr_t record)
                                          {LEAF_7, EBX, 8}, {LEAF_80000001, ECX, 5},
                                          {LEAF_1, ECX, 22}, {LEAF_1, ECX, 23}};
     enum { HWCAP_X86_64 = 1 << 1, HWCAP_X86_AVX512_1 = 1 << 2 };
-    const char *platform = (const char *)getauxval(AT_PLATFORM);
+    /* ld.so's own name for the platform, where its record can be read;
+     * else glibc 2.36's rule from the kernel's. */
+    const char *platform = lz_dst_platform();
+    int named = platform != NULL;
+    if (!named)
+        platform = (const char *)getauxval(AT_PLATFORM);
     unsigned long long hwcap = HWCAP_X86_64;
-    if (leaf && intel(leaf, record)) {
+    if (leaf && intel(leaf)) {
         const char *own = NULL;
         if (ALL_ACTIVE(leaf, avx512cd)) {
             if (ALL_ACTIVE(leaf, avx512er)) {
@@ -232,13 +223,9 @@ static void legacy(hwcaps_read *r, feature_leaf_fn leaf, uintptr_t record)
         }
         if (!own && ALL_ACTIVE(leaf, haswell))
             own = "haswell";
-        if (own)
+        if (own && !named)
             platform = own;
     }
-    /* ld.so's own name for it, where its record can be read: the rule
-     * above is glibc 2.36's, and the record is what ld.so searches. */
-    if (lz_dst_platform())
-        platform = lz_dst_platform();
     unsigned long long masked = hwcap & hwcap_mask(HWCAP_X86_64 | HWCAP_X86_AVX512_1);
     const char *names[4];
     int cnt = 0;
@@ -270,14 +257,14 @@ static void legacy(hwcaps_read *r, feature_leaf_fn leaf, uintptr_t record)
  * once for both. */
 static void cpu_subdirs(hwcaps_read *r, const char *mask, int builtin_on, int legacy_on)
 {
-    struct cpu_view c = {0};
+    uintptr_t leaf = 0;
     if (builtin_on || legacy_on)
-        lz_dl_iterate_phdr(feature_cb, &c);
+        lz_dl_iterate_phdr(leaf_cb, &leaf);
     if (builtin_on)
-        builtin(r, mask, (feature_leaf_fn)c.leaf);
+        builtin(r, mask, (feature_leaf_fn)leaf);
     end_list(r);
     if (legacy_on)
-        legacy(r, (feature_leaf_fn)c.leaf, c.record);
+        legacy(r, (feature_leaf_fn)leaf);
 }
 #else
 /* glibc defines built-in subdirectories for x86-64, POWER and s390x only;

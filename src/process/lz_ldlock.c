@@ -9,7 +9,6 @@
  * nothing else in _rtld_global is. No match, no check: the call then waits
  * in dlopen, as before. */
 #include "process/lz_ldlock.h"
-#include "elf/lz_elfmem.h"
 #include "process/lz_objects.h"
 
 #include <dirent.h>
@@ -28,21 +27,12 @@
 
 static pthread_mutex_t *find_lock(void)
 {
-    uintptr_t base = lz_objects_ldso_base();
-    if (!base) /* a static program */
+    size_t size = 0;
+    unsigned char *g = lz_objects_ldso_symbol("_rtld_global", &size);
+    if (!g || size < sizeof(size_t) + 2 * sizeof(pthread_mutex_t)) /* none: a static program */
         return NULL;
-    const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)base;
-    if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0)
-        return NULL;
-    lz_elfmem m;
-    if (!lz_elfmem_view(&m, base, (const ElfW(Phdr) *)(base + eh->e_phoff), eh->e_phnum))
-        return NULL;
-    const ElfW(Sym) *s = lz_elfmem_lookup(&m, "_rtld_global");
-    if (!s || s->st_shndx == SHN_UNDEF || s->st_size < sizeof(size_t) + 2 * sizeof(pthread_mutex_t))
-        return NULL;
-    unsigned char *g = (unsigned char *)(base + s->st_value);
     pthread_mutex_t *found = NULL;
-    for (size_t off = 0; off + sizeof(size_t) + 2 * sizeof(pthread_mutex_t) <= s->st_size;
+    for (size_t off = 0; off + sizeof(size_t) + 2 * sizeof(pthread_mutex_t) <= size;
          off += sizeof(size_t)) {
         /* Relaxed atomic reads: other threads take and give the lock read
          * here meanwhile (lz_ldlock_take's fields are atomic too), and

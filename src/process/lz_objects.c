@@ -253,6 +253,21 @@ uintptr_t lz_objects_ldso_base(void)
     return b;
 }
 
+void *lz_objects_ldso_symbol(const char *name, size_t *size)
+{
+    uintptr_t base = lz_objects_ldso_base();
+    const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)base;
+    lz_elfmem m;
+    const ElfW(Sym) *s;
+    if (!base || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 ||
+        !lz_elfmem_view(&m, base, (const ElfW(Phdr) *)(base + eh->e_phoff), eh->e_phnum) ||
+        !(s = lz_elfmem_lookup(&m, name)) || s->st_shndx == SHN_UNDEF)
+        return NULL;
+    if (size)
+        *size = s->st_size;
+    return (void *)(base + s->st_value);
+}
+
 /* Those options, read once from /proc/self/cmdline (the arguments as the
  * kernel laid them out, before ld.so took its own off): none where ld.so
  * is the interpreter, the usual case, which reads nothing. */

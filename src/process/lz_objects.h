@@ -39,6 +39,11 @@ LZ_HIDDEN int lz_objects_program_path(char *out, size_t size);
  * defines _rtld_global. Found once. */
 LZ_HIDDEN uintptr_t lz_objects_ldso_base(void);
 
+/* The address at which ld.so (lz_objects_ldso_base) defines name, its GNU
+ * hash table read in memory, and the size its symbol gives it in *size
+ * (NULL: not asked); NULL when it defines none or there is no ld.so. */
+LZ_HIDDEN void *lz_objects_ldso_symbol(const char *name, size_t *size);
+
 /* What ld.so run as a command (`ld.so [OPTIONS] PROG`: its file the
  * program, AT_BASE 0) took from its own options, read once from
  * /proc/self/cmdline: --library-path stands for LD_LIBRARY_PATH,
