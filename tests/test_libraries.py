@@ -164,7 +164,7 @@ class Built:
                     + t.sanitizer_link_args(), shared=True)
         self.runtime = runtime
 
-    def program(self, prog, how, export=True):
+    def program(self, prog, how, export=True, extra=()):
         """prog_<prog>.c linked to the real library, the shared shim or the
         static one (with the variables exported, as docs/reference/spec.md says,
         unless export is false)."""
@@ -175,7 +175,8 @@ class Built:
                 + ([f"-Wl,--export-dynamic-symbol={i}_*"] if export else [])}[how]
         out = f"{d}/{prog}_{how}{'' if export else '_unexported'}"
         if not os.path.exists(out):
-            t.compile_c(out, [src, f"-I{self.include}", "-lpthread"] + link + t.sanitizer_link_args())
+            t.compile_c(out, [src, f"-I{self.include}", "-lpthread"] + list(extra) + link
+                        + t.sanitizer_link_args())
         return out
 
     def env(self, dropin=False, absent=False):
@@ -300,8 +301,39 @@ def variables_of_a_plugin_loaded_later():
     r = v.run("plugin", "shared", args=(plugin,))
     t.equal(r.stdout, want.replace("mapped at main 1", "mapped at main 0"),
             "through the shim: the plugin's variables are the library's")
-    t.contains(r.stderr, "6 of vars's 6 variables are bound, when an object loaded later uses "
-                         "one, to a copy of the library loaded by then", "the log says why")
+    t.contains(r.stderr, "7 of vars's 7 variables take, when an object loaded later uses one, the "
+                         "value of a copy of the library loaded by then", "the log says why")
+
+
+@case
+def variables_of_a_plugin_closed_before_any_call():
+    """The plugin only reads and writes the variables, no call, and is
+    closed before the program's first call, unmapping the copy of the
+    library its dependency loaded; an object loaded at start reads a
+    variable without needing the library (underlinked). Through the shared
+    shim, with the override naming that copy or another one: the plugin
+    read the library's values, the underlinked object, a pointer from
+    dlsym held across the dlclose and the library loaded later all see the
+    plugin's write, and the output equals the program's linked to the real
+    library."""
+    v = Vars("vars_plugin_close")
+    plugin = t.compile_c(f"{v.d}/plugin_vars.so", [f"{VARS}/plugin_vars.c", f"-I{VARS}", v.real,
+                                                  f"-Wl,-rpath,{os.path.dirname(v.real)}"],
+                         t.sanitizer_link_args(), shared=True)
+    use = t.compile_c(f"{v.d}/libuse_vars.so", [f"{VARS}/use_vars.c"],
+                      ["-Wl,--allow-shlib-undefined"] + t.sanitizer_link_args(), shared=True)
+    extra = [use, f"-Wl,-rpath,{v.d}", "-Wl,--allow-shlib-undefined"]
+    want = t.run([v.program("plugin_close", "real", extra=extra), v.real, plugin], check_rc=0).stdout
+    t.equal(want, "mapped at main 1\nplugin peeks version vars 1.2.3 table 10 40 counter 41 name libvars\n"
+                  "libuse reads 7, dlsym reads 7\nafter dlclose dlsym reads 7\n"
+                  "bump 8 get 8 libuse reads 8\n", "the real library")
+    os.makedirs(f"{v.d}/copy2")
+    shutil.copy(v.real, f"{v.d}/copy2/libvars.so.1")
+    exe = v.program("plugin_close", "shared", extra=extra)
+    for libpath in (v.real, f"{v.d}/copy2/libvars.so.1"):
+        r = t.run([exe, v.real, plugin], env={"LAZYVARS_LIBPATH": libpath})
+        t.equal((r.returncode, r.stdout), (0, want.replace("mapped at main 1", "mapped at main 0")),
+                f"through the shim, the override naming {libpath}: {r.stderr[-600:]}")
 
 
 GMP = os.path.join(t.SOURCE, "tests", "fixtures", "gmp")
@@ -817,7 +849,7 @@ def symbol_list_dropin_without_header_or_library():
                        ["-Wl,-soname,libvars.so.1", f"-Wl,--version-script,{d}/vars.map"], shared=True)
     r = lazygen("symbols", real, "--out", f"{d}/spec/vars.symbols")
     t.equal(r.returncode, 0, r.stderr)
-    t.contains(r.stdout, "5 functions, 7 variables, 1 version nodes of libvars.so.1", "what was recorded")
+    t.contains(r.stdout, "5 functions, 8 variables, 1 version nodes of libvars.so.1", "what was recorded")
     with open(f"{d}/spec/vars.toml", "w") as f:
         f.write(SYMBOLS_SPEC)
     build = f"{d}/build"

@@ -121,24 +121,29 @@ static void defer(const lz_lib *lib, const lz_data *data)
         n += data->items[i].resolve &&
              lz_objects_self_indirect(data->items[i].name, data->items[i].addr,
                                       data->items[i].resolve);
-    lz_log(lib, "%zu of %s's %zu variables are bound, when an object loaded later uses one, to a "
-           "copy of the library loaded by then", n, lib->display, data->n);
+    lz_log(lib, "%zu of %s's %zu variables take, when an object loaded later uses one, the value "
+           "of a copy of the library loaded by then", n, lib->display, data->n);
 }
 
 void *lz_data_bind(const lz_lib *lib, size_t i)
 {
     const lz_data *data = data_of(lib, 0);
     const lz_datum *d = &data->items[i];
-    if (!__atomic_load_n(&data->given[i], __ATOMIC_ACQUIRE)) {
-        char marker[160];
-        const char *mark = lz_shim_marker(lib->shim, marker, sizeof marker);
-        for (const char *const *s = lib->sonames; *s; s++) {
-            void *real = lz_objects_real_symbol(*s, mark, d->name);
-            if (real)
-                return real;
-        }
-        __atomic_store_n(&data->given[i], 1, __ATOMIC_RELEASE);
-    }
+    if (__atomic_load_n(&lib->st->handle, __ATOMIC_ACQUIRE) || !untouched(d->addr, d->size))
+        return d->addr; /* filled by the load, or written: as it is */
+    /* Still zero, the library not loaded by the shim: a copy loaded by
+     * another object's dependency (a plugin's) gives its value. Never that
+     * copy's address, which its dlclose could unmap, and which the library
+     * the shim loads later would not share. */
+    unsigned char *value = malloc(d->size ? d->size : 1);
+    char marker[160];
+    const char *mark = lz_shim_marker(lib->shim, marker, sizeof marker);
+    int found = 0;
+    for (const char *const *s = lib->sonames; value && *s && !found; s++)
+        found = lz_objects_real_value(*s, mark, d->name, value, d->size);
+    if (found && untouched(d->addr, d->size))
+        copy(d, value, lz_holder_relro(d->addr));
+    free(value);
     return d->addr;
 }
 

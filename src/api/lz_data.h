@@ -16,9 +16,9 @@
  * the library is loaded by the constructor, before main. Where none does,
  * the library stays unloaded and each variable becomes an indirect function
  * in the shim's dynamic symbol table, so that an object loaded later (a
- * plugin) binds to what its resolver answers: the real library's own
- * variable where a copy of the library is loaded already (by the plugin's
- * own dependency), else the shim's. */
+ * plugin) binds through its resolver: to the shim's variable as every
+ * other object, filled first, while still zero, from a copy of the library
+ * loaded by then (by the plugin's own dependency). */
 #ifndef LZ_DATA_H
 #define LZ_DATA_H
 
@@ -59,9 +59,6 @@ typedef struct lz_data {
      * linked into another object (the static shim) was pulled in by a
      * reference to one of the variables. */
     const char *soname;
-    /* Per item: 1 once a resolver answered with the shim's definition,
-     * which is then the answer for good (the library too binds to it). */
-    unsigned char *given;
 } lz_data;
 
 /* Registers data for lib, then loads lib where a variable that cannot wait
@@ -72,9 +69,10 @@ typedef struct lz_data {
 LZ_HIDDEN void lz_data_start(const lz_lib *lib, const lz_data *data);
 
 /* What a later reference to item i of lib's variables binds to (the
- * resolver's answer, lz_datum.resolve): the variable of a copy of the
- * library loaded already, unless the shim's was given out before; else the
- * shim's, for good. Runs inside the dynamic linker, under its lock. */
+ * resolver's answer, lz_datum.resolve): the shim's variable, filled first,
+ * where still zero and the shim has not loaded the library, from a copy of
+ * the library already loaded. Runs inside the dynamic linker, under its
+ * lock. */
 LZ_HIDDEN void *lz_data_bind(const lz_lib *lib, size_t i);
 
 /* The function to go on to from trampoline i of the function pointers'

@@ -389,31 +389,88 @@ int lz_objects_self_exports(const char *name)
 
 /* --- a variable's later references ----------------------------------------- */
 
-struct real_symbol {
+#if defined(__x86_64__) || defined(__i386__)
+#define LZ_R_RELATIVE 8 /* R_X86_64_RELATIVE, R_386_RELATIVE */
+#elif defined(__aarch64__)
+#define LZ_R_RELATIVE 1027 /* R_AARCH64_RELATIVE */
+#else
+#define LZ_R_RELATIVE (-1L) /* none known: every relocation is a symbol's */
+#endif
+
+/* The relocations writing into [at, at + size) of the object: 1 when none
+ * names a symbol, each relative one applied to out (which holds those
+ * bytes). REL entries keep their addends in place, so a relative one there
+ * cannot be told applied or not: it counts as a symbol's. */
+static int apply_relative(const lz_elfmem *m, uintptr_t at, size_t size, unsigned char *out)
+{
+    if (lz_elfmem_dynval(m, DT_RELR) || lz_elfmem_dynval(m, DT_RELRSZ))
+        return 0;
+    uintptr_t rela = lz_elfmem_dynval(m, DT_RELA), rel = lz_elfmem_dynval(m, DT_REL);
+    size_t relasz = lz_elfmem_dynval(m, DT_RELASZ), relsz = lz_elfmem_dynval(m, DT_RELSZ);
+    rela = rela && rela < m->base ? m->base + rela : rela;
+    rel = rel && rel < m->base ? m->base + rel : rel;
+    const ElfW(Rela) *a = (const ElfW(Rela) *)rela;
+    if (relasz && !lz_elfmem_mapped(m->base, m->ph, m->phnum, rela, relasz))
+        return 0;
+    for (size_t i = 0; i < relasz / sizeof *a; i++) {
+        uintptr_t where = m->base + a[i].r_offset;
+        if (where + sizeof(uintptr_t) <= at || where >= at + size)
+            continue;
+        uintptr_t value = m->base + (uintptr_t)a[i].r_addend;
+        if ((long)ELF64_R_TYPE(a[i].r_info) != LZ_R_RELATIVE || where < at ||
+            where + sizeof value > at + size)
+            return 0;
+        memcpy(out + (where - at), &value, sizeof value);
+    }
+    const ElfW(Rel) *r = (const ElfW(Rel) *)rel;
+    if (relsz && !lz_elfmem_mapped(m->base, m->ph, m->phnum, rel, relsz))
+        return 0;
+    for (size_t i = 0; i < relsz / sizeof *r; i++) {
+        uintptr_t where = m->base + r[i].r_offset;
+        if (where + sizeof(uintptr_t) > at && where < at + size)
+            return 0;
+    }
+    return 1;
+}
+
+struct real_value {
     const char *soname, *marker, *name;
-    void *at;
+    unsigned char *out;
+    size_t size;
+    int done;
 };
 
-static int real_symbol_cb(struct dl_phdr_info *info, size_t size, void *data)
+static int real_value_cb(struct dl_phdr_info *info, size_t size, void *data)
 {
     (void)size;
-    struct real_symbol *q = data;
+    struct real_value *q = data;
     lz_objview v;
     const char *so;
     const ElfW(Sym) *sym;
     if (!lz_objects_view(info, &v) || v.self || !(so = lz_elfmem_soname(&v.m)) ||
         strcmp(so, q->soname) != 0 || (q->marker && lz_elfmem_defines(&v.m, q->marker)))
         return 0;
-    if ((sym = lz_elfmem_lookup_default(&v.m, q->name)) && ELF64_ST_TYPE(sym->st_info) == STT_OBJECT)
-        q->at = (void *)(v.m.base + sym->st_value);
-    return 1; /* the first copy answers: the one the search would adopt */
+    /* The first copy answers: the one the search would adopt. */
+    if (!(sym = lz_elfmem_lookup_default(&v.m, q->name)) || ELF64_ST_TYPE(sym->st_info) != STT_OBJECT ||
+        sym->st_size != q->size || !lz_objects_mapped(info, v.m.base + sym->st_value, q->size))
+        return 1;
+    unsigned char *tmp = malloc(q->size ? q->size : 1);
+    uintptr_t at = v.m.base + sym->st_value;
+    if (tmp) {
+        memcpy(tmp, (const void *)at, q->size);
+        if ((q->done = apply_relative(&v.m, at, q->size, tmp)))
+            memcpy(q->out, tmp, q->size);
+        free(tmp);
+    }
+    return 1;
 }
 
-void *lz_objects_real_symbol(const char *soname, const char *marker, const char *name)
+int lz_objects_real_value(const char *soname, const char *marker, const char *name, void *out,
+                          size_t size)
 {
-    struct real_symbol q = {soname, marker, name, NULL};
-    lz_dl_iterate_phdr(real_symbol_cb, &q);
-    return q.at;
+    struct real_value q = {soname, marker, name, out, size, 0};
+    lz_dl_iterate_phdr(real_value_cb, &q);
+    return q.done;
 }
 
 struct indirect {

@@ -66,12 +66,17 @@ LZ_HIDDEN const char *lz_objects_self_soname(void);
  * table defines it): only then do other objects bind to its definition. */
 LZ_HIDDEN int lz_objects_self_exports(const char *name);
 
-/* Where the first loaded object with soname, other than this code's and
- * any that defines marker (a drop-in), defines name as dlsym without a
- * version finds it; NULL when none. Callable from an indirect function's
- * resolver: it takes no lock of the dynamic linker's but the one
- * dl_iterate_phdr takes. */
-LZ_HIDDEN void *lz_objects_real_symbol(const char *soname, const char *marker, const char *name);
+/* Copies into out (size bytes) the value name holds in the first loaded
+ * object with soname other than this code's and any that defines marker (a
+ * drop-in), as dlsym without a version finds it, where that value is the
+ * file's own: its relative relocations applied here as ld.so applies them,
+ * whether or not ld.so has yet. 0, out untouched, where no such object
+ * defines name with that size, or another relocation writes into it (its
+ * value names a symbol) or the object packs its relative relocations
+ * (DT_RELR). Callable from an indirect function's resolver: it takes no
+ * lock of the dynamic linker's but the one dl_iterate_phdr takes. */
+LZ_HIDDEN int lz_objects_real_value(const char *soname, const char *marker, const char *name,
+                                    void *out, size_t size);
 
 /* Makes name, defined at addr by the object holding this code, an indirect
  * function (STT_GNU_IFUNC) whose resolver is resolver, in the dynamic
