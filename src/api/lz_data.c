@@ -116,11 +116,13 @@ static const lz_ready fill_ready = {prepare, commit, free};
  * call: the variables' later references go through their resolvers. */
 static void defer(const lz_lib *lib, const lz_data *data)
 {
+    lz_indirect *syms = calloc(data->n ? data->n : 1, sizeof *syms);
     size_t n = 0;
-    for (size_t i = 0; i < data->n; i++)
-        n += data->items[i].resolve &&
-             lz_objects_self_indirect(data->items[i].name, data->items[i].addr,
-                                      data->items[i].resolve);
+    for (size_t i = 0; syms && i < data->n; i++)
+        if (data->items[i].resolve)
+            syms[n++] = (lz_indirect){data->items[i].name, data->items[i].addr, data->items[i].resolve};
+    n = syms ? lz_objects_self_indirect(syms, n) : 0;
+    free(syms);
     lz_log(lib, "%zu of %s's %zu variables take, when an object loaded later uses one, the value "
            "of a copy of the library loaded by then", n, lib->display, data->n);
 }

@@ -474,9 +474,8 @@ int lz_objects_real_value(const char *soname, const char *marker, const char *na
 }
 
 struct indirect {
-    const char *name;
-    uintptr_t addr, resolver;
-    int done;
+    const lz_indirect *syms;
+    size_t n, done;
 };
 
 /* The flags of the loaded segment holding [addr, addr + len), or -1. */
@@ -498,32 +497,48 @@ static int indirect_cb(struct dl_phdr_info *info, size_t size, void *data)
     lz_objview v;
     if (!lz_objects_view(info, &v) || !v.self)
         return 0;
-    ElfW(Sym) *sym = (ElfW(Sym) *)lz_elfmem_lookup_at(&v.m, q->name, q->addr);
-    long flags = sym ? segment_flags(&v.m, (uintptr_t)sym, sizeof *sym) : -1;
+    ElfW(Sym) **found = calloc(q->n ? q->n : 1, sizeof *found);
+    uintptr_t lo = UINTPTR_MAX, hi = 0;
+    long flags = -1;
+    for (size_t i = 0; found && i < q->n; i++) {
+        ElfW(Sym) *sym = (ElfW(Sym) *)lz_elfmem_lookup_at(&v.m, q->syms[i].name,
+                                                          (uintptr_t)q->syms[i].addr);
+        long f = sym ? segment_flags(&v.m, (uintptr_t)sym, sizeof *sym) : -1;
+        if (f < 0 || ELF64_ST_TYPE(sym->st_info) != STT_OBJECT ||
+            (uintptr_t)q->syms[i].resolver < v.m.base || (flags >= 0 && f != flags))
+            continue;
+        flags = f, found[i] = sym;
+        lo = (uintptr_t)sym < lo ? (uintptr_t)sym : lo;
+        hi = (uintptr_t)(sym + 1) > hi ? (uintptr_t)(sym + 1) : hi;
+    }
     /* Never where the table shares its segment with code (linked with
-     * -z noseparate-code): the pages made writable would stop running. */
-    if (flags < 0 || (flags & PF_X) || ELF64_ST_TYPE(sym->st_info) != STT_OBJECT ||
-        q->resolver < v.m.base)
-        return 1;
+     * -z noseparate-code, or by gold): the pages made writable would stop
+     * running. */
     uintptr_t page = (uintptr_t)getpagesize();
-    uintptr_t start = (uintptr_t)sym & ~(page - 1);
-    size_t len = ((uintptr_t)(sym + 1) - start + page - 1) & ~(page - 1);
-    int prot = PROT_READ | ((flags & PF_W) ? PROT_WRITE : 0);
-    if (mprotect((void *)start, len, PROT_READ | PROT_WRITE) != 0)
-        return 1;
-    /* The value before the type: no lookup of this name runs meanwhile
-     * (lz_objects.h), and either order leaves one entry half-written. */
-    sym->st_value = q->resolver - v.m.base;
-    __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    sym->st_info = ELF64_ST_INFO(ELF64_ST_BIND(sym->st_info), STT_GNU_IFUNC);
-    mprotect((void *)start, len, prot);
-    q->done = 1;
+    uintptr_t start = lo & ~(page - 1);
+    size_t len = (hi - start + page - 1) & ~(page - 1);
+    if (found && hi && !(flags & PF_X) &&
+        mprotect((void *)start, len, PROT_READ | PROT_WRITE) == 0) {
+        for (size_t i = 0; i < q->n; i++) {
+            if (!found[i])
+                continue;
+            /* The value before the type: no lookup of these names runs
+             * meanwhile (lz_objects.h), and either order leaves one entry
+             * half-written. */
+            found[i]->st_value = (uintptr_t)q->syms[i].resolver - v.m.base;
+            __atomic_signal_fence(__ATOMIC_SEQ_CST);
+            found[i]->st_info = ELF64_ST_INFO(ELF64_ST_BIND(found[i]->st_info), STT_GNU_IFUNC);
+            q->done++;
+        }
+        mprotect((void *)start, len, PROT_READ | ((flags & PF_W) ? PROT_WRITE : 0));
+    }
+    free(found);
     return 1;
 }
 
-int lz_objects_self_indirect(const char *name, const void *addr, void *(*resolver)(void))
+size_t lz_objects_self_indirect(const lz_indirect *syms, size_t n)
 {
-    struct indirect q = {name, (uintptr_t)addr, (uintptr_t)resolver, 0};
+    struct indirect q = {syms, n, 0};
     lz_dl_iterate_phdr(indirect_cb, &q);
     return q.done;
 }

@@ -78,15 +78,21 @@ LZ_HIDDEN int lz_objects_self_exports(const char *name);
 LZ_HIDDEN int lz_objects_real_value(const char *soname, const char *marker, const char *name,
                                     void *out, size_t size);
 
-/* Makes name, defined at addr by the object holding this code, an indirect
- * function (STT_GNU_IFUNC) whose resolver is resolver, in the dynamic
- * symbol table in memory: the dynamic linker then binds every later
- * reference (a dlopen's relocations, dlsym) to what resolver returns, while
- * what is bound already keeps addr. 1 when done; 0 leaves the table as it
- * was (no such symbol, a table sharing a page with code, mprotect refused).
- * Call it only where no other thread can look the name up: in a
- * constructor, which runs under the dynamic linker's lock. */
-LZ_HIDDEN int lz_objects_self_indirect(const char *name, const void *addr, void *(*resolver)(void));
+/* A symbol of the object holding this code to make an indirect function
+ * (STT_GNU_IFUNC) whose resolver is resolver: name, defined at addr. */
+typedef struct lz_indirect {
+    const char *name;
+    const void *addr;
+    void *(*resolver)(void);
+} lz_indirect;
+/* Makes each of the n symbols so in the dynamic symbol table in memory, the
+ * table made writable once for them all: the dynamic linker then binds
+ * every later reference (a dlopen's relocations, dlsym) to what the
+ * resolver returns, while what is bound already keeps addr. The number
+ * made so; 0 leaves the table as it was (a table sharing its segment with
+ * code, mprotect refused). Call it only where no other thread can look the
+ * names up: in a constructor, which runs under the dynamic linker's lock. */
+LZ_HIDDEN size_t lz_objects_self_indirect(const lz_indirect *syms, size_t n);
 
 /* For the readers of the objects (lz_objects_*.c): one object's dynamic
  * section as dl_iterate_phdr shows it, and lists of string pairs filled
