@@ -128,13 +128,15 @@ class DataWriter:
             # (src/api/lz_data.h): what an object loaded later binds to.
             self.w("\n" + "".join(f"static void *lz_dr_{i_d}_{k}(void)\n{{\n    return "
                                    f"lz_data_bind(&LZ_LIB, {k});\n}}\n" for k in range(n)))
+            self.w(f"static unsigned char lz_filled_{i_d}[{n}];\n")
         self.w(f"\nstatic const lz_datum lz_items_{i_d}[] = {{\n" + "".join(rows) + "};\n")
         self.w(f"static const char *const lz_start_{i_d}[] = {{\n" +
                "".join(f"    \"{n}\",\n" for n in start) + "    NULL\n};\n")
         self.w("#ifdef LZ_DROPIN_SONAME\n#define LZ_DATA_SONAME LZ_DROPIN_SONAME\n#else\n"
                f"#define LZ_DATA_SONAME \"lib{self.spec.shim}.so.0\"\n#endif\n")
+        filled = "NULL" if self.hooks else f"lz_filled_{i_d}"
         self.w(f"static const lz_data lz_{i_d} = {{lz_items_{i_d}, {len(rows)}, "
-               f"{int(self.hooks)}, lz_start_{i_d}, {len(start)}, LZ_DATA_SONAME}};\n\n")
+               f"{int(self.hooks)}, lz_start_{i_d}, {len(start)}, LZ_DATA_SONAME, {filled}}};\n\n")
         if self.hooks:
             # Each trampoline's first call: its index, then this one routine
             # (every argument register kept: src/arch/lz_thunk.h).

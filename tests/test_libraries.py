@@ -311,11 +311,14 @@ def variables_of_a_plugin_closed_before_any_call():
     closed before the program's first call, unmapping the copy of the
     library its dependency loaded; an object loaded at start reads a
     variable without needing the library (underlinked). Through the shared
-    shim, with the override naming that copy or another one: the plugin
-    read the library's values, the underlinked object, a pointer from
-    dlsym held across the dlclose and the library loaded later all see the
-    plugin's write, and the output equals the program's linked to the real
-    library."""
+    shim, with the override naming that copy, another one, or first a copy
+    that fails once loaded: the plugin read the library's values, the
+    underlinked object, a pointer from dlsym held across the dlclose and
+    the library loaded later all see the plugin's write and then the
+    program's write of 0 (never filled again), a pointer into the
+    library's own data (vars_name, which a relocation writes) is the loaded
+    library's, never the closed copy's, and the output equals the
+    program's linked to the real library."""
     v = Vars("vars_plugin_close")
     plugin = t.compile_c(f"{v.d}/plugin_vars.so", [f"{VARS}/plugin_vars.c", f"-I{VARS}", v.real,
                                                   f"-Wl,-rpath,{os.path.dirname(v.real)}"],
@@ -324,13 +327,23 @@ def variables_of_a_plugin_closed_before_any_call():
                       ["-Wl,--allow-shlib-undefined"] + t.sanitizer_link_args(), shared=True)
     extra = [use, f"-Wl,-rpath,{v.d}", "-Wl,--allow-shlib-undefined"]
     want = t.run([v.program("plugin_close", "real", extra=extra), v.real, plugin], check_rc=0).stdout
-    t.equal(want, "mapped at main 1\nplugin peeks version vars 1.2.3 table 10 40 counter 41 name libvars\n"
-                  "libuse reads 7, dlsym reads 7\nafter dlclose dlsym reads 7\n"
-                  "bump 8 get 8 libuse reads 8\n", "the real library")
+    t.equal(want, "mapped at main 1\nplugin peeks version vars 1.2.3 table 10 40 counter 41\n"
+                  "libuse reads 7, dlsym reads 7\nafter writing 0, dlsym reads 0\n"
+                  "after dlclose dlsym reads 0\nbump 1 get 1 libuse reads 1\nname libvars\n",
+            "the real library")
     os.makedirs(f"{v.d}/copy2")
     shutil.copy(v.real, f"{v.d}/copy2/libvars.so.1")
+    # A copy the search tries first and that fails once loaded (a data
+    # symbol nothing defines): its values must not stay behind.
+    os.makedirs(f"{v.d}/bad")
+    with open(f"{v.d}/bad/missing.c", "w") as f:
+        f.write("extern int vars_nowhere;\nint *vars_needs_nowhere = &vars_nowhere;\n"
+                "extern const char *vars_name;\nconst char *vars_bad_name(void) { return vars_name; }\n")
+    bad = t.compile_c(f"{v.d}/bad/libvars.so.1", [f"{VARS}/vars.c", f"{v.d}/bad/missing.c",
+                                                  f"-I{VARS}"], ["-Wl,-soname,libvars.so.1"],
+                      shared=True)
     exe = v.program("plugin_close", "shared", extra=extra)
-    for libpath in (v.real, f"{v.d}/copy2/libvars.so.1"):
+    for libpath in (v.real, f"{v.d}/copy2/libvars.so.1", f"{bad}:{v.real}"):
         r = t.run([exe, v.real, plugin], env={"LAZYVARS_LIBPATH": libpath})
         t.equal((r.returncode, r.stdout), (0, want.replace("mapped at main 1", "mapped at main 0")),
                 f"through the shim, the override naming {libpath}: {r.stderr[-600:]}")

@@ -78,6 +78,8 @@ static void *prepare(const lz_lib *lib, void *handle)
     for (int t = 0; t < 2; t++)
         for (size_t i = 0; tables[t] && i < tables[t]->n; i++) {
             const lz_datum *d = &tables[t]->items[i];
+            if (tables[t]->filled && __atomic_load_n(&tables[t]->filled[i], __ATOMIC_ACQUIRE))
+                continue; /* filled from a copy: since then the process's own */
             const void *real = lz_dlsym(handle, d->name);
             if (!real || real == d->addr)
                 continue; /* the library's own definition is the one in use */
@@ -131,20 +133,28 @@ void *lz_data_bind(const lz_lib *lib, size_t i)
 {
     const lz_data *data = data_of(lib, 0);
     const lz_datum *d = &data->items[i];
-    if (__atomic_load_n(&lib->st->handle, __ATOMIC_ACQUIRE) || !untouched(d->addr, d->size))
-        return d->addr; /* filled by the load, or written: as it is */
+    /* Filled by the load, or by a resolver before, or written: as it is.
+     * Nor while this thread dlopens a file (a candidate, which the search
+     * may yet refuse, and whose values are not the chosen file's). */
+    if (__atomic_load_n(&data->filled[i], __ATOMIC_ACQUIRE) ||
+        __atomic_load_n(&lib->st->handle, __ATOMIC_ACQUIRE) || lz_dl_opening() ||
+        !untouched(d->addr, d->size))
+        return d->addr;
     /* Still zero, the library not loaded by the shim: a copy loaded by
      * another object's dependency (a plugin's) gives its value. Never that
-     * copy's address, which its dlclose could unmap, and which the library
-     * the shim loads later would not share. */
+     * copy's address, nor bytes of it a relocation writes (an address into
+     * it): its dlclose could unmap them, and the library the shim loads
+     * later would not share them. */
     unsigned char *value = malloc(d->size ? d->size : 1);
     char marker[160];
     const char *mark = lz_shim_marker(lib->shim, marker, sizeof marker);
     int found = 0;
     for (const char *const *s = lib->sonames; value && *s && !found; s++)
         found = lz_objects_real_value(*s, mark, d->name, value, d->size);
-    if (found && untouched(d->addr, d->size))
+    if (found && untouched(d->addr, d->size)) {
         copy(d, value, lz_holder_relro(d->addr));
+        __atomic_store_n(&data->filled[i], 1, __ATOMIC_RELEASE);
+    }
     free(value);
     return d->addr;
 }

@@ -59,6 +59,10 @@ typedef struct lz_data {
      * linked into another object (the static shim) was pulled in by a
      * reference to one of the variables. */
     const char *soname;
+    /* Per item: 1 once a resolver filled it from a copy of the library
+     * (lz_data_bind): what it holds from then on is the processes' own, as
+     * a write is, never filled again (NULL for the function pointers). */
+    unsigned char *filled;
 } lz_data;
 
 /* Registers data for lib, then loads lib where a variable that cannot wait
@@ -70,9 +74,9 @@ LZ_HIDDEN void lz_data_start(const lz_lib *lib, const lz_data *data);
 
 /* What a later reference to item i of lib's variables binds to (the
  * resolver's answer, lz_datum.resolve): the shim's variable, filled first,
- * where still zero and the shim has not loaded the library, from a copy of
- * the library already loaded. Runs inside the dynamic linker, under its
- * lock. */
+ * once, where still zero and the shim has not loaded the library nor is
+ * loading a file, from the bytes no relocation writes of a copy of the
+ * library already loaded. Runs inside the dynamic linker, under its lock. */
 LZ_HIDDEN void *lz_data_bind(const lz_lib *lib, size_t i);
 
 /* The function to go on to from trampoline i of the function pointers'

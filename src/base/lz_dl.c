@@ -47,6 +47,15 @@ void lz_dl_owned(void (*reset)(void), pid_t me)
  * inside a search: in its windows and in the lock that ends it (lz_once.c). */
 static __thread int searching;
 
+/* Set while this thread is inside lz_dlopen: the objects being relocated
+ * may be a candidate the search refuses and closes once loaded. */
+static __thread int opening;
+
+int lz_dl_opening(void)
+{
+    return opening;
+}
+
 int lz_dl_searching(int on)
 {
     int was = searching;
@@ -201,7 +210,9 @@ void *lz_dlopen(const char *path, int flags, const char **why)
         *why = "the dynamic linker's lock is held by a thread that waits for this one";
         return NULL;
     }
+    opening++;
     void *h = dlopen(path, flags);
+    opening--;
     const char *e = h ? NULL : dlerror();
     leave(taken);
     *why = e ? e : "dlopen failed";

@@ -79,6 +79,10 @@ LZ_HIDDEN void lz_dl_owned(void (*reset)(void), pid_t me);
  * log callback calling a second library of the same runtime). */
 LZ_HIDDEN int lz_dl_searching(int on);
 
+/* 1 while the calling thread is inside lz_dlopen (an indirect function's
+ * resolver, called while the objects it loads are relocated, asks). */
+LZ_HIDDEN int lz_dl_opening(void);
+
 /* What the calling thread does before each of its calls into the dynamic
  * linker that take ld.so's lock (dlopen, dlclose, dlsym, dlvsym, dlinfo):
  * take() answers 1 (something taken, handed to give() after the call), 0

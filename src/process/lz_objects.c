@@ -389,48 +389,58 @@ int lz_objects_self_exports(const char *name)
 
 /* --- a variable's later references ----------------------------------------- */
 
-#if defined(__x86_64__) || defined(__i386__)
-#define LZ_R_RELATIVE 8 /* R_X86_64_RELATIVE, R_386_RELATIVE */
-#elif defined(__aarch64__)
-#define LZ_R_RELATIVE 1027 /* R_AARCH64_RELATIVE */
-#else
-#define LZ_R_RELATIVE (-1L) /* none known: every relocation is a symbol's */
-#endif
-
-/* The relocations writing into [at, at + size) of the object: 1 when none
- * names a symbol, each relative one applied to out (which holds those
- * bytes). REL entries keep their addends in place, so a relative one there
- * cannot be told applied or not: it counts as a symbol's. */
-static int apply_relative(const lz_elfmem *m, uintptr_t at, size_t size, unsigned char *out)
+/* 1 when a relocation of the object writes into [at, at + size), or its
+ * tables cannot be read: there the bytes may hold an address, which
+ * points into the object (a relative relocation) or names a symbol; only
+ * bytes no relocation writes are the file's own, whatever becomes of the
+ * object. Every kind counts: RELA, REL, the PLT's, packed relative (RELR,
+ * decoded as ld.so decodes it). */
+static int relocated(const lz_elfmem *m, uintptr_t at, size_t size)
 {
-    if (lz_elfmem_dynval(m, DT_RELR) || lz_elfmem_dynval(m, DT_RELRSZ))
-        return 0;
-    uintptr_t rela = lz_elfmem_dynval(m, DT_RELA), rel = lz_elfmem_dynval(m, DT_REL);
-    size_t relasz = lz_elfmem_dynval(m, DT_RELASZ), relsz = lz_elfmem_dynval(m, DT_RELSZ);
-    rela = rela && rela < m->base ? m->base + rela : rela;
-    rel = rel && rel < m->base ? m->base + rel : rel;
-    const ElfW(Rela) *a = (const ElfW(Rela) *)rela;
-    if (relasz && !lz_elfmem_mapped(m->base, m->ph, m->phnum, rela, relasz))
-        return 0;
-    for (size_t i = 0; i < relasz / sizeof *a; i++) {
-        uintptr_t where = m->base + a[i].r_offset;
-        if (where + sizeof(uintptr_t) <= at || where >= at + size)
+    const size_t w = sizeof(ElfW(Addr));
+#define LZ_HITS(where) ((where) + w > at && (where) < at + size)
+    static const long tables[][3] = {{DT_RELA, DT_RELASZ, sizeof(ElfW(Rela))},
+                                     {DT_REL, DT_RELSZ, sizeof(ElfW(Rel))},
+                                     {DT_JMPREL, DT_PLTRELSZ, 0},
+                                     {DT_RELR, DT_RELRSZ, 0}};
+    for (size_t t = 0; t < sizeof tables / sizeof *tables; t++) {
+        uintptr_t p = lz_elfmem_dynval(m, tables[t][0]);
+        size_t len = lz_elfmem_dynval(m, tables[t][1]), ent = (size_t)tables[t][2];
+        p = p && p < m->base ? m->base + p : p;
+        if (!p || !len)
             continue;
-        uintptr_t value = m->base + (uintptr_t)a[i].r_addend;
-        if ((long)ELF64_R_TYPE(a[i].r_info) != LZ_R_RELATIVE || where < at ||
-            where + sizeof value > at + size)
-            return 0;
-        memcpy(out + (where - at), &value, sizeof value);
+        if (!lz_elfmem_mapped(m->base, m->ph, m->phnum, p, len))
+            return 1;
+        if (tables[t][0] == DT_JMPREL)
+            ent = lz_elfmem_dynval(m, DT_PLTREL) == DT_REL ? sizeof(ElfW(Rel)) : sizeof(ElfW(Rela));
+        if (tables[t][0] == DT_RELR) {
+            const ElfW(Addr) *e = (const ElfW(Addr) *)p;
+            uintptr_t where = 0;
+            for (size_t i = 0; i < len / w; i++) {
+                if (!(e[i] & 1)) {
+                    where = m->base + e[i];
+                    if (LZ_HITS(where))
+                        return 1;
+                    where += w;
+                    continue;
+                }
+                size_t k = 0;
+                for (ElfW(Addr) bits = e[i] >> 1; bits; bits >>= 1, k++)
+                    if ((bits & 1) && LZ_HITS(where + k * w))
+                        return 1;
+                where += (8 * w - 1) * w;
+            }
+            continue;
+        }
+        /* r_offset leads both Rel and Rela. */
+        for (size_t off = 0; off + ent <= len; off += ent) {
+            uintptr_t where = m->base + ((const ElfW(Rel) *)(p + off))->r_offset;
+            if (LZ_HITS(where))
+                return 1;
+        }
     }
-    const ElfW(Rel) *r = (const ElfW(Rel) *)rel;
-    if (relsz && !lz_elfmem_mapped(m->base, m->ph, m->phnum, rel, relsz))
-        return 0;
-    for (size_t i = 0; i < relsz / sizeof *r; i++) {
-        uintptr_t where = m->base + r[i].r_offset;
-        if (where + sizeof(uintptr_t) > at && where < at + size)
-            return 0;
-    }
-    return 1;
+#undef LZ_HITS
+    return 0;
 }
 
 struct real_value {
@@ -454,14 +464,9 @@ static int real_value_cb(struct dl_phdr_info *info, size_t size, void *data)
     if (!(sym = lz_elfmem_lookup_default(&v.m, q->name)) || ELF64_ST_TYPE(sym->st_info) != STT_OBJECT ||
         sym->st_size != q->size || !lz_objects_mapped(info, v.m.base + sym->st_value, q->size))
         return 1;
-    unsigned char *tmp = malloc(q->size ? q->size : 1);
     uintptr_t at = v.m.base + sym->st_value;
-    if (tmp) {
-        memcpy(tmp, (const void *)at, q->size);
-        if ((q->done = apply_relative(&v.m, at, q->size, tmp)))
-            memcpy(q->out, tmp, q->size);
-        free(tmp);
-    }
+    if ((q->done = !relocated(&v.m, at, q->size)))
+        memcpy(q->out, (const void *)at, q->size);
     return 1;
 }
 

@@ -68,13 +68,12 @@ LZ_HIDDEN int lz_objects_self_exports(const char *name);
 
 /* Copies into out (size bytes) the value name holds in the first loaded
  * object with soname other than this code's and any that defines marker (a
- * drop-in), as dlsym without a version finds it, where that value is the
- * file's own: its relative relocations applied here as ld.so applies them,
- * whether or not ld.so has yet. 0, out untouched, where no such object
- * defines name with that size, or another relocation writes into it (its
- * value names a symbol) or the object packs its relative relocations
- * (DT_RELR). Callable from an indirect function's resolver: it takes no
- * lock of the dynamic linker's but the one dl_iterate_phdr takes. */
+ * drop-in), as dlsym without a version finds it, where no relocation of
+ * that object writes into it: bytes that hold no address, so they stay
+ * right whatever becomes of the object (a dlclose). 0, out untouched,
+ * where no such object defines name with that size, or a relocation writes
+ * into it. Callable from an indirect function's resolver: it takes no lock
+ * of the dynamic linker's but the one dl_iterate_phdr takes. */
 LZ_HIDDEN int lz_objects_real_value(const char *soname, const char *marker, const char *name,
                                     void *out, size_t size);
 
