@@ -128,7 +128,7 @@ class DataWriter:
             # (src/api/lz_data.h): what an object loaded later binds to.
             self.w("\n" + "".join(f"static void *lz_dr_{i_d}_{k}(void)\n{{\n    return "
                                    f"lz_data_bind(&LZ_LIB, {k});\n}}\n" for k in range(n)))
-            self.w(f"static unsigned char lz_filled_{i_d}[{n}];\n")
+            self.w(f"static unsigned long long lz_filled_{i_d}[{n}];\n")
         self.w(f"\nstatic const lz_datum lz_items_{i_d}[] = {{\n" + "".join(rows) + "};\n")
         self.w(f"static const char *const lz_start_{i_d}[] = {{\n" +
                "".join(f"    \"{n}\",\n" for n in start) + "    NULL\n};\n")

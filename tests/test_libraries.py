@@ -349,6 +349,35 @@ def variables_of_a_plugin_closed_before_any_call():
                 f"through the shim, the override naming {libpath}: {r.stderr[-600:]}")
 
 
+@case
+def variables_of_a_plugin_set_by_the_librarys_constructor():
+    """The real library binds its own references to its own variables
+    (-Bsymbolic) and its constructor sets one (vars_extra[2], 9 in the
+    file, 10 once constructed); a plugin linked to it is dlopened by a
+    program linked to the shared shim, before any call: the value filled
+    from the file when the plugin bound is taken for unwritten, so the load
+    of the first call replaces it with the constructed one, as plain
+    reads."""
+    v = Vars("vars_plugin_symbolic")
+    os.makedirs(f"{v.d}/symbolic")
+    with open(f"{v.d}/symbolic/ctor.c", "w") as f:
+        f.write("extern long vars_extra[3];\n"
+                "__attribute__((constructor)) static void vars_construct(void) { vars_extra[2] = 10; }\n")
+    real = t.compile_c(f"{v.d}/symbolic/libvars.so.1", [f"{VARS}/vars.c", f"{v.d}/symbolic/ctor.c",
+                                                       f"-I{VARS}"],
+                       ["-Wl,-soname,libvars.so.1", "-Wl,-Bsymbolic"], shared=True)
+    plugin = t.compile_c(f"{v.d}/plugin_vars.so", [f"{VARS}/plugin_vars.c", f"-I{VARS}", real,
+                                                  f"-Wl,-rpath,{v.d}/symbolic"],
+                         t.sanitizer_link_args(), shared=True)
+    plain = t.compile_c(f"{v.d}/symbolic_plain", [f"{VARS}/prog_plugin_symbolic.c", f"-I{VARS}", real,
+                                                  f"-Wl,-rpath,{v.d}/symbolic"] + t.sanitizer_link_args())
+    want = t.run([plain, real, plugin], check_rc=0).stdout
+    t.equal(want, "triple(2) 6\nplugin reads extra 10\n", "the real library")
+    r = t.run([v.program("plugin_symbolic", "shared"), real, plugin],
+              env={"LAZYVARS_LIBPATH": real})
+    t.equal((r.returncode, r.stdout), (0, want), f"through the shim: {r.stderr[-600:]}")
+
+
 GMP = os.path.join(t.SOURCE, "tests", "fixtures", "gmp")
 RACE = os.path.join(t.SOURCE, "tests", "fixtures", "race")
 # A sanitizer build runs each program several times slower, and TSan sees a

@@ -29,6 +29,23 @@ static int untouched(const unsigned char *p, size_t size)
     return 1;
 }
 
+/* What a resolver's fill records of the bytes it wrote (FNV-1a, never 0):
+ * the load takes them for not written where they still hash so. */
+static unsigned long long fill_mark(const unsigned char *p, size_t size)
+{
+    unsigned long long h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < size; i++)
+        h = (h ^ p[i]) * 0x100000001b3ull;
+    return h | 1;
+}
+
+/* Still zero, or still what a resolver filled it with: nobody wrote it. */
+static int unwritten(const lz_datum *d, const unsigned long long *mark)
+{
+    unsigned long long m = mark ? __atomic_load_n(mark, __ATOMIC_ACQUIRE) : 0;
+    return m ? fill_mark(d->addr, d->size) == m : untouched(d->addr, d->size);
+}
+
 /* The library's initial value into the variable. A program linked to the
  * real library holds its copy of a const variable in its RELRO segment,
  * read-only since relocation: writable for the copy, read-only again. */
@@ -59,6 +76,7 @@ enum { UNDECIDED, COPY, SKIP };
 typedef struct fill_item {
     const lz_datum *d;
     const void *real;      /* the library's definition */
+    const unsigned long long *mark; /* its resolver's fill (lz_data.filled), or NULL */
     unsigned char relro;   /* the variable is in a RELRO segment */
     unsigned char state;   /* UNDECIDED, COPY or SKIP */
 } fill_item;
@@ -78,12 +96,12 @@ static void *prepare(const lz_lib *lib, void *handle)
     for (int t = 0; t < 2; t++)
         for (size_t i = 0; tables[t] && i < tables[t]->n; i++) {
             const lz_datum *d = &tables[t]->items[i];
-            if (tables[t]->filled && __atomic_load_n(&tables[t]->filled[i], __ATOMIC_ACQUIRE))
-                continue; /* filled from a copy: since then the process's own */
             const void *real = lz_dlsym(handle, d->name);
             if (!real || real == d->addr)
                 continue; /* the library's own definition is the one in use */
-            plan->items[plan->n++] = (fill_item){d, real, !d->tramp && lz_holder_relro(d->addr),
+            plan->items[plan->n++] = (fill_item){d, real,
+                                                 tables[t]->filled ? &tables[t]->filled[i] : NULL,
+                                                 !d->tramp && lz_holder_relro(d->addr),
                                                  UNDECIDED};
         }
     return plan;
@@ -106,7 +124,7 @@ static void commit(const lz_lib *lib, void *p)
             continue;
         }
         if (it->state == UNDECIDED)
-            it->state = untouched(d->addr, d->size) ? COPY : SKIP;
+            it->state = unwritten(d, it->mark) ? COPY : SKIP;
         if (it->state == COPY)
             copy(d, it->real, it->relro);
     }
@@ -151,9 +169,9 @@ void *lz_data_bind(const lz_lib *lib, size_t i)
     int found = 0;
     for (const char *const *s = lib->sonames; value && *s && !found; s++)
         found = lz_objects_real_value(*s, mark, d->name, value, d->size);
-    if (found && untouched(d->addr, d->size)) {
+    if (found && !untouched(value, d->size) && untouched(d->addr, d->size)) {
         copy(d, value, lz_holder_relro(d->addr));
-        __atomic_store_n(&data->filled[i], 1, __ATOMIC_RELEASE);
+        __atomic_store_n(&data->filled[i], fill_mark(d->addr, d->size), __ATOMIC_RELEASE);
     }
     free(value);
     return d->addr;

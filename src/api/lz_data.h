@@ -59,10 +59,12 @@ typedef struct lz_data {
      * linked into another object (the static shim) was pulled in by a
      * reference to one of the variables. */
     const char *soname;
-    /* Per item: 1 once a resolver filled it from a copy of the library
-     * (lz_data_bind): what it holds from then on is the processes' own, as
-     * a write is, never filled again (NULL for the function pointers). */
-    unsigned char *filled;
+    /* Per item: once a resolver filled it from a copy of the library
+     * (lz_data_bind), a mark of the bytes it wrote (0: not filled so): never
+     * filled so again, and the load takes it for not written (fills it from
+     * the library it loaded) only while it still holds those bytes (NULL for
+     * the function pointers). */
+    unsigned long long *filled;
 } lz_data;
 
 /* Registers data for lib, then loads lib where a variable that cannot wait
@@ -76,7 +78,8 @@ LZ_HIDDEN void lz_data_start(const lz_lib *lib, const lz_data *data);
  * resolver's answer, lz_datum.resolve): the shim's variable, filled first,
  * once, where still zero and the shim has not loaded the library nor is
  * loading a file, from the bytes no relocation writes of a copy of the
- * library already loaded. Runs inside the dynamic linker, under its lock. */
+ * library already loaded, where they are not all zero. Runs inside the
+ * dynamic linker, under its lock. */
 LZ_HIDDEN void *lz_data_bind(const lz_lib *lib, size_t i);
 
 /* The function to go on to from trampoline i of the function pointers'
