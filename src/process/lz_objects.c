@@ -145,20 +145,26 @@ struct by_soname {
     lz_strlist out;
 };
 
+/* 1 when the object (viewed into v) carries soname and is a copy of the
+ * library: not this object itself (a drop-in that lazynccl-run's audit
+ * module mapped for a request by name is named by the path the dynamic
+ * linker tried, a file that may not exist; it is never a copy to reuse),
+ * nor one that defines marker (another drop-in of it; NULL: none). */
+static int real_copy(const struct dl_phdr_info *info, lz_objview *v, const char *soname,
+                     const char *marker)
+{
+    const char *so;
+    return lz_objects_view(info, v) && (so = lz_elfmem_soname(&v->m)) && strcmp(so, soname) == 0 &&
+           !v->self && !(marker && lz_elfmem_defines(&v->m, marker));
+}
+
 static int soname_cb(struct dl_phdr_info *info, size_t size, void *data)
 {
     (void)size;
     struct by_soname *q = data;
     lz_objview v;
-    const char *so;
-    if (!lz_objects_view(info, &v) || !(so = lz_elfmem_soname(&v.m)) || strcmp(so, q->soname) != 0)
-        return 0;
-    /* Not this object itself: a drop-in that lazynccl-run's audit module
-     * mapped for a request by name is named by the path the dynamic linker
-     * tried (a file that may not exist); it is never a copy to reuse. */
-    if (v.self || (q->unless && lz_elfmem_defines(&v.m, q->unless)))
-        return 0;
-    push_file(&q->out, info);
+    if (real_copy(info, &v, q->soname, q->unless))
+        push_file(&q->out, info);
     return 0;
 }
 
@@ -455,10 +461,8 @@ static int real_value_cb(struct dl_phdr_info *info, size_t size, void *data)
     (void)size;
     struct real_value *q = data;
     lz_objview v;
-    const char *so;
     const ElfW(Sym) *sym;
-    if (!lz_objects_view(info, &v) || v.self || !(so = lz_elfmem_soname(&v.m)) ||
-        strcmp(so, q->soname) != 0 || (q->marker && lz_elfmem_defines(&v.m, q->marker)))
+    if (!real_copy(info, &v, q->soname, q->marker))
         return 0;
     /* The first copy answers: the one the search would adopt. */
     if (!(sym = lz_elfmem_lookup_default(&v.m, q->name)) || ELF64_ST_TYPE(sym->st_info) != STT_OBJECT ||
