@@ -11,6 +11,8 @@
 #include "base/lz_dl.h"
 #include "base/lz_env.h"
 #include "process/lz_ldlock.h"
+#include "base/lz_report.h"
+#include "search/lz_emit.h"
 
 #include <errno.h> /* program_invocation_name */
 #include <limits.h>
@@ -273,8 +275,9 @@ int lz_inspect_search(const lz_lib *lib, const lz_request *req, lz_result *res, 
     char *list = lz_search_list_copy(lib, &lost);
     lz_search w;
     lz_search_init(&w, lib, req);
-    w.rep.text = report;
-    w.rep.size = report_size;
+    lz_report *rep = malloc(sizeof *rep);
+    if (rep && lz_report_init(rep, lib, report, report_size, 0))
+        lz_listen(&w, lz_report_heard, rep);
     w.req.dry_run = 1;
     w.req.search_list = list;
     char *chosen = NULL;
@@ -284,6 +287,7 @@ int lz_inspect_search(const lz_lib *lib, const lz_request *req, lz_result *res, 
         lz_search_run(&w);
     free(chosen);
     free(list);
+    free(rep);
     *res = w.res;
     return w.res.found;
 }

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT
- * Reports and logging. Silent unless asked: the spec's debug variable
- * (LAZYNCCL_DEBUG=1) prints to stderr, a callback set through
- * <shim>_set_log_callback receives lines. */
+ * The report and the log. The report listens to a search (lz_emit.c's
+ * events) and writes its lines, each of which the log gets too. The log
+ * is silent unless asked: the spec's debug variable (LAZYNCCL_DEBUG=1)
+ * prints to stderr, a callback set through <shim>_set_log_callback
+ * receives lines. */
 #include "base/lz_report.h"
 #include "common/lz_debug.h"
 #include "base/lz_env.h"
@@ -47,133 +49,140 @@ void lz_log(const lz_lib *lib, const char *fmt, ...)
  * lines left out, "... so nothing else was tried", the places searched). */
 #define REPORT_RESERVE 3072
 
-/* A line of the report text alone (lz_note also logs it). */
-static void report_line(lz_search *w, const char *fmt, va_list ap)
+int lz_report_init(lz_report *rep, const lz_lib *lib, char *text, size_t size, size_t len)
 {
-    size_t limit = w->rep.closing || w->rep.size < 2 * REPORT_RESERVE ? w->rep.size
-                                                                      : w->rep.size - REPORT_RESERVE;
-    if (w->rep.text && w->rep.len + 1 < limit) {
-        va_list copy;
-        va_copy(copy, ap);
-        size_t room = limit - w->rep.len;
-        char *at = w->rep.text + w->rep.len;
-        int n = snprintf(at, room, "  ");
-        int m = n > 0 && (size_t)n < room ? vsnprintf(at + n, room - (size_t)n, fmt, copy) : -1;
-        size_t used = (size_t)n + (m > 0 ? (size_t)m : 0);
-        if (m >= 0 && used + 1 < room) { /* the whole line, or none of it */
-            at[used] = '\n';
-            at[used + 1] = '\0';
-            w->rep.len += used + 1;
+    if (!text && !lz_logging(lib))
+        return 0;
+    rep->lib = lib;
+    rep->text = text;
+    rep->size = size;
+    rep->len = len;
+    rep->dropped = 0;
+    rep->closing = 0;
+    rep->places_len = 0;
+    rep->places_step = NULL;
+    rep->self_step = NULL;
+    return 1;
+}
+
+/* A line of the report text alone. */
+static void report_line(lz_report *rep, const char *line)
+{
+    size_t limit = rep->closing || rep->size < 2 * REPORT_RESERVE ? rep->size
+                                                                  : rep->size - REPORT_RESERVE;
+    if (rep->text && rep->len + 1 < limit) {
+        size_t room = limit - rep->len;
+        char *at = rep->text + rep->len;
+        int n = snprintf(at, room, "  %s\n", line);
+        if (n >= 0 && (size_t)n < room) { /* the whole line, or none of it */
+            rep->len += (size_t)n;
         } else {
             *at = '\0';
-            w->rep.dropped++;
+            rep->dropped++;
         }
-        va_end(copy);
-    } else if (w->rep.text) {
-        w->rep.dropped++;
+    } else if (rep->text) {
+        rep->dropped++;
     }
 }
 
-void lz_note(lz_search *w, const char *fmt, ...)
+/* A line of the report, and of the log. */
+static void report_say(lz_report *rep, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void report_say(lz_report *rep, const char *fmt, ...)
 {
-    if (w->silent)
-        return;
+    char line[2 * PATH_MAX + 1024];
     va_list ap;
     va_start(ap, fmt);
-    report_line(w, fmt, ap);
+    vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
-    va_start(ap, fmt);
-    lz_vlog(w->lib, fmt, ap);
-    va_end(ap);
+    report_line(rep, line);
+    lz_log(rep->lib, "%s", line);
 }
 
-static void report_add(lz_search *w, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    report_line(w, fmt, ap);
-    va_end(ap);
-}
-
-void lz_verdict(lz_search *w, const char *step, const char *path, int verdict,
-                const lz_probe *probe, const char *fmt, ...)
+static void report_verdict(lz_report *rep, const lz_event *ev)
 {
     static const char *const words[] = {"chosen", "rejected", "kept", "not reached"};
-    if (w->silent || (!w->rep.text && !w->req.on_event && !lz_logging(w->lib)))
-        return; /* nothing is formatted (lz_search.h) */
-    char reason[1024] = "";
-    if (fmt) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(reason, sizeof reason, fmt, ap);
-        va_end(ap);
-    }
-    const char *shown = path && *path ? path : "empty entry";
-    if (verdict == LZ_SELF) {
+    const char *shown = *ev->path ? ev->path : "empty entry";
+    if (ev->verdict == LZ_SELF) {
         /* The shim's own file (a drop-in on the path it stands in on): told
-         * to the log and the tool now, but last in the report, so that the
-         * report's first line is a real library and why it was refused. */
-        lz_log(w->lib, "[%s] %s: rejected: %s", step, shown, LZ_SELF_REASON);
-        if (w->rep.text && !w->rep.self_step) {
-            w->rep.self_step = step;
-            snprintf(w->self_path, sizeof w->self_path, "%s", shown);
+         * to the log now, but last in the report, so that the report's
+         * first line is a real library and why it was refused. */
+        lz_log(rep->lib, "[%s] %s: rejected: %s", ev->step, shown, ev->reason);
+        if (rep->text && !rep->self_step) {
+            rep->self_step = ev->step;
+            snprintf(rep->self_path, sizeof rep->self_path, "%s", shown);
         }
-        if (w->req.on_event) {
-            lz_event ev = {step, path ? path : "", LZ_REJECTED, LZ_SELF_REASON, probe};
-            w->req.on_event(w->req.ctx, &ev);
-        }
-        return;
-    }
-    if (verdict == LZ_KEPT)
-        lz_note(w, "[%s] %s: %s", step, shown, reason);
-    else if (reason[0])
-        lz_note(w, "[%s] %s: %s: %s", step, shown, words[verdict], reason);
-    else
-        lz_note(w, "[%s] %s: %s", step, shown, words[verdict]);
-    if (w->req.on_event) {
-        lz_event ev = {step, path ? path : "", verdict, reason, probe};
-        w->req.on_event(w->req.ctx, &ev);
+    } else if (ev->verdict == LZ_KEPT) {
+        report_say(rep, "[%s] %s: %s", ev->step, shown, ev->reason);
+    } else if (ev->reason[0]) {
+        report_say(rep, "[%s] %s: %s: %s", ev->step, shown, words[ev->verdict], ev->reason);
+    } else {
+        report_say(rep, "[%s] %s: %s", ev->step, shown, words[ev->verdict]);
     }
 }
 
 /* Places are grouped by step, in the order looked at: "[step] a, b". */
-void lz_looked(lz_search *w, const char *step, const char *place)
+static void report_looked(lz_report *rep, const char *step, const char *place)
 {
-    size_t room = sizeof w->rep.places - w->rep.places_len;
-    if (room < 2 || !w->rep.text)
+    size_t room = sizeof rep->places - rep->places_len;
+    if (room < 2 || !rep->text)
         return; /* only the failure report lists them */
-    int same = w->rep.places_step && strcmp(w->rep.places_step, step) == 0;
-    int n = same ? snprintf(w->rep.places + w->rep.places_len, room, ", %s", place)
-                 : snprintf(w->rep.places + w->rep.places_len, room, "%s    [%s] %s",
-                            w->rep.places_len ? "\n" : "", step, place);
+    int same = rep->places_step && strcmp(rep->places_step, step) == 0;
+    int n = same ? snprintf(rep->places + rep->places_len, room, ", %s", place)
+                 : snprintf(rep->places + rep->places_len, room, "%s    [%s] %s",
+                            rep->places_len ? "\n" : "", step, place);
     if (n < 0 || (size_t)n >= room) {
         /* Out of room: end with a mark that the list is cut short. */
-        size_t end = sizeof w->rep.places - 5;
-        if (w->rep.places_len > end)
-            w->rep.places_len = end;
-        memcpy(w->rep.places + end, " ...", 5);
-        w->rep.places_len = sizeof w->rep.places - 1;
+        size_t end = sizeof rep->places - 5;
+        if (rep->places_len > end)
+            rep->places_len = end;
+        memcpy(rep->places + end, " ...", 5);
+        rep->places_len = sizeof rep->places - 1;
         return;
     }
-    w->rep.places_len += (size_t)n;
-    w->rep.places_step = step;
+    rep->places_len += (size_t)n;
+    rep->places_step = step;
 }
 
-void lz_report_close(lz_search *w)
+static void report_closing(lz_report *rep)
 {
-    if (w->rep.closing)
+    if (rep->closing)
         return;
-    w->rep.closing = 1;
-    if (w->rep.self_step)
-        report_add(w, "[%s] %s: rejected: %s", w->rep.self_step, w->self_path, LZ_SELF_REASON);
-    if (w->rep.dropped)
-        lz_note(w, "... %zu more line%s left out (a report holds %d bytes)", w->rep.dropped,
-                w->rep.dropped == 1 ? "" : "s", LZ_MESSAGE_MAX);
+    rep->closing = 1;
+    if (rep->self_step) {
+        char line[PATH_MAX + 256];
+        snprintf(line, sizeof line, "[%s] %s: rejected: %s", rep->self_step, rep->self_path,
+                 LZ_SELF_REASON);
+        report_line(rep, line);
+    }
+    if (rep->dropped)
+        report_say(rep, "... %zu more line%s left out (a report holds %d bytes)", rep->dropped,
+            rep->dropped == 1 ? "" : "s", LZ_MESSAGE_MAX);
 }
 
-void lz_report_places(lz_search *w)
+void lz_report_heard(void *ctx, const lz_event *ev)
 {
-    lz_report_close(w);
-    if (w->rep.places_len)
-        lz_note(w, "places searched, in order:\n%s", w->rep.places);
+    lz_report *rep = ctx;
+    switch (ev->kind) {
+    case LZ_EVENT_VERDICT:
+        report_verdict(rep, ev);
+        break;
+    case LZ_EVENT_NOTE:
+        report_line(rep, ev->reason);
+        lz_log(rep->lib, "%s", ev->reason);
+        break;
+    case LZ_EVENT_ASIDE:
+        lz_log(rep->lib, "%s", ev->reason);
+        break;
+    case LZ_EVENT_LOOKED:
+        report_looked(rep, ev->step, ev->path);
+        break;
+    case LZ_EVENT_CLOSING:
+        report_closing(rep);
+        break;
+    case LZ_EVENT_PLACES:
+        report_closing(rep);
+        if (rep->places_len)
+            report_say(rep, "places searched, in order:\n%s", rep->places);
+        break;
+    }
 }

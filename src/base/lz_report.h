@@ -1,24 +1,35 @@
 /* SPDX-License-Identifier: MIT
- * Reports and logging (lz_report.c). */
+ * The report and the log (lz_report.c): listeners of a search's events,
+ * and the log's own lines. */
 #ifndef LZ_REPORT_H
 #define LZ_REPORT_H
 
 #include "search/lz_search.h"
 
-/* Append one line to the search's report and to the log (lz_report.c). */
-LZ_HIDDEN void lz_note(lz_search *w, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-/* Record a verdict on a candidate: a report line, a log line, an event. */
-LZ_HIDDEN void lz_verdict(lz_search *w, const char *step, const char *path, int verdict,
-                          const lz_probe *probe, const char *fmt, ...)
-    __attribute__((format(printf, 6, 7)));
-/* Record a place the search looked in, for the failure report's last lines. */
-LZ_HIDDEN void lz_looked(lz_search *w, const char *step, const char *place);
-/* Append the places looked in to the report (when nothing was found). */
-LZ_HIDDEN void lz_report_places(lz_search *w);
-/* The report's closing lines follow: they may use the room kept for them,
- * led by how many lines did not fit. */
-LZ_HIDDEN void lz_report_close(lz_search *w);
+/* One search's report: its lines (in text, when given a buffer), and, on
+ * failure, every place looked in, grouped by step. Each line it takes is
+ * logged too, when logging is on. */
+typedef struct lz_report {
+    const lz_lib *lib;
+    char *text;
+    size_t size, len;
+    size_t dropped;          /* lines that did not fit (lz_note) */
+    int closing;             /* the closing lines may use the reserve */
+    size_t places_len;
+    const char *places_step;
+    const char *self_step;   /* where this shim's own file was met (self_path) */
+    char places[2048];       /* places_len bytes */
+    char self_path[PATH_MAX]; /* self_step's file; written when met */
+} lz_report;
+
+/* A report into text (size bytes, already holding len; NULL: the log's
+ * lines alone). 0 when there is nothing to listen for: no text, and the
+ * log off. */
+LZ_HIDDEN int lz_report_init(lz_report *rep, const lz_lib *lib, char *text, size_t size,
+                             size_t len);
+/* The report's listener (lz_listen's heard, rep its ctx). */
+LZ_HIDDEN void lz_report_heard(void *rep, const lz_event *ev);
+
 /* Log a line when logging is on (LAZYNCCL_DEBUG or a callback). */
 LZ_HIDDEN void lz_log(const lz_lib *lib, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

@@ -163,7 +163,7 @@ typedef struct check_seen {
 static void on_event(void *ctx, const lz_event *ev)
 {
     check_seen *s = ctx;
-    if (ev->verdict != LZ_KEPT || s->nkept == CHECK_MAX_KEPT)
+    if (ev->kind != LZ_EVENT_VERDICT || ev->verdict != LZ_KEPT || s->nkept == CHECK_MAX_KEPT)
         return;
     snprintf(s->path[s->nkept], PATH_MAX, "%s", ev->path);
     snprintf(s->reason[s->nkept], 1024, "%s", ev->reason ? ev->reason : "");

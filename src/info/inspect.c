@@ -56,6 +56,8 @@ const char *info_version(const lz_lib *lib, const char *path, const lz_probe *p,
 static void on_event(void *ctx, const lz_event *ev)
 {
     info_lib *out = ctx;
+    if (ev->kind != LZ_EVENT_VERDICT)
+        return; /* the report's lines and places: the tool says its own */
     if (out->ncands == INFO_MAX_CANDIDATES) {
         out->dropped++;
         return;
@@ -64,7 +66,7 @@ static void on_event(void *ctx, const lz_event *ev)
     memset(c, 0, sizeof *c);
     snprintf(c->step, sizeof c->step, "%s", ev->step);
     snprintf(c->path, sizeof c->path, "%s", ev->path);
-    c->verdict = ev->verdict;
+    c->verdict = ev->verdict == LZ_SELF ? LZ_REJECTED : ev->verdict;
     snprintf(c->reason, sizeof c->reason, "%s", ev->reason);
     const lz_probe *p = ev->probe;
     lz_probe extra;

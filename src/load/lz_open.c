@@ -14,6 +14,7 @@
 #include "process/lz_objects.h"
 #include "elf/lz_probe.h"
 #include "base/lz_report.h"
+#include "search/lz_emit.h"
 #include "search/lz_order.h"
 
 #include <stdio.h>
@@ -163,31 +164,33 @@ static lz_msg *keep_report(const char *text)
  * with a report, for the failure's message. */
 typedef struct lz_attempt {
     lz_search w;
-    char text[];
+    struct {
+        lz_report rep;
+        char text[LZ_MESSAGE_MAX];
+    } said[]; /* one where a report is wanted */
 } lz_attempt;
 
 /* One attempt, run with no lock held: a search that skips the files earlier
- * attempts failed to open, with a report when asked (report; else the search
- * formats nothing, the log being off: one getenv, not one per note). list
+ * attempts failed to open, with a report when asked (report; else nobody
+ * hears the search, the log being off: one getenv, not one per note). list
  * is the caller's copy of the search list. NULL when out of memory. */
 static lz_attempt *search_attempt(const lz_lib *lib, const lz_sym *want, const char *list,
                             const char *chosen, const char *chosen_step, const lz_skip *skips,
                             int nskips, int report)
 {
-    lz_attempt *r = malloc(sizeof *r + (report ? LZ_MESSAGE_MAX : 0));
+    lz_attempt *r = malloc(sizeof *r + (report ? sizeof r->said[0] : 0));
     if (!r)
         return NULL;
     lz_request req = {.want = want, .search_list = list, .chosen = chosen,
                       .chosen_step = chosen_step, .skips = skips, .nskips = nskips};
     lz_search *w = &r->w;
     lz_search_init(w, lib, &req);
-    w->silent = !report;
     if (report) {
-        w->rep.text = r->text;
-        w->rep.size = LZ_MESSAGE_MAX;
-        int n = snprintf(r->text, LZ_MESSAGE_MAX, "%s: %s could not be loaded; candidates tried:\n",
+        char *text = r->said->text;
+        int n = snprintf(text, LZ_MESSAGE_MAX, "%s: %s could not be loaded; candidates tried:\n",
                          lib->prefix, lib->display);
-        w->rep.len = (size_t)n;
+        lz_report_init(&r->said->rep, lib, text, LZ_MESSAGE_MAX, (size_t)n);
+        lz_listen(w, lz_report_heard, &r->said->rep);
     }
     const char *unsafe = lz_dl_unsafe();
     if (unsafe) {
@@ -286,7 +289,7 @@ void lz_search_and_open(const lz_lib *lib, const lz_sym *want, const char *list,
             continue;
         }
         if (!r->w.res.found) {
-            out->report = r->text[0] ? keep_report(r->text) : NULL;
+            out->report = r->said->text[0] ? keep_report(r->said->text) : NULL;
             free(r);
             break;
         }

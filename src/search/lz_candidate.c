@@ -8,7 +8,7 @@
 #include "search/lz_candidate.h"
 #include "search/lz_companions.h"
 #include "process/lz_needed.h"
-#include "base/lz_report.h"
+#include "search/lz_emit.h"
 #include "common/lz_note.h"
 #include "search/lz_release.h"
 
@@ -94,7 +94,7 @@ int lz_try_dir(lz_search *w, const char *step, const char *dir, int quiet)
     /* Its system calls only feed verdicts, which a silent search drops: a
      * $CONDA_PREFIX/lib or $CUDA_HOME/lib64 without the library cost every
      * first call a stat and a faccessat of it. */
-    if (!any && !w->silent)
+    if (!any && lz_heard(w))
         say_why_unused(w, step, dir, quiet);
     return rc;
 }
@@ -343,7 +343,7 @@ int lz_try_file(lz_search *w, const char *step, const char *path)
         return 0;
     }
     char why[PATH_MAX + 64] = "";
-    if (!full && (!w->silent || w->req.on_event)) /* a name's importer is looked for only to be said */
+    if (!full && lz_heard(w)) /* a name's importer is looked for only to be said */
         lz_needed_why(w->lib, lz_sym_name(w->lib, worst), why, sizeof why);
     if (!full && w->reusing && !worst->family) {
         /* The copy this process already has: a second copy of the library

@@ -12,6 +12,7 @@
 #include "base/lz_path.h"
 #include "elf/lz_probe.h"
 #include "base/lz_report.h"
+#include "search/lz_emit.h"
 
 #include <dirent.h>
 #include <dlfcn.h>
@@ -159,7 +160,7 @@ void lz_companions_record(lz_search *w, const char *step, const char *path, cons
         }
         struct same_file by_name;
         if (found_by_name(name, &sb, path, dir, &by_name)) {
-            lz_log(w->lib, "companion %s: the library finds it by name (left to it)", file);
+            lz_aside(w, "companion %s: the library finds it by name (left to it)", file);
             continue;
         }
         if (by_name.loaded) {
@@ -171,7 +172,7 @@ void lz_companions_record(lz_search *w, const char *step, const char *path, cons
             continue;
         }
         if (by_name.other)
-            lz_log(w->lib, "companion %s: by name the library would take %s", file, by_name.other);
+            lz_aside(w, "companion %s: by name the library would take %s", file, by_name.other);
         free(by_name.other);
         size_t used = w->res.companions_len;
         int wrote = snprintf(w->res.companions + used, sizeof w->res.companions - used, "%s%s",
@@ -185,8 +186,8 @@ void lz_companions_record(lz_search *w, const char *step, const char *path, cons
             continue;
         }
         const char *first = w->lib->companions_for[0];
-        lz_log(w->lib, "companion %s: loaded before the first call of %s", file,
-               strcmp(first, "*") == 0 ? "any of its functions" : first);
+        lz_aside(w, "companion %s: loaded before the first call of %s", file,
+                 strcmp(first, "*") == 0 ? "any of its functions" : first);
     }
     free(b);
 }

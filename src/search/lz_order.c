@@ -6,7 +6,7 @@
 #include "search/lz_order.h"
 #include "common/lz_stepnames.h"
 #include "search/lz_candidate.h"
-#include "base/lz_report.h"
+#include "search/lz_emit.h"
 #include "search/lz_linker.h"
 #include "search/lz_steps.h"
 #include "search/lz_wheel.h"
@@ -41,7 +41,7 @@ enum { ORDER_ROWS = sizeof order_rows / sizeof order_rows[0] };
 
 void lz_order(lz_search *w)
 {
-    size_t start = w->rep.len;
+    size_t start = w->said;
     w->res.fallback_score = LZ_NO_FALLBACK;
     /* The runtime's own helper (libelf) comes only from places the caller
      * cannot plant a file in (docs/reference/search-order.md). */
@@ -50,12 +50,12 @@ void lz_order(lz_search *w)
             break;
     if (!w->res.found)
         lz_take_fallback(w);
-    if (!w->res.found)
-        lz_report_close(w);
-    if (!w->res.found && w->rep.len == start)
-        lz_note(w, LZ_NOTE_NOTHING_FOUND);
-    if (!w->res.found)
-        lz_report_places(w);
+    if (!w->res.found) {
+        lz_closing(w);
+        if (w->said == start)
+            lz_note(w, LZ_NOTE_NOTHING_FOUND);
+        lz_places(w);
+    }
 }
 
 struct numbered {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT
  * The types of one search: what it is asked (request),
- * what it found (result), what it says (report). Types only. */
+ * what it found (result), what it says (events). Types only. */
 #ifndef LZ_SEARCH_H
 #define LZ_SEARCH_H
 
@@ -11,15 +11,33 @@ enum { LZ_CHOSEN, LZ_REJECTED, LZ_KEPT, LZ_NOT_REACHED,
        LZ_SELF /* lz_verdict only: rejected, being this shim's own file */ };
 #define LZ_SELF_REASON "this shim itself (a drop-in), not the real library"
 
-/* One verdict on one candidate, for tools (lazynccl-info). probe is NULL
- * where the file was not read. */
+/* What a search says, as events its listeners hear (search/lz_emit.c):
+ * the report and the log (base/lz_report.c), a tool's on_event. A step
+ * emits; it never knows who listens. */
+enum { LZ_EVENT_VERDICT, /* a verdict on a candidate: step, path, verdict, reason, probe */
+       LZ_EVENT_NOTE,    /* a line of the report: reason */
+       LZ_EVENT_ASIDE,   /* a line of the log alone: reason */
+       LZ_EVENT_LOOKED,  /* a place the step looked in: step, path */
+       LZ_EVENT_CLOSING, /* the report's closing lines follow */
+       LZ_EVENT_PLACES   /* nothing was found: the places looked in close the report */ };
+
+/* One event. probe is NULL where the file was not read. */
 typedef struct lz_event {
+    int kind;
     const char *step;
     const char *path;
     int verdict;
     const char *reason;
     const lz_probe *probe;
 } lz_event;
+
+typedef void (*lz_listener_fn)(void *ctx, const lz_event *ev);
+typedef struct lz_listener {
+    lz_listener_fn heard;
+    void *ctx;
+} lz_listener;
+/* A tool, the report and the log (one listener) and a spare. */
+#define LZ_MAX_LISTENERS 3
 
 /* A file whose dlopen (or the checks after it) failed in an earlier attempt
  * of the same search: the next attempt rejects it on sight, with this reason. */
@@ -35,7 +53,7 @@ typedef struct lz_skip {
 /* What a search is asked. dry_run follows it without loading anything (the
  * would-load question); tools also set exhaustive (search on past the chosen
  * candidate, calling on_event for every verdict) and origin (stands for the
- * shim's own path). */
+ * shim's own path). on_event hears every event of the search (lz_emit.c). */
 typedef struct lz_request {
     const lz_sym *want;      /* the export whose first call started the load */
     /* Versioned names loaded objects import (lib->nsyms marks, or NULL): the
@@ -55,7 +73,7 @@ typedef struct lz_request {
     /* The requester of the linker step, described (lazynccl-info --check),
      * or NULL: the loaded objects that need the library. */
     const struct lz_linker_asker *asker;
-    void (*on_event)(void *ctx, const lz_event *ev);
+    lz_listener_fn on_event;
     void *ctx;
     const lz_skip *skips;    /* the files earlier attempts failed to open */
     int nskips;
@@ -94,39 +112,26 @@ typedef struct lz_result {
     char fallback_path[PATH_MAX];
 } lz_result;
 
-/* What it says: every candidate and its verdict (text, when given a
- * buffer), then, on failure, every place looked in, grouped by step. */
-typedef struct lz_report {
-    char *text;
-    size_t size, len;
-    size_t dropped;          /* lines that did not fit (lz_note) */
-    int closing;             /* the closing lines may use the reserve */
-    size_t places_len;
-    const char *places_step;
-    const char *self_step;   /* where this shim's own file was met (lz_search's self_path) */
-    char places[2048];       /* places_len bytes */
-} lz_report;
-
 /* One search. */
 typedef struct lz_search {
     const lz_lib *lib;
     lz_request req;
     int reusing;             /* judging copies already loaded (step `already loaded`) */
     int standing_in;         /* judging the file a drop-in stands in for (step `asked by path`) */
-    /* Nothing it says is kept (no report text, no tool, no log): notes
-     * and verdicts are not even formatted (lz_report.c). */
-    int silent;
+    /* Who hears what it says (lz_emit.c): a search nobody hears formats
+     * nothing. said counts its notes and verdicts. */
+    int nlisteners;
+    lz_listener listeners[LZ_MAX_LISTENERS];
+    size_t said;
     /* The file holding this code, found once per search (is_self): 0 not yet,
      * 1 self_dev/self_ino are it, -1 unknown. */
     int self_known;
     unsigned long long self_dev, self_ino;
     size_t sites_len;
-    lz_report rep;
     lz_result res;
     /* The site-packages directories already tried ('\0'-separated, sites_len
      * bytes), so that each is tried once however many objects lie below it. */
     char sites[2048];
-    char self_path[PATH_MAX]; /* rep.self_step's file; not zeroed, written when met */
 } lz_search;
 
 /* Start a search: everything zero but the result's buffers and the sites,
@@ -140,6 +145,8 @@ static inline void lz_search_init(lz_search *w, const lz_lib *lib, const lz_requ
     w->lib = lib;
     if (req)
         w->req = *req;
+    if (w->req.on_event)
+        w->listeners[w->nlisteners++] = (lz_listener){w->req.on_event, w->req.ctx};
     w->res.fallback_score = LZ_NO_FALLBACK;
 }
 

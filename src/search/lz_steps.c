@@ -9,7 +9,7 @@
 #include "search/lz_candidate.h"
 #include "search/lz_linker.h"
 #include "base/lz_env.h"
-#include "base/lz_report.h"
+#include "search/lz_emit.h"
 #include "base/lz_path.h"
 #include "process/lz_objects.h"
 #include "search/lz_release.h"
@@ -81,7 +81,7 @@ static int step_chosen(lz_search *w)
     if (path[0] == '(') /* no file: lz_chosen_file's words for a handle that names none */
         lz_verdict(w, step, "", LZ_REJECTED, NULL, "%s", path);
     else if (!try_entry(w, step, path, strlen(path))) {
-        lz_report_close(w);
+        lz_closing(w);
         lz_note(w, "%s", strcmp(step, LZ_STEP_ADOPTED) == 0
                              ? "the program adopted that file's handle, so nothing else was tried"
                          : strcmp(step, LZ_STEP_CHOSEN) == 0
@@ -118,7 +118,7 @@ int lz_step_variable(lz_search *w)
         lz_note(w, "[%s] %s (%s by %s): not tried, %s names the library", step, asked,
                 strcmp(step, LZ_STEP_ASKED) == 0 ? "dlopen" : "needed", by, lib->env_var);
     if (!try_list(w, lib->env_var, env)) {
-        lz_report_close(w);
+        lz_closing(w);
         lz_note(w, "%s is set, so nothing else was tried", lib->env_var);
     }
     return 1;
@@ -136,7 +136,7 @@ int lz_step_search_list(lz_search *w)
     if (!w->req.search_list)
         return 0;
     if (!try_list(w, LZ_STEP_SEARCH_LIST, w->req.search_list)) {
-        lz_report_close(w);
+        lz_closing(w);
         lz_note(w, "a search list was set by the program, so nothing else was tried");
     }
     return 1;
@@ -152,7 +152,7 @@ int lz_step_asked(lz_search *w)
     if (!lz_asked(w->lib, &asked, &by, &step))
         return 0;
     lz_looked(w, step, asked);
-    lz_log(w->lib, "the program asked for %s (%s by %s)", asked,
+    lz_aside(w, "the program asked for %s (%s by %s)", asked,
            strcmp(step, LZ_STEP_ASKED) == 0 ? "dlopen" : "needed", by);
     w->standing_in = 1;
     int rc = lz_try_file(w, step, asked);
@@ -161,7 +161,7 @@ int lz_step_asked(lz_search *w)
         return 1;
     /* Nothing else is tried: plain, the request would have got this file
      * or failed; another file would make a different job. */
-    lz_report_close(w);
+    lz_closing(w);
     lz_note(w, "that is the file the request would have loaded without lazynccl-run, so nothing "
                "else was tried");
     return 1;
@@ -181,7 +181,7 @@ int lz_step_loaded(lz_search *w)
     w->reusing = 1;
     int rc = 0;
     for (const char *const *s = w->lib->sonames; *s && !rc; s++) {
-        if (w->rep.text) {
+        if (lz_heard(w)) {
             char place[128];
             snprintf(place, sizeof place, "objects with SONAME %s", *s);
             lz_looked(w, LZ_STEP_LOADED, place);
@@ -269,7 +269,7 @@ static void looked_candidate(void *ctx, const char *step, const char *place)
 
 int lz_step_linker(lz_search *w)
 {
-    lz_linker_hooks h = {visit_candidate, note_candidate, w->rep.text ? looked_candidate : NULL, w};
+    lz_linker_hooks h = {visit_candidate, note_candidate, lz_heard(w) ? looked_candidate : NULL, w};
     if (w->lib->system_only)
         return lz_linker_system_lookup(w->lib->sonames, 0, &h);
     if (w->req.asker)

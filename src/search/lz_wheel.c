@@ -9,7 +9,7 @@
 #include "base/lz_path.h"
 #include "process/lz_python.h"
 #include "base/lz_env.h"
-#include "base/lz_report.h"
+#include "search/lz_emit.h"
 
 #include <limits.h>
 #include <stdlib.h>
