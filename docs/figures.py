@@ -172,6 +172,13 @@ class Sources:
             rows = [line.rstrip("\n") for line in f if line.startswith("|")]
         return "\n" + "\n".join(rows) + "\n\n(docs/data/" + os.path.basename(path) + ")\n"
 
+    def walk(self):
+        """The newest run of bench/walk: its table, and that file."""
+        path = self.newest("walk-*.txt")
+        with open(path) as f:
+            rows = [line.rstrip("\n") for line in f if line.startswith("|")]
+        return "\n" + "\n".join(rows) + "\n\n(docs/data/" + os.path.basename(path) + ")\n"
+
     def ci(self):
         """The newest fresh-clone CI's totals and wall time, and that file."""
         path = self.newest("ci-*.txt")
@@ -363,6 +370,8 @@ class Sources:
             return self.scale()
         if name == "ci.summary":
             return self.ci()
+        if name == "walk.table":
+            return self.walk()
         if name == "firstsmall.table":
             return self.first_small()
         if name == "bench.table":
