@@ -27,10 +27,15 @@ int lz_objects_mapped(const struct dl_phdr_info *info, uintptr_t addr, size_t le
     return lz_elfmem_mapped(info->dlpi_addr, info->dlpi_phdr, info->dlpi_phnum, addr, len);
 }
 
+int lz_objects_is_self(const struct dl_phdr_info *info)
+{
+    return lz_objects_mapped(info, (uintptr_t)&lz_objects_view, 1);
+}
+
 int lz_objects_view(const struct dl_phdr_info *info, lz_objview *v)
 {
     v->info = info;
-    v->self = lz_objects_mapped(info, (uintptr_t)&lz_objects_view, 1);
+    v->self = lz_objects_is_self(info);
     return lz_elfmem_view(&v->m, info->dlpi_addr, info->dlpi_phdr, info->dlpi_phnum);
 }
 
@@ -187,7 +192,7 @@ static int self_soname_cb(struct dl_phdr_info *info, size_t size, void *data)
 {
     (void)size;
     lz_objview v;
-    if (lz_objects_view(info, &v) && v.self) {
+    if (lz_objects_is_self(info) && lz_objects_view(info, &v)) {
         const char *so = lz_elfmem_soname(&v.m);
         if (so)
             lz_copy(data, 256, so);
@@ -200,7 +205,7 @@ static int self_path_cb(struct dl_phdr_info *info, size_t size, void *data)
 {
     (void)size;
     lz_objview v;
-    if (!lz_objects_view(info, &v) || !v.self)
+    if (!lz_objects_is_self(info) || !lz_objects_view(info, &v))
         return 0;
     *(char **)data = lz_objects_file(info);
     return 1;
@@ -374,7 +379,7 @@ static int self_defines_cb(struct dl_phdr_info *info, size_t size, void *data)
     (void)size;
     struct self_defines *q = data;
     lz_objview v;
-    if (!lz_objects_view(info, &v) || !v.self)
+    if (!lz_objects_is_self(info) || !lz_objects_view(info, &v))
         return 0;
     if (v.m.symtab && v.m.gnu_hash)
         q->found = lz_elfmem_lookup(&v.m, q->name) != NULL;
@@ -504,7 +509,7 @@ static int indirect_cb(struct dl_phdr_info *info, size_t size, void *data)
     (void)size;
     struct indirect *q = data;
     lz_objview v;
-    if (!lz_objects_view(info, &v) || !v.self)
+    if (!lz_objects_is_self(info) || !lz_objects_view(info, &v))
         return 0;
     ElfW(Sym) **found = calloc(q->n ? q->n : 1, sizeof *found);
     uintptr_t lo = UINTPTR_MAX, hi = 0;

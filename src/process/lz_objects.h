@@ -97,6 +97,10 @@ LZ_HIDDEN size_t lz_objects_self_indirect(const lz_indirect *syms, size_t n);
  * section as dl_iterate_phdr shows it, and lists of string pairs filled
  * inside its callbacks (which hold the dynamic linker's lock, so they only
  * copy strings out; the visits happen after it returns). */
+/* 1 when info describes the object holding this code: a test of its
+ * segments alone, before any of its dynamic section is read. */
+LZ_HIDDEN int lz_objects_is_self(const struct dl_phdr_info *info);
+
 typedef struct lz_objview {
     lz_elfmem m;               /* its dynamic section (lz_elfmem.h) */
     const struct dl_phdr_info *info;
