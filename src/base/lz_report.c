@@ -89,13 +89,15 @@ static void report_line(lz_report *rep, const char *line)
 static void report_say(lz_report *rep, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void report_say(lz_report *rep, const char *fmt, ...)
 {
-    char line[2 * PATH_MAX + 1024];
+    /* On the heap: a failing first call may run on a small thread stack. */
+    char small[256], *line = malloc(sizeof rep->places + 256);
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
+    vsnprintf(line ? line : small, line ? sizeof rep->places + 256 : sizeof small, fmt, ap);
     va_end(ap);
-    report_line(rep, line);
-    lz_log(rep->lib, "%s", line);
+    report_line(rep, line ? line : small);
+    lz_log(rep->lib, "%s", line ? line : small);
+    free(line);
 }
 
 static void report_verdict(lz_report *rep, const lz_event *ev)
@@ -149,10 +151,13 @@ static void report_closing(lz_report *rep)
         return;
     rep->closing = 1;
     if (rep->self_step) {
-        char line[PATH_MAX + 256];
-        snprintf(line, sizeof line, "[%s] %s: rejected: %s", rep->self_step, rep->self_path,
-                 LZ_SELF_REASON);
-        report_line(rep, line);
+        char *line = malloc(PATH_MAX + 256);
+        if (line) {
+            snprintf(line, PATH_MAX + 256, "[%s] %s: rejected: %s", rep->self_step,
+                     rep->self_path, LZ_SELF_REASON);
+            report_line(rep, line);
+            free(line);
+        }
     }
     if (rep->dropped)
         report_say(rep, "... %zu more line%s left out (a report holds %d bytes)", rep->dropped,

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT
  * What a search says: each step emits events (a verdict, a note, a place
- * looked in), formatted once, and every listener hears each in turn: the
+ * looked in), formatted once, and every listener hears each, newest first: the
  * report and the log (base/lz_report.c), a tool (lazynccl-info). No step
  * knows who listens, and a search nobody hears formats nothing
  * (lz_emit.h's macros make no call). */
@@ -8,6 +8,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 /* A note names up to two paths beside its words. */
 #define NOTE_MAX (2 * PATH_MAX + 1024)
@@ -22,7 +23,9 @@ int lz_listen(lz_search *w, lz_listener_fn heard, void *ctx)
 
 static void emit_tell(lz_search *w, const lz_event *ev)
 {
-    for (int i = 0; i < w->nlisteners; i++)
+    /* Newest first: the report, added after a tool's on_event, writes and
+     * logs its line before the tool hears it (a tool may load and log). */
+    for (int i = w->nlisteners; i-- > 0;)
         w->listeners[i].heard(w->listeners[i].ctx, ev);
 }
 
@@ -45,14 +48,16 @@ void lz_emit_verdict(lz_search *w, const char *step, const char *path, int verdi
 
 void lz_emit_note(lz_search *w, int kind, const char *fmt, ...)
 {
-    char text[NOTE_MAX];
+    /* On the heap: a failing first call may run on a small thread stack. */
+    char small[256], *text = malloc(NOTE_MAX);
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(text, sizeof text, fmt, ap);
+    vsnprintf(text ? text : small, text ? NOTE_MAX : sizeof small, fmt, ap);
     va_end(ap);
     if (kind == LZ_EVENT_NOTE)
         w->said++;
-    emit_tell(w, &(lz_event){.kind = kind, .reason = text});
+    emit_tell(w, &(lz_event){.kind = kind, .reason = text ? text : small});
+    free(text);
 }
 
 void lz_emit(lz_search *w, int kind, const char *step, const char *path)
