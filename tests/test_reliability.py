@@ -111,6 +111,34 @@ def constructor_binds_nothing_lazily():
 
 
 @case
+def first_call_on_the_smallest_thread_stack():
+    """A first call on a thread whose stack is PTHREAD_STACK_MIN, into the
+    real NCCL and NVRTC (whose search also judges releases): the load, and a
+    failed load with its report, each with the log on and off, answer what
+    they answer on a large stack; no search frame holds a path-sized buffer,
+    and the log writes without stdio's buffer on the stack."""
+    if t.SANITIZE not in ("", "none"):
+        raise t.Skip("a sanitizer's frames are several times a plain build's; the default "
+                     "build runs it")
+    t.real_library("libnccl.so.2")
+    t.real_library("libnvrtc.so.13")
+    d = t.workdir("small_stack")
+    exe = t.compile_c(os.path.join(d, "small_stack"), [os.path.join(t.PROGS, "small_stack.c")],
+                      t.link_shim_args("nccl", "nvrtc") + ["-lpthread"])
+    cases = (("nccl", "LAZYNCCL_LIBPATH", "ncclGetVersion: 0, version 2", "ncclGetVersion: 2, version 0\n"),
+             ("nvrtc", "LAZYNVRTC_LIBPATH", "nvrtcVersion: 0, version 1", "nvrtcVersion: 11, version 0.0\n"))
+    for lib, var, loaded, failed in cases:
+        for log in ({}, {"LAZYNCCL_DEBUG": "1"}):
+            r = t.run([exe, lib], env=log)
+            t.equal((r.returncode, r.stdout[:len(loaded)]), (0, loaded), f"{lib} {log}: {r.stderr[-400:]}")
+            r = t.run([exe, lib], env={**log, var: f"{d}/nowhere"})
+            t.equal((r.returncode, r.stdout), (0, failed), f"{lib} absent {log}: {r.stderr[-400:]}")
+            if log:
+                t.contains(r.stderr, f"[{var}] {d}/nowhere: rejected: No such file or directory",
+                           f"{lib} absent: the log")
+
+
+@case
 def fork_before_first_call():
     """A child forked before the first call loads on its own; the parent stays unloaded."""
     d = t.workdir("fork_before")

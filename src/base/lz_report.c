@@ -28,13 +28,19 @@ static void lz_vlog(const lz_lib *lib, const char *fmt, va_list ap)
     lz_log_fn fn = __atomic_load_n(&lib->st->log_fn, __ATOMIC_ACQUIRE);
     if (!fn && !to_stderr(lib))
         return;
-    char line[1024];
-    int n = snprintf(line, sizeof line, "%s: ", lib->prefix);
-    vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
-    if (fn)
+    char line[1024 + 1]; /* and the newline */
+    int n = snprintf(line, sizeof line - 1, "%s: ", lib->prefix);
+    vsnprintf(line + n, sizeof line - 1 - (size_t)n, fmt, ap);
+    if (fn) {
         fn(lib->st->log_user, line);
-    else
-        fprintf(stderr, "%s\n", line);
+        return;
+    }
+    /* One fwrite of the line and its newline: fprintf to an unbuffered
+     * stderr formats through a buffer of BUFSIZ on the stack, more than a
+     * thread's smallest stack leaves a first call. */
+    size_t len = strlen(line);
+    line[len] = '\n';
+    fwrite(line, 1, len + 1, stderr);
 }
 
 void lz_log(const lz_lib *lib, const char *fmt, ...)

@@ -266,23 +266,29 @@ static int is_self(lz_search *w, unsigned long long dev, unsigned long long ino)
  * release (or there is none, or the policy is off); -1 when the policy is
  * strict and it is not (the verdict said); else the grade it is kept with
  * (best_effort: taken only if no candidate is of their release), with the
- * reason in why. A copy already loaded, and the file a drop-in stands in
- * for, are not judged: the process has the one, and plain would have
- * loaded the other. */
+ * reason in *why (the caller frees it). A copy already loaded, and the file
+ * a drop-in stands in for, are not judged: the process has the one, and
+ * plain would have loaded the other. */
 static int release_grade(lz_search *w, const char *step, const char *path, const lz_probe *p,
-                         char *why, size_t size)
+                         char **why)
 {
     const lz_lib *lib = w->lib;
+    *why = NULL;
     if (!lib->peers || !lib->peers[0].display || w->reusing || w->standing_in)
         return LZ_KEEP_GRADES;
     int policy = lz_release_policy(lib, NULL);
     if (policy == LZ_RELEASE_OFF)
         return LZ_KEEP_GRADES;
-    int r = lz_release_judge(lib, path, why, size);
+    /* On the heap, as every path-sized buffer of a search: a first call may
+     * run on a thread stack of PTHREAD_STACK_MIN bytes. */
+    size_t size = 2 * PATH_MAX + 256;
+    *why = malloc(size);
+    int r = lz_release_judge(lib, path, *why, *why ? size : 0);
     if (r == LZ_RELEASE_MATCH)
         return LZ_KEEP_GRADES;
     if (policy == LZ_RELEASE_STRICT) {
-        lz_verdict(w, step, path, LZ_REJECTED, p, "%s (%s=strict)", why, lib->release_env);
+        lz_verdict(w, step, path, LZ_REJECTED, p, "%s (%s=strict)", *why ? *why : "out of memory",
+                   lib->release_env);
         return -1;
     }
     return r == LZ_RELEASE_UNKNOWN ? LZ_KEEP_RELEASE_UNKNOWN : LZ_KEEP_OTHER_RELEASE;
@@ -329,39 +335,46 @@ int lz_try_file(lz_search *w, const char *step, const char *path)
         keep(w, step, path, r, LZ_KEEP_OF_RELEASE);
         return 0;
     }
-    char rwhy[2 * PATH_MAX + 256];
-    int grade = release_grade(w, step, path, &p, rwhy, sizeof rwhy);
+    char *rwhy;
+    int grade = release_grade(w, step, path, &p, &rwhy);
     if (grade < 0) { /* strict: rejected */
+        free(rwhy);
         lz_probe_free(&p);
         return 0;
     }
     if (full && grade < LZ_KEEP_GRADES) {
         lz_verdict(w, step, path, LZ_KEPT, &p, "%s; kept in case no candidate is of its release "
-                   "(%s=best_effort)", rwhy, w->lib->release_env);
+                   "(%s=best_effort)", rwhy ? rwhy : "out of memory", w->lib->release_env);
+        free(rwhy);
         lz_probe_free(&p);
         keep(w, step, path, r, grade);
         return 0;
     }
-    char why[PATH_MAX + 64] = "";
-    if (!full && lz_heard(w)) /* a name's importer is looked for only to be said */
-        lz_needed_why(w->lib, lz_sym_name(w->lib, worst), why, sizeof why);
+    free(rwhy);
+    /* A name's importer is looked for only to be said. */
+    char *why = !full && lz_heard(w) ? malloc(PATH_MAX + 64) : NULL;
+    if (why)
+        lz_needed_why(w->lib, lz_sym_name(w->lib, worst), why, PATH_MAX + 64);
     if (!full && w->reusing && !worst->family) {
         /* The copy this process already has: a second copy of the library
          * would make two of it in one process, so it serves, lacking a name
          * or not (the call of that name then fails, saying so). */
         lz_note(w, "[%s] %s lacks %s, %s; taken: it is the copy this process has", step, path,
-                lz_sym_name(w->lib, worst), why);
+                lz_sym_name(w->lib, worst), why ? why : "");
         full = 1;
     }
     if (full) {
+        free(why);
         rc = load(w, step, path, &p);
         lz_probe_free(&p);
         return rc;
     }
-    lz_verdict(w, step, path, LZ_KEPT, &p, "lacks %s, %s%s", lz_sym_name(w->lib, worst), why,
+    lz_verdict(w, step, path, LZ_KEPT, &p, "lacks %s, %s%s", lz_sym_name(w->lib, worst),
+               why ? why : "",
                worst_score ? " (an older version of its major serves); kept in case no candidate "
                              "serves every name"
                            : "; kept as a last resort");
+    free(why);
     lz_probe_free(&p);
     keep(w, step, path, r, grade < LZ_KEEP_GRADES ? grade : LZ_KEEP_OF_RELEASE);
     return 0;

@@ -246,15 +246,19 @@ int lz_release_compare(const lz_lib *lib, const lz_peer *peer, const char *path,
 int lz_release_judge(const lz_lib *lib, const char *path, char *why, size_t size)
 {
     int worst = LZ_RELEASE_MATCH;
+    /* Each peer's reason on the heap (a first call may run on a small
+     * thread stack); out of memory, the reasons go without words. */
+    char *one = size ? malloc(size) : NULL;
     for (const lz_peer *peer = lib->peers; peer && peer->display; peer++) {
         char *at = loaded_peer(peer);
-        char one[2 * PATH_MAX + 200];
-        int r = at ? lz_release_compare(lib, peer, path, at, one, sizeof one) : LZ_RELEASE_MATCH;
+        int r = at ? lz_release_compare(lib, peer, path, at, one, one ? size : 0)
+                   : LZ_RELEASE_MATCH;
         free(at);
         if (r > worst) {
             worst = r;
-            snprintf(why, size, "%s", one);
+            snprintf(why, size, "%s", one ? one : "");
         }
     }
+    free(one);
     return worst;
 }

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+/* A first call made on a thread of the smallest stack a program may ask
+ * for (PTHREAD_STACK_MIN), as a runtime's worker pool may: argv[1] "nccl"
+ * calls ncclGetVersion, "nvrtc" nvrtcVersion (whose search also judges the
+ * release of what is loaded beside it). Prints what the call returned. */
+#include <limits.h>
+#include <nccl.h>
+#include <nvrtc.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char *which;
+
+static void *first_call(void *arg)
+{
+    (void)arg;
+    if (strcmp(which, "nccl") == 0) {
+        int version = 0;
+        ncclResult_t r = ncclGetVersion(&version);
+        printf("ncclGetVersion: %d, version %d\n", (int)r, r == ncclSuccess ? version : 0);
+    } else {
+        int major = 0, minor = 0;
+        nvrtcResult r = nvrtcVersion(&major, &minor);
+        printf("nvrtcVersion: %d, version %d.%d\n", (int)r, r == NVRTC_SUCCESS ? major : 0,
+               r == NVRTC_SUCCESS ? minor : 0);
+    }
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2)
+        return 2;
+    which = argv[1];
+    pthread_attr_t attr;
+    pthread_t thread;
+    if (pthread_attr_init(&attr) != 0 || pthread_attr_setstacksize(&attr, PTHREAD_STACK_MIN) != 0 ||
+        pthread_create(&thread, &attr, first_call, NULL) != 0)
+        return 3;
+    pthread_join(thread, NULL);
+    return 0;
+}
