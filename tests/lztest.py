@@ -100,9 +100,11 @@ def _foreign_elf(path):
     return machine != {"x86_64": 62, "aarch64": 183}.get(os.uname().machine, machine)
 
 
-def run(cmd, env=None, check_rc=None, cwd=None, input=None):
+def run(cmd, env=None, check_rc=None, cwd=None, input=None, timeout=None):
     """Run a command with a clean, explicit environment on top of os.environ;
-    a program of a cross build runs under its wrapper (qemu)."""
+    a program of a cross build runs under its wrapper (qemu). With timeout
+    (seconds), a command still running then fails the case, with the stack
+    of each of its threads (gdb) where gdb is installed."""
     if EXE_WRAPPER and cmd and _foreign_elf(cmd[0]):
         cmd = EXE_WRAPPER + list(cmd)
     e = dict(os.environ)
@@ -115,8 +117,33 @@ def run(cmd, env=None, check_rc=None, cwd=None, input=None):
               "XDG_RUNTIME_DIR", "LAZYNCCL_NODE_DIR"):
         e.pop(k, None)
     e.update(env or {})
+    if timeout is not None:
+        return _run_bounded(cmd, e, check_rc, cwd, input, timeout)
     r = subprocess.run(cmd, env=e, capture_output=True, text=True, cwd=cwd, input=input,
                        errors="replace")
+    if check_rc is not None and r.returncode != check_rc:
+        raise Fail(f"{shlex.join(cmd)} exited {r.returncode}, want {check_rc}\n"
+                   f"stdout:\n{r.stdout}\nstderr:\n{r.stderr}")
+    return r
+
+
+def _run_bounded(cmd, env, check_rc, cwd, input, timeout):
+    p = subprocess.Popen(cmd, env=env, cwd=cwd, text=True, errors="replace",
+                         stdin=subprocess.PIPE if input is not None else None,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        out, err = p.communicate(input, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        stacks = "(gdb is not installed: no stacks)"
+        if shutil.which("gdb"):
+            stacks = subprocess.run(["gdb", "-q", "-batch", "-p", str(p.pid), "-ex",
+                                     "thread apply all bt"], capture_output=True, text=True,
+                                    errors="replace", timeout=120).stdout
+        p.kill()
+        out, err = p.communicate()
+        raise Fail(f"{shlex.join(cmd)} still ran after {timeout} s (a hang); its threads:\n"
+                   f"{stacks[-12000:]}\nstdout:\n{out[-2000:]}\nstderr:\n{err[-2000:]}")
+    r = subprocess.CompletedProcess(cmd, p.returncode, out, err)
     if check_rc is not None and r.returncode != check_rc:
         raise Fail(f"{shlex.join(cmd)} exited {r.returncode}, want {check_rc}\n"
                    f"stdout:\n{r.stdout}\nstderr:\n{r.stderr}")

@@ -406,7 +406,9 @@ def first_calls_at_once(b, how, dropin=False, threads=(16, 64), fork=False):
     for n in threads:
         bad, first = 0, None
         for _ in range(RACE_RUNS):
-            r = t.run([exe, b.real, str(n)] + (["fork"] if fork else []), env=env)
+            # A run that hangs fails the case with its threads' stacks,
+            # inside the case's time limit.
+            r = t.run([exe, b.real, str(n)] + (["fork"] if fork else []), env=env, timeout=90)
             want = f"{n} threads, {4 if fork else 0} children: 0 wrong\n"
             if r.returncode != 0 or r.stdout != want:
                 bad += 1
