@@ -7,6 +7,7 @@
 #include "base/lz_report.h"
 #include "common/lz_debug.h"
 #include "base/lz_env.h"
+#include "base/lz_text.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -95,15 +96,14 @@ static void report_line(lz_report *rep, const char *line)
 static void report_say(lz_report *rep, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void report_say(lz_report *rep, const char *fmt, ...)
 {
-    /* On the heap: a failing first call may run on a small thread stack. */
-    char small[256], *line = malloc(sizeof rep->places + 256);
+    char small[256];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(line ? line : small, line ? sizeof rep->places + 256 : sizeof small, fmt, ap);
+    char *line = lz_text_vformat(small, sizeof small, sizeof rep->places + 256, fmt, ap);
     va_end(ap);
-    report_line(rep, line ? line : small);
-    lz_log(rep->lib, "%s", line ? line : small);
-    free(line);
+    report_line(rep, line);
+    lz_log(rep->lib, "%s", line);
+    lz_text_free(line, small);
 }
 
 static void report_verdict(lz_report *rep, const lz_event *ev)
@@ -157,13 +157,11 @@ static void report_closing(lz_report *rep)
         return;
     rep->closing = 1;
     if (rep->self_step) {
-        char *line = malloc(PATH_MAX + 256);
-        if (line) {
-            snprintf(line, PATH_MAX + 256, "[%s] %s: rejected: %s", rep->self_step,
-                     rep->self_path, LZ_SELF_REASON);
-            report_line(rep, line);
-            free(line);
-        }
+        char small[256];
+        char *line = lz_text_format(small, sizeof small, PATH_MAX + 256, "[%s] %s: rejected: %s",
+                                    rep->self_step, rep->self_path, LZ_SELF_REASON);
+        report_line(rep, line);
+        lz_text_free(line, small);
     }
     if (rep->dropped)
         report_say(rep, "... %zu more line%s left out (a report holds %d bytes)", rep->dropped,

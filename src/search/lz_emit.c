@@ -5,6 +5,7 @@
  * knows who listens, and a search nobody hears formats nothing
  * (lz_emit.h's macros make no call). */
 #include "search/lz_emit.h"
+#include "base/lz_text.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -48,16 +49,15 @@ void lz_emit_verdict(lz_search *w, const char *step, const char *path, int verdi
 
 void lz_emit_note(lz_search *w, int kind, const char *fmt, ...)
 {
-    /* On the heap: a failing first call may run on a small thread stack. */
-    char small[256], *text = malloc(NOTE_MAX);
+    char small[256];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(text ? text : small, text ? NOTE_MAX : sizeof small, fmt, ap);
+    char *text = lz_text_vformat(small, sizeof small, NOTE_MAX, fmt, ap);
     va_end(ap);
     if (kind == LZ_EVENT_NOTE)
         w->said++;
-    emit_tell(w, &(lz_event){.kind = kind, .reason = text ? text : small});
-    free(text);
+    emit_tell(w, &(lz_event){.kind = kind, .reason = text});
+    lz_text_free(text, small);
 }
 
 void lz_emit(lz_search *w, int kind, const char *step, const char *path)
