@@ -12,8 +12,10 @@ import os
 import re
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
+import threading
 
 BUILD = os.environ.get("LZ_BUILD_DIR", "")
 # Where src/meson.build puts the shims, their generated C, export lists and
@@ -127,22 +129,60 @@ def run(cmd, env=None, check_rc=None, cwd=None, input=None, timeout=None):
     return r
 
 
+def _descendants(pid):
+    """The processes below pid, from /proc: [(pid, command line)]."""
+    children = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = open(f"/proc/{entry}/stat").read()
+            ppid = int(stat[stat.rindex(")") + 2:].split()[1])
+            cmdline = open(f"/proc/{entry}/cmdline").read().replace("\0", " ").strip()
+        except (OSError, ValueError, IndexError):
+            continue
+        children.setdefault(ppid, []).append((int(entry), cmdline))
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child[0])
+    return found
+
+
+def _stacks(procs):
+    """Each process's command line and the stack of each of its threads
+    (gdb, where installed)."""
+    out = []
+    for pid, cmdline in procs:
+        out.append(f"--- process {pid}: {cmdline[:300]}")
+        if shutil.which("gdb"):
+            try:
+                out.append(subprocess.run(["gdb", "-q", "-batch", "-p", str(pid), "-ex",
+                                           "thread apply all bt"], capture_output=True, text=True,
+                                          errors="replace", timeout=60).stdout[-8000:])
+            except subprocess.TimeoutExpired:
+                out.append("(gdb did not finish in 60 s)")
+    return "\n".join(out)
+
+
 def _run_bounded(cmd, env, check_rc, cwd, input, timeout):
+    # A session of its own: on a hang, every process it started is killed,
+    # so that none holds the pipes open.
     p = subprocess.Popen(cmd, env=env, cwd=cwd, text=True, errors="replace",
                          stdin=subprocess.PIPE if input is not None else None,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
     try:
         out, err = p.communicate(input, timeout=timeout)
     except subprocess.TimeoutExpired:
-        stacks = "(gdb is not installed: no stacks)"
-        if shutil.which("gdb"):
-            stacks = subprocess.run(["gdb", "-q", "-batch", "-p", str(p.pid), "-ex",
-                                     "thread apply all bt"], capture_output=True, text=True,
-                                    errors="replace", timeout=120).stdout
-        p.kill()
-        out, err = p.communicate()
+        stacks = _stacks([(p.pid, shlex.join(cmd))] + _descendants(p.pid))
+        os.killpg(p.pid, signal.SIGKILL)
+        try:
+            out, err = p.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            out, err = "", "(its output still held open)"
         raise Fail(f"{shlex.join(cmd)} still ran after {timeout} s (a hang); its threads:\n"
-                   f"{stacks[-12000:]}\nstdout:\n{out[-2000:]}\nstderr:\n{err[-2000:]}")
+                   f"{stacks[-16000:]}\nstdout:\n{out[-2000:]}\nstderr:\n{err[-2000:]}")
     r = subprocess.CompletedProcess(cmd, p.returncode, out, err)
     if check_rc is not None and r.returncode != check_rc:
         raise Fail(f"{shlex.join(cmd)} exited {r.returncode}, want {check_rc}\n"
@@ -268,6 +308,24 @@ def function_bodies(path, objdump="objdump", args=(), padding=("nop",), comment=
     return bodies
 
 
+# Before meson's limit (300 s; 900 s for the two long cases, for which this
+# is only early): long enough for every case to finish when it works.
+WATCHDOG_SECONDS = 270
+
+
+def watch_hangs(seconds):
+    """A case still running after seconds prints every process it started,
+    with the stack of each thread, once: the log of a case that then times
+    out says where it hung. Nothing is stopped."""
+    def report():
+        procs = _descendants(os.getpid())
+        print(f"still running after {seconds} s; the processes it started:\n{_stacks(procs)}",
+              flush=True)
+    timer = threading.Timer(seconds, report)
+    timer.daemon = True
+    timer.start()
+
+
 def main():
     if sys.argv[1:] == ["--list"]:
         print("\n".join(CASES))
@@ -284,6 +342,7 @@ def main():
                   f"{SOURCE}, or `meson test -C BUILD {sys.argv[1]}`", file=sys.stderr)
             return 2
         os.execvp("meson", ["meson", "test", "-C", build, "--print-errorlogs", sys.argv[1]])
+    watch_hangs(WATCHDOG_SECONDS)
     try:
         CASES[sys.argv[1]]()
     except Skip as e:

@@ -116,7 +116,8 @@ def first_call_on_the_smallest_thread_stack():
     real NCCL and NVRTC (whose search also judges releases): the load, and a
     failed load with its report, each with the log on and off, answer what
     they answer on a large stack; no search frame holds a path-sized buffer,
-    and the log writes without stdio's buffer on the stack."""
+    and the log writes without stdio's buffer on the stack. lazynccl_would_load
+    (a search that loads nothing) on such a thread too."""
     if t.SANITIZE not in ("", "none"):
         raise t.Skip("a sanitizer's frames are several times a plain build's; the default "
                      "build runs it")
@@ -136,6 +137,12 @@ def first_call_on_the_smallest_thread_stack():
             if log:
                 t.contains(r.stderr, f"[{var}] {d}/nowhere: rejected: No such file or directory",
                            f"{lib} absent: the log")
+    r = t.run([exe, "would"])
+    t.equal((r.returncode, r.stdout[:25]), (0, "lazynccl_would_load: 1, /"),
+            f"would_load: {r.stderr[-400:]}")
+    r = t.run([exe, "would"], env={"LAZYNCCL_LIBPATH": f"{d}/nowhere"})
+    t.equal((r.returncode, r.stdout), (0, "lazynccl_would_load: 0, (the report)\n"),
+            f"would_load, NCCL absent: {r.stderr[-400:]}")
 
 
 @case

@@ -272,24 +272,36 @@ int lz_inspect_search(const lz_lib *lib, const lz_request *req, lz_result *res, 
                       size_t report_size)
 {
     int lost;
-    char *list = lz_search_list_copy(lib, &lost);
-    lz_search w;
-    lz_search_init(&w, lib, req);
+    /* The search and its report on the heap: they hold paths, and the
+     * caller's thread may have the smallest stack. */
+    lz_search *w = malloc(sizeof *w);
     lz_report *rep = malloc(sizeof *rep);
+    char *list = lz_search_list_copy(lib, &lost);
+    if (!w) {
+        free(rep);
+        free(list);
+        memset(res, 0, sizeof *res);
+        if (report && report_size)
+            snprintf(report, report_size, "%s: out of memory", lib->prefix);
+        return 0;
+    }
+    lz_search_init(w, lib, req);
     if (rep && lz_report_init(rep, lib, report, report_size, 0))
-        lz_listen(&w, lz_report_heard, rep);
-    w.req.dry_run = 1;
-    w.req.search_list = list;
+        lz_listen(w, lz_report_heard, rep);
+    w->req.dry_run = 1;
+    w->req.search_list = list;
     char *chosen = NULL;
-    if (!w.req.chosen && (chosen = lz_chosen_file(lib, &w.req.chosen_step)))
-        w.req.chosen = chosen;
+    if (!w->req.chosen && (chosen = lz_chosen_file(lib, &w->req.chosen_step)))
+        w->req.chosen = chosen;
     if (!lost)
-        lz_search_run(&w);
+        lz_search_run(w);
     free(chosen);
     free(list);
     free(rep);
-    *res = w.res;
-    return w.res.found;
+    *res = w->res;
+    int found = w->res.found;
+    free(w);
+    return found;
 }
 
 int lz_inspect_loaded(const lz_lib *lib, char *path, size_t path_size, char *step,
@@ -310,19 +322,27 @@ int lz_inspect_loaded(const lz_lib *lib, char *path, size_t path_size, char *ste
 
 int lz_api_would_load(const lz_lib *lib, char *path, size_t size)
 {
-    char here[PATH_MAX], step[64];
-    if (lz_inspect_loaded(lib, here, sizeof here, step, sizeof step)) {
+    if (lz_status(lib) == LZ_LOADED) {
+        char step[64];
         if (path && size)
-            snprintf(path, size, "%s", here);
+            lz_inspect_loaded(lib, path, size, step, sizeof step);
         return 1;
     }
     lz_request req = {0};
-    lz_result res;
-    if (!lz_inspect_search(lib, &req, &res, path, size))
-        return 0; /* path holds the report: every candidate and why, every place */
-    if (path && size)
-        snprintf(path, size, "%s", res.path);
-    return 1;
+    /* The result on the heap (three paths): the caller's thread may have
+     * the smallest stack. */
+    lz_result *res = malloc(sizeof *res);
+    if (!res) {
+        if (path && size)
+            snprintf(path, size, "%s: out of memory", lib->prefix);
+        return 0;
+    }
+    int found = lz_inspect_search(lib, &req, res, path, size);
+    /* Not found: path holds the report, every candidate and why, every place. */
+    if (found && path && size)
+        snprintf(path, size, "%s", res->path);
+    free(res);
+    return found;
 }
 
 void lz_api_set_chooser(const lz_lib *lib, lz_choose_fn fn, void *user)

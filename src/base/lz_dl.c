@@ -9,6 +9,7 @@
 #include <limits.h>
 #include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
 #include <time.h>
@@ -238,13 +239,15 @@ int lz_dl_path_of(void *handle, char *out, size_t size)
      * directory the dynamic linker made absolute when it loaded it (the
      * current directory may have changed since). */
     if (ok && out[0] != '/') {
-        char origin[PATH_MAX], base[NAME_MAX + 1];
+        /* On the heap: a first call may run on the smallest thread stack. */
+        char *origin = malloc(PATH_MAX), base[NAME_MAX + 1];
         const char *slash = strrchr(out, '/');
-        ok = snprintf(base, sizeof base, "%s", slash ? slash + 1 : out) < (int)sizeof base &&
+        ok = origin && snprintf(base, sizeof base, "%s", slash ? slash + 1 : out) < (int)sizeof base &&
              dlinfo(handle, RTLD_DI_ORIGIN, origin) == 0 &&
              snprintf(out, size, "%s/%s", origin, base) < (int)size;
         if (!ok)
             dlerror();
+        free(origin);
     }
     leave(taken);
     return ok;

@@ -254,10 +254,14 @@ int lz_probe_rodata_string(const char *path, const char *marker, char *out, size
 {
     int found = 0;
 #ifdef LZ_HAVE_LIBELF
-    lz_probe p;
+    /* The probe (for open_file's checks) on the heap: this may run in a
+     * search nested in a first call's (libelf's shim), on a small stack. */
+    lz_probe *p = malloc(sizeof *p);
     int fd = -1;
     off_t fsize = 0;
-    if (open_file(path, &p, &fd, &fsize) != LZ_PROBE_OK)
+    int opened = p && open_file(path, p, &fd, &fsize) == LZ_PROBE_OK;
+    free(p);
+    if (!opened)
         return 0;
     if (lz_elf_version(EV_CURRENT) == EV_NONE) {
         close(fd);

@@ -42,19 +42,21 @@ static int is_shim(const lz_lib *lib, void *handle)
 
 /* The audit module answered a program's request for this very path with
  * the drop-in, and ld.so now knows the drop-in by that name too: the same
- * file named another way ("dir/./file") reaches the file itself. Apart
- * (noinline), so that its PATH_MAX buffer is not on the stack under every
- * first call's dlopen (a fresh stack page is a page fault). */
-static __attribute__((noinline)) void *open_other_name(const char *path, int flags,
-                                                       const char **e)
+ * file named another way ("dir/./file") reaches the file itself. The name
+ * on the heap: a first call may run on the smallest thread stack. */
+static void *open_other_name(const char *path, int flags, const char **e)
 {
-    char other[PATH_MAX];
+    char *other = malloc(PATH_MAX);
     const char *slash = strrchr(path, '/');
-    if (slash && snprintf(other, sizeof other, "%.*s/.%s", (int)(slash - path), path, slash) <
-                     (int)sizeof other)
-        return lz_dlopen(other, LZ_DLOPEN_FLAGS | flags, e);
+    void *handle = NULL;
     *e = "the path names the drop-in, and is too long to name the file another way (dir/./file)";
-    return NULL;
+    if (!other)
+        *e = "out of memory";
+    else if (slash && snprintf(other, PATH_MAX, "%.*s/.%s", (int)(slash - path), path, slash) <
+                          PATH_MAX)
+        handle = lz_dlopen(other, LZ_DLOPEN_FLAGS | flags, e);
+    free(other);
+    return handle;
 }
 
 /* Open the file a search chose (path, as c says) and check it is the one

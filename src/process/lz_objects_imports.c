@@ -32,21 +32,27 @@ struct imports {
     int any;          /* lz_objects_importer's second pass: an object that
                        * does not need the library counts too */
     const void *caller; /* lz_objects_importer: only the object holding it counts */
-    /* The objects loaded at start come first, in the order ld.so loaded
-     * them: the program's DT_NEEDED closure (and LD_PRELOAD's); the first
-     * object outside it, and every one after, came by dlopen, whose mode
-     * (RTLD_NOW, Python's) is not known here. */
+    struct start *start; /* lz_objects_importer: the objects loaded at start */
+};
+
+/* The objects loaded at start come first, in the order ld.so loaded them:
+ * the program's DT_NEEDED closure (and LD_PRELOAD's); the first object
+ * outside it, and every one after, came by dlopen, whose mode (RTLD_NOW,
+ * Python's) is not known here. Apart from struct imports, and on the heap:
+ * the walk of a first call needs none of it, and may run on the smallest
+ * thread stack. */
+struct start {
     const char *at_start[512];
     size_t nstart;
     int past_start;
-    char preload[2048];          /* LD_PRELOAD's file names */
+    char preload[2048]; /* LD_PRELOAD's file names */
 };
 
 static int started(const struct imports *q, const char *name)
 {
     const char *base = strrchr(name, '/') ? strrchr(name, '/') + 1 : name;
-    for (size_t i = 0; i < q->nstart; i++)
-        if (strcmp(q->at_start[i], base) == 0)
+    for (size_t i = 0; i < q->start->nstart; i++)
+        if (strcmp(q->start->at_start[i], base) == 0)
             return 1;
     return 0;
 }
@@ -56,20 +62,21 @@ static int loaded_at_start(struct imports *q, const struct dl_phdr_info *info, c
 {
     int program = !info->dlpi_name || !info->dlpi_name[0];
     const char *so = lz_elfmem_soname(&v->m);
-    if (q->past_start)
+    if (q->start->past_start)
         return 0;
     /* The kernel's vDSO, listed second, is no DT_NEEDED of anyone's. */
     if (info->dlpi_addr == (ElfW(Addr))getauxval(AT_SYSINFO_EHDR))
         return 0;
     if (!program && !(so && started(q, so)) && !started(q, info->dlpi_name)) {
-        q->past_start = 1;
+        q->start->past_start = 1;
         return 0;
     }
+    struct start *st = q->start;
     for (size_t i = 0; i < v->m.ndyn && v->m.dyn[i].d_tag != DT_NULL; i++) {
         const char *n;
-        if (v->m.dyn[i].d_tag == DT_NEEDED && q->nstart < sizeof q->at_start / sizeof q->at_start[0] &&
+        if (v->m.dyn[i].d_tag == DT_NEEDED && st->nstart < sizeof st->at_start / sizeof st->at_start[0] &&
             (n = lz_objects_str(v, v->m.dyn[i].d_un.d_val)))
-            q->at_start[q->nstart++] = n;
+            st->at_start[st->nstart++] = n;
     }
     return 1;
 }
@@ -154,7 +161,7 @@ static int defines_cb(struct dl_phdr_info *info, size_t size, void *data)
 
 /* The file names of a preload list (ld.so splits it at spaces and colons,
  * not tabs)
- * added to q's objects loaded at start, after used bytes of q->preload:
+ * added to q's objects loaded at start, after used bytes of its preload:
  * the bytes used then. */
 static size_t add_preloaded(struct imports *q, const char *list, size_t used)
 {
@@ -165,10 +172,10 @@ static size_t add_preloaded(struct imports *q, const char *list, size_t used)
             if (*c == '/')
                 base = c + 1;
         size_t blen = (size_t)(p + len - base);
-        if (blen && used + blen + 1 <= sizeof q->preload && q->nstart < 64) {
-            memcpy(q->preload + used, base, blen);
-            q->preload[used + blen] = '\0';
-            q->at_start[q->nstart++] = q->preload + used;
+        if (blen && used + blen + 1 <= sizeof q->start->preload && q->start->nstart < 64) {
+            memcpy(q->start->preload + used, base, blen);
+            q->start->preload[used + blen] = '\0';
+            q->start->at_start[q->start->nstart++] = q->start->preload + used;
             used += blen + 1;
         }
         p += len + (p[len] != '\0');
@@ -184,13 +191,13 @@ static size_t add_preloaded(struct imports *q, const char *list, size_t used)
 static void importer_pass(struct imports *q, size_t preloaded)
 {
     q->any = 0;
-    q->nstart = preloaded;
-    q->past_start = 0;
+    q->start->nstart = preloaded;
+    q->start->past_start = 0;
     lz_dl_iterate_phdr(imports_cb, q);
     if (!q->who && !lz_dl_iterate_phdr(defines_cb, (void *)q->name)) {
         q->any = 1;
-        q->nstart = preloaded;
-        q->past_start = 0;
+        q->start->nstart = preloaded;
+        q->start->past_start = 0;
         lz_dl_iterate_phdr(imports_cb, q);
     }
 }
@@ -198,18 +205,21 @@ static void importer_pass(struct imports *q, size_t preloaded)
 char *lz_objects_importer(const lz_lib *lib, const char *name, const void *caller, char **version,
                           int *program, int *lazy)
 {
-    /* On the heap: the names loaded at start are many (the failure path of
-     * a call only). */
     struct imports *q = calloc(1, sizeof *q);
-    if (!q)
+    struct start *start = calloc(1, sizeof *start);
+    if (!q || !start) {
+        free(q);
+        free(start);
         return NULL;
-    *q = (struct imports){.lib = lib, .self_soname = lz_objects_self_soname(), .name = name};
+    }
+    *q = (struct imports){.lib = lib, .self_soname = lz_objects_self_soname(), .name = name,
+                          .start = start};
     /* LD_PRELOAD's objects come right after the program, by their file
      * names, as ld.so read the variable at start; then those of ld.so's
      * --preload where ld.so ran as a command. */
     size_t used = add_preloaded(q, lz_start_getenv("LD_PRELOAD"), 0);
     add_preloaded(q, lz_objects_ldso_options()->preload, used);
-    size_t preloaded = q->nstart;
+    size_t preloaded = q->start->nstart;
     /* The calling object where it imports the name (ld.so binds its call);
      * else, the caller unknown or not an importer (a call through a
      * pointer, a thunk compiled without its tail call), the first. */
@@ -228,6 +238,7 @@ char *lz_objects_importer(const lz_lib *lib, const char *name, const void *calle
         *program = q->program;
     if (lazy)
         *lazy = q->lazy;
+    free(start);
     free(q);
     return who;
 }

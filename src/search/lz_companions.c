@@ -211,21 +211,26 @@ void lz_companions_load(const lz_lib *lib, const char *name)
      * (the same objects; a reference more is harmless), then clears. */
     for (const char *p = st->companion_files; p && *p;) {
         size_t n = lz_path_next(p, "\n");
-        char file[PATH_MAX];
-        snprintf(file, sizeof file, "%.*s", (int)n, p);
+        /* On the heap: a first call may run on the smallest thread stack. */
+        char *file = strndup(p, n);
         p += n + (p[n] == '\n');
-        /* Probed before it is loaded, as every candidate is. */
-        lz_probe pr;
-        if (lz_probe_read(file, &pr) == LZ_PROBE_REJECTED) {
-            lz_log(lib, "companion %s: not loaded: %s", file, pr.reason);
+        if (!file) {
+            lz_log(lib, "a companion of %s: not loaded: out of memory", lib->display);
             continue;
         }
-        lz_probe_free(&pr);
+        /* Probed before it is loaded, as every candidate is. */
+        lz_probe pr;
         const char *e;
-        if (lz_dlopen(file, LZ_DLOPEN_FLAGS, &e))
-            lz_log(lib, "loaded companion %s (before %s)", file, name);
-        else
-            lz_log(lib, "companion %s: not loaded: %s", file, e);
+        if (lz_probe_read(file, &pr) == LZ_PROBE_REJECTED) {
+            lz_log(lib, "companion %s: not loaded: %s", file, pr.reason);
+        } else {
+            lz_probe_free(&pr);
+            if (lz_dlopen(file, LZ_DLOPEN_FLAGS, &e))
+                lz_log(lib, "loaded companion %s (before %s)", file, name);
+            else
+                lz_log(lib, "companion %s: not loaded: %s", file, e);
+        }
+        free(file);
     }
     /* A dlopen refused (the dynamic linker's lock held by a thread waiting
      * for this one): the next call loads them. */
