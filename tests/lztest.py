@@ -150,19 +150,39 @@ def _descendants(pid):
     return found
 
 
+def _condensed(bt):
+    """gdb's "thread apply all bt" as a line per thread, innermost function
+    first ("f < caller < ..."), threads of the same stack counted once: a
+    CI log is read from its tail, where a few lines must say where."""
+    stacks, cur = [], None
+    for line in bt.splitlines():
+        if line.startswith("Thread "):
+            cur = []
+            stacks.append(cur)
+        elif cur is not None and line.startswith("#"):
+            m = re.match(r"#\d+\s+(?:0x[0-9a-f]+ in )?(\S+)", line)
+            if m:
+                cur.append(m.group(1))
+    counts = {}
+    for frames in stacks:
+        key = " < ".join(frames[:12])
+        counts[key] = counts.get(key, 0) + 1
+    return "\n".join(f"  {n} thread{'s' if n > 1 else ''}: {k}" for k, n in counts.items())
+
+
 def _stacks(procs):
-    """Each process's command line and the stack of each of its threads
-    (gdb, where installed)."""
+    """Each process's command line and the stacks of its threads (gdb,
+    where installed), condensed."""
     out = []
     for pid, cmdline in procs:
         out.append(f"--- process {pid}: {cmdline[:300]}")
         if shutil.which("gdb"):
             try:
-                out.append(subprocess.run(["gdb", "-q", "-batch", "-p", str(pid), "-ex",
-                                           "thread apply all bt"], capture_output=True, text=True,
-                                          errors="replace", timeout=60).stdout[-8000:])
+                out.append(_condensed(subprocess.run(
+                    ["gdb", "-q", "-batch", "-p", str(pid), "-ex", "thread apply all bt"],
+                    capture_output=True, text=True, errors="replace", timeout=60).stdout))
             except subprocess.TimeoutExpired:
-                out.append("(gdb did not finish in 60 s)")
+                out.append("  (gdb did not finish in 60 s)")
     return "\n".join(out)
 
 
