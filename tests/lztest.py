@@ -154,20 +154,24 @@ def _condensed(bt):
     """gdb's "thread apply all bt" as a line per thread, innermost function
     first ("f < caller < ..."), threads of the same stack counted once: a
     CI log is read from its tail, where a few lines must say where."""
-    stacks, cur = [], None
+    stacks, cur, said = [], None, []
     for line in bt.splitlines():
-        if line.startswith("Thread "):
+        if line.startswith("$"):  # a value printed before the stacks
+            said.append(f"  {line[:400]}")
+        elif line.startswith("Thread "):
+            m = re.search(r"\(LWP (\d+)\)", line)
             cur = []
-            stacks.append(cur)
+            stacks.append((m.group(1) if m else "?", cur))
         elif cur is not None and line.startswith("#"):
             m = re.match(r"#\d+\s+(?:0x[0-9a-f]+ in )?(\S+)", line)
             if m:
                 cur.append(m.group(1))
-    counts = {}
-    for frames in stacks:
-        key = " < ".join(frames[:12])
-        counts[key] = counts.get(key, 0) + 1
-    return "\n".join(f"  {n} thread{'s' if n > 1 else ''}: {k}" for k, n in counts.items())
+    groups = {}
+    for lwp, frames in stacks:
+        groups.setdefault(" < ".join(frames[:12]), []).append(lwp)
+    return "\n".join(said + [f"  {len(l)} thread{'s' if len(l) > 1 else ''} "
+                              f"({', '.join(l[:6])}{' ...' if len(l) > 6 else ''}): {k}"
+                              for k, l in groups.items()])
 
 
 def _stacks(procs):
@@ -179,7 +183,9 @@ def _stacks(procs):
         if shutil.which("gdb"):
             try:
                 out.append(_condensed(subprocess.run(
-                    ["gdb", "-q", "-batch", "-p", str(pid), "-ex", "thread apply all bt"],
+                    # The dynamic linker's lock first: who holds it.
+                    ["gdb", "-q", "-batch", "-p", str(pid), "-ex",
+                     "p _rtld_global._dl_load_lock.mutex.__data", "-ex", "thread apply all bt"],
                     capture_output=True, text=True, errors="replace", timeout=60).stdout))
             except subprocess.TimeoutExpired:
                 out.append("  (gdb did not finish in 60 s)")
