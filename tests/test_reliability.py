@@ -111,6 +111,26 @@ def constructor_binds_nothing_lazily():
 
 
 @case
+def loader_lock_found_while_the_locks_after_it_are_held():
+    """The dynamic linker's lock is found in _rtld_global by its shape; with
+    the two locks after it held (glibc 2.35 and later: the write lock and the
+    TLS lock, held at once by a dl_iterate_phdr and a thread's TLS set-up), a
+    window shifted into the locks matched too, the search answered none, and
+    a first call that took the lock before gave nothing back after: every
+    later dlopen of the process waited for a thread that had ended (first
+    calls at once hung). tests/progs/ldlock_find.c runs the search on a copy
+    of this process's _rtld_global, as it is and with those locks held."""
+    d = t.workdir("ldlock_find")
+    exe = t.compile_c(os.path.join(d, "ldlock_find"),
+                      [os.path.join(t.PROGS, "ldlock_find.c"), f"-I{t.SOURCE}/src", f"-I{t.BUILD}",
+                       "-fvisibility=hidden", "-ldl", "-lpthread"] + t.sanitizer_link_args())
+    out = t.run([exe], check_rc=0).stdout.split()
+    t.equal(out[:3] + out[4:5], ["as", "it", "is", "held"], f"the output: {out}")
+    t.check(int(out[3].rstrip(",")) > 0, f"found as it is: {out}")
+    t.equal(out[5], out[3].rstrip(","), "found at the same place with the locks after it held")
+
+
+@case
 def first_call_on_the_smallest_thread_stack():
     """A first call on a thread whose stack is PTHREAD_STACK_MIN, into the
     real NCCL and NVRTC (whose search also judges releases): the load, and a

@@ -39,9 +39,18 @@ static pthread_mutex_t *find_lock(void)
          * _rtld_global is word-aligned. */
         size_t nns = __atomic_load_n((const size_t *)(g + off), __ATOMIC_RELAXED);
         pthread_mutex_t *a = (pthread_mutex_t *)(g + off + sizeof(size_t));
+        /* Only fields no take or give writes: a window shifted into the
+         * locks themselves reads a mutex's kind and spins as a count of
+         * namespaces, and the lock words of the two locks after it as two
+         * kinds while both are held; its robust-list words then hold the
+         * next lock's kind and owner, where a real one's are NULL. */
         if (nns < 1 || nns > 16 ||
             __atomic_load_n(&a[0].__data.__kind, __ATOMIC_RELAXED) != PTHREAD_MUTEX_RECURSIVE_NP ||
-            __atomic_load_n(&a[1].__data.__kind, __ATOMIC_RELAXED) != PTHREAD_MUTEX_RECURSIVE_NP)
+            __atomic_load_n(&a[1].__data.__kind, __ATOMIC_RELAXED) != PTHREAD_MUTEX_RECURSIVE_NP ||
+            __atomic_load_n(&a[0].__data.__list.__prev, __ATOMIC_RELAXED) ||
+            __atomic_load_n(&a[0].__data.__list.__next, __ATOMIC_RELAXED) ||
+            __atomic_load_n(&a[1].__data.__list.__prev, __ATOMIC_RELAXED) ||
+            __atomic_load_n(&a[1].__data.__list.__next, __ATOMIC_RELAXED))
             continue;
         if (found)
             return NULL; /* two matches: the shape is not what it was */
@@ -50,15 +59,24 @@ static pthread_mutex_t *find_lock(void)
     return found;
 }
 
+/* The lock, found once and never changed after: a give must let go of
+ * the lock its take took (a take that found it and a give that did not
+ * would leave it held by a thread that ends, and every dlopen of the
+ * process waiting for it). Threads that look at once may each search; the
+ * first found is kept, and none is replaced by a later "none". */
 static pthread_mutex_t *ld_lock(void)
 {
     static pthread_mutex_t *lock;
     static int tried;
-    if (!__atomic_load_n(&tried, __ATOMIC_ACQUIRE)) {
-        __atomic_store_n(&lock, find_lock(), __ATOMIC_RELAXED);
-        __atomic_store_n(&tried, 1, __ATOMIC_RELEASE);
-    }
-    return __atomic_load_n(&lock, __ATOMIC_RELAXED);
+    pthread_mutex_t *found = __atomic_load_n(&lock, __ATOMIC_ACQUIRE);
+    if (found || __atomic_load_n(&tried, __ATOMIC_ACQUIRE))
+        return found;
+    pthread_mutex_t *none = NULL, *mine = find_lock();
+    if (mine && !__atomic_compare_exchange_n(&lock, &none, mine, 0, __ATOMIC_ACQ_REL,
+                                             __ATOMIC_ACQUIRE))
+        mine = none; /* another thread's, the same */
+    __atomic_store_n(&tried, 1, __ATOMIC_RELEASE);
+    return mine;
 }
 
 /* The start of /proc/self/task/TID/NAME into text (NUL-terminated): 0, or
