@@ -120,9 +120,10 @@ def run(cmd, env=None, check_rc=None, cwd=None, input=None, timeout=None):
         e.pop(k, None)
     e.update(env or {})
     if timeout is not None:
-        return _run_bounded(cmd, e, check_rc, cwd, input, timeout)
-    r = subprocess.run(cmd, env=e, capture_output=True, text=True, cwd=cwd, input=input,
-                       errors="replace")
+        r = _run_bounded(cmd, e, cwd, input, timeout)
+    else:
+        r = subprocess.run(cmd, env=e, capture_output=True, text=True, cwd=cwd, input=input,
+                           errors="replace")
     if check_rc is not None and r.returncode != check_rc:
         raise Fail(f"{shlex.join(cmd)} exited {r.returncode}, want {check_rc}\n"
                    f"stdout:\n{r.stdout}\nstderr:\n{r.stderr}")
@@ -192,7 +193,7 @@ def _stacks(procs):
     return "\n".join(out)
 
 
-def _run_bounded(cmd, env, check_rc, cwd, input, timeout):
+def _run_bounded(cmd, env, cwd, input, timeout):
     # A session of its own: on a hang, every process it started is killed,
     # so that none holds the pipes open.
     p = subprocess.Popen(cmd, env=env, cwd=cwd, text=True, errors="replace",
@@ -209,11 +210,7 @@ def _run_bounded(cmd, env, check_rc, cwd, input, timeout):
             out, err = "", "(its output still held open)"
         raise Fail(f"{shlex.join(cmd)} still ran after {timeout} s (a hang); its threads:\n"
                    f"{stacks[-16000:]}\nstdout:\n{out[-2000:]}\nstderr:\n{err[-2000:]}")
-    r = subprocess.CompletedProcess(cmd, p.returncode, out, err)
-    if check_rc is not None and r.returncode != check_rc:
-        raise Fail(f"{shlex.join(cmd)} exited {r.returncode}, want {check_rc}\n"
-                   f"stdout:\n{r.stdout}\nstderr:\n{r.stderr}")
-    return r
+    return subprocess.CompletedProcess(cmd, p.returncode, out, err)
 
 
 @contextlib.contextmanager

@@ -9,7 +9,6 @@
 
 #include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
 
 /* A note names up to two paths beside its words. */
 #define NOTE_MAX (2 * PATH_MAX + 1024)
