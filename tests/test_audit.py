@@ -232,6 +232,38 @@ def audit_threads_race_first_call():
 
 
 @case
+def audit_dlopen_on_the_smallest_thread_stack():
+    """A thread whose stack is PTHREAD_STACK_MIN dlopens NCCL (by path, by a
+    path through "dir/./", by name) and calls it: the audit module judges
+    each request on that thread, so it reads files into memory of its own
+    and writes its log without a buffer on the stack. Wrapped, each answers
+    what it answers plain and maps the same real file, the log on and off.
+    (Judged on the caller's stack, the module's reads took 80 KiB: the
+    process crashed, or hung inside ld.so's lock.)"""
+    sanitizer_skip()
+    real = t.real_library("libnccl.so.2")
+    d = t.workdir("audit_small_stack")
+    exe = t.compile_c(os.path.join(d, "small_stack_dlopen"),
+                      [os.path.join(t.PROGS, "small_stack_dlopen.c"), "-ldl", "-lpthread"])
+    dotted = os.path.join(os.path.dirname(real), ".", os.path.basename(real))
+    for asked in (real, dotted, "libnccl.so.2"):
+        for log in ({}, {"LAZYNCCL_DEBUG": "1"}):
+            plain = t.run([exe, asked], env=log, timeout=60)
+            wrapped = t.run([RUN, exe, asked], env=log, timeout=60)
+            what = f"{asked} {log}: {wrapped.stderr[-600:]}"
+            t.equal(wrapped.returncode, plain.returncode, f"exit status, {what}")
+            said = [l for l in wrapped.stdout.splitlines() if not l.startswith("mapped: ")]
+            t.equal(said, [l for l in plain.stdout.splitlines() if not l.startswith("mapped: ")], what)
+            t.check(said[-1].startswith("ncclGetVersion: 0, version 2"), f"the call answered: {said}")
+            mapped = [os.path.realpath(l[8:]) for l in wrapped.stdout.splitlines()
+                      if l.startswith("mapped: ") and not l[8:].startswith(DROPINS)]
+            t.equal(mapped, [os.path.realpath(l[8:]) for l in plain.stdout.splitlines()
+                             if l.startswith("mapped: ")], f"the real file mapped, {what}")
+            if log:
+                t.contains(wrapped.stderr, "lazynccl-audit: ", "the module's log")
+
+
+@case
 def audit_debug_says_who_asked():
     """LAZYNCCL_DEBUG=1: the module says which load it redirected, who asked
     and for which path; the drop-in says it loaded that path, found by

@@ -13,6 +13,7 @@
 #include "process/lz_ldlock.h"
 #include "process/lz_holder.h"
 #include "process/lz_objects_imports.h"
+#include "base/lz_text.h"
 
 #include <dlfcn.h>
 #include <link.h>
@@ -183,11 +184,14 @@ lz_fn lz_resolve_from(const lz_lib *lib, size_t i, const void *caller)
         if (status == LZ_REENTERED)
             return failure(lib, i); /* not published: the next call tries again */
         if (status == LZ_BUSY) {
-            char text[512];
-            snprintf(text, sizeof text, "%s: %s: %s not loaded: the dynamic linker's lock is held "
-                     "by %s", lib->prefix, lz_sym_name(lib, &lib->syms[i]), lib->display,
-                     lz_ldlock_holder());
+            /* On the heap: the caller's stack may be PTHREAD_STACK_MIN bytes. */
+            char small[128];
+            char *text = lz_text_format(small, sizeof small, 512, "%s: %s: %s not loaded: the "
+                                        "dynamic linker's lock is held by %s", lib->prefix,
+                                        lz_sym_name(lib, &lib->syms[i]), lib->display,
+                                        lz_ldlock_holder());
             lz_message_push(&lib->st->sym_msgs, text); /* lz_once.c logged it */
+            lz_text_free(text, small);
             if (!lz_fn_at(lib->fails, i))
                 lz_stop_busy(lib, lz_sym_name(lib, &lib->syms[i]));
             return failure(lib, i); /* not published either */

@@ -127,6 +127,15 @@ static struct {
      * it would map and needs nothing more; and it is the drop-in itself. */
     unsigned char beside_read, beside_same;
 } byname LZ_HOT_DATA;
+/* What a request is judged with, off the stack of the thread that asked
+ * (it may have the smallest stack a thread can: ld.so calls the module on
+ * it): made the first time, one, used under ld.so's lock as every audit
+ * call. */
+typedef struct room {
+    lz_elfpeek_room peek;
+    char beside[PATH_MAX], caps[PATH_MAX];
+} room;
+static room *judging LZ_HOT_DATA;
 /* LD_LIBRARY_PATH named a directory when the process started (its last
  * entry, as ld.so reads it then: the program may change its environment
  * later). */
@@ -499,11 +508,20 @@ LZ_COLD static int open_regular(const char *path, struct stat *st)
     return fd;
 }
 
+/* The room to judge in; 0 when none can be had (nothing is then read). */
+LZ_COLD static room *the_room(void)
+{
+    if (!judging)
+        judging = lz_sys_alloc(sizeof *judging);
+    return judging;
+}
+
 /* The SONAME of the regular file at path, with its id: 1 when read. */
 LZ_COLD static int file_soname(const char *path, struct stat *st, char *soname, size_t size)
 {
-    int fd = open_regular(path, st);
-    int ok = fd >= 0 && lz_elfpeek_soname(fd, soname, size);
+    room *r = the_room();
+    int fd = r ? open_regular(path, st) : -1;
+    int ok = fd >= 0 && lz_elfpeek_soname(&r->peek, fd, soname, size);
     if (fd >= 0)
         lz_sys_close(fd);
     return ok;
@@ -663,18 +681,21 @@ static void unmet_needs_all(void *ctx, const char *name)
 LZ_COLD static int needs_met(int fd, const target *t, char *unmet, size_t size)
 {
     struct needs n = {.unmet = unmet, .size = size};
+    room *r = the_room();
     unmet[0] = '\0';
-    lz_elfpeek_needed(fd, pending_needs, &n);
+    if (!r)
+        return 1; /* as for a file whose names cannot be read */
+    lz_elfpeek_needed(&r->peek, fd, pending_needs, &n);
     if (unmet[0] || (!n.pending_len && !n.overflow))
         return !unmet[0];
     struct stat st;
     int dfd = open_regular(t->path, &st);
     if (dfd >= 0) {
-        lz_elfpeek_needed(dfd, dropin_needs, &n);
+        lz_elfpeek_needed(&r->peek, dfd, dropin_needs, &n);
         lz_sys_close(dfd);
     }
     if (n.overflow)
-        lz_elfpeek_needed(fd, unmet_needs_all, &n);
+        lz_elfpeek_needed(&r->peek, fd, unmet_needs_all, &n);
     for (size_t i = 0; !n.overflow && i < n.pending_len; i += strlen(n.pending + i) + 1)
         unmet_needs(&n, n.pending + i);
     return !unmet[0];
@@ -701,8 +722,9 @@ LZ_COLD static int path_needs_met(const char *path, const target *t, char *unmet
 LZ_COLD static int would_map(const char *path, struct stat *st, const target *t, int *met,
                              char *unmet, size_t size)
 {
-    int fd = open_regular(path, st);
-    int ok = fd >= 0 && lz_elfpeek_native(fd);
+    room *r = the_room();
+    int fd = r ? open_regular(path, st) : -1;
+    int ok = fd >= 0 && lz_elfpeek_native(&r->peek, fd);
     if (met)
         *met = !ok || same_file(st, t) || needs_met(fd, t, unmet, size);
     if (fd >= 0)
@@ -816,14 +838,17 @@ LZ_COLD static char *handed(const char *path)
  * name, and with it the drop-in directory as the file's $ORIGIN. */
 LZ_COLD static char *beside_asked(target *t, const char *rel)
 {
-    char beside[PATH_MAX];
+    room *r = the_room();
     struct stat st;
     int met;
     char unmet[256];
     /* Read when the request began: not again. */
     int known = byname.beside_read && lz_sys_same(rel, t->soname);
     met = 1;
-    if (!beside_of(byname.for_path->box->path, rel, beside, sizeof beside))
+    if (!r)
+        return 0;
+    char *beside = r->beside;
+    if (!beside_of(byname.for_path->box->path, rel, beside, sizeof r->beside))
         return 0;
     if (!known && !would_map(beside, &st, t, &met, unmet, sizeof unmet))
         /* One of another class or machine ld.so skips; one it cannot use
@@ -855,15 +880,19 @@ LZ_COLD static char *beside_first(target *t, const char *soname)
     if (llp_at_start || !lz_sys_getauxval(AT_BASE)) /* or ld.so's own --library-path */
         return 0;
     const char *asked = byname.for_path->box->path;
-    char beside[PATH_MAX], caps[PATH_MAX], unmet[256];
+    room *r = the_room();
+    char unmet[256];
     struct stat st;
     int met = 1;
-    if (!beside_of(asked, soname, beside, sizeof beside) ||
+    if (!r)
+        return 0;
+    char *beside = r->beside, *caps = r->caps;
+    if (!beside_of(asked, soname, beside, sizeof r->beside) ||
         !would_map(beside, &st, t, &met, unmet, sizeof unmet))
         return 0;
     byname.beside_read = (unsigned char)met;
     byname.beside_same = (unsigned char)same_file(&st, t);
-    if (met || !beside_of(asked, "glibc-hwcaps", caps, sizeof caps) || lz_sys_stat(caps, &st) == 0)
+    if (met || !beside_of(asked, "glibc-hwcaps", caps, sizeof r->caps) || lz_sys_stat(caps, &st) == 0)
         return 0;
     lz_say(t->soname, " needed by ", byname.by, ": the dynamic linker would map ", beside,
            " (beside the file its drop-in stands for), which needs ", unmet, " (not loaded, not "

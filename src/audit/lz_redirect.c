@@ -111,7 +111,10 @@ static const char *redirect(const char *file, const void *caller)
         return file; /* dlopen will say why it cannot be had */
     struct stat sb;
     char soname[256];
-    int ok = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && lz_elfpeek_soname(fd, soname, sizeof soname);
+    /* On the heap: the caller's thread may have a small stack. */
+    lz_elfpeek_room *room = malloc(sizeof *room);
+    int ok = room && fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && lz_elfpeek_soname(room, fd, soname, sizeof soname);
+    free(room);
     lz_sys_close(fd);
     if (!ok || !served(soname, 0))
         return file;

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 /* ld.so's __libc_stack_end: the address of argc on the initial stack. */
@@ -307,14 +308,19 @@ LZ_COLD void lz_sys_say(const char *const *parts)
 {
     if (!debug)
         return;
-    char buf[4 * PATH_MAX + 256];
-    size_t n = 0;
-    for (; *parts; parts++)
-        for (const char *p = *parts; *p && n < sizeof buf - 1; p++)
-            buf[n++] = *p;
-    if (buf[n - 1] != '\n')
-        buf[n++] = '\n';
-    (void)lz_sys_write(2, buf, n);
+    /* Gathered by the kernel, not copied into a buffer: the module speaks
+     * on the thread that called dlopen, whose stack may be 16 KiB. One
+     * writev is one line among other processes' (lz_say's parts are few). */
+    struct iovec iov[32];
+    int n = 0;
+    for (; *parts; parts++) {
+        iov[n].iov_base = (void *)*parts;
+        iov[n].iov_len = strlen(*parts);
+        if (++n == 32 || !parts[1]) {
+            (void)SYS(SYS_writev, 2, iov, n);
+            n = 0;
+        }
+    }
 }
 
 /* The initial stack: argc, argv..., NULL, envp..., NULL, auxv pairs. */

@@ -11,17 +11,12 @@
 #include <string.h>
 #include <sys/stat.h>
 
-/* The dynamic segment of an open file of this process's class, byte order
- * and machine, read onto the caller's stack (no malloc: the audit module
- * runs inside the dynamic linker): the number of entries, 0 when none. */
-typedef struct peek {
-    lz_elfview v;
-    unsigned char win[LZ_ELF_WINDOW]; /* one: its reads go forward */
-    ElfW(Phdr) ph[LZ_ELF_MAX_PHDRS];
-    ElfW(Dyn) dyn[LZ_ELF_MAX_DYN];
-} peek;
+_Static_assert(sizeof ((lz_elfpeek_room *)0)->dyn >= LZ_ELFPEEK_NOTE_MAX, "a note segment fits the room's entries");
 
-static size_t peek_read(int fd, peek *s, lz_elftags *t)
+/* The dynamic segment of an open file of this process's class, byte order
+ * and machine, read into the caller's room: the number of entries, 0 when
+ * none. */
+static size_t peek_read(int fd, lz_elfpeek_room *s, lz_elftags *t)
 {
     int elf_class;
     unsigned machine;
@@ -42,7 +37,7 @@ static size_t peek_read(int fd, peek *s, lz_elftags *t)
  * fits whole. Through the view's window where it fits one: the names of
  * one object lie together, so a file's DT_NEEDED names cost one read, not
  * one each (a longer string, a run path, is read alone). */
-static int peek_string(int fd, peek *s, const lz_elftags *t, unsigned long long at, char *out,
+static int peek_string(int fd, lz_elfpeek_room *s, const lz_elftags *t, unsigned long long at, char *out,
                            size_t size)
 {
     if (at >= t->strsz || size < 2)
@@ -62,34 +57,30 @@ static int peek_string(int fd, peek *s, const lz_elftags *t, unsigned long long 
     return strnlen(out, want) < want || want == t->strsz - at;
 }
 
-int lz_elfpeek_soname(int fd, char *out, size_t size)
+int lz_elfpeek_soname(lz_elfpeek_room *room, int fd, char *out, size_t size)
 {
-    peek s; /* on the stack: ~80 KiB */
     lz_elftags t;
-    return peek_read(fd, &s, &t) && t.has_soname && peek_string(fd, &s, &t, t.soname, out, size);
+    return peek_read(fd, room, &t) && t.has_soname && peek_string(fd, room, &t, t.soname, out, size);
 }
 
-int lz_elfpeek_needed(int fd, void (*each)(void *ctx, const char *name), void *ctx)
+int lz_elfpeek_needed(lz_elfpeek_room *room, int fd, void (*each)(void *ctx, const char *name), void *ctx)
 {
-    peek s;
     lz_elftags t;
-    size_t count = peek_read(fd, &s, &t);
+    size_t count = peek_read(fd, room, &t);
     int n = 0;
-    char name[256];
-    for (size_t i = 0; i < count && s.dyn[i].d_tag != DT_NULL; i++)
-        if (s.dyn[i].d_tag == DT_NEEDED) {
-            each(ctx, peek_string(fd, &s, &t, s.dyn[i].d_un.d_val, name, sizeof name) ? name : NULL);
+    for (size_t i = 0; i < count && room->dyn[i].d_tag != DT_NULL; i++)
+        if (room->dyn[i].d_tag == DT_NEEDED) {
+            char *name = room->name;
+            each(ctx, peek_string(fd, room, &t, room->dyn[i].d_un.d_val, name, sizeof room->name) ? name : NULL);
             n++;
         }
     return n;
 }
 
-int lz_elfpeek_run_paths(int fd, char **rpath, char **runpath)
+int lz_elfpeek_run_paths(lz_elfpeek_room *s, int fd, char **rpath, char **runpath)
 {
-    /* On the heap: a first call's thread may have a small stack. */
-    peek *s = malloc(sizeof *s);
     lz_elftags t;
-    size_t count = s ? peek_read(fd, s, &t) : 0;
+    size_t count = peek_read(fd, s, &t);
     *rpath = *runpath = NULL;
     int ok = count > 0;
     for (size_t i = 0; i < count && s->dyn[i].d_tag != DT_NULL; i++) {
@@ -108,7 +99,6 @@ int lz_elfpeek_run_paths(int fd, char **rpath, char **runpath)
             ok = 0;
         }
     }
-    free(s);
     if (!ok) {
         free(*rpath);
         free(*runpath);
@@ -117,10 +107,10 @@ int lz_elfpeek_run_paths(int fd, char **rpath, char **runpath)
     return ok;
 }
 
-int lz_elfpeek_native(int fd)
+int lz_elfpeek_native(lz_elfpeek_room *room, int fd)
 {
     ElfW(Ehdr) eh;
-    ElfW(Phdr) ph[LZ_ELF_MAX_PHDRS];
+    ElfW(Phdr) *ph = room->ph;
     const char *words;
     if (lz_elfview_pread(fd, &eh, sizeof eh, 0) != 0 ||
         lz_elf_verify((const unsigned char *)&eh, sizeof eh, &words) != LZ_LD_MAPS || eh.e_phnum == 0 ||
@@ -150,9 +140,9 @@ static int dropin_note(unsigned type, const char *desc, size_t size, void *ctx)
     return 1;
 }
 
-int lz_elfpeek_dropin(int fd, char *soname, size_t size)
+int lz_elfpeek_dropin(lz_elfpeek_room *room, int fd, char *soname, size_t size)
 {
-    peek s;
+    lz_elfpeek_room *s = room;
     int elf_class;
     unsigned machine;
     unsigned long long tls;
@@ -160,16 +150,16 @@ int lz_elfpeek_dropin(int fd, char *soname, size_t size)
     struct dropin_query q = {soname, size};
     if (size == 0 || fstat(fd, &sb) != 0 || sb.st_size <= 0)
         return 0;
-    lz_elfview_init(&s.v, fd, (unsigned long long)sb.st_size, s.win, LZ_ELF_WINDOW, 1);
-    if (lz_elfview_head(&s.v, &elf_class, &machine, NULL, 0) != 0 || machine != lz_elf_own_machine() ||
-        lz_elfview_phdrs(&s.v, s.ph, &tls, NULL, 0) != 0)
+    lz_elfview_init(&s->v, fd, (unsigned long long)sb.st_size, s->win, LZ_ELF_WINDOW, 1);
+    if (lz_elfview_head(&s->v, &elf_class, &machine, NULL, 0) != 0 || machine != lz_elf_own_machine() ||
+        lz_elfview_phdrs(&s->v, s->ph, &tls, NULL, 0) != 0)
         return 0;
-    for (unsigned i = 0; i < s.v.nph; i++) {
-        const ElfW(Phdr) *ph = &s.ph[i];
+    for (unsigned i = 0; i < s->v.nph; i++) {
+        const ElfW(Phdr) *ph = &s->ph[i];
         /* Ours is a few dozen bytes; a segment past a page is not one. */
-        char note[4096];
-        if (ph->p_type == PT_NOTE && ph->p_filesz <= sizeof note && ph->p_offset <= s.v.size &&
-            ph->p_filesz <= s.v.size - ph->p_offset && lz_elfview_pread(fd, note, ph->p_filesz, ph->p_offset) == 0 &&
+        char *note = (char *)s->dyn; /* not read for anything else here */
+        if (ph->p_type == PT_NOTE && ph->p_filesz <= LZ_ELFPEEK_NOTE_MAX && ph->p_offset <= s->v.size &&
+            ph->p_filesz <= s->v.size - ph->p_offset && lz_elfview_pread(fd, note, ph->p_filesz, ph->p_offset) == 0 &&
             lz_note_each(note, ph->p_filesz, ph->p_align, dropin_note, &q))
             return 1;
     }

@@ -213,8 +213,12 @@ static int ensure_loaded(const lz_lib *lib, const lz_sym *want)
         const lz_ready *ready = NULL;
         void *plan = lz_ldlock_refused(NULL, 0) ? NULL : get_ready(lib, &out, &ready);
         lz_dl_guarded(outer_guard);
-        char refused[512];
-        int busy = lz_ldlock_refused(refused, sizeof refused);
+        /* Said on the heap, where said at all: the library's constructors
+         * ran below this frame. */
+        int busy = lz_ldlock_refused(NULL, 0);
+        char *refused = busy ? malloc(512) : NULL;
+        if (refused)
+            lz_ldlock_refused(refused, 512);
         lz_ldlock_restore(outer);
         if (busy) {
             /* A search cut short: nothing published, the next call searches
@@ -233,9 +237,12 @@ static int ensure_loaded(const lz_lib *lib, const lz_sym *want)
         lz_dl_searching(was_searching);
         if (busy) {
             free(out.path);
-            if (status_of(lib) == LZ_LOADED)
+            if (status_of(lib) == LZ_LOADED) {
+                free(refused);
                 return LZ_LOADED; /* another thread's search, meanwhile */
-            lz_log(lib, "%s not loaded: %s", lib->display, refused);
+            }
+            lz_log(lib, "%s not loaded: %s", lib->display, refused ? refused : "out of memory");
+            free(refused);
             return LZ_BUSY;
         }
         if (ready)

@@ -24,6 +24,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+enum { WHY_SIZE = 512 }; /* why a chosen file was refused once loaded */
+
 /* The first required symbol the handle lacks, or NULL. */
 static const char *missing_required(const lz_lib *lib, void *handle)
 {
@@ -298,8 +300,10 @@ void lz_search_and_open(const lz_lib *lib, const lz_sym *want, const char *list,
         lz_chosen c = r->w.res.chosen;
         char *path = paths_of(&r->w.res);
         free(r);
-        char why[512];
-        void *h = path ? open_chosen(lib, path, &c, why, sizeof why) : NULL;
+        /* On the heap: the library's constructors run below this frame,
+         * on a stack that may be PTHREAD_STACK_MIN bytes. */
+        char *why = path ? malloc(WHY_SIZE) : NULL;
+        void *h = why ? open_chosen(lib, path, &c, why, WHY_SIZE) : NULL;
         if (h && (lib->dlopen_flags & ~(RTLD_LAZY | RTLD_LOCAL)))
             lz_log(lib, "[%s] %s: opened with the spec's dlopen flags (0x%x)", c.step, path,
                    (unsigned)lib->dlopen_flags);
@@ -309,15 +313,18 @@ void lz_search_and_open(const lz_lib *lib, const lz_sym *want, const char *list,
             out->step = c.step;
             out->path = path;
             out->companions = path + strlen(path) + 1;
+            free(why);
             break;
         }
         if (lz_ldlock_refused(NULL, 0)) {
+            free(why);
             free(path);
             break;
         }
-        if (path)
+        if (why)
             lz_log(lib, "[%s] %s: refused once loaded: %s", c.step, path, why);
-        int kept = add_skip(&skips, &nskips, &c, path ? why : "out of memory");
+        int kept = add_skip(&skips, &nskips, &c, why ? why : "out of memory");
+        free(why);
         free(path);
         if (!kept) {
             lz_log(lib, "%s could not be loaded: out of memory", lib->display);

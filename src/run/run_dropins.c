@@ -16,6 +16,9 @@
 /* The newest version of stem present in the directory: libnvrtc.so.13 over
  * .12; a soname with a minor (libnvrtc-builtins.so.13.0) by major, then
  * minor. 1 when one is. */
+/* The launcher reads one drop-in at a time, on its one thread. */
+static lz_elfpeek_room peek_room;
+
 static int newest(const run_parts *p, const char *stem, char *out, size_t size)
 {
     size_t len = strlen(stem);
@@ -101,7 +104,7 @@ static void add_needed(run_parts *p)
         int fd = open(p->dropins[i], O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
         struct stat st;
         if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
-            lz_elfpeek_needed(fd, serve_needed, p);
+            lz_elfpeek_needed(&peek_room, fd, serve_needed, p);
         if (fd >= 0)
             close(fd);
     }
@@ -206,7 +209,7 @@ static int object_of_this_machine(const char *path)
     if (fd < 0)
         return 0;
     struct stat st;
-    int ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && lz_elfpeek_native(fd);
+    int ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && lz_elfpeek_native(&peek_room, fd);
     close(fd);
     return ok;
 }
@@ -221,7 +224,7 @@ static int dropin_of(const char *path, const char *soname)
         return 0;
     struct stat st;
     char stands[256];
-    int ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && lz_elfpeek_dropin(fd, stands, sizeof stands) &&
+    int ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && lz_elfpeek_dropin(&peek_room, fd, stands, sizeof stands) &&
              strcmp(stands, soname) == 0;
     close(fd);
     return ok;

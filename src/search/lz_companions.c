@@ -113,11 +113,14 @@ static int found_by_name(const char *name, const struct stat *file, const char *
     if (lz_objects_with_soname(name, loaded_same, want))
         return want->same;
     char *rpath = NULL, *runpath = NULL;
-    int fd = dlopen_interposed() ? -1 : open(library, O_RDONLY | O_CLOEXEC);
+    /* On the heap: a first call's thread may have a small stack. */
+    lz_elfpeek_room *room = dlopen_interposed() ? NULL : malloc(sizeof *room);
+    int fd = room ? open(library, O_RDONLY | O_CLOEXEC) : -1;
     if (fd >= 0) {
-        lz_elfpeek_run_paths(fd, &rpath, &runpath);
+        lz_elfpeek_run_paths(room, fd, &rpath, &runpath);
         close(fd);
     }
+    free(room);
     const char *const names[] = {name, NULL};
     lz_linker_hooks h = {.visit = visit_same, .ctx = want};
     lz_linker_lookup_from(names, origin, rpath, runpath, &h);

@@ -55,9 +55,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     (void)lz_probe_rodata_string(path, "NCCL version ", version, sizeof version);
     /* The small reads the audit module and the launcher make of a file:
      * ld.so's verdict on it, and a drop-in's note. */
+    static lz_elfpeek_room room;
     char soname[256];
-    (void)lz_elfpeek_native(fd);
-    if (lz_elfpeek_dropin(fd, soname, sizeof soname) && strlen(soname) >= sizeof soname)
+    (void)lz_elfpeek_native(&room, fd);
+    if (lz_elfpeek_dropin(&room, fd, soname, sizeof soname) && strlen(soname) >= sizeof soname)
         __builtin_trap();
     return 0;
 }

@@ -14,11 +14,13 @@
 #include <unistd.h>
 
 #include "elf/lz_elffile.h"
+#include "elf/lz_elfpeek.h"
 
 static void head(int fd, const lz_elffile *d)
 {
+    static lz_elfpeek_room room;
     char soname[256] = "";
-    int has = lz_elfpeek_soname(fd, soname, sizeof soname);
+    int has = lz_elfpeek_soname(&room, fd, soname, sizeof soname);
     printf("class=%d machine=%u native=%d soname=%s glibc=%s soname_only=%s\n", d->elf_class,
            d->machine, d->native, d->soname[0] ? d->soname : "-", d->glibc[0] ? d->glibc : "-",
            has ? soname : "-");
