@@ -114,7 +114,7 @@ def run(cmd, env=None, check_rc=None, cwd=None, input=None, timeout=None):
     for k in ("LAZYNCCL_LIBPATH", "LAZYNVRTC_LIBPATH", "LAZYNVJITLINK_LIBPATH", "LAZYZLIB_LIBPATH",
               "LAZYCURAND_LIBPATH",
               "LAZYNCCL_DEBUG", "LAZYNCCL_STRICT_VERSIONS", "LZ_CTOR_LOG", "LD_LIBRARY_PATH",
-              "CONDA_PREFIX", "CUDA_HOME", "CUDA_PATH", "NCCL_HOME",
+              "CONDA_PREFIX", "CUDA_HOME", "CUDA_PATH", "NCCL_HOME", "NCCL_NET_PLUGIN",
               # lazynccl-run's node copy lies in /dev/shm (test_audit.node_copy)
               "XDG_RUNTIME_DIR", "LAZYNCCL_NODE_DIR"):
         e.pop(k, None)

@@ -29,20 +29,6 @@ def harden_client(d):
                        t.link_shim_args("nccl") + ["-lpthread"])
 
 
-def bounded(cmd, env, seconds=30):
-    """Run with a time limit: a hang is a failure, not a stuck suite."""
-    e = dict(os.environ)
-    for k in ("LAZYNCCL_LIBPATH", "LD_LIBRARY_PATH", "CONDA_PREFIX", "CUDA_HOME", "LAZYNCCL_DEBUG",
-              "NCCL_NET_PLUGIN"):
-        e.pop(k, None)
-    e.update(env)
-    try:
-        return subprocess.run(cmd, env=e, capture_output=True, text=True, timeout=seconds,
-                              errors="replace")
-    except subprocess.TimeoutExpired:
-        raise t.Fail(f"{cmd} did not finish in {seconds} s (blocked)")
-
-
 # --- secure execution: argv[0] ------------------------------------------------
 
 def secure_client(d, kind):
@@ -93,7 +79,7 @@ def secure_execution(kind, how):
     # bash's exec -a chooses argv[0], as an attacker's execv would.
     cmd = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "/bin/bash", "-c",
            'exec -a "$0" "$@"', f"{site}/x", exe, "call", "ncclGetVersion"]
-    r = bounded(cmd, env)
+    r = t.run(cmd, env=env, timeout=30)
     t.equal(r.returncode, 0, f"exit status ({r.stdout}{r.stderr})")
     t.check("value=66" not in r.stdout, f"the attacker's library answered:\n{r.stdout}")
     t.equal(r.stderr, "", "LAZYNCCL_DEBUG is the caller's too: nothing printed")
@@ -142,7 +128,7 @@ def fifo_in_override():
     d = t.workdir("fifo_in_override")
     os.makedirs(f"{d}/f")
     os.mkfifo(f"{d}/f/libnccl.so.2")
-    r = bounded([nccl_client(d), "call", "ncclGetVersion"], {"LAZYNCCL_LIBPATH": f"{d}/f"})
+    r = t.run([nccl_client(d), "call", "ncclGetVersion"], env={"LAZYNCCL_LIBPATH": f"{d}/f"}, timeout=30)
     t.contains(r.stdout, f"[LAZYNCCL_LIBPATH] {d}/f/libnccl.so.2: rejected: not a regular file",
                "report")
 
@@ -154,8 +140,7 @@ def fifo_in_ld_library_path():
     os.makedirs(f"{d}/f")
     os.mkfifo(f"{d}/f/libnccl.so.2")
     good = t.fake_nccl(f"{d}/good", version=7)
-    r = bounded([nccl_client(d), "call", "ncclGetVersion"],
-                {"LD_LIBRARY_PATH": f"{d}/f:{d}/good"})
+    r = t.run([nccl_client(d), "call", "ncclGetVersion"], env={"LD_LIBRARY_PATH": f"{d}/f:{d}/good"}, timeout=30)
     t.contains(r.stdout, "ncclGetVersion: rc=0 value=7", "the next candidate answers")
     t.contains(r.stdout, f"loaded={good}", "loaded")
 
@@ -167,9 +152,9 @@ def fifo_in_info_and_doctor():
     os.mkfifo(f"{d}/f/libnccl.so.2")
     os.mkfifo(f"{d}/f/libnccl-net-evil.so")
     info = os.path.join(t.BUILD, "lazynccl-info")
-    r = bounded([info, "--verbose", "nccl"], {"LD_LIBRARY_PATH": f"{d}/f"})
+    r = t.run([info, "--verbose", "nccl"], env={"LD_LIBRARY_PATH": f"{d}/f"}, timeout=30)
     t.contains(t.flat(r.stdout), "not a regular file", "lazynccl-info")
-    r = bounded([info, "--doctor", "nccl"], {"NCCL_NET_PLUGIN": f"{d}/f/libnccl-net-evil.so"})
+    r = t.run([info, "--doctor", "nccl"], env={"NCCL_NET_PLUGIN": f"{d}/f/libnccl-net-evil.so"}, timeout=30)
     t.check(r.returncode in (0, 1), f"exit status {r.returncode}: {r.stderr}")
 
 
@@ -181,7 +166,7 @@ def cancel_inside_first_call():
     leaves no lock held: the next call completes."""
     d = t.workdir("cancel_inside_first_call")
     fake = t.fake_nccl(f"{d}/lib", version=31)
-    r = bounded([harden_client(d), "cancel"], {"LAZYNCCL_LIBPATH": fake, "LZ_CTOR_SLEEP_MS": "400"})
+    r = t.run([harden_client(d), "cancel"], env={"LAZYNCCL_LIBPATH": fake, "LZ_CTOR_SLEEP_MS": "400"}, timeout=30)
     t.equal(r.returncode, 0, f"exit status (142 is the alarm: blocked)\n{r.stdout}{r.stderr}")
     t.contains(r.stdout, "then rc=0 value=31", "the call after the cancel")
 
@@ -192,7 +177,7 @@ def setpath_from_log_callback():
     (-1) instead of freeing the list being walked."""
     d = t.workdir("setpath_from_log_callback")
     fake = t.fake_nccl(f"{d}/lib", version=32)
-    r = bounded([harden_client(d), "setpath-in-log"], {"LAZYNCCL_LIBPATH": fake})
+    r = t.run([harden_client(d), "setpath-in-log"], env={"LAZYNCCL_LIBPATH": fake}, timeout=30)
     t.equal(r.returncode, 0, f"exit status\n{r.stdout}{r.stderr}")
     t.contains(r.stdout, "set_search_path from the callback: -1; rc=0 value=32", "answer")
 
@@ -213,8 +198,8 @@ def file_swapped_after_probe_is_refused():
     exe = t.compile_c(os.path.join(d, "swap"), [os.path.join(t.PROGS, "harden_client.c")],
                       ["-DLZ_WRAP_DLOPEN", "-Wl,--wrap=dlopen", f"{t.SHIMS}/liblazynccl.a", "-lpthread", "-ldl"]
                       + args)
-    r = bounded([exe, "swap"], {"LAZYNCCL_LIBPATH": old, "LAZYNCCL_DEBUG": "1", "LZ_SWAP_FROM": new,
-                                "LZ_SWAP_TO": old})
+    r = t.run([exe, "swap"], env={"LAZYNCCL_LIBPATH": old, "LAZYNCCL_DEBUG": "1", "LZ_SWAP_FROM": new,
+                                "LZ_SWAP_TO": old}, timeout=30)
     t.equal(r.returncode, 0, f"exit status\n{r.stdout}{r.stderr}")
     t.contains(r.stdout, "renamed: 0", "the rename before the first dlopen")
     t.contains(r.stderr, f"[LAZYNCCL_LIBPATH] {old}: refused once loaded: "
@@ -231,7 +216,7 @@ def retry_races_first_calls():
     exe = harden_client(d)
     bad = 0
     for _ in range(60):
-        r = bounded([exe, "retry-race", fake], {})
+        r = t.run([exe, "retry-race", fake], env={}, timeout=30)
         if "ncclGetVersion rc=0 value=33 pncclGetVersion rc=0 value=33" not in r.stdout:
             bad += 1
             last = r.stdout + r.stderr
@@ -261,8 +246,7 @@ def dlsym_checked_after_dlopen():
                       ["-Wl,-soname,libnccl.so.2", f"-Wl,--version-script,{d}/bad/m.map"],
                       shared=True)
     good = t.fake_nccl(f"{d}/good", version=34)
-    r = bounded([nccl_client(d), "call", "ncclGetVersion"],
-                {"LAZYNCCL_LIBPATH": f"{bad}:{good}", "LAZYNCCL_DEBUG": "1"})
+    r = t.run([nccl_client(d), "call", "ncclGetVersion"], env={"LAZYNCCL_LIBPATH": f"{bad}:{good}", "LAZYNCCL_DEBUG": "1"}, timeout=30)
     t.contains(r.stdout, "ncclGetVersion: rc=0 value=34", "the good candidate answers")
     t.contains(r.stderr, f"{bad}: rejected: dlsym does not find ncclGetVersion", "log")
 
@@ -302,21 +286,21 @@ def unreadable_and_dangling_directories():
     os.symlink(f"{d}/nowhere", f"{d}/conda/lib")
     exe = nccl_client(d)
     env = {"LAZYNCCL_LIBPATH": f"{d}/dangling"}
-    r = bounded([exe, "call", "ncclGetVersion"], env)
+    r = t.run([exe, "call", "ncclGetVersion"], env=env, timeout=30)
     t.contains(r.stdout, f"[LAZYNCCL_LIBPATH] {d}/dangling: rejected: a dangling symbolic link",
                "dangling")
-    r = bounded([exe, "call", "ncclGetVersion"], {"CONDA_PREFIX": f"{d}/conda",
-                                                  "LAZYNCCL_DEBUG": "1"})
+    r = t.run([exe, "call", "ncclGetVersion"], env={"CONDA_PREFIX": f"{d}/conda",
+                                                  "LAZYNCCL_DEBUG": "1"}, timeout=30)
     t.contains(r.stderr, f"[CONDA_PREFIX] {d}/conda/lib: rejected: a dangling symbolic link",
                "conda")
     if os.geteuid() == 0:
         # root reads anything: check as nobody
         os.chmod(d, 0o755)
         os.chmod(exe, 0o755)
-        r = bounded(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", exe, "call",
-                     "ncclGetVersion"], {"LAZYNCCL_LIBPATH": f"{d}/locked"})
+        r = t.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", exe, "call",
+                     "ncclGetVersion"], env={"LAZYNCCL_LIBPATH": f"{d}/locked"}, timeout=30)
     else:
-        r = bounded([exe, "call", "ncclGetVersion"], {"LAZYNCCL_LIBPATH": f"{d}/locked"})
+        r = t.run([exe, "call", "ncclGetVersion"], env={"LAZYNCCL_LIBPATH": f"{d}/locked"}, timeout=30)
     t.contains(r.stdout, f"[LAZYNCCL_LIBPATH] {d}/locked: rejected: cannot be searched: "
                "Permission denied", "locked")
 
@@ -327,9 +311,9 @@ def info_says_what_it_drops():
     and JSON, instead of dropping it silently."""
     many = ":".join(f"/nonexistent/{i}/libnccl.so.2" for i in range(70))
     info = os.path.join(t.BUILD, "lazynccl-info")
-    r = bounded([info, "--verbose", "nccl"], {"LAZYNCCL_LIBPATH": many})
+    r = t.run([info, "--verbose", "nccl"], env={"LAZYNCCL_LIBPATH": many}, timeout=30)
     t.contains(r.stdout, "(6 more candidates not shown: the tool keeps the first 64)", "text")
-    doc = json.loads(bounded([info, "--json", "nccl"], {"LAZYNCCL_LIBPATH": many}).stdout)
+    doc = json.loads(t.run([info, "--json", "nccl"], env={"LAZYNCCL_LIBPATH": many}, timeout=30).stdout)
     lib = doc["libraries"][0]
     t.equal((len(lib["candidates"]), lib["candidates_not_shown"]), (64, 6), "JSON")
 
@@ -370,14 +354,14 @@ def loader_lock_runs(mode, runs):
     lib = t.real_library("libnccl.so.2")
     d = t.workdir(f"loader_lock_{mode or 'first'}")
     prog, plugin, real, real_plugin = loader_lock_programs(d, os.path.dirname(lib))
-    want = bounded([real, real_plugin], {}, 60)
+    want = t.run([real, real_plugin], env={}, timeout=60)
     if want.returncode != 0:
         raise t.Fail(f"the -lnccl build failed: {want.stdout}{want.stderr}")
     expect = want.stdout.strip()
     if "uniqueid=0 version=0/" not in expect or "plugin: rc=0" not in expect:
         raise t.Fail(f"the -lnccl build: {expect}")
     for i in range(runs):
-        r = bounded([prog, plugin] + ([mode] if mode else []), {}, 30)
+        r = t.run([prog, plugin] + ([mode] if mode else []), env={}, timeout=30)
         t.equal((r.returncode, r.stdout.strip()), (0, expect), f"run {i + 1} of {runs}: {r.stderr}")
 
 
@@ -424,7 +408,7 @@ def join_programs(d, how, where):
 
 def join_case(where, who, cause="which waits for this thread to end (pthread_join)"):
     d = t.workdir(f"join_first_call_{who}_{where}")
-    plain = bounded(join_programs(d, "plain", where), {}, 60)
+    plain = t.run(join_programs(d, "plain", where), env={}, timeout=60)
     version = plain.stdout.split("main: rc=0 version=")[-1].strip()
     t.equal((plain.returncode, plain.stdout), (0, f"{who}: rc=0 version={version}\n"
                                                  f"main: rc=0 version={version}\n"), "-lnccl")
@@ -441,7 +425,7 @@ def join_case(where, who, cause="which waits for this thread to end (pthread_joi
     ldso = interp.split("[Requesting program interpreter: ", 1)[1].split("]", 1)[0]
     runs.append(("shared shim under ld.so run as a command", [ldso] + join_programs(d, "shared", where), {}))
     for what, cmd, env in runs:
-        r = bounded(cmd, dict(env, LAZYNCCL_DEBUG="1"), 60)
+        r = t.run(cmd, env=dict(env, LAZYNCCL_DEBUG="1"), timeout=60)
         t.equal((r.returncode, r.stdout), (0, want), f"{what}: {r.stderr}")
         t.contains(r.stderr, cause, f"{what}: the log")
 
@@ -482,7 +466,7 @@ def first_call_joined_after_its_look_at_the_lock_ends():
     for what, (link, env) in builds.items():
         prog = t.compile_c(os.path.join(d, what.replace(" ", "_")), [src],
                            link + ["-ldl", "-lpthread", "-rdynamic"])
-        r = bounded([prog, plugin], dict(env, LAZYNCCL_DEBUG="1"), 60)
+        r = t.run([prog, plugin], env=dict(env, LAZYNCCL_DEBUG="1"), timeout=60)
         version = r.stdout.split("main: rc=0 version=")[-1].strip()
         t.equal((r.returncode, r.stdout), (0, f"worker: rc=2 version=-1\nmain: rc=0 version={version}\n"),
                 f"{what}: {r.stderr}")
@@ -507,11 +491,11 @@ def first_call_joined_after_its_choice_publishes_nothing():
                         t.sanitizer_link_args())
     shimmed = t.compile_c(os.path.join(d, "shimmed"), [src], ["-DLZ_SHIM"] + t.link_shim_args("sqlite") +
                           ["-ldl", "-lpthread", "-rdynamic"])
-    want = bounded([plain, plugin], {}, 60)
+    want = t.run([plain, plugin], env={}, timeout=60)
     version = want.stdout.split("worker: ", 1)[-1].split("\n", 1)[0]
     t.equal((want.returncode, want.stdout), (0, f"worker: {version}\nmain: LAZY 42\nmain: {version}\n"),
             f"-lsqlite3: {want.stderr}")
-    r = bounded([shimmed, plugin], {}, 60)
+    r = t.run([shimmed, plugin], env={}, timeout=60)
     t.equal((r.returncode, r.stdout), (0, f"worker: (null)\nmain: LAZY 42\nmain: {version}\n"),
             f"the shared shim: {r.stderr}")
 
@@ -532,7 +516,7 @@ def function_first_called_under_a_join_after_the_load():
     plugin is a copy of its own, whose library is not loaded yet: its call
     is a first call, and ends with the failure value."""
     d = t.workdir("join_loaded")
-    plain = bounded(join_programs(d, "plain", 4) + ["first"], {}, 60)
+    plain = t.run(join_programs(d, "plain", 4) + ["first"], env={}, timeout=60)
     t.equal(plain.returncode, 0, f"-lnccl: {plain.stderr}")
     t.contains(plain.stdout, "constructor: pncclGetVersion rc=0 version=", "-lnccl")
     busy = re.sub(r"constructor: pncclGetVersion rc=0 version=\d+", "constructor: pncclGetVersion rc=2 "
@@ -545,7 +529,7 @@ def function_first_called_under_a_join_after_the_load():
         # thread crashes at this process's exit (signal 11 in StopTheWorld,
         # after main returned): its leak check is left out of that row.
         env = UNLOADED_STATIC if what in ("static shim", "drop-in") else {}
-        r = bounded(cmd + ["first"], env, 60)
+        r = t.run(cmd + ["first"], env=env, timeout=60)
         t.equal((r.returncode, r.stdout), (0, want), f"{what}: {r.stderr}")
 
 
@@ -554,14 +538,14 @@ def loads_as_plain(name, where):
     call waits for the lock and loads NCCL, answering as with -lnccl,
     through the shared shim, the static shim and the drop-in."""
     d = t.workdir(name)
-    plain = bounded(join_programs(d, "plain", where), {}, 60)
+    plain = t.run(join_programs(d, "plain", where), env={}, timeout=60)
     t.equal(plain.returncode, 0, f"-lnccl: {plain.stderr}")
     t.contains(plain.stdout, "constructor: rc=0 version=", "-lnccl")
     for what, cmd in (("shared shim", join_programs(d, "shared", where)),
                       ("static shim", join_programs(d, "static", where)),
                       ("drop-in", [os.path.join(t.BUILD, "lazynccl-run"), "--"] +
                        join_programs(d, "plain", where))):
-        r = bounded(cmd, UNLOADED_STATIC if what == "static shim" else {}, 60)
+        r = t.run(cmd, env=UNLOADED_STATIC if what == "static shim" else {}, timeout=60)
         t.equal((r.returncode, r.stdout), (0, plain.stdout), f"{what}: {r.stderr}")
 
 
@@ -621,7 +605,7 @@ def first_call_without_failure_value_joined_stops_saying_why():
     plugin = t.compile_c(f"{d}/plugin.so", [f"{d}/plugin.c", "-fPIC", "-lpthread"] +
                          t.link_shim_args("cudnn"), shared=True)
     prog = t.compile_c(f"{d}/main", [f"{d}/main.c", "-ldl"] + t.sanitizer_link_args())
-    r = bounded([prog, plugin], {}, 60)
+    r = t.run([prog, plugin], env={}, timeout=60)
     t.equal((r.returncode, r.stdout), (127, ""), f"exit status: {r.stderr}")
     t.contains(r.stderr, "lazycudnn: cudnnGetLastErrorString was called while the dynamic linker's "
                          "lock is held by a thread that waits for this one to end (pthread_join)",
@@ -652,13 +636,13 @@ def libelf_never_from_caller_places():
                 [f"-I{t.FAKES}", '-DFAKE_NAME="LD_LIBRARY_PATH"', "-Wl,-soname,libelf.so.1"],
                 shared=True)
     env = dict(dirs, LD_LIBRARY_PATH=llp, LZ_CTOR_LOG=log)
-    r = bounded([os.path.join(t.BUILD, "lazynccl-info"), "--json", "nccl"], env)
+    r = t.run([os.path.join(t.BUILD, "lazynccl-info"), "--json", "nccl"], env=env, timeout=30)
     doc = json.loads(r.stdout)
     t.equal(os.path.exists(log), False, "a planted libelf ran its constructor")
     t.contains(json.dumps(doc["libraries"][0]["candidates"]), "\"soname\": \"libnccl.so.2\"",
                "candidates were probed (read with the system's libelf)")
     client = nccl_client(d)
-    r = bounded([client, "wouldload"], env)
+    r = t.run([client, "wouldload"], env=env, timeout=30)
     t.contains(r.stdout, "would=1", "would_load found the real NCCL")
     t.equal(os.path.exists(log), False, f"would_load ran a planted constructor: {r.stdout}")
 
