@@ -857,6 +857,12 @@ def api_would_load_loads_nothing():
     t.equal(out.strip(), f"would=0 path=  [LAZYNCCL_LIBPATH] {d}/none: rejected: No such file or "
                          "directory\n  LAZYNCCL_LIBPATH is set, so nothing else was tried\n loaded=0 mapped=0",
             "would_load without a library: the reason, nothing loaded")
+    for size, found in (("1", ""), ("2", "/")):
+        out = t.run([client(d), "wouldload", size], env={"LAZYNCCL_LIBPATH": fake}, check_rc=0).stdout
+        t.equal(out.strip(), f"would=1 path={found} loaded=0 mapped=0", f"a buffer of {size} byte(s)")
+    for size in ("1", "2"):
+        out = t.run([client(d), "wouldload", size], env={"LAZYNCCL_LIBPATH": f"{d}/none"}).stdout
+        t.equal(out.strip(), "would=0 path= loaded=0 mapped=0", f"no library, a buffer of {size} byte(s)")
 
 
 @case

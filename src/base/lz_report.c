@@ -60,6 +60,8 @@ int lz_report_init(lz_report *rep, const lz_lib *lib, char *text, size_t size, s
 {
     if (!text && !lz_logging(lib))
         return 0;
+    if (text && len < size)
+        text[len] = '\0'; /* a string before any line, however small the buffer */
     rep->lib = lib;
     rep->text = text;
     rep->size = size;

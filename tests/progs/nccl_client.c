@@ -7,7 +7,7 @@
  *                               then: loaded=PATH step=STEP copies=N
  *                               libelf_mapped=N (the probe needs no libelf)
  *   nccl_client preload FILE call NAME..   dlopen FILE first (as PyTorch would)
- *   nccl_client wouldload   ->  would=1 path=PATH loaded=0 mapped=0
+ *   nccl_client wouldload [SIZE] -> would=1 path=PATH loaded=0 mapped=0
  *   nccl_client searchpath LIST ...   lazynccl_set_search_path(LIST) first
  *   nccl_client logcb ...             print log lines received by a callback */
 #include <dlfcn.h>
@@ -73,8 +73,11 @@ int main(int argc, char **argv)
         argc -= 1;
     }
     if (argc >= 2 && strcmp(argv[1], "wouldload") == 0) {
-        char path[4096] = "";
-        int would = lazynccl_would_load(path, sizeof path);
+        /* argv[2]: the buffer's size (a string of it whatever its size) */
+        char path[4096];
+        memset(path, 'X', sizeof path);
+        size_t size = argc >= 3 ? (size_t)atoi(argv[2]) : sizeof path;
+        int would = lazynccl_would_load(path, size);
         printf("would=%d path=%s loaded=%d mapped=%d\n", would, path, lazynccl_is_loaded(),
                nccl_mapped());
         return 0;
