@@ -367,7 +367,11 @@ int check_target(FILE *f, const char *target, const lz_lib *const *libs, int nam
             lz_probe_free(&p);
         return 2;
     }
-    c.o[0].path = strdup(target);
+    if (!(c.o[0].path = strdup(target))) {
+        lz_probe_free(&c.o[0].p);
+        fprintf(stderr, "lazynccl-info: --check %s: out of memory\n", target);
+        return 2;
+    }
     c.o[0].loader = -1;
     c.n = 1;
     fprintf(f, "check: %s\n", target);
