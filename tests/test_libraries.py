@@ -306,6 +306,40 @@ def variables_of_a_plugin_loaded_later():
 
 
 @case
+def variables_of_a_plugin_with_the_library_absent():
+    """A program that uses no variable starts without the library, then
+    dlopens a plugin that binds the variables: linked to the shared shim
+    (the program too), or to libvars.so.1 with the drop-in standing in.
+    With the library absent (its override naming no file), the process
+    stops while the plugin is bound: exit 127, the dynamic linker's words
+    naming libvars.so.1, the variable and the search's report, and the
+    plugin never reads a value the library never gave. With the library
+    there, the plugin is loaded and the program goes on."""
+    v = Vars("vars_plugin_absent")
+    on_shim = t.compile_c(f"{v.d}/plugin_on_shim.so", [f"{VARS}/plugin_vars.c", f"-I{VARS}", f"-L{v.d}",
+                                                       "-llazyvars", f"-Wl,-rpath,{v.d}"],
+                          t.sanitizer_link_args(), shared=True)
+    on_real = t.compile_c(f"{v.d}/plugin_on_real.so", [f"{VARS}/plugin_vars.c", f"-I{VARS}", v.real,
+                                                       f"-Wl,-rpath,{os.path.dirname(v.real)}"],
+                          t.sanitizer_link_args(), shared=True)
+    for how, plugin, dropin in (("shared", on_shim, False), ("real", on_real, True)):
+        exe = v.program("plugin", how)
+        what = "the drop-in" if dropin else "the shared shim"
+        r = t.run([exe, v.real, plugin], env=v.env(dropin=dropin, absent=True))
+        t.equal(r.returncode, 127, f"{what}: exit status\n{r.stdout}{r.stderr[-800:]}")
+        t.check("plugin reads" not in r.stdout, f"{what}: the plugin read nothing: {r.stdout}")
+        t.contains(r.stderr, "lazyvars: vars cannot be loaded, and its variables are used (vars_",
+                   f"{what}: the head")
+        t.contains(r.stderr, ", bound by an object loaded after start): stopping, as the dynamic linker "
+                             "would have at start (error while loading shared libraries: libvars.so.1)",
+                   f"{what}: the words")
+        t.contains(r.stderr, f"{v.d}/nowhere/libvars.so.1", f"{what}: the report names the override")
+        r = t.run([exe, v.real, plugin], env=v.env(dropin=dropin))
+        t.equal(r.returncode, 0, f"{what}, the library there: {r.stderr[-800:]}")
+        t.contains(r.stdout, "plugin wrote 7, library sees counter 7\n", f"{what}, the library there")
+
+
+@case
 def variables_of_a_plugin_closed_before_any_call():
     """The plugin only reads and writes the variables, no call, and is
     closed before the program's first call, unmapping the copy of the

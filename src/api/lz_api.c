@@ -94,13 +94,17 @@ static void say(const lz_lib *lib)
 
 /* The report after head (k bytes of size), then exit 127: what the
  * dynamic linker does at start when a library cannot be loaded. */
-static __attribute__((noreturn)) void stop(const lz_lib *lib, const char *head, int k, size_t size)
+static __attribute__((noreturn)) void stop_with(const char *m, const char *head, int k, size_t size)
 {
-    const char *m = lz_message(lib);
     if (k > 0 && write(2, head, (size_t)k < size ? (size_t)k : size - 1) >= 0 &&
         write(2, m, strlen(m)) >= 0)
         (void)!write(2, "\n", 1);
     _exit(127);
+}
+
+static __attribute__((noreturn)) void stop(const lz_lib *lib, const char *head, int k, size_t size)
+{
+    stop_with(lz_message(lib), head, k, size);
 }
 
 void lz_stop(const lz_lib *lib, const char *name)
@@ -125,13 +129,13 @@ void lz_stop_busy(const lz_lib *lib, const char *name)
     stop(lib, head, k, sizeof head);
 }
 
-void lz_stop_variables(const lz_lib *lib, const char *who)
+void lz_stop_variables(const lz_lib *lib, const char *who, const char *report)
 {
     char head[512];
     int k = snprintf(head, sizeof head, "%s: %s cannot be loaded, and its variables are used (%s): "
                      "stopping, as the dynamic linker would have at start (error while loading "
                      "shared libraries: %s)\n", lib->prefix, lib->display, who, lib->sonames[0]);
-    stop(lib, head, k, sizeof head);
+    stop_with(report ? report : lz_message(lib), head, k, sizeof head);
 }
 
 void lz_stop_unbound(const lz_lib *lib, const char *name, const char *who, const char *version)

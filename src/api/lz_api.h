@@ -26,10 +26,12 @@ LZ_HIDDEN __attribute__((noreturn)) void lz_stop(const lz_lib *lib, const char *
  * by a thread joining this one (LZ_BUSY): no failure value to return, and
  * waiting would never end. Its own words: the library may well be there. */
 LZ_HIDDEN __attribute__((noreturn)) void lz_stop_busy(const lz_lib *lib, const char *name);
-/* The same before main, where the library's variables are used (who: by
- * whom) and it cannot be loaded: no variable may be read as a value the
- * library never gave it. */
-LZ_HIDDEN __attribute__((noreturn)) void lz_stop_variables(const lz_lib *lib, const char *who);
+/* The same where the library's variables are used (who: by whom) and it
+ * cannot be loaded, before main or when an object loaded later binds one:
+ * no variable may be read as a value the library never gave it. report:
+ * the search's, or NULL for the failed load's message. */
+LZ_HIDDEN __attribute__((noreturn)) void lz_stop_variables(const lz_lib *lib, const char *who,
+                                                           const char *report);
 /* Stop as the dynamic linker's lazy binding stops a program whose library
  * lacks a function it calls ("PROG: symbol lookup error: OBJ: undefined
  * symbol: NAME, version V"), then the report, exit 127: who is the object

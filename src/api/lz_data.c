@@ -10,6 +10,7 @@
 #include "process/lz_objects.h"
 #include "process/lz_objects_imports.h"
 #include "base/lz_report.h"
+#include "base/lz_text.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -147,6 +148,37 @@ static void defer(const lz_lib *lib, const lz_data *data)
            "of a copy of the library loaded by then", n, lib->display, data->n);
 }
 
+/* No copy of the library is loaded for a later object's variable to take
+ * its value from. Where none can be loaded either (a load failed, or a
+ * search that loads nothing finds no file), that object would read a
+ * value the library never gave it: the process stops, as ld.so would have
+ * at start (and as lz_data_start stops where an object loaded at start
+ * uses one), the search's report said. Where one can, the variable waits
+ * for the load, as before. Runs inside the dynamic linker (a resolver):
+ * the search takes no lock ld.so's callers hold while they wait for it. */
+static void stop_where_absent(const lz_lib *lib, const char *name)
+{
+    int status = lz_status(lib);
+    char *report = NULL;
+    if (status == LZ_UNTRIED) {
+        lz_request req = {0};
+        lz_result *res = malloc(sizeof *res);
+        report = malloc(LZ_MESSAGE_MAX);
+        int found = !res || !report || lz_inspect_search(lib, &req, res, report, LZ_MESSAGE_MAX);
+        free(res);
+        if (found) { /* or not known: out of memory */
+            free(report);
+            return;
+        }
+    } else if (status != LZ_FAILED) {
+        return;
+    }
+    char small[160];
+    char *who = lz_text_format(small, sizeof small, 512, "%s, bound by an object loaded after start",
+                               name);
+    lz_stop_variables(lib, who, report);
+}
+
 void *lz_data_bind(const lz_lib *lib, size_t i)
 {
     const lz_data *data = data_of(lib, 0);
@@ -169,6 +201,8 @@ void *lz_data_bind(const lz_lib *lib, size_t i)
     int found = 0;
     for (const char *const *s = lib->sonames; value && *s && !found; s++)
         found = lz_objects_real_value(*s, mark, d->name, value, d->size);
+    if (value && !found)
+        stop_where_absent(lib, d->name);
     if (found && !untouched(value, d->size) && untouched(d->addr, d->size)) {
         copy(d, value, lz_holder_relro(d->addr));
         __atomic_store_n(&data->filled[i], fill_mark(d->addr, d->size), __ATOMIC_RELEASE);
@@ -203,7 +237,7 @@ void lz_data_start(const lz_lib *lib, const lz_data *data)
     }
     lz_log(lib, "loading %s before main: its variables are used (%s)", lib->display, who);
     if (lz_ensure_loaded(lib, NULL) == LZ_FAILED)
-        lz_stop_variables(lib, who);
+        lz_stop_variables(lib, who, NULL);
 }
 
 lz_fn lz_data_call(const lz_lib *lib, size_t i)
