@@ -533,6 +533,12 @@ LZ_COLD static int file_soname(const char *path, struct stat *st, char *soname, 
  * plain. */
 LZ_COLD static int usable(target *t)
 {
+    if (t->id_state == 0 && !the_room()) {
+        /* Not a verdict on the drop-in: the next request tries again. */
+        lz_say("cannot allocate memory to read the drop-in ", t->path, ": it does not stand in "
+               "for ", t->soname, " in this request");
+        return 0;
+    }
     if (t->id_state == 0) {
         struct stat st = {0};
         char soname[256];

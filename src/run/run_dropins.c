@@ -13,11 +13,12 @@
 #include <sys/statvfs.h> /* ST_NOEXEC */
 #include <unistd.h>
 
+/* The launcher reads one drop-in at a time, on its one thread. */
+static lz_elfpeek_room peek_room;
+
 /* The newest version of stem present in the directory: libnvrtc.so.13 over
  * .12; a soname with a minor (libnvrtc-builtins.so.13.0) by major, then
  * minor. 1 when one is. */
-/* The launcher reads one drop-in at a time, on its one thread. */
-static lz_elfpeek_room peek_room;
 
 static int newest(const run_parts *p, const char *stem, char *out, size_t size)
 {
