@@ -96,8 +96,9 @@ static void say(const lz_lib *lib)
  * dynamic linker does at start when a library cannot be loaded. */
 static __attribute__((noreturn)) void stop_with(const char *m, const char *head, int k, size_t size)
 {
+    size_t len = strlen(m);
     if (k > 0 && write(2, head, (size_t)k < size ? (size_t)k : size - 1) >= 0 &&
-        write(2, m, strlen(m)) >= 0)
+        write(2, m, len) >= 0 && (!len || m[len - 1] != '\n'))
         (void)!write(2, "\n", 1);
     _exit(127);
 }

@@ -148,34 +148,44 @@ static void defer(const lz_lib *lib, const lz_data *data)
            "of a copy of the library loaded by then", n, lib->display, data->n);
 }
 
-/* No copy of the library is loaded for a later object's variable to take
- * its value from. Where none can be loaded either (a load failed, or a
- * search that loads nothing finds no file), that object would read a
- * value the library never gave it: the process stops, as ld.so would have
- * at start (and as lz_data_start stops where an object loaded at start
- * uses one), the search's report said. Where one can, the variable waits
- * for the load, as before. Runs inside the dynamic linker (a resolver):
- * the search takes no lock ld.so's callers hold while they wait for it. */
-static void stop_where_absent(const lz_lib *lib, const char *name)
+static int any_copy(void *ctx, const char *path, const char *why)
 {
-    int status = lz_status(lib);
-    char *report = NULL;
-    if (status == LZ_UNTRIED) {
-        lz_request req = {0};
-        lz_result *res = malloc(sizeof *res);
-        report = malloc(LZ_MESSAGE_MAX);
-        int found = !res || !report || lz_inspect_search(lib, &req, res, report, LZ_MESSAGE_MAX);
-        free(res);
-        if (found) { /* or not known: out of memory */
-            free(report);
-            return;
-        }
-    } else if (status != LZ_FAILED) {
+    (void)path, (void)why;
+    *(int *)ctx = 1;
+    return 1;
+}
+
+/* No copy of the library gave a later object's variable its value. Where
+ * none can be loaded (a search that loads nothing finds no file), that
+ * object would read a value the library never gave it: the process stops,
+ * as ld.so would have at start (and as lz_data_start stops where an object
+ * loaded at start uses one), the search's report said. Where one can, or
+ * where a copy is mapped already (its value a relocation writes, or being
+ * relocated now: its own references come here too), the variable waits
+ * for the load, as before. Runs inside the dynamic linker (a resolver,
+ * ld.so's lock held): never where the program's chooser would be called,
+ * which may wait for a thread that waits for that lock. */
+static void stop_where_absent(const lz_lib *lib, const char *name, const char *mark)
+{
+    if (lz_status(lib) == LZ_LOADED || __atomic_load_n(&lib->st->chooser, __ATOMIC_ACQUIRE))
+        return;
+    int mapped = 0;
+    for (const char *const *s = lib->sonames; *s && !mapped; s++)
+        lz_objects_real_with_soname(*s, mark, any_copy, &mapped);
+    if (mapped)
+        return;
+    lz_request req = {0};
+    lz_result *res = malloc(sizeof *res);
+    char *report = malloc(LZ_MESSAGE_MAX);
+    int found = !res || !report || lz_inspect_search(lib, &req, res, report, LZ_MESSAGE_MAX);
+    free(res);
+    if (found) { /* or not known: out of memory */
+        free(report);
         return;
     }
     char small[160];
-    char *who = lz_text_format(small, sizeof small, 512, "%s, bound by an object loaded after start",
-                               name);
+    char *who = lz_text_format(small, sizeof small, 512, "%s, bound after start: by an object "
+                               "loaded later, or dlsym", name);
     lz_stop_variables(lib, who, report);
 }
 
@@ -202,7 +212,7 @@ void *lz_data_bind(const lz_lib *lib, size_t i)
     for (const char *const *s = lib->sonames; value && *s && !found; s++)
         found = lz_objects_real_value(*s, mark, d->name, value, d->size);
     if (value && !found)
-        stop_where_absent(lib, d->name);
+        stop_where_absent(lib, d->name, mark);
     if (found && !untouched(value, d->size) && untouched(d->addr, d->size)) {
         copy(d, value, lz_holder_relro(d->addr));
         __atomic_store_n(&data->filled[i], fill_mark(d->addr, d->size), __ATOMIC_RELEASE);
