@@ -41,7 +41,12 @@
 #define LZ_NOTE_STR(x) LZ_NOTE_STR_(x)
 
 enum { LZ_ASKED_NONE = 0, LZ_ASKED_WRITING = 1, LZ_ASKED_SET = 2 };
-enum { LZ_LOADING_SLOTS = 16 };
+/* A slot per thread inside the drop-in's own load at once: with 16, the
+ * 17th of 64 racing first calls (fidelity_racing_first_calls_through_a_
+ * dlopen_wrapper, under ASan's slow dlopen) found none, the module took
+ * its load for the program's and answered it with the drop-in, which
+ * refused it, and that search published a failure for every call. */
+enum { LZ_LOADING_SLOTS = 64 };
 
 /* The file a program asked for by path, redirected to the drop-in, and the
  * object that asked. state goes NONE -> WRITING -> SET once: the first
