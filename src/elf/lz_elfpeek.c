@@ -140,9 +140,8 @@ static int dropin_note(unsigned type, const char *desc, size_t size, void *ctx)
     return 1;
 }
 
-int lz_elfpeek_dropin(lz_elfpeek_room *room, int fd, char *soname, size_t size)
+int lz_elfpeek_dropin(lz_elfpeek_room *s, int fd, char *soname, size_t size)
 {
-    lz_elfpeek_room *s = room;
     int elf_class;
     unsigned machine;
     unsigned long long tls;

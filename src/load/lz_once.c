@@ -26,6 +26,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+enum { REFUSED_SIZE = 512 }; /* why a search was cut short */
+
 static int status_of(const lz_lib *lib)
 {
     return __atomic_load_n(&lib->st->status, __ATOMIC_ACQUIRE);
@@ -216,9 +218,9 @@ static int ensure_loaded(const lz_lib *lib, const lz_sym *want)
         /* Said on the heap, where said at all: the library's constructors
          * ran below this frame. */
         int busy = lz_ldlock_refused(NULL, 0);
-        char *refused = busy ? malloc(512) : NULL;
+        char *refused = busy ? malloc(REFUSED_SIZE) : NULL;
         if (refused)
-            lz_ldlock_refused(refused, 512);
+            lz_ldlock_refused(refused, REFUSED_SIZE);
         lz_ldlock_restore(outer);
         if (busy) {
             /* A search cut short: nothing published, the next call searches

@@ -4,14 +4,14 @@
  * calls ncclGetVersion, "nvrtc" nvrtcVersion (whose search also judges the
  * release of what is loaded beside it), "would" asks lazynccl_would_load
  * (a search that loads nothing). Prints what the call returned. */
-#include <limits.h>
 #include <lazynccl_control.h>
 #include <nccl.h>
 #include <nvrtc.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "small_thread.h"
 
 static const char *which;
 
@@ -42,11 +42,5 @@ int main(int argc, char **argv)
     if (argc != 2)
         return 2;
     which = argv[1];
-    pthread_attr_t attr;
-    pthread_t thread;
-    if (pthread_attr_init(&attr) != 0 || pthread_attr_setstacksize(&attr, PTHREAD_STACK_MIN) != 0 ||
-        pthread_create(&thread, &attr, first_call, NULL) != 0)
-        return 3;
-    pthread_join(thread, NULL);
-    return 0;
+    return on_smallest_stack(first_call);
 }

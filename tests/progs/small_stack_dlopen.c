@@ -4,10 +4,10 @@
  * lazynccl-run's audit module judges runs on the thread that asked. Prints
  * what each returned, then the NCCL files mapped. */
 #include <dlfcn.h>
-#include <limits.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+
+#include "small_thread.h"
 
 static const char *path;
 
@@ -30,12 +30,8 @@ int main(int argc, char **argv)
     if (argc != 2)
         return 2;
     path = argv[1];
-    pthread_attr_t attr;
-    pthread_t thread;
-    if (pthread_attr_init(&attr) != 0 || pthread_attr_setstacksize(&attr, PTHREAD_STACK_MIN) != 0 ||
-        pthread_create(&thread, &attr, first_call, NULL) != 0)
+    if (on_smallest_stack(first_call) != 0)
         return 3;
-    pthread_join(thread, NULL);
     FILE *maps = fopen("/proc/self/maps", "r");
     char line[4096];
     while (maps && fgets(line, sizeof line, maps))
