@@ -46,5 +46,6 @@ int lz_strlist_visit(lz_strlist *l, lz_strlist_visit_fn visit, void *ctx)
         rc = visit(ctx, a[0] ? a : NULL, b);
     }
     free(l->buf);
+    *l = (lz_strlist){0};
     return rc;
 }

@@ -8,6 +8,7 @@
 #include "base/lz_env.h"
 #include "base/lz_path.h"
 #include "elf/lz_elfmem.h"
+#include "elf/lz_version.h"
 #include "process/lz_dst.h"
 #include "process/lz_objects.h"
 
@@ -277,13 +278,12 @@ static void cpu_subdirs(hwcaps_read *r, const char *mask, int builtin_on, int le
 }
 #endif
 
-/* 1 when the running C library is glibc 2.minor or later. */
-static int glibc_since(long minor)
+/* 1 when the running C library is glibc `since` ("2.33") or later;
+ * compared without strtol, whose code and locale tables would be two pages
+ * more that a first call touches. */
+static int glibc_since(const char *since)
 {
-    const char *v = gnu_get_libc_version();
-    char *end;
-    long major = strtol(v, &end, 10), m = *end == '.' ? strtol(end + 1, NULL, 10) : 0;
-    return major > 2 || (major == 2 && m >= minor);
+    return lz_version_cmp(gnu_get_libc_version(), since) >= 0;
 }
 
 /* glibc-hwcaps' built-in names; the legacy power set of at most four names
@@ -311,7 +311,7 @@ static hwcaps_read *read_hwcaps(void)
     r->max_names = names;
     r->max_text = text;
     r->text = (char *)&r->names[names + 1];
-    if (glibc_since(33)) {
+    if (glibc_since("2.33")) {
         /* The prepended names, empty elements skipped, as glibc splits them. */
         for (const char *p = o->hwcaps_prepend ? o->hwcaps_prepend : ""; *p;) {
             size_t n = lz_path_next(p, ":");
@@ -319,7 +319,7 @@ static hwcaps_read *read_hwcaps(void)
             p += n + (p[n] != '\0');
         }
     }
-    cpu_subdirs(r, o->hwcaps_mask, glibc_since(33), !glibc_since(37));
+    cpu_subdirs(r, o->hwcaps_mask, glibc_since("2.33"), !glibc_since("2.37"));
     return r;
 }
 

@@ -22,16 +22,15 @@
 struct runpaths {
     const char *const *sonames;
     const char *self_soname;
-    int runpath;             /* 0: DT_RPATH entries, 1: DT_RUNPATH entries */
     char *cwd;               /* for relative entries, read once per query */
     int cwd_read;
     int program_too;         /* a needing object without DT_RUNPATH: ld.so then
                               * tries the program's DT_RPATH after its own */
     int program_done;        /* the program was one of them */
-    int main_pass;           /* the pass that reads the program alone */
     int requesters;          /* objects that need the library, so far */
-    int nodeflib;            /* the first of them has DF_1_NODEFLIB */
-    lz_strlist out;
+    struct entry_bufs *bufs; /* allocated at the first entry */
+    lz_runpaths *out;
+    lz_strlist program_rpath; /* the program's DT_RPATH, kept for program_too */
 };
 
 /* The buffers for expanding one object's run-path entries as ld.so would
@@ -78,11 +77,12 @@ static int runpath_describe(struct runpath_obj *o)
     return 1;
 }
 
-static void add_entry(struct runpaths *q, struct entry_bufs *b, struct runpath_obj *o, const char *entry,
+static void add_entry(struct runpaths *q, lz_strlist *out, struct runpath_obj *o, const char *entry,
                       size_t len)
 {
+    struct entry_bufs *b = q->bufs;
     if (memchr(entry, '$', len) && !runpath_describe(o)) {
-        q->out.oom = 1;
+        out->oom = 1;
         return;
     }
     /* The current directory only where an entry may be relative (a
@@ -102,60 +102,41 @@ static void add_entry(struct runpaths *q, struct entry_bufs *b, struct runpath_o
                           lz_path_names(entry, len, "LIB") ? lz_dst_lib() : NULL};
     if (lz_path_entry(entry, len, &tok, q->cwd, lz_secure(), b->dir, sizeof b->dir,
                       b->reason, sizeof b->reason)) {
-        lz_strlist_push(&q->out, b->dir, "");
+        lz_strlist_push(out, b->dir, "");
         return;
     }
     if (!runpath_describe(o)) {
-        q->out.oom = 1;
+        out->oom = 1;
         return;
     }
     size_t n = strlen(o->why) + 2 + strlen(b->reason) + 1;
     char *line = malloc(n);
     if (!line) {
-        q->out.oom = 1;
+        out->oom = 1;
         return;
     }
     snprintf(line, n, "%s: %s", o->why, b->reason);
-    lz_strlist_push(&q->out, "", line);
+    lz_strlist_push(out, "", line);
     free(line);
 }
 
-static int runpath_cb(struct dl_phdr_info *info, size_t size, void *data)
+/* The entries of the object's tag (DT_RPATH or DT_RUNPATH), in order, into
+ * out. */
+static void add_list(struct runpaths *q, const struct dl_phdr_info *info, const lz_objview *v, long tag,
+                     lz_strlist *out)
 {
-    (void)size;
-    struct runpaths *q = data;
-    lz_objview v;
-    int program = !info->dlpi_name || !info->dlpi_name[0];
-    if (q->main_pass && !program)
-        return 1; /* the program is the first object: nothing after it */
-    if (!lz_objects_view(info, &v) || (!q->main_pass && !lz_objects_needs(&v, q->sonames, q->self_soname)))
-        return q->main_pass;
-    /* As ld.so: an object's DT_RPATH counts only when it has no DT_RUNPATH. */
-    int has_runpath = 0, has_rpath = 0;
-    for (const ElfW(Dyn) *d = v.m.dyn; d < v.m.dyn + v.m.ndyn && d->d_tag != DT_NULL; d++) {
-        has_runpath |= d->d_tag == DT_RUNPATH;
-        has_rpath |= d->d_tag == DT_RPATH;
+    if (!q->bufs && !(q->bufs = malloc(sizeof *q->bufs))) {
+        out->oom = 1;
+        return;
     }
-    if (!q->main_pass && q->requesters++ == 0)
-        q->nodeflib = (lz_elfmem_dynval(&v.m, DT_FLAGS_1) & DF_1_NODEFLIB) != 0;
-    if (!q->main_pass && !has_runpath) {
-        q->program_too = 1;
-        q->program_done |= program;
-    }
-    long tag = q->runpath ? DT_RUNPATH : DT_RPATH;
-    if (tag == DT_RPATH ? !has_rpath || has_runpath : !has_runpath)
-        return 0;
     struct runpath_obj o = {.info = info, .tag = tag};
-    struct entry_bufs *b = malloc(sizeof *b);
-    if (!b)
-        q->out.oom = 1;
-    for (const ElfW(Dyn) *d = v.m.dyn; b && d < v.m.dyn + v.m.ndyn && d->d_tag != DT_NULL; d++) {
+    for (const ElfW(Dyn) *d = v->m.dyn; d < v->m.dyn + v->m.ndyn && d->d_tag != DT_NULL; d++) {
         const char *rp;
-        if (d->d_tag != tag || !(rp = lz_objects_str(&v, d->d_un.d_val)))
+        if (d->d_tag != tag || !(rp = lz_objects_str(v, d->d_un.d_val)))
             continue;
         for (const char *e = rp;;) {
             size_t len = lz_path_next(e, ":");
-            add_entry(q, b, &o, e, len);
+            add_entry(q, out, &o, e, len);
             if (!e[len])
                 break;
             e += len + 1;
@@ -164,25 +145,84 @@ static int runpath_cb(struct dl_phdr_info *info, size_t size, void *data)
     free(o.why);
     free(o.origin);
     free(o.path);
-    free(b);
-    return q->main_pass;
+}
+
+/* Both kinds of every object at once: each object is viewed once. */
+static int runpath_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    struct runpaths *q = data;
+    lz_objview v;
+    int program = !info->dlpi_name || !info->dlpi_name[0];
+    if (!lz_objects_view(info, &v))
+        return 0;
+    /* As ld.so: an object's DT_RPATH counts only when it has no DT_RUNPATH. */
+    int has_runpath = 0, has_rpath = 0;
+    for (const ElfW(Dyn) *d = v.m.dyn; d < v.m.dyn + v.m.ndyn && d->d_tag != DT_NULL; d++) {
+        has_runpath |= d->d_tag == DT_RUNPATH;
+        has_rpath |= d->d_tag == DT_RPATH;
+    }
+    int rpath = has_rpath && !has_runpath;
+    if (program && rpath)
+        add_list(q, info, &v, DT_RPATH, &q->program_rpath);
+    if (!lz_objects_needs(&v, q->sonames, q->self_soname))
+        return 0;
+    if (q->requesters++ == 0)
+        q->out->nodeflib = (lz_elfmem_dynval(&v.m, DT_FLAGS_1) & DF_1_NODEFLIB) != 0;
+    if (!has_runpath) {
+        q->program_too = 1;
+        q->program_done |= program;
+    }
+    if (rpath)
+        add_list(q, info, &v, DT_RPATH, &q->out->rpath);
+    if (has_runpath)
+        add_list(q, info, &v, DT_RUNPATH, &q->out->runpath);
+    return 0;
+}
+
+/* list's pairs appended to into's. */
+static void append(lz_strlist *into, lz_strlist *list)
+{
+    for (size_t off = 0; off < list->len;) {
+        const char *a = list->buf + off, *b = a + strlen(a) + 1;
+        off = (size_t)(b + strlen(b) + 1 - list->buf);
+        lz_strlist_push(into, a, b);
+    }
+    into->oom |= list->oom;
+    free(list->buf);
+}
+
+void lz_objects_runpaths_read(const char *const *sonames, lz_runpaths *out)
+{
+    *out = (lz_runpaths){0};
+    struct runpaths q = {.sonames = sonames, .self_soname = lz_objects_self_soname(), .out = out};
+    lz_dl_iterate_phdr(runpath_cb, &q);
+    /* ld.so, for a requester without DT_RUNPATH: its DT_RPATH, then the
+     * program's (conda's python3: $ORIGIN/../lib), which a plugin linked
+     * -lnccl follows as well. */
+    if (q.program_too && !q.program_done)
+        append(&out->rpath, &q.program_rpath);
+    else
+        free(q.program_rpath.buf);
+    free(q.cwd);
+    free(q.bufs);
+}
+
+void lz_runpaths_free(lz_runpaths *r)
+{
+    free(r->rpath.buf);
+    free(r->runpath.buf);
+    *r = (lz_runpaths){0};
 }
 
 int lz_objects_runpaths(const char *const *sonames, int runpath, lz_strlist_visit_fn visit,
                         void *ctx, int *nodeflib)
 {
-    struct runpaths q = {.sonames = sonames, .self_soname = lz_objects_self_soname(), .runpath = runpath};
-    lz_dl_iterate_phdr(runpath_cb, &q);
-    /* ld.so, for a requester without DT_RUNPATH: its DT_RPATH, then the
-     * program's (conda's python3: $ORIGIN/../lib), which a plugin linked
-     * -lnccl follows as well. */
-    if (!runpath && q.program_too && !q.program_done) {
-        q.main_pass = 1;
-        lz_dl_iterate_phdr(runpath_cb, &q);
-    }
-    free(q.cwd);
+    lz_runpaths r;
+    lz_objects_runpaths_read(sonames, &r);
     if (nodeflib)
-        *nodeflib = q.nodeflib;
-    return lz_strlist_visit(&q.out, visit, ctx);
+        *nodeflib = r.nodeflib;
+    int rc = lz_strlist_visit(runpath ? &r.runpath : &r.rpath, visit, ctx);
+    lz_runpaths_free(&r);
+    return rc;
 }
-

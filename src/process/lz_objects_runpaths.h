@@ -19,4 +19,15 @@
 LZ_HIDDEN int lz_objects_runpaths(const char *const *sonames, int runpath,
                                   lz_strlist_visit_fn visit, void *ctx, int *nodeflib);
 
+/* Both kinds at once, as lz_objects_runpaths reads them, in one pass over
+ * the loaded objects (the linker step of a first call takes both, and
+ * each pass reads every object's dynamic section): the DT_RPATH list, the
+ * DT_RUNPATH list, and nodeflib. Given back with lz_runpaths_free. */
+typedef struct lz_runpaths {
+    lz_strlist rpath, runpath;
+    int nodeflib;
+} lz_runpaths;
+LZ_HIDDEN void lz_objects_runpaths_read(const char *const *sonames, lz_runpaths *out);
+LZ_HIDDEN void lz_runpaths_free(lz_runpaths *r);
+
 #endif

@@ -102,6 +102,7 @@ struct linker_search {
     const lz_linker_asker *asker;                    /* BY_ASKER */
     const char *origin, *rpath, *runpath;            /* BY_LIBRARY */
     int nodeflib;                                    /* read by the DT_RPATH step */
+    lz_runpaths loaded;                              /* BY_LOADED: read by the DT_RPATH step */
 };
 
 struct linker_try {
@@ -209,7 +210,9 @@ static int step_rpath(struct linker_search *ls)
 {
     switch (ls->by) {
     case BY_LOADED:
-        return lz_objects_runpaths(ls->sonames, 0, visit_runpath, ls, &ls->nodeflib);
+        lz_objects_runpaths_read(ls->sonames, &ls->loaded);
+        ls->nodeflib = ls->loaded.nodeflib;
+        return lz_strlist_visit(&ls->loaded.rpath, visit_runpath, ls);
     case BY_LIBRARY:
         /* Here the objects above the library are this code's object and
          * those needing it (the shim, the program). */
@@ -240,7 +243,7 @@ static int step_llp(struct linker_search *ls)
 static int step_runpath(struct linker_search *ls)
 {
     if (ls->by == BY_LOADED)
-        return lz_objects_runpaths(ls->sonames, 1, visit_runpath, ls, NULL);
+        return lz_strlist_visit(&ls->loaded.runpath, visit_runpath, ls);
     const char *list = ls->by == BY_ASKER ? ls->asker->runpath : ls->runpath;
     const char *origin = ls->by == BY_ASKER ? ls->asker->runpath_origin : ls->origin;
     return linker_list(ls, LZ_STEP_RUN_PATH, list, LZ_LINKER_RUNPATH_SEPS, origin);
@@ -331,7 +334,9 @@ void lz_linker_each(void (*fn)(void *ctx, const char *name, const char *what), v
 int lz_linker_lookup(const char *const *sonames, const lz_linker_hooks *hooks)
 {
     struct linker_search ls = {.sonames = sonames, .h = hooks, .by = BY_LOADED};
-    return linker_walk(&ls, 0);
+    int rc = linker_walk(&ls, 0);
+    lz_runpaths_free(&ls.loaded);
+    return rc;
 }
 
 int lz_linker_lookup_from(const char *const *sonames, const char *origin, const char *rpath,
