@@ -314,7 +314,8 @@ def variables_of_a_plugin_with_the_library_absent():
     stops while the plugin is bound: exit 127, the dynamic linker's words
     naming libvars.so.1, the variable and the search's report, and the
     plugin never reads a value the library never gave. With the library
-    there, the plugin is loaded and the program goes on."""
+    there, the plugin is loaded and the program goes on. A chooser set
+    changes nothing while the override, which wins over it, is set."""
     v = Vars("vars_plugin_absent")
     on_shim = t.compile_c(f"{v.d}/plugin_on_shim.so", [f"{VARS}/plugin_vars.c", f"-I{VARS}", f"-L{v.d}",
                                                        "-llazyvars", f"-Wl,-rpath,{v.d}"],
@@ -334,6 +335,11 @@ def variables_of_a_plugin_with_the_library_absent():
                              "the dynamic linker would have at start (error while loading shared "
                              "libraries: libvars.so.1)", f"{what}: the words")
         t.contains(r.stderr, f"{v.d}/nowhere/libvars.so.1", f"{what}: the report names the override")
+        # A chooser set too: the override, set, wins over it (the search
+        # never reaches it), so the process stops all the same.
+        r = t.run([exe, v.real, plugin, "chooser"], env=v.env(dropin=dropin, absent=True))
+        t.equal(r.returncode, 127, f"{what}, a chooser set: exit status\n{r.stdout}{r.stderr[-800:]}")
+        t.check("plugin reads" not in r.stdout, f"{what}, a chooser set: the plugin read nothing")
         r = t.run([exe, v.real, plugin], env=v.env(dropin=dropin))
         t.equal(r.returncode, 0, f"{what}, the library there: {r.stderr[-800:]}")
         t.contains(r.stdout, "plugin wrote 7, library sees counter 7\n", f"{what}, the library there")

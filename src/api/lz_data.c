@@ -4,6 +4,7 @@
 
 #include "api/lz_api.h"
 #include "base/lz_dl.h"
+#include "base/lz_env.h"
 #include "elf/lz_probe.h"
 #include "load/lz_once.h"
 #include "process/lz_holder.h"
@@ -167,7 +168,11 @@ static int any_copy(void *ctx, const char *path, const char *why)
  * which may wait for a thread that waits for that lock. */
 static void stop_where_absent(const lz_lib *lib, const char *name, const char *mark)
 {
-    if (lz_status(lib) == LZ_LOADED || __atomic_load_n(&lib->st->chooser, __ATOMIC_ACQUIRE))
+    /* LAZY<ID>_LIBPATH, set, comes before the chooser and ends the search:
+     * the search below never reaches the chooser then. */
+    const char *override = lz_getenv(lib->env_var);
+    if (lz_status(lib) == LZ_LOADED ||
+        (__atomic_load_n(&lib->st->chooser, __ATOMIC_ACQUIRE) && !(override && *override)))
         return;
     int mapped = 0;
     for (const char *const *s = lib->sonames; *s && !mapped; s++)
