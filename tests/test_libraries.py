@@ -353,6 +353,30 @@ def variables_of_a_plugin_with_the_library_absent():
 
 
 @case
+def variables_bound_inside_the_linker_call_no_program_code():
+    """A plugin binding a variable makes the shim search inside the dynamic
+    linker, its lock held. The program's log callback takes a mutex that
+    another thread holds while it dlopens a library: the search calls no
+    program code (neither the callback nor the chooser), so neither thread
+    waits for good. With the library there (the override naming it) the
+    program ends; with it absent, it stops with exit 127; with a chooser
+    set too, the same."""
+    v = Vars("vars_plugin_callback")
+    plugin = t.compile_c(f"{v.d}/plugin_on_shim.so", [f"{VARS}/plugin_vars.c", f"-I{VARS}", f"-L{v.d}",
+                                                       "-llazyvars", f"-Wl,-rpath,{v.d}"],
+                         t.sanitizer_link_args(), shared=True)
+    exe = v.program("plugin_callback", "shared", extra=["-ldl", "-Wl,--no-as-needed"])
+    for chooser in ((), ("chooser",)):
+        what = "a chooser set" if chooser else "no chooser"
+        r = t.run([exe, v.real, plugin, *chooser], env=v.env(), timeout=60)
+        t.equal(r.returncode, 0, f"the library there, {what}: {r.stdout}{r.stderr[-800:]}")
+        t.contains(r.stdout, "done\n", f"the library there, {what}")
+        r = t.run([exe, v.real, plugin, *chooser], env=v.env(absent=True), timeout=60)
+        t.equal(r.returncode, 127, f"the library absent, {what}: {r.stdout}{r.stderr[-800:]}")
+        t.check("plugin reads" not in r.stdout, f"the library absent, {what}: the plugin read nothing")
+
+
+@case
 def variables_of_a_plugin_closed_before_any_call():
     """The plugin only reads and writes the variables, no call, and is
     closed before the program's first call, unmapping the copy of the

@@ -291,12 +291,14 @@ int lz_inspect_search(const lz_lib *lib, const lz_request *req, lz_result *res, 
         return 0;
     }
     lz_search_init(w, lib, req);
-    if (rep && lz_report_init(rep, lib, report, report_size, 0))
+    if (rep && lz_report_init(rep, lib, report, report_size, 0)) {
+        rep->in_linker = req->in_linker;
         lz_listen(w, lz_report_heard, rep);
+    }
     w->req.dry_run = 1;
     w->req.search_list = list;
     char *chosen = NULL;
-    if (!w->req.chosen && (chosen = lz_chosen_file(lib, &w->req.chosen_step)))
+    if (!w->req.chosen && (chosen = lz_chosen_file(lib, &w->req.chosen_step, !req->in_linker)))
         w->req.chosen = chosen;
     if (!lost)
         lz_search_run(w);

@@ -164,8 +164,10 @@ static int any_copy(void *ctx, const char *path, const char *why)
  * where a copy is mapped already (its value a relocation writes, or being
  * relocated now: its own references come here too), the variable waits
  * for the load, as before. Runs inside the dynamic linker (a resolver,
- * ld.so's lock held): never where the program's chooser would be called,
- * which may wait for a thread that waits for that lock. */
+ * ld.so's lock held), so its search calls no program code (the chooser,
+ * the log callback), which may wait for a thread that waits for that lock;
+ * and where the chooser would have answered (set, the override not), it
+ * does not search at all. */
 static void stop_where_absent(const lz_lib *lib, const char *name, const char *mark)
 {
     /* LAZY<ID>_LIBPATH, set, comes before the chooser and ends the search:
@@ -179,7 +181,7 @@ static void stop_where_absent(const lz_lib *lib, const char *name, const char *m
         lz_objects_real_with_soname(*s, mark, any_copy, &mapped);
     if (mapped)
         return;
-    lz_request req = {0};
+    lz_request req = {.in_linker = 1};
     lz_result *res = malloc(sizeof *res);
     char *report = malloc(LZ_MESSAGE_MAX);
     int found = !res || !report || lz_inspect_search(lib, &req, res, report, LZ_MESSAGE_MAX);

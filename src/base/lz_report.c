@@ -24,9 +24,12 @@ int lz_logging(const lz_lib *lib)
     return __atomic_load_n(&lib->st->log_fn, __ATOMIC_ACQUIRE) || to_stderr(lib);
 }
 
-static void lz_vlog(const lz_lib *lib, const char *fmt, va_list ap)
+/* callback 0: the program's log callback is not called (a search inside
+ * the dynamic linker); the line goes to stderr where the debug variable
+ * asks for it. */
+static void lz_vlog(const lz_lib *lib, int callback, const char *fmt, va_list ap)
 {
-    lz_log_fn fn = __atomic_load_n(&lib->st->log_fn, __ATOMIC_ACQUIRE);
+    lz_log_fn fn = callback ? __atomic_load_n(&lib->st->log_fn, __ATOMIC_ACQUIRE) : NULL;
     if (!fn && !to_stderr(lib))
         return;
     char line[1024 + 1]; /* and the newline */
@@ -48,7 +51,17 @@ void lz_log(const lz_lib *lib, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    lz_vlog(lib, fmt, ap);
+    lz_vlog(lib, 1, fmt, ap);
+    va_end(ap);
+}
+
+/* A line of the log from a report: never the callback inside the linker. */
+static void report_log(const lz_report *rep, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void report_log(const lz_report *rep, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    lz_vlog(rep->lib, !rep->in_linker, fmt, ap);
     va_end(ap);
 }
 
@@ -71,6 +84,7 @@ int lz_report_init(lz_report *rep, const lz_lib *lib, char *text, size_t size, s
     rep->places_len = 0;
     rep->places_step = NULL;
     rep->self_step = NULL;
+    rep->in_linker = 0;
     return 1;
 }
 
@@ -104,7 +118,7 @@ static void report_say(lz_report *rep, const char *fmt, ...)
     char *line = lz_text_vformat(small, sizeof small, sizeof rep->places + 256, fmt, ap);
     va_end(ap);
     report_line(rep, line);
-    lz_log(rep->lib, "%s", line);
+    report_log(rep, "%s", line);
     lz_text_free(line, small);
 }
 
@@ -116,7 +130,7 @@ static void report_verdict(lz_report *rep, const lz_event *ev)
         /* The shim's own file (a drop-in on the path it stands in on): told
          * to the log now, but last in the report, so that the report's
          * first line is a real library and why it was refused. */
-        lz_log(rep->lib, "[%s] %s: rejected: %s", ev->step, shown, ev->reason);
+        report_log(rep, "[%s] %s: rejected: %s", ev->step, shown, ev->reason);
         if (rep->text && !rep->self_step) {
             rep->self_step = ev->step;
             snprintf(rep->self_path, sizeof rep->self_path, "%s", shown);
@@ -179,10 +193,10 @@ void lz_report_heard(void *ctx, const lz_event *ev)
         break;
     case LZ_EVENT_NOTE:
         report_line(rep, ev->reason);
-        lz_log(rep->lib, "%s", ev->reason);
+        report_log(rep, "%s", ev->reason);
         break;
     case LZ_EVENT_ASIDE:
-        lz_log(rep->lib, "%s", ev->reason);
+        report_log(rep, "%s", ev->reason);
         break;
     case LZ_EVENT_LOOKED:
         report_looked(rep, ev->step, ev->path);

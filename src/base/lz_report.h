@@ -18,6 +18,8 @@ typedef struct lz_report {
     size_t places_len;
     const char *places_step;
     const char *self_step;   /* where this shim's own file was met (self_path) */
+    int in_linker;           /* its lines logged to stderr only, never to the
+                              * program's callback (lz_request.in_linker) */
     char places[2048];       /* places_len bytes */
     char self_path[PATH_MAX]; /* self_step's file; written when met */
 } lz_report;

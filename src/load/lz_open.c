@@ -234,7 +234,7 @@ static int add_skip(lz_skip **skips, int *nskips, const lz_chosen *c, const char
     return 1;
 }
 
-char *lz_chosen_file(const lz_lib *lib, const char **step)
+char *lz_chosen_file(const lz_lib *lib, const char **step, int may_choose)
 {
     const char *adopted = __atomic_load_n(&lib->st->adopted, __ATOMIC_ACQUIRE);
     if (adopted) {
@@ -242,7 +242,7 @@ char *lz_chosen_file(const lz_lib *lib, const char **step)
         return strdup(adopted);
     }
     const char *env = lz_getenv(lib->env_var);
-    if (env && *env)
+    if (!may_choose || (env && *env))
         return NULL; /* the override wins over the program's chooser */
     int cs = lz_lock(lib);
     lz_choose_fn fn = lib->st->chooser;
@@ -274,7 +274,7 @@ void lz_search_and_open(const lz_lib *lib, const lz_sym *want, const char *list,
     int nskips = 0;
     int report = lz_logging(lib);
     const char *chosen_step = NULL;
-    char *chosen = lz_chosen_file(lib, &chosen_step);
+    char *chosen = lz_chosen_file(lib, &chosen_step, 1);
     for (;;) {
         lz_attempt *r = search_attempt(lib, want, list, chosen, chosen_step, skips, nskips, report);
         if (!r) {

@@ -25,9 +25,10 @@ LZ_HIDDEN void lz_search_and_open(const lz_lib *lib, const lz_sym *want, const c
                                 lz_outcome *out);
 /* The one file the program chose for a search, malloc'd, and its step
  * (*step): the file of a handle it adopts (<shim>_adopt), else, unless the
- * override is set, its chooser's answer (<shim>_set_chooser); NULL when
- * there is none (the usual search). */
-LZ_HIDDEN char *lz_chosen_file(const lz_lib *lib, const char **step);
+ * override is set or may_choose is 0 (a search inside the dynamic linker,
+ * which calls no program code), its chooser's answer (<shim>_set_chooser);
+ * NULL when there is none (the usual search). */
+LZ_HIDDEN char *lz_chosen_file(const lz_lib *lib, const char **step, int may_choose);
 /* Run the set-up search w (lz_search_init, its report and request filled in)
  * over the search order, with the marks of the versioned names loaded
  * objects import (what the library chosen must serve) where the request

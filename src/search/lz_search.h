@@ -68,6 +68,10 @@ typedef struct lz_request {
     const char *chosen;
     const char *chosen_step;
     int dry_run;
+    /* Made inside the dynamic linker, its lock held (a variable's resolver):
+     * no program code is called, which may wait for a thread that waits
+     * for that lock: not the chooser, not the log callback. */
+    int in_linker;
     int exhaustive;
     const char *origin;
     /* The requester of the linker step, described (lazynccl-info --check),
