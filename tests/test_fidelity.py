@@ -367,7 +367,8 @@ def fidelity_plugin_follows_the_programs_rpath():
     plugin without DT_RUNPATH that needs NCCL, LD_LIBRARY_PATH naming
     another: the program's DT_RPATH comes first, for a plugin linked -lnccl
     (ld.so's rule) and for one linked to the shim alike, plain and under
-    lazynccl-run."""
+    lazynccl-run. A plugin with a DT_RUNPATH never gets the program's
+    DT_RPATH: LD_LIBRARY_PATH's copy, else its DT_RUNPATH's."""
     j = Job("program_rpath")
     main = os.path.join(j.d, "host.c")
     with open(main, "w") as f:
@@ -389,6 +390,20 @@ def fidelity_plugin_follows_the_programs_rpath():
     for plugin in (linked, shimmed):
         p = same_job([host, plugin], env)
         t.equal(p[:2], (0, "version 22505\n"), f"{os.path.basename(plugin)}: the program's DT_RPATH")
+    # A plugin with a DT_RUNPATH: ld.so then takes no DT_RPATH at all, not
+    # even the program's (the shim, which has none, does not ask in the
+    # plugin's place): LD_LIBRARY_PATH's, else the plugin's DT_RUNPATH's.
+    inc_run = [f"-I{t.NCCL_INCLUDE}", f"-I{t.CUDA_INCLUDE}", "-Wl,--enable-new-dtags",
+               f"-Wl,-rpath,{j.dirs['runpath']}"]
+    linked = t.compile_c(os.path.join(j.d, "plugin_runpath_linked.so"), [plug],
+                         inc_run + [f"-L{j.dirs['runpath']}", "-l:libnccl.so.2"], shared=True)
+    shimmed = t.compile_c(os.path.join(j.d, "plugin_runpath_shim.so"), [plug], inc_run + t.link_shim_args("nccl"),
+                          shared=True)
+    for plugin in (linked, shimmed):
+        for env, want in (({"LD_LIBRARY_PATH": j.dirs["ldpath"]}, 22101), ({}, 22303)):
+            p = same_job([host, plugin], env)
+            t.equal(p[:2], (0, f"version {want}\n"), f"{os.path.basename(plugin)} with {env}: not the "
+                    "program's DT_RPATH")
 
 
 @case

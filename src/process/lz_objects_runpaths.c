@@ -28,6 +28,9 @@ struct runpaths {
                               * tries the program's DT_RPATH after its own */
     int program_done;        /* the program was one of them */
     int requesters;          /* objects that need the library, so far */
+    int own_no_runpath;      /* the object holding this code: 1 when it has
+                              * no DT_RUNPATH, -1 when not met */
+    int own_nodeflib;
     struct entry_bufs *bufs; /* allocated at the first entry */
     lz_runpaths *out;
     lz_strlist program_rpath; /* the program's DT_RPATH, kept for program_too */
@@ -167,9 +170,18 @@ static int runpath_cb(struct dl_phdr_info *info, size_t size, void *data)
         add_list(q, info, &v, DT_RPATH, &q->program_rpath);
     if (!lz_objects_needs(&v, q->sonames, q->self_soname))
         return 0;
-    if (q->requesters++ == 0)
+    if (v.self) {
+        /* The object holding this code: its run paths count (a vendored
+         * shim's $ORIGIN), but it asks for the library in ld.so's place
+         * only where no other object needs it (dlopen'ed alone): else the
+         * program's DT_RPATH, and DF_1_NODEFLIB, are the requesters' to
+         * decide (a plugin with DT_RUNPATH under a program with DT_RPATH
+         * never gets the program's). */
+        q->own_no_runpath = !has_runpath;
+        q->own_nodeflib = (lz_elfmem_dynval(&v.m, DT_FLAGS_1) & DF_1_NODEFLIB) != 0;
+    } else if (q->requesters++ == 0)
         q->out->nodeflib = (lz_elfmem_dynval(&v.m, DT_FLAGS_1) & DF_1_NODEFLIB) != 0;
-    if (!has_runpath) {
+    if (!has_runpath && !v.self) {
         q->program_too = 1;
         q->program_done |= program;
     }
@@ -195,8 +207,13 @@ static void append(lz_strlist *into, lz_strlist *list)
 void lz_objects_runpaths_read(const char *const *sonames, lz_runpaths *out)
 {
     *out = (lz_runpaths){0};
-    struct runpaths q = {.sonames = sonames, .self_soname = lz_objects_self_soname(), .out = out};
+    struct runpaths q = {.sonames = sonames, .self_soname = lz_objects_self_soname(), .out = out,
+                         .own_no_runpath = -1};
     lz_dl_iterate_phdr(runpath_cb, &q);
+    if (!q.requesters && q.own_no_runpath >= 0) {
+        q.program_too = q.own_no_runpath;
+        out->nodeflib = q.own_nodeflib;
+    }
     /* ld.so, for a requester without DT_RUNPATH: its DT_RPATH, then the
      * program's (conda's python3: $ORIGIN/../lib), which a plugin linked
      * -lnccl follows as well. */

@@ -15,7 +15,9 @@
  * relative entry) are passed with a NULL directory and the reason in why
  * ("RPATH of OBJ: ...").
  * nodeflib (or NULL): set to whether the first of those objects, the one
- * ld.so loads the library for, has DF_1_NODEFLIB. */
+ * ld.so loads the library for, has DF_1_NODEFLIB. The object holding this
+ * code counts as one of them for its own run paths, and for the program's
+ * DT_RPATH and DF_1_NODEFLIB only where no other object needs the library. */
 LZ_HIDDEN int lz_objects_runpaths(const char *const *sonames, int runpath,
                                   lz_strlist_visit_fn visit, void *ctx, int *nodeflib);
 
