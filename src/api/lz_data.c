@@ -172,9 +172,8 @@ static void stop_where_absent(const lz_lib *lib, const char *name, const char *m
 {
     /* LAZY<ID>_LIBPATH, set, comes before the chooser and ends the search:
      * the search below never reaches the chooser then. */
-    const char *override = lz_getenv(lib->env_var);
     if (lz_status(lib) == LZ_LOADED ||
-        (__atomic_load_n(&lib->st->chooser, __ATOMIC_ACQUIRE) && !(override && *override)))
+        (__atomic_load_n(&lib->st->chooser, __ATOMIC_ACQUIRE) && !lz_override_set(lib->env_var)))
         return;
     int mapped = 0;
     for (const char *const *s = lib->sonames; *s && !mapped; s++)

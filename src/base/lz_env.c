@@ -17,6 +17,12 @@ const char *lz_getenv(const char *name)
     return lz_secure() ? NULL : getenv(name);
 }
 
+int lz_override_set(const char *name)
+{
+    const char *v = lz_getenv(name);
+    return v && *v;
+}
+
 /* Where the C library keeps the stack the process started with: argc,
  * argv, NULL, the environment's array, NULL (glibc sets it from ld.so's
  * start, and in a static program from its own). */

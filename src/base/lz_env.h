@@ -11,6 +11,11 @@
 LZ_HIDDEN int lz_secure(void);
 /* getenv, except in secure execution, where it is always NULL. */
 LZ_HIDDEN const char *lz_getenv(const char *name);
+/* 1 when the override variable name (LAZY<ID>_LIBPATH) is set and not
+ * empty, outside secure execution: its search then tries nothing else,
+ * not the program's chooser (an empty one counts as unset, as glibc takes
+ * an empty LD_LIBRARY_PATH). */
+LZ_HIDDEN int lz_override_set(const char *name);
 /* The arguments as the kernel laid them out when the process started, the
  * array ld.so reads too (argv[0] as the program may have set it since),
  * with their count in *argc; NULL where that layout is not found. */

@@ -36,6 +36,24 @@ void lz_strlist_push_once(lz_strlist *l, const char *a, const char *b)
     lz_strlist_push(l, a, b);
 }
 
+void lz_strlist_append(lz_strlist *l, lz_strlist *from)
+{
+    /* The same layout on both sides: from's bytes, as they are. */
+    size_t need = l->len + from->len;
+    char *buf = need > l->cap ? realloc(l->buf, need) : l->buf;
+    if (from->len && !buf) {
+        l->oom = 1;
+    } else if (from->len) {
+        memcpy(buf + l->len, from->buf, from->len);
+        l->buf = buf;
+        l->len = need;
+        l->cap = need > l->cap ? need : l->cap;
+    }
+    l->oom |= from->oom;
+    free(from->buf);
+    *from = (lz_strlist){0};
+}
+
 /* Call visit on each pair of the list until it returns 1; free the list. */
 int lz_strlist_visit(lz_strlist *l, lz_strlist_visit_fn visit, void *ctx)
 {

@@ -22,6 +22,8 @@ typedef int (*lz_strlist_visit_fn)(void *ctx, const char *path, const char *why)
 /* Append the pair (a, b); push_once: unless a pair starts with a already. */
 LZ_HIDDEN void lz_strlist_push(lz_strlist *l, const char *a, const char *b);
 LZ_HIDDEN void lz_strlist_push_once(lz_strlist *l, const char *a, const char *b);
+/* Append every pair of from, in order, then free from (left empty). */
+LZ_HIDDEN void lz_strlist_append(lz_strlist *l, lz_strlist *from);
 /* Call visit on each pair until it returns 1, then free the list (left
  * empty). */
 LZ_HIDDEN int lz_strlist_visit(lz_strlist *l, lz_strlist_visit_fn visit, void *ctx);

@@ -241,8 +241,7 @@ char *lz_chosen_file(const lz_lib *lib, const char **step, int may_choose)
         *step = LZ_STEP_ADOPTED;
         return strdup(adopted);
     }
-    const char *env = lz_getenv(lib->env_var);
-    if (!may_choose || (env && *env))
+    if (!may_choose || lz_override_set(lib->env_var))
         return NULL; /* the override wins over the program's chooser */
     int cs = lz_lock(lib);
     lz_choose_fn fn = lib->st->chooser;

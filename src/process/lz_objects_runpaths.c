@@ -170,6 +170,7 @@ static int runpath_cb(struct dl_phdr_info *info, size_t size, void *data)
         add_list(q, info, &v, DT_RPATH, &q->program_rpath);
     if (!lz_objects_needs(&v, q->sonames, q->self_soname))
         return 0;
+    int nodeflib = (lz_elfmem_dynval(&v.m, DT_FLAGS_1) & DF_1_NODEFLIB) != 0;
     if (v.self) {
         /* The object holding this code: its run paths count (a vendored
          * shim's $ORIGIN), but it asks for the library in ld.so's place
@@ -178,9 +179,9 @@ static int runpath_cb(struct dl_phdr_info *info, size_t size, void *data)
          * decide (a plugin with DT_RUNPATH under a program with DT_RPATH
          * never gets the program's). */
         q->own_no_runpath = !has_runpath;
-        q->own_nodeflib = (lz_elfmem_dynval(&v.m, DT_FLAGS_1) & DF_1_NODEFLIB) != 0;
+        q->own_nodeflib = nodeflib;
     } else if (q->requesters++ == 0)
-        q->out->nodeflib = (lz_elfmem_dynval(&v.m, DT_FLAGS_1) & DF_1_NODEFLIB) != 0;
+        q->out->nodeflib = nodeflib;
     if (!has_runpath && !v.self) {
         q->program_too = 1;
         q->program_done |= program;
@@ -190,18 +191,6 @@ static int runpath_cb(struct dl_phdr_info *info, size_t size, void *data)
     if (has_runpath)
         add_list(q, info, &v, DT_RUNPATH, &q->out->runpath);
     return 0;
-}
-
-/* list's pairs appended to into's. */
-static void append(lz_strlist *into, lz_strlist *list)
-{
-    for (size_t off = 0; off < list->len;) {
-        const char *a = list->buf + off, *b = a + strlen(a) + 1;
-        off = (size_t)(b + strlen(b) + 1 - list->buf);
-        lz_strlist_push(into, a, b);
-    }
-    into->oom |= list->oom;
-    free(list->buf);
 }
 
 void lz_objects_runpaths_read(const char *const *sonames, lz_runpaths *out)
@@ -218,7 +207,7 @@ void lz_objects_runpaths_read(const char *const *sonames, lz_runpaths *out)
      * program's (conda's python3: $ORIGIN/../lib), which a plugin linked
      * -lnccl follows as well. */
     if (q.program_too && !q.program_done)
-        append(&out->rpath, &q.program_rpath);
+        lz_strlist_append(&out->rpath, &q.program_rpath);
     else
         free(q.program_rpath.buf);
     free(q.cwd);
