@@ -164,6 +164,17 @@ class Built:
                     + t.sanitizer_link_args(), shared=True)
         self.runtime = runtime
 
+    def plugin(self, on, real=None):
+        """The fixture's plugin_vars.c as a shared object linked to the real
+        library ("real"; real: another build of it) or to the shared shim
+        ("shim")."""
+        real = real or self.real
+        link = ([real, f"-Wl,-rpath,{os.path.dirname(real)}"] if on == "real" else
+                [f"-L{self.d}", f"-llazy{self.id}", f"-Wl,-rpath,{self.d}"])
+        return t.compile_c(f"{self.d}/plugin_on_{on}.so", [f"{self.fixture}/plugin_vars.c",
+                                                           f"-I{self.fixture}"] + link,
+                           t.sanitizer_link_args(), shared=True)
+
     def program(self, prog, how, export=True, extra=()):
         """prog_<prog>.c linked to the real library, the shared shim or the
         static one (with the variables exported, as docs/reference/spec.md says,
@@ -292,9 +303,7 @@ def variables_of_a_plugin_loaded_later():
     sees, and a later dlsym of a variable answers the library's value; the
     output equals the program's linked to the real library."""
     v = Vars("vars_plugin")
-    plugin = t.compile_c(f"{v.d}/plugin_vars.so", [f"{VARS}/plugin_vars.c", f"-I{VARS}", v.real,
-                                                  f"-Wl,-rpath,{os.path.dirname(v.real)}"],
-                         t.sanitizer_link_args(), shared=True)
+    plugin = v.plugin("real")
     want = t.run([v.program("plugin", "real"), v.real, plugin], check_rc=0).stdout
     t.contains(want, "plugin reads version vars 1.2.3 table 10 40 counter 41\n"
                      "plugin wrote 7, library sees counter 7\n", "the real library")
@@ -317,12 +326,7 @@ def variables_of_a_plugin_with_the_library_absent():
     there, the plugin is loaded and the program goes on. A chooser set
     changes nothing while the override, which wins over it, is set."""
     v = Vars("vars_plugin_absent")
-    on_shim = t.compile_c(f"{v.d}/plugin_on_shim.so", [f"{VARS}/plugin_vars.c", f"-I{VARS}", f"-L{v.d}",
-                                                       "-llazyvars", f"-Wl,-rpath,{v.d}"],
-                          t.sanitizer_link_args(), shared=True)
-    on_real = t.compile_c(f"{v.d}/plugin_on_real.so", [f"{VARS}/plugin_vars.c", f"-I{VARS}", v.real,
-                                                       f"-Wl,-rpath,{os.path.dirname(v.real)}"],
-                          t.sanitizer_link_args(), shared=True)
+    on_shim, on_real = v.plugin("shim"), v.plugin("real")
     for how, plugin, dropin in (("shared", on_shim, False), ("real", on_real, True)):
         exe = v.program("plugin", how)
         what = "the drop-in" if dropin else "the shared shim"
@@ -362,9 +366,7 @@ def variables_bound_inside_the_linker_call_no_program_code():
     program ends; with it absent, it stops with exit 127; with a chooser
     set too, the same."""
     v = Vars("vars_plugin_callback")
-    plugin = t.compile_c(f"{v.d}/plugin_on_shim.so", [f"{VARS}/plugin_vars.c", f"-I{VARS}", f"-L{v.d}",
-                                                       "-llazyvars", f"-Wl,-rpath,{v.d}"],
-                         t.sanitizer_link_args(), shared=True)
+    plugin = v.plugin("shim")
     exe = v.program("plugin_callback", "shared", extra=["-ldl", "-Wl,--no-as-needed"])
     for chooser in ((), ("chooser",)):
         what = "a chooser set" if chooser else "no chooser"
@@ -391,9 +393,7 @@ def variables_of_a_plugin_closed_before_any_call():
     library's, never the closed copy's, and the output equals the
     program's linked to the real library."""
     v = Vars("vars_plugin_close")
-    plugin = t.compile_c(f"{v.d}/plugin_vars.so", [f"{VARS}/plugin_vars.c", f"-I{VARS}", v.real,
-                                                  f"-Wl,-rpath,{os.path.dirname(v.real)}"],
-                         t.sanitizer_link_args(), shared=True)
+    plugin = v.plugin("real")
     use = t.compile_c(f"{v.d}/libuse_vars.so", [f"{VARS}/use_vars.c"],
                       ["-Wl,--allow-shlib-undefined"] + t.sanitizer_link_args(), shared=True)
     extra = [use, f"-Wl,-rpath,{v.d}", "-Wl,--allow-shlib-undefined"]
@@ -437,9 +437,7 @@ def variables_of_a_plugin_set_by_the_librarys_constructor():
     real = t.compile_c(f"{v.d}/symbolic/libvars.so.1", [f"{VARS}/vars.c", f"{v.d}/symbolic/ctor.c",
                                                        f"-I{VARS}"],
                        ["-Wl,-soname,libvars.so.1", "-Wl,-Bsymbolic"], shared=True)
-    plugin = t.compile_c(f"{v.d}/plugin_vars.so", [f"{VARS}/plugin_vars.c", f"-I{VARS}", real,
-                                                  f"-Wl,-rpath,{v.d}/symbolic"],
-                         t.sanitizer_link_args(), shared=True)
+    plugin = v.plugin("real", real)
     plain = t.compile_c(f"{v.d}/symbolic_plain", [f"{VARS}/prog_plugin_symbolic.c", f"-I{VARS}", real,
                                                   f"-Wl,-rpath,{v.d}/symbolic"] + t.sanitizer_link_args())
     want = t.run([plain, real, plugin], check_rc=0).stdout
