@@ -407,6 +407,62 @@ def fidelity_plugin_follows_the_programs_rpath():
 
 
 @case
+def fidelity_rpath_of_the_objects_above_the_requester():
+    """A program without run paths dlopens an extension with a DT_RPATH
+    (conda's and old setuptools' builds); the extension needs a library
+    without run paths that needs NCCL, LD_LIBRARY_PATH naming another:
+    ld.so follows the DT_RPATH of the objects that loaded the requester,
+    so the extension's copy comes first, for a library linked -lnccl and
+    one linked to the shim alike, plain and under lazynccl-run. The same
+    through a middle library with a DT_RUNPATH, which leaves out only its
+    own DT_RPATH, not the chain above it."""
+    j = Job("loader_chain")
+    main = os.path.join(j.d, "host.c")
+    with open(main, "w") as f:
+        f.write("#include <dlfcn.h>\n#include <stdio.h>\n"
+                "int main(int c, char **v) { (void)c; void *h = dlopen(v[1], RTLD_NOW);\n"
+                "  if (!h) { printf(\"dlopen: %s\\n\", dlerror()); return 1; }\n"
+                "  int (*f)(void) = (int (*)(void))dlsym(h, \"ext_version\");\n"
+                "  printf(\"version %d\\n\", f()); return 0; }\n")
+    host = t.compile_c(os.path.join(j.d, "host"), [main, "-ldl"])
+    src = os.path.join(j.d, "need.c")
+    with open(src, "w") as f:
+        f.write("#include <nccl.h>\nint need_version(void) { int v = 0; ncclGetVersion(&v); return v; }\n")
+    ext = os.path.join(j.d, "ext.c")
+    with open(ext, "w") as f:
+        f.write("int need_version(void);\nint ext_version(void) { return need_version(); }\n")
+    inc = [f"-I{t.NCCL_INCLUDE}", f"-I{t.CUDA_INCLUDE}"]
+    libs = os.path.join(j.d, "libs")
+    os.makedirs(libs, exist_ok=True)
+    rows = []
+    for how, nccl in (("linked", [f"-L{j.dirs['rpath']}", "-l:libnccl.so.2"]), ("shim", t.link_shim_args("nccl"))):
+        need = t.compile_c(os.path.join(libs, f"libneed_{how}.so"), [src], inc + nccl + ["-Wl,--disable-new-dtags"],
+                           shared=True)
+        # Straight: extension (DT_RPATH) -> libneed -> NCCL.
+        rows.append((how, "straight", t.compile_c(
+            os.path.join(j.d, f"ext_{how}.so"), [ext, f"-L{libs}", f"-l:libneed_{how}.so", "-Wl,--disable-new-dtags",
+                                                 f"-Wl,-rpath,{libs}:{j.dirs['rpath']}"], shared=True)))
+        # Through a middle library with a DT_RUNPATH (into libs only).
+        mid_src = os.path.join(j.d, "mid.c")
+        with open(mid_src, "w") as f:
+            f.write("int need_version(void);\nint mid_version(void) { return need_version(); }\n")
+        t.compile_c(os.path.join(libs, f"libmid_{how}.so"), [mid_src, f"-L{libs}", f"-l:libneed_{how}.so",
+                                                             "-Wl,--enable-new-dtags", f"-Wl,-rpath,{libs}"],
+                    shared=True)
+        ext_mid = os.path.join(j.d, "ext_mid.c")
+        with open(ext_mid, "w") as f:
+            f.write("int mid_version(void);\nint ext_version(void) { return mid_version(); }\n")
+        rows.append((how, "through DT_RUNPATH", t.compile_c(
+            os.path.join(j.d, f"ext_mid_{how}.so"), [ext_mid, f"-L{libs}", f"-l:libmid_{how}.so",
+                                                     "-Wl,--disable-new-dtags", f"-Wl,-rpath,{libs}:{j.dirs['rpath']}"],
+            shared=True)))
+    env = {"LD_LIBRARY_PATH": j.dirs["ldpath"]}
+    for how, shape, extension in rows:
+        p = same_job([host, extension], env)
+        t.equal(p[:2], (0, "version 22505\n"), f"{how}, {shape}: the extension's DT_RPATH before LD_LIBRARY_PATH")
+
+
+@case
 def fidelity_relative_ld_library_path_then_chdir():
     """A relative LD_LIBRARY_PATH entry, and a program that changes
     directory between its dlopen and its first call: the file of the

@@ -19,6 +19,10 @@
 
 /* --- run paths ------------------------------------------------------------ */
 
+/* Objects above a requester whose DT_RPATH is followed, at most: ld.so
+ * has no bound, a chain of loaders this long none seen. */
+enum { LZ_LOADER_CHAIN = 64 };
+
 struct runpaths {
     const char *const *sonames;
     const char *self_soname;
@@ -34,6 +38,18 @@ struct runpaths {
     struct entry_bufs *bufs; /* allocated at the first entry */
     lz_runpaths *out;
     lz_strlist program_rpath; /* the program's DT_RPATH, kept for program_too */
+    struct seen *seen;       /* the objects met so far, in load order */
+    size_t nseen, capseen;
+};
+
+/* An object met in this pass, read again only while the pass holds the
+ * dynamic linker's lock, which keeps every object of the list mapped. */
+struct seen {
+    const char *name;        /* the name ld.so gave it */
+    lz_elfmem m;
+    unsigned char rpath;     /* a DT_RPATH that counts (no DT_RUNPATH) */
+    unsigned char added;     /* its DT_RPATH is in the list already */
+    unsigned char program;
 };
 
 /* The buffers for expanding one object's run-path entries as ld.so would
@@ -150,6 +166,61 @@ static void add_list(struct runpaths *q, const struct dl_phdr_info *info, const 
     free(o.path);
 }
 
+/* The object that loaded object i: the first one before it that needs
+ * it by its DT_SONAME or its file's name (ld.so's l_loader for a
+ * DT_NEEDED load); 0 where there is none or it is the program (whose
+ * DT_RPATH comes last anyway), or for an object opened by dlopen, whose
+ * loader is dlopen's caller: only ld.so knows it. */
+static size_t loader_of(const struct runpaths *q, size_t i)
+{
+    const char *so = lz_elfmem_soname(&q->seen[i].m);
+    const char *name = q->seen[i].name, *slash = name ? strrchr(name, '/') : NULL;
+    const char *base = slash ? slash + 1 : name;
+    for (size_t j = 0; j < i; j++)
+        if ((so && lz_elfmem_needs(&q->seen[j].m, so)) ||
+            (base && *base && lz_elfmem_needs(&q->seen[j].m, base)))
+            return q->seen[j].program ? 0 : j;
+    return 0;
+}
+
+/* ld.so, for a requester without DT_RUNPATH: after its own DT_RPATH,
+ * that of the object that loaded it, of the one that loaded that, and on
+ * up (an object's DT_RUNPATH leaves out its own DT_RPATH, not the chain
+ * above it); the program's comes last (program_too). Each object's once. */
+static void add_loaders(struct runpaths *q, size_t i)
+{
+    for (size_t j = loader_of(q, i), k = 0; j && k < LZ_LOADER_CHAIN; j = loader_of(q, j), k++) {
+        struct seen *o = &q->seen[j];
+        if (!o->rpath || o->added)
+            continue;
+        o->added = 1;
+        /* What add_list reads of an object: its name, for $ORIGIN. */
+        struct dl_phdr_info info = {.dlpi_addr = o->m.base, .dlpi_name = o->name,
+                                    .dlpi_phdr = o->m.ph, .dlpi_phnum = (ElfW(Half))o->m.phnum};
+        lz_objview v = {.m = o->m, .info = &info};
+        add_list(q, &info, &v, DT_RPATH, &q->out->rpath);
+    }
+}
+
+/* Add the object to q->seen: 0 when out of memory (said in the list; its
+ * loaders are then not followed). */
+static int remember(struct runpaths *q, const struct dl_phdr_info *info, const lz_objview *v, int rpath,
+                    int program)
+{
+    if (q->nseen == q->capseen) {
+        size_t cap = q->capseen ? 2 * q->capseen : 16;
+        struct seen *grown = realloc(q->seen, cap * sizeof *grown);
+        if (!grown) {
+            q->out->rpath.oom = 1;
+            return 0;
+        }
+        q->seen = grown, q->capseen = cap;
+    }
+    q->seen[q->nseen++] = (struct seen){.name = info->dlpi_name, .m = v->m, .rpath = (unsigned char)rpath,
+                                        .program = (unsigned char)program};
+    return 1;
+}
+
 /* Both kinds of every object at once: each object is viewed once. */
 static int runpath_cb(struct dl_phdr_info *info, size_t size, void *data)
 {
@@ -166,6 +237,7 @@ static int runpath_cb(struct dl_phdr_info *info, size_t size, void *data)
         has_rpath |= d->d_tag == DT_RPATH;
     }
     int rpath = has_rpath && !has_runpath;
+    int known = remember(q, info, &v, rpath, program);
     if (program && rpath)
         add_list(q, info, &v, DT_RPATH, &q->program_rpath);
     if (!lz_objects_needs(&v, q->sonames, q->self_soname))
@@ -186,8 +258,14 @@ static int runpath_cb(struct dl_phdr_info *info, size_t size, void *data)
         q->program_too = 1;
         q->program_done |= program;
     }
-    if (rpath)
+    /* Where an object above put it in the list already, not twice. */
+    if (rpath && !(known && q->seen[q->nseen - 1].added))
         add_list(q, info, &v, DT_RPATH, &q->out->rpath);
+    if (known) {
+        q->seen[q->nseen - 1].added = 1;
+        if (!has_runpath && !v.self && !program)
+            add_loaders(q, q->nseen - 1);
+    }
     if (has_runpath)
         add_list(q, info, &v, DT_RUNPATH, &q->out->runpath);
     return 0;
@@ -212,6 +290,7 @@ void lz_objects_runpaths_read(const char *const *sonames, lz_runpaths *out)
         free(q.program_rpath.buf);
     free(q.cwd);
     free(q.bufs);
+    free(q.seen);
 }
 
 void lz_runpaths_free(lz_runpaths *r)
