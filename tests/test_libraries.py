@@ -323,7 +323,8 @@ def variables_of_a_plugin_with_the_library_absent():
     stops while the plugin is bound: exit 127, the dynamic linker's words
     naming libvars.so.1, the variable and the search's report, and the
     plugin never reads a value the library never gave. With the library
-    there, the plugin is loaded and the program goes on. A chooser set
+    there, not loaded, the plugin reads the values of the file the first
+    call then loads (not the shim's zeros), and the program goes on. A chooser set
     changes nothing while the override, which wins over it, is set."""
     v = Vars("vars_plugin_absent")
     on_shim, on_real = v.plugin("shim"), v.plugin("real")
@@ -344,9 +345,13 @@ def variables_of_a_plugin_with_the_library_absent():
         r = t.run([exe, v.real, plugin, "chooser"], env=v.env(dropin=dropin, absent=True))
         t.equal(r.returncode, 127, f"{what}, a chooser set: exit status\n{r.stdout}{r.stderr[-800:]}")
         t.check("plugin reads" not in r.stdout, f"{what}, a chooser set: the plugin read nothing")
+        # The library there but not loaded: the plugin reads, before any
+        # call, the values of the file the first call then loads (the
+        # resolver reads them from it), not the shim's zeros.
         r = t.run([exe, v.real, plugin], env=v.env(dropin=dropin))
         t.equal(r.returncode, 0, f"{what}, the library there: {r.stderr[-800:]}")
-        t.contains(r.stdout, "plugin wrote 7, library sees counter 7\n", f"{what}, the library there")
+        t.contains(r.stdout, "plugin reads version vars 1.2.3 table 10 40 counter 41\n"
+                             "plugin wrote 7, library sees counter 7\n", f"{what}, the library there")
     # The override names no file, but the plugin's own dependency maps a
     # copy (whose relocations bind the shim's variables too): no stop, and
     # the plugin reads that copy's values.

@@ -5,6 +5,7 @@
 #include "api/lz_api.h"
 #include "base/lz_dl.h"
 #include "base/lz_env.h"
+#include "elf/lz_elfimage.h"
 #include "elf/lz_probe.h"
 #include "load/lz_once.h"
 #include "process/lz_holder.h"
@@ -156,43 +157,49 @@ static int any_copy(void *ctx, const char *path, const char *why)
     return 1;
 }
 
-/* No copy of the library gave a later object's variable its value. Where
- * none can be loaded (a search that loads nothing finds no file), that
- * object would read a value the library never gave it: the process stops,
- * as ld.so would have at start (and as lz_data_start stops where an object
- * loaded at start uses one), the search's report said. Where one can, or
- * where a copy is mapped already (its value a relocation writes, or being
- * relocated now: its own references come here too), the variable waits
- * for the load, as before. Runs inside the dynamic linker (a resolver,
- * ld.so's lock held), so its search calls no program code (the chooser,
- * the log callback), which may wait for a thread that waits for that lock;
- * and where the chooser would have answered (set, the override not), it
- * does not search at all. */
-static void stop_where_absent(const lz_lib *lib, const char *name, const char *mark)
+/* No copy of the library mapped gave a later object's variable its
+ * value: the file the first call would load gives it (its bytes no
+ * relocation writes, read without loading it: a resolver cannot dlopen)
+ * into out, 1. Where none can be loaded (a search that loads nothing
+ * finds no file), that object would read a value the library never gave
+ * it: the process stops, as ld.so would have at start (and as
+ * lz_data_start stops where an object loaded at start uses one), the
+ * search's report said. Where a copy is mapped already (its value a
+ * relocation writes, or being relocated now: its own references come
+ * here too), or the file's value is an address, the variable waits for
+ * the load: 0. Runs inside the dynamic linker (a resolver, ld.so's lock
+ * held), so its search calls no program code (the chooser, the log
+ * callback), which may wait for a thread that waits for that lock; and
+ * where the chooser would have answered (set, the override not), it does
+ * not search at all. */
+static int file_value_or_stop(const lz_lib *lib, const lz_datum *d, const char *mark, void *out)
 {
     /* LAZY<ID>_LIBPATH, set, comes before the chooser and ends the search:
      * the search below never reaches the chooser then. */
     if (lz_status(lib) == LZ_LOADED ||
         (__atomic_load_n(&lib->st->chooser, __ATOMIC_ACQUIRE) && !lz_override_set(lib->env_var)))
-        return;
+        return 0;
     int mapped = 0;
     for (const char *const *s = lib->sonames; *s && !mapped; s++)
         lz_objects_real_with_soname(*s, mark, any_copy, &mapped);
     if (mapped)
-        return;
+        return 0;
     lz_request req = {.in_linker = 1};
     lz_result *res = malloc(sizeof *res);
     char *report = malloc(LZ_MESSAGE_MAX);
     int found = !res || !report || lz_inspect_search(lib, &req, res, report, LZ_MESSAGE_MAX);
-    free(res);
     if (found) { /* or not known: out of memory */
+        int filled = res && res->found && lz_elfimage_value(res->path, d->name, out, d->size);
+        free(res);
         free(report);
-        return;
+        return filled;
     }
+    free(res);
     char small[160];
     char *who = lz_text_format(small, sizeof small, 512, "%s, bound after start: by an object "
-                               "loaded later, or dlsym", name);
+                               "loaded later, or dlsym", d->name);
     lz_stop_variables(lib, who, report);
+    return 0;
 }
 
 void *lz_data_bind(const lz_lib *lib, size_t i)
@@ -207,7 +214,8 @@ void *lz_data_bind(const lz_lib *lib, size_t i)
         !untouched(d->addr, d->size))
         return d->addr;
     /* Still zero, the library not loaded by the shim: a copy loaded by
-     * another object's dependency (a plugin's) gives its value. Never that
+     * another object's dependency (a plugin's) gives its value, else the
+     * file the first call would load (file_value_or_stop). Never that
      * copy's address, nor bytes of it a relocation writes (an address into
      * it): its dlclose could unmap them, and the library the shim loads
      * later would not share them. */
@@ -218,7 +226,7 @@ void *lz_data_bind(const lz_lib *lib, size_t i)
     for (const char *const *s = lib->sonames; value && *s && !found; s++)
         found = lz_objects_real_value(*s, mark, d->name, value, d->size);
     if (value && !found)
-        stop_where_absent(lib, d->name, mark);
+        found = file_value_or_stop(lib, d, mark, value);
     if (found && !untouched(value, d->size) && untouched(d->addr, d->size)) {
         copy(d, value, lz_holder_relro(d->addr));
         __atomic_store_n(&data->filled[i], fill_mark(d->addr, d->size), __ATOMIC_RELEASE);

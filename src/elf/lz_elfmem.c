@@ -242,3 +242,66 @@ int lz_elfmem_defines(const lz_elfmem *v, const char *name)
 {
     return chain_find(v, name, not_hidden) != NULL;
 }
+
+/* 1 when a relocation of the object writes into [at, at + size), or its
+ * tables cannot be read: there the bytes may hold an address, which
+ * points into the object (a relative relocation) or names a symbol; only
+ * bytes no relocation writes are the file's own, whatever becomes of the
+ * object. Every kind counts: RELA, REL, the PLT's, packed relative (RELR,
+ * decoded as ld.so decodes it). */
+int lz_elfmem_relocated(const lz_elfmem *m, uintptr_t start, size_t size)
+{
+    const size_t w = sizeof(ElfW(Addr));
+#define LZ_HITS(where) ((where) + w > start && (where) < start + size)
+    static const long tables[][3] = {{DT_RELA, DT_RELASZ, sizeof(ElfW(Rela))},
+                                     {DT_REL, DT_RELSZ, sizeof(ElfW(Rel))},
+                                     {DT_JMPREL, DT_PLTRELSZ, 0},
+                                     {DT_RELR, DT_RELRSZ, 0}};
+    for (size_t t = 0; t < sizeof tables / sizeof *tables; t++) {
+        uintptr_t p = lz_elfmem_dynval(m, tables[t][0]);
+        size_t len = lz_elfmem_dynval(m, tables[t][1]), ent = (size_t)tables[t][2];
+        p = p && p < m->base ? m->base + p : p;
+        if (!p || !len)
+            continue;
+        if (!in(m, p, len))
+            return 1;
+        if (tables[t][0] == DT_JMPREL)
+            ent = lz_elfmem_dynval(m, DT_PLTREL) == DT_REL ? sizeof(ElfW(Rel)) : sizeof(ElfW(Rela));
+        if (tables[t][0] == DT_RELR) {
+            const ElfW(Addr) *e = (const ElfW(Addr) *)p;
+            uintptr_t where = 0;
+            for (size_t i = 0; i < len / w; i++) {
+                if (!(e[i] & 1)) {
+                    where = m->base + e[i];
+                    if (LZ_HITS(where))
+                        return 1;
+                    where += w;
+                    continue;
+                }
+                size_t k = 0;
+                for (ElfW(Addr) bits = e[i] >> 1; bits; bits >>= 1, k++)
+                    if ((bits & 1) && LZ_HITS(where + k * w))
+                        return 1;
+                where += (8 * w - 1) * w;
+            }
+            continue;
+        }
+        /* r_offset leads both Rel and Rela. */
+        for (size_t off = 0; off + ent <= len; off += ent) {
+            uintptr_t where = m->base + ((const ElfW(Rel) *)(p + off))->r_offset;
+            if (LZ_HITS(where))
+                return 1;
+        }
+    }
+#undef LZ_HITS
+    return 0;
+}
+
+const void *lz_elfmem_plain_value(const lz_elfmem *m, const char *name, size_t size)
+{
+    const ElfW(Sym) *sym = lz_elfmem_lookup_default(m, name);
+    if (!sym || ELF64_ST_TYPE(sym->st_info) != STT_OBJECT || sym->st_size != size)
+        return NULL;
+    uintptr_t where = m->base + sym->st_value;
+    return in(m, where, size) && !lz_elfmem_relocated(m, where, size) ? (const void *)where : NULL;
+}

@@ -67,5 +67,15 @@ LZ_ELFMEM_API const ElfW(Sym) *lz_elfmem_lookup_default(const lz_elfmem *v, cons
  * (name@@NODE: what dlsym without a version finds first), through its GNU
  * hash table; 0 otherwise, a name only at hidden versions included. */
 LZ_ELFMEM_API int lz_elfmem_defines(const lz_elfmem *v, const char *name);
+/* 1 when a relocation of the object writes into [at, at + size), or its
+ * relocation tables cannot be read: there the bytes may hold an address
+ * (into the object, or a symbol's). Every kind counts: RELA, REL, the
+ * PLT's, packed relative (RELR, decoded as ld.so decodes it). */
+LZ_ELFMEM_API int lz_elfmem_relocated(const lz_elfmem *v, uintptr_t at, size_t size);
+/* Where the object holds the value of its variable name (an STT_OBJECT of
+ * exactly size bytes, as dlsym without a version finds it), when no
+ * relocation writes into it: bytes that hold no address, so they are the
+ * file's own whatever becomes of the object. NULL otherwise. */
+LZ_ELFMEM_API const void *lz_elfmem_plain_value(const lz_elfmem *v, const char *name, size_t size);
 
 #endif

@@ -400,60 +400,6 @@ int lz_objects_self_exports(const char *name)
 
 /* --- a variable's later references ----------------------------------------- */
 
-/* 1 when a relocation of the object writes into [at, at + size), or its
- * tables cannot be read: there the bytes may hold an address, which
- * points into the object (a relative relocation) or names a symbol; only
- * bytes no relocation writes are the file's own, whatever becomes of the
- * object. Every kind counts: RELA, REL, the PLT's, packed relative (RELR,
- * decoded as ld.so decodes it). */
-static int relocated(const lz_elfmem *m, uintptr_t at, size_t size)
-{
-    const size_t w = sizeof(ElfW(Addr));
-#define LZ_HITS(where) ((where) + w > at && (where) < at + size)
-    static const long tables[][3] = {{DT_RELA, DT_RELASZ, sizeof(ElfW(Rela))},
-                                     {DT_REL, DT_RELSZ, sizeof(ElfW(Rel))},
-                                     {DT_JMPREL, DT_PLTRELSZ, 0},
-                                     {DT_RELR, DT_RELRSZ, 0}};
-    for (size_t t = 0; t < sizeof tables / sizeof *tables; t++) {
-        uintptr_t p = lz_elfmem_dynval(m, tables[t][0]);
-        size_t len = lz_elfmem_dynval(m, tables[t][1]), ent = (size_t)tables[t][2];
-        p = p && p < m->base ? m->base + p : p;
-        if (!p || !len)
-            continue;
-        if (!lz_elfmem_mapped(m->base, m->ph, m->phnum, p, len))
-            return 1;
-        if (tables[t][0] == DT_JMPREL)
-            ent = lz_elfmem_dynval(m, DT_PLTREL) == DT_REL ? sizeof(ElfW(Rel)) : sizeof(ElfW(Rela));
-        if (tables[t][0] == DT_RELR) {
-            const ElfW(Addr) *e = (const ElfW(Addr) *)p;
-            uintptr_t where = 0;
-            for (size_t i = 0; i < len / w; i++) {
-                if (!(e[i] & 1)) {
-                    where = m->base + e[i];
-                    if (LZ_HITS(where))
-                        return 1;
-                    where += w;
-                    continue;
-                }
-                size_t k = 0;
-                for (ElfW(Addr) bits = e[i] >> 1; bits; bits >>= 1, k++)
-                    if ((bits & 1) && LZ_HITS(where + k * w))
-                        return 1;
-                where += (8 * w - 1) * w;
-            }
-            continue;
-        }
-        /* r_offset leads both Rel and Rela. */
-        for (size_t off = 0; off + ent <= len; off += ent) {
-            uintptr_t where = m->base + ((const ElfW(Rel) *)(p + off))->r_offset;
-            if (LZ_HITS(where))
-                return 1;
-        }
-    }
-#undef LZ_HITS
-    return 0;
-}
-
 struct real_value {
     const char *soname, *marker, *name;
     unsigned char *out;
@@ -466,16 +412,12 @@ static int real_value_cb(struct dl_phdr_info *info, size_t size, void *data)
     (void)size;
     struct real_value *q = data;
     lz_objview v;
-    const ElfW(Sym) *sym;
     if (!real_copy(info, &v, q->soname, q->marker))
         return 0;
     /* The first copy answers: the one the search would adopt. */
-    if (!(sym = lz_elfmem_lookup_default(&v.m, q->name)) || ELF64_ST_TYPE(sym->st_info) != STT_OBJECT ||
-        sym->st_size != q->size || !lz_objects_mapped(info, v.m.base + sym->st_value, q->size))
-        return 1;
-    uintptr_t at = v.m.base + sym->st_value;
-    if ((q->done = !relocated(&v.m, at, q->size)))
-        memcpy(q->out, (const void *)at, q->size);
+    const void *at = lz_elfmem_plain_value(&v.m, q->name, q->size);
+    if ((q->done = at != NULL))
+        memcpy(q->out, at, q->size);
     return 1;
 }
 

@@ -2,8 +2,10 @@
  * libFuzzer target: the ELF probe on arbitrary bytes. Every input must give
  * a verdict (accepted or rejected with a reason), never a crash, a leak or
  * undefined behaviour. The bytes are served through a memfd, so the probe
- * reads them by path, as it reads candidates; and the small reads of the
- * same bytes (lz_elfpeek.h). */
+ * reads them by path, as it reads candidates; the small reads of the
+ * same bytes (lz_elfpeek.h); and a variable's value read from its
+ * segments placed in memory (lz_elfimage.h). */
+#include "elf/lz_elfimage.h"
 #include "elf/lz_elfpeek.h"
 #include "elf/lz_probe.h"
 
@@ -58,6 +60,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static lz_elfpeek_room room;
     char soname[256];
     (void)lz_elfpeek_native(&room, fd);
+    /* A variable's resolver reading a file it cannot load: any bytes, a
+     * verdict, never a read outside what it placed. */
+    unsigned char value[8];
+    (void)lz_elfimage_value(path, "ncclGetVersion", value, sizeof value);
     if (lz_elfpeek_dropin(&room, fd, soname, sizeof soname) && strlen(soname) >= sizeof soname)
         __builtin_trap();
     return 0;

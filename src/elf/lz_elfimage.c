@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: MIT
+ * A library file's loadable segments, placed for reading (lz_elfimage.h). */
+#include "elf/lz_elfimage.h"
+#include "elf/lz_elfmem.h"
+
+#include <elf.h>
+#include <fcntl.h>
+#include <link.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#if defined(__x86_64__)
+#define IMAGE_MACHINE EM_X86_64
+#elif defined(__aarch64__)
+#define IMAGE_MACHINE EM_AARCH64
+#else
+#define IMAGE_MACHINE EM_NONE
+#endif
+
+/* Bounds a file's program headers stay inside: ld.so's own reads. */
+enum { IMAGE_MAX_PHDRS = 64 };
+
+/* The file's segments, each where ld.so would put it relative to the
+ * others, in one reservation (read-only, its bytes past a segment's file
+ * size zero, as ld.so leaves them): *base the load address, *span the
+ * reservation's size. NULL where it cannot be placed. */
+static void *place(int fd, off_t file_size, const ElfW(Phdr) *ph, size_t phnum, uintptr_t *base,
+                   size_t *span)
+{
+    uintptr_t page = (uintptr_t)getpagesize(), lo = UINTPTR_MAX, hi = 0;
+    for (size_t i = 0; i < phnum; i++) {
+        if (ph[i].p_type != PT_LOAD)
+            continue;
+        /* A page past the file's end would be a SIGBUS when read. */
+        if (ph[i].p_filesz > ph[i].p_memsz || (ph[i].p_vaddr - ph[i].p_offset) % page ||
+            ph[i].p_vaddr + ph[i].p_memsz < ph[i].p_vaddr || ph[i].p_offset > (uint64_t)file_size ||
+            ph[i].p_filesz > (uint64_t)file_size - ph[i].p_offset)
+            return NULL;
+        lo = ph[i].p_vaddr < lo ? ph[i].p_vaddr : lo;
+        hi = ph[i].p_vaddr + ph[i].p_memsz > hi ? ph[i].p_vaddr + ph[i].p_memsz : hi;
+    }
+    if (lo >= hi || hi - lo > ((uintptr_t)1 << 34))
+        return NULL;
+    lo &= ~(page - 1);
+    *span = (size_t)((hi - lo + page - 1) & ~(page - 1));
+    char *room = mmap(NULL, *span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (room == MAP_FAILED)
+        return NULL;
+    *base = (uintptr_t)room - lo;
+    for (size_t i = 0; i < phnum; i++) {
+        if (ph[i].p_type != PT_LOAD || !ph[i].p_filesz)
+            continue;
+        uintptr_t start = (*base + ph[i].p_vaddr) & ~(page - 1);
+        uintptr_t end = *base + ph[i].p_vaddr + ph[i].p_filesz;
+        off_t off = (off_t)(ph[i].p_offset & ~(page - 1));
+        if (mmap((void *)start, end - start, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED, fd, off) ==
+            MAP_FAILED) {
+            munmap(room, *span);
+            return NULL;
+        }
+        /* The rest of the segment's last page is no part of it. */
+        uintptr_t page_end = (end + page - 1) & ~(page - 1);
+        memset((void *)end, 0, page_end - end);
+    }
+    mprotect(room, *span, PROT_READ);
+    return room;
+}
+
+int lz_elfimage_value(const char *path, const char *name, void *out, size_t size)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ElfW(Ehdr) eh;
+    ElfW(Phdr) ph[IMAGE_MAX_PHDRS];
+    struct stat sb;
+    int done = 0;
+    if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && pread(fd, &eh, sizeof eh, 0) == (ssize_t)sizeof eh &&
+        memcmp(eh.e_ident, ELFMAG, SELFMAG) == 0 && eh.e_ident[EI_CLASS] == (sizeof(void *) == 8 ? ELFCLASS64 : ELFCLASS32) &&
+        eh.e_type == ET_DYN && eh.e_machine == IMAGE_MACHINE && eh.e_phentsize == sizeof(ElfW(Phdr)) &&
+        eh.e_phnum <= IMAGE_MAX_PHDRS &&
+        pread(fd, ph, eh.e_phnum * sizeof *ph, (off_t)eh.e_phoff) == (ssize_t)(eh.e_phnum * sizeof *ph)) {
+        uintptr_t base;
+        size_t span;
+        void *room = place(fd, sb.st_size, ph, eh.e_phnum, &base, &span);
+        lz_elfmem m;
+        const void *at;
+        if (room && lz_elfmem_view(&m, base, ph, eh.e_phnum) && (at = lz_elfmem_plain_value(&m, name, size))) {
+            memcpy(out, at, size);
+            done = 1;
+        }
+        if (room)
+            munmap(room, span);
+    }
+    close(fd);
+    return done;
+}
