@@ -361,6 +361,19 @@ def fidelity_ld_library_path_as_at_start():
         t.check(rows[(plain, how)] != (0, "rc 0 version 22101\n"), f"{how}: not the listed NCCL")
 
 
+def dlopen_host(j, symbol, link=()):
+    """A program that dlopens the object argv[1] names and prints what its
+    int function symbol() returns ("version N"), linked with link."""
+    main = os.path.join(j.d, "host.c")
+    with open(main, "w") as f:
+        f.write("#include <dlfcn.h>\n#include <stdio.h>\n"
+                "int main(int c, char **v) { (void)c; void *h = dlopen(v[1], RTLD_NOW);\n"
+                "  if (!h) { printf(\"dlopen: %s\\n\", dlerror()); return 1; }\n"
+                f"  int (*f)(void) = (int (*)(void))dlsym(h, \"{symbol}\");\n"
+                "  printf(\"version %d\\n\", f()); return 0; }\n")
+    return t.compile_c(os.path.join(j.d, "host"), [main, "-ldl", *link])
+
+
 @case
 def fidelity_plugin_follows_the_programs_rpath():
     """A program with a DT_RPATH (conda's python3: $ORIGIN/../lib) dlopens a
@@ -370,15 +383,7 @@ def fidelity_plugin_follows_the_programs_rpath():
     lazynccl-run. A plugin with a DT_RUNPATH never gets the program's
     DT_RPATH: LD_LIBRARY_PATH's copy, else its DT_RUNPATH's."""
     j = Job("program_rpath")
-    main = os.path.join(j.d, "host.c")
-    with open(main, "w") as f:
-        f.write("#include <dlfcn.h>\n#include <stdio.h>\n"
-                "int main(int c, char **v) { (void)c; void *h = dlopen(v[1], RTLD_NOW);\n"
-                "  if (!h) { printf(\"dlopen: %s\\n\", dlerror()); return 1; }\n"
-                "  int (*f)(void) = (int (*)(void))dlsym(h, \"plugin_version\");\n"
-                "  printf(\"version %d\\n\", f()); return 0; }\n")
-    host = t.compile_c(os.path.join(j.d, "host"), [main, "-ldl", f"-Wl,-rpath,{j.dirs['rpath']}",
-                                                    "-Wl,--disable-new-dtags"])
+    host = dlopen_host(j, "plugin_version", [f"-Wl,-rpath,{j.dirs['rpath']}", "-Wl,--disable-new-dtags"])
     plug = os.path.join(j.d, "plugin.c")
     with open(plug, "w") as f:
         f.write("#include <nccl.h>\nint plugin_version(void) { int v = 0; ncclGetVersion(&v); return v; }\n")
@@ -417,14 +422,7 @@ def fidelity_rpath_of_the_objects_above_the_requester():
     through a middle library with a DT_RUNPATH, which leaves out only its
     own DT_RPATH, not the chain above it."""
     j = Job("loader_chain")
-    main = os.path.join(j.d, "host.c")
-    with open(main, "w") as f:
-        f.write("#include <dlfcn.h>\n#include <stdio.h>\n"
-                "int main(int c, char **v) { (void)c; void *h = dlopen(v[1], RTLD_NOW);\n"
-                "  if (!h) { printf(\"dlopen: %s\\n\", dlerror()); return 1; }\n"
-                "  int (*f)(void) = (int (*)(void))dlsym(h, \"ext_version\");\n"
-                "  printf(\"version %d\\n\", f()); return 0; }\n")
-    host = t.compile_c(os.path.join(j.d, "host"), [main, "-ldl"])
+    host = dlopen_host(j, "ext_version")
     src = os.path.join(j.d, "need.c")
     with open(src, "w") as f:
         f.write("#include <nccl.h>\nint need_version(void) { int v = 0; ncclGetVersion(&v); return v; }\n")

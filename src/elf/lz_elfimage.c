@@ -2,6 +2,7 @@
  * A library file's loadable segments, placed for reading (lz_elfimage.h). */
 #include "elf/lz_elfimage.h"
 #include "elf/lz_elfmem.h"
+#include "elf/lz_elfverify.h"
 
 #include <elf.h>
 #include <fcntl.h>
@@ -12,14 +13,6 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#if defined(__x86_64__)
-#define IMAGE_MACHINE EM_X86_64
-#elif defined(__aarch64__)
-#define IMAGE_MACHINE EM_AARCH64
-#else
-#define IMAGE_MACHINE EM_NONE
-#endif
 
 /* Bounds a file's program headers stay inside: ld.so's own reads. */
 enum { IMAGE_MAX_PHDRS = 64 };
@@ -78,10 +71,11 @@ int lz_elfimage_value(const char *path, const char *name, void *out, size_t size
     ElfW(Ehdr) eh;
     ElfW(Phdr) ph[IMAGE_MAX_PHDRS];
     struct stat sb;
+    const char *words;
     int done = 0;
+    /* Only a file ld.so would map (its open_verify, lz_elfverify.h). */
     if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && pread(fd, &eh, sizeof eh, 0) == (ssize_t)sizeof eh &&
-        memcmp(eh.e_ident, ELFMAG, SELFMAG) == 0 && eh.e_ident[EI_CLASS] == (sizeof(void *) == 8 ? ELFCLASS64 : ELFCLASS32) &&
-        eh.e_type == ET_DYN && eh.e_machine == IMAGE_MACHINE && eh.e_phentsize == sizeof(ElfW(Phdr)) &&
+        lz_elf_verify((const unsigned char *)&eh, sizeof eh, &words) == LZ_LD_MAPS &&
         eh.e_phnum <= IMAGE_MAX_PHDRS &&
         pread(fd, ph, eh.e_phnum * sizeof *ph, (off_t)eh.e_phoff) == (ssize_t)(eh.e_phnum * sizeof *ph)) {
         uintptr_t base;

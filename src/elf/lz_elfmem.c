@@ -243,8 +243,8 @@ int lz_elfmem_defines(const lz_elfmem *v, const char *name)
     return chain_find(v, name, not_hidden) != NULL;
 }
 
-/* 1 when a relocation of the object writes into [at, at + size), or its
- * tables cannot be read: there the bytes may hold an address, which
+/* 1 when a relocation of the object writes into [start, start + size), or
+ * its tables cannot be read: there the bytes may hold an address, which
  * points into the object (a relative relocation) or names a symbol; only
  * bytes no relocation writes are the file's own, whatever becomes of the
  * object. Every kind counts: RELA, REL, the PLT's, packed relative (RELR,
@@ -260,7 +260,7 @@ int lz_elfmem_relocated(const lz_elfmem *m, uintptr_t start, size_t size)
     for (size_t t = 0; t < sizeof tables / sizeof *tables; t++) {
         uintptr_t p = lz_elfmem_dynval(m, tables[t][0]);
         size_t len = lz_elfmem_dynval(m, tables[t][1]), ent = (size_t)tables[t][2];
-        p = p && p < m->base ? m->base + p : p;
+        p = at(m, p);
         if (!p || !len)
             continue;
         if (!in(m, p, len))

@@ -258,9 +258,10 @@ static int runpath_cb(struct dl_phdr_info *info, size_t size, void *data)
         q->program_too = 1;
         q->program_done |= program;
     }
-    /* Where an object above put it in the list already, not twice. */
-    if (rpath && !(known && q->seen[q->nseen - 1].added))
+    if (rpath)
         add_list(q, info, &v, DT_RPATH, &q->out->rpath);
+    /* Its DT_RPATH is in the list now: a requester after it whose loader
+     * it is adds it not twice. */
     if (known) {
         q->seen[q->nseen - 1].added = 1;
         if (!has_runpath && !v.self && !program)
