@@ -362,15 +362,18 @@ def fidelity_ld_library_path_as_at_start():
 
 
 def dlopen_host(j, symbol, link=()):
-    """A program that dlopens the object argv[1] names and prints what its
-    int function symbol() returns ("version N"), linked with link."""
+    """A program that dlopens the objects its arguments name, in order, then
+    prints what each one's int function symbol() returns ("version N", a
+    line each), linked with link."""
     main = os.path.join(j.d, "host.c")
     with open(main, "w") as f:
         f.write("#include <dlfcn.h>\n#include <stdio.h>\n"
-                "int main(int c, char **v) { (void)c; void *h = dlopen(v[1], RTLD_NOW);\n"
-                "  if (!h) { printf(\"dlopen: %s\\n\", dlerror()); return 1; }\n"
-                f"  int (*f)(void) = (int (*)(void))dlsym(h, \"{symbol}\");\n"
-                "  printf(\"version %d\\n\", f()); return 0; }\n")
+                "int main(int c, char **v) { void *h[16];\n"
+                "  for (int i = 1; i < c && i < 16; i++) if (!(h[i] = dlopen(v[i], RTLD_NOW))) {\n"
+                "    printf(\"dlopen: %s\\n\", dlerror()); return 1; }\n"
+                "  for (int i = 1; i < c && i < 16; i++) {\n"
+                f"    int (*f)(void) = (int (*)(void))dlsym(h[i], \"{symbol}\");\n"
+                "    printf(\"version %d\\n\", f()); }\n  return 0; }\n")
     return t.compile_c(os.path.join(j.d, "host"), [main, "-ldl", *link])
 
 
@@ -458,6 +461,31 @@ def fidelity_rpath_of_the_objects_above_the_requester():
     for how, shape, extension in rows:
         p = same_job([host, extension], env)
         t.equal(p[:2], (0, "version 22505\n"), f"{how}, {shape}: the extension's DT_RPATH before LD_LIBRARY_PATH")
+
+
+@case
+def fidelity_the_first_requester_decides():
+    """Two plugins need NCCL, dlopened one after the other: the first with
+    a DT_RUNPATH into one copy, the second with a DT_RPATH into another.
+    ld.so loads NCCL for the first and hands the second the same copy, so
+    the second's DT_RPATH is never searched: the first's copy for both,
+    linked -lnccl and linked to the shim, plain and under lazynccl-run
+    (a first call searching every requester's run paths took the
+    second's DT_RPATH, which ld.so tries before any DT_RUNPATH)."""
+    j = Job("first_requester")
+    host = dlopen_host(j, "plugin_version")
+    plug = os.path.join(j.d, "plugin.c")
+    with open(plug, "w") as f:
+        f.write("#include <nccl.h>\nint plugin_version(void) { int v = 0; ncclGetVersion(&v); return v; }\n")
+    inc = [f"-I{t.NCCL_INCLUDE}", f"-I{t.CUDA_INCLUDE}"]
+    for how in ("linked", "shim"):
+        plugins = []
+        for tag, dtags in (("runpath", "--enable-new-dtags"), ("rpath", "--disable-new-dtags")):
+            nccl = [f"-L{j.dirs[tag]}", "-l:libnccl.so.2"] if how == "linked" else t.link_shim_args("nccl")
+            plugins.append(t.compile_c(os.path.join(j.d, f"plugin_{how}_{tag}.so"), [plug],
+                                       inc + nccl + [f"-Wl,{dtags}", f"-Wl,-rpath,{j.dirs[tag]}"], shared=True))
+        p = same_job([host, *plugins])
+        t.equal(p[:2], (0, "version 22303\nversion 22303\n"), f"{how}: the first plugin's DT_RUNPATH copy, for both")
 
 
 @case

@@ -28,10 +28,11 @@ struct runpaths {
     const char *self_soname;
     char *cwd;               /* for relative entries, read once per query */
     int cwd_read;
-    int program_too;         /* a needing object without DT_RUNPATH: ld.so then
+    int program_too;         /* the requester has no DT_RUNPATH: ld.so then
                               * tries the program's DT_RPATH after its own */
     int program_done;        /* the program was one of them */
-    int requesters;          /* objects that need the library, so far */
+    int requesters;          /* objects that need the library, so far: the
+                              * first (the requester) decides */
     int own_no_runpath;      /* the object holding this code: 1 when it has
                               * no DT_RUNPATH, -1 when not met */
     int own_nodeflib;
@@ -247,13 +248,18 @@ static int runpath_cb(struct dl_phdr_info *info, size_t size, void *data)
         /* The object holding this code: its run paths count (a vendored
          * shim's $ORIGIN), but it asks for the library in ld.so's place
          * only where no other object needs it (dlopen'ed alone): else the
-         * program's DT_RPATH, and DF_1_NODEFLIB, are the requesters' to
+         * program's DT_RPATH, and DF_1_NODEFLIB, are the requester's to
          * decide (a plugin with DT_RUNPATH under a program with DT_RPATH
          * never gets the program's). */
         q->own_no_runpath = !has_runpath;
         q->own_nodeflib = nodeflib;
     } else if (q->requesters++ == 0)
         q->out->nodeflib = nodeflib;
+    else
+        /* ld.so loads the library once, for the first object in load
+         * order that needs it (breadth first at start, the first dlopen
+         * after): a later one's run paths are never searched for it. */
+        return 0;
     if (!has_runpath && !v.self) {
         q->program_too = 1;
         q->program_done |= program;
