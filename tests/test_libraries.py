@@ -362,6 +362,29 @@ def variables_of_a_plugin_with_the_library_absent():
 
 
 @case
+def variables_of_a_plugin_search_once():
+    """A plugin binding several variables of a library present but not
+    loaded: one search for them all, while the loaded objects and the
+    override stay the same, and the values are the file's. The search's
+    probe opens the file with O_NONBLOCK: once for the plugin's four
+    variables (four times when each searched), once for the first call,
+    which loads it."""
+    if not shutil.which("strace"):
+        raise t.Skip("strace is not installed")
+    v = Vars("vars_plugin_once")
+    plugin = v.plugin("shim")
+    log = os.path.join(v.d, "strace.txt")
+    r = t.run(["strace", "-f", "-qq", "-e", "trace=openat", "-o", log, v.program("plugin", "shared"), v.real,
+               plugin], env=v.env())
+    t.equal(r.returncode, 0, f"the plugin's program: {r.stderr[-800:]}")
+    t.contains(r.stdout, "plugin reads version vars 1.2.3 table 10 40 counter 41\n", "the file's values")
+    with open(log) as f:
+        probes = [line for line in f if v.real in line and "O_NONBLOCK" in line]
+    t.equal(len(probes), 2, "the searches' probes of the file (the variables', the first call's):\n"
+            + "".join(probes))
+
+
+@case
 def variables_bound_inside_the_linker_call_no_program_code():
     """A plugin binding a variable makes the shim search inside the dynamic
     linker, its lock held. The program's log callback takes a mutex that

@@ -14,6 +14,8 @@
 #include "base/lz_report.h"
 #include "base/lz_text.h"
 
+#include <link.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -157,6 +159,65 @@ static int any_copy(void *ctx, const char *path, const char *why)
     return 1;
 }
 
+/* A dry search's file, kept for the variables bound after it while the
+ * same objects are loaded (dl_iterate_phdr's counts of loads and unloads)
+ * and the override reads the same: a plugin binding several variables
+ * searches once, where each searched again before. Published whole
+ * (atomic) and never freed: a resolver that dlsym runs, outside the
+ * dynamic linker's lock, may read one while another thread publishes the
+ * next. Each keeps the one before it reachable, and LZ_DRY_KEPT bounds
+ * them (past it, every binding searches, as before). */
+struct lz_dry {
+    unsigned long long adds, subs;
+    const struct lz_dry *prev;
+    unsigned depth;
+    const char *override;    /* NULL: unset */
+    const char *path;
+    char text[];
+};
+enum { LZ_DRY_KEPT = 32 };
+
+/* The set of loaded objects, as dl_iterate_phdr counts its changes; known
+ * 0 where this glibc gives no counts. */
+typedef struct objects_gen {
+    unsigned long long adds, subs;
+    int known;
+} objects_gen;
+
+static int read_gen(struct dl_phdr_info *info, size_t size, void *data)
+{
+    objects_gen *g = data;
+    if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs)
+        *g = (objects_gen){info->dlpi_adds, info->dlpi_subs, 1};
+    return 1;
+}
+
+static const struct lz_dry *dry_kept(const lz_lib *lib, const objects_gen *g, const char *override)
+{
+    const struct lz_dry *d = __atomic_load_n(&lib->st->dry, __ATOMIC_ACQUIRE);
+    if (!d || !g->known || d->adds != g->adds || d->subs != g->subs || !d->override != !override ||
+        (override && strcmp(override, d->override) != 0))
+        return NULL;
+    return d;
+}
+
+static void dry_keep(const lz_lib *lib, const objects_gen *g, const char *override, const char *path)
+{
+    const struct lz_dry *before = __atomic_load_n(&lib->st->dry, __ATOMIC_ACQUIRE);
+    unsigned depth = before ? before->depth + 1 : 1;
+    size_t no = override ? strlen(override) + 1 : 0, np = strlen(path) + 1;
+    struct lz_dry *d = g->known && depth <= LZ_DRY_KEPT ? malloc(sizeof *d + no + np) : NULL;
+    if (!d)
+        return;
+    *d = (struct lz_dry){g->adds, g->subs, before, depth, override ? d->text : NULL, d->text + no};
+    if (override)
+        memcpy(d->text, override, no);
+    memcpy(d->text + no, path, np);
+    const struct lz_dry *kept = d;
+    if (!__atomic_compare_exchange_n(&lib->st->dry, &before, kept, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+        free(d); /* another thread kept its own: as good */
+}
+
 /* No copy of the library mapped gave a later object's variable its
  * value: the file the first call would load gives it (its bytes no
  * relocation writes, read without loading it: a resolver cannot dlopen)
@@ -184,11 +245,19 @@ static int file_value_or_stop(const lz_lib *lib, const lz_datum *d, const char *
         lz_objects_real_with_soname(*s, mark, any_copy, &mapped);
     if (mapped)
         return 0;
+    objects_gen g = {0};
+    lz_dl_iterate_phdr(read_gen, &g);
+    const char *override = lz_getenv(lib->env_var);
+    const struct lz_dry *kept = dry_kept(lib, &g, override);
+    if (kept)
+        return lz_elfimage_value(kept->path, d->name, out, d->size);
     lz_request req = {.in_linker = 1};
     lz_result *res = malloc(sizeof *res);
     char *report = malloc(LZ_MESSAGE_MAX);
     int found = !res || !report || lz_inspect_search(lib, &req, res, report, LZ_MESSAGE_MAX);
     if (found) { /* or not known: out of memory */
+        if (res && res->found)
+            dry_keep(lib, &g, override, res->path);
         int filled = res && res->found && lz_elfimage_value(res->path, d->name, out, d->size);
         free(res);
         free(report);

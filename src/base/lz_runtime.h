@@ -173,6 +173,7 @@ typedef struct lz_state {
      * search that publishes the library runs first: their filling. */
     const struct lz_data *data[2];  /* [0]: other variables; [1]: function pointers */
     const lz_ready *ready;          /* atomic; NULL: nothing to do */
+    const struct lz_dry *dry;       /* atomic: the variables' last dry search (lz_data.c) */
     void *committing;               /* the plan whose commit runs (mu), for fork's child */
 } lz_state;
 
