@@ -8,6 +8,7 @@ CUDA 12.4 / 11.8 / NCCL 2.22.3 (amd64 and arm64), and the system's own."""
 import glob
 import os
 import re
+import struct
 
 import lztest as t
 from lztest import case
@@ -193,11 +194,24 @@ def defines_all_counts_default_versions_only():
     t.equal(out.splitlines()[-1], "all=1", "the defined names together")
 
 
+def misaligned(b):
+    """b with its last loadable segment's file offset moved by 8 bytes:
+    address and offset no longer a page apart, which ld.so refuses."""
+    b = bytearray(b)
+    phoff, = struct.unpack_from("<Q", b, 0x20)
+    phentsize, phnum = struct.unpack_from("<HH", b, 0x36)
+    loads = [phoff + i * phentsize for i in range(phnum) if struct.unpack_from("<I", b, phoff + i * phentsize)[0] == 1]
+    offset, = struct.unpack_from("<Q", b, loads[-1] + 8)
+    struct.pack_into("<Q", b, loads[-1] + 8, offset + 8)
+    return bytes(b)
+
+
 @case
 def elffile_rejects_bad_files():
     """Broken files give the reason and no facts: empty, text, a header only,
-    program headers past the end, a loadable segment past the end, no
-    dynamic segment (an object file)."""
+    program headers past the end, a loadable segment past the end, one
+    whose address and file offset are not a whole number of pages apart
+    (ld.so's words), no dynamic segment (an object file)."""
     d = t.workdir("elffile_bad")
     exe = dumper(d)
     good = t.fake_nccl(f"{d}/good")
@@ -206,7 +220,8 @@ def elffile_rejects_bad_files():
     cases = {"empty": (b"", "not an ELF file"),
              "text": (b"not an ELF file at all\n" * 4, "not an ELF file"),
              "header": (b[:64], "truncated ELF: program headers end at byte"),
-             "cut": (b[:2000], "truncated ELF: a loadable segment ends at byte")}
+             "cut": (b[:2000], "truncated ELF: a loadable segment ends at byte"),
+             "misaligned": (misaligned(b), "ELF load command address/offset not page-aligned")}
     for name, (data, reason) in cases.items():
         p = f"{d}/{name}.so"
         with open(p, "wb") as f:

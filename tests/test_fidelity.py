@@ -423,7 +423,8 @@ def fidelity_rpath_of_the_objects_above_the_requester():
     so the extension's copy comes first, for a library linked -lnccl and
     one linked to the shim alike, plain and under lazynccl-run. The same
     through a middle library with a DT_RUNPATH, which leaves out only its
-    own DT_RPATH, not the chain above it."""
+    own DT_RPATH, not the chain above it, and where the extension needs the
+    library (one without a soname) by its path."""
     j = Job("loader_chain")
     host = dlopen_host(j, "ext_version")
     src = os.path.join(j.d, "need.c")
@@ -456,6 +457,12 @@ def fidelity_rpath_of_the_objects_above_the_requester():
         rows.append((how, "through DT_RUNPATH", t.compile_c(
             os.path.join(j.d, f"ext_mid_{how}.so"), [ext_mid, f"-L{libs}", f"-l:libmid_{how}.so",
                                                      "-Wl,--disable-new-dtags", f"-Wl,-rpath,{libs}:{j.dirs['rpath']}"],
+            shared=True)))
+        # Needed by its path: libneed has no soname, so the extension's
+        # DT_NEEDED is the path it was linked with, the object's name.
+        rows.append((how, "needed by path", t.compile_c(
+            os.path.join(j.d, f"ext_path_{how}.so"), [ext, os.path.join(libs, f"libneed_{how}.so"),
+                                                      "-Wl,--disable-new-dtags", f"-Wl,-rpath,{j.dirs['rpath']}"],
             shared=True)))
     env = {"LD_LIBRARY_PATH": j.dirs["ldpath"]}
     for how, shape, extension in rows:

@@ -81,7 +81,7 @@ def steps_list_the_order_that_runs():
     d = t.workdir("info_steps")
     rows = [line.split(" | ") for line in info("--steps", rc=0).stdout.splitlines()[2:]]
     number = {r[1].strip("`"): int(r[0].strip("| ")) for r in reversed(rows)}
-    t.equal(len(rows), 16, "rows")
+    t.equal(len(rows), 17, "rows")
     place = {"LAZY<ID>_LIBPATH": ("LAZYNCCL_LIBPATH", f"{d}/override"),
              "search_roots_before": ("CONDA_PREFIX", f"{d}/conda"),
              "LD_LIBRARY_PATH": ("LD_LIBRARY_PATH", f"{d}/llp"),

@@ -366,7 +366,7 @@ def variables_of_a_plugin_search_once():
     """A plugin binding several variables of a library present but not
     loaded: one search for them all, while the loaded objects and the
     override stay the same, and the values are the file's. The search's
-    probe opens the file with O_NONBLOCK: once for the plugin's four
+    probe reads the file's first page: once for the plugin's four
     variables (four times when each searched), once for the first call,
     which loads it."""
     if not shutil.which("strace"):
@@ -377,14 +377,46 @@ def variables_of_a_plugin_search_once():
     env = v.env()
     if t.SANITIZE not in ("", "none"):
         env["ASAN_OPTIONS"] = "detect_leaks=0"  # LeakSanitizer refuses to run under ptrace
-    r = t.run(["strace", "-f", "-qq", "-e", "trace=openat", "-o", log, v.program("plugin", "shared"), v.real,
-               plugin], env=env)
+    r = t.run(["strace", "-f", "-qq", "-y", "-e", "trace=pread64", "-o", log, v.program("plugin", "shared"),
+               v.real, plugin], env=env)
     t.equal(r.returncode, 0, f"the plugin's program: {r.stderr[-800:]}")
     t.contains(r.stdout, "plugin reads version vars 1.2.3 table 10 40 counter 41\n", "the file's values")
     with open(log) as f:
-        probes = [line for line in f if v.real in line and "O_NONBLOCK" in line]
+        probes = [line for line in f if os.path.realpath(v.real) in line and line.rstrip().endswith(", 4096, 0) = 4096")]
     t.equal(len(probes), 2, "the searches' probes of the file (the variables', the first call's):\n"
             + "".join(probes))
+
+
+@case
+def a_later_requester_where_the_first_finds_none():
+    """Two plugins linked to the shim, opened one after the other: the
+    first's DT_RUNPATH names a directory without the library, the second's
+    DT_RPATH the library's. ld.so would have refused to load the first;
+    laziness loaded it, and ld.so's search for it finds nothing, so the run
+    paths of the objects needing the library after it come last: the
+    second's calls reach the library (its counter, 41), not the failure
+    value."""
+    v = Vars("vars_later_requester")
+    empty = os.path.join(v.d, "empty")
+    os.makedirs(empty, exist_ok=True)
+    src = os.path.join(v.d, "counter.c")
+    with open(src, "w") as f:
+        f.write("int vars_get_counter(void);\nint plugin_counter(void) { return vars_get_counter(); }\n")
+    host = os.path.join(v.d, "host.c")
+    with open(host, "w") as f:
+        f.write("#include <dlfcn.h>\n#include <stdio.h>\nint main(int c, char **v) { (void)c;\n"
+                "  void *a = dlopen(v[1], RTLD_NOW), *b = dlopen(v[2], RTLD_NOW);\n"
+                "  if (!a || !b) { printf(\"dlopen: %s\\n\", dlerror()); return 1; }\n"
+                "  int (*f)(void) = (int (*)(void))dlsym(b, \"plugin_counter\");\n"
+                "  printf(\"counter %d\\n\", f()); return 0; }\n")
+    exe = t.compile_c(os.path.join(v.d, "host"), [host, "-ldl"], t.sanitizer_link_args())
+    plugins = [t.compile_c(os.path.join(v.d, f"{name}.so"), [src, f"-L{v.d}", f"-llazy{v.id}", f"-Wl,{dtags}",
+                                                              f"-Wl,-rpath,{v.d}:{where}"],
+                           t.sanitizer_link_args(), shared=True)
+               for name, dtags, where in (("first", "--enable-new-dtags", empty),
+                                          ("second", "--disable-new-dtags", os.path.dirname(v.real)))]
+    r = t.run([exe, *plugins], env={"LAZYNCCL_DEBUG": "1"})
+    t.equal((r.returncode, r.stdout), (0, "counter 41\n"), f"the second plugin's call\n{r.stderr[-1500:]}")
 
 
 @case

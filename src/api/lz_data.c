@@ -249,8 +249,11 @@ static int file_value_or_stop(const lz_lib *lib, const lz_datum *d, const char *
     lz_dl_iterate_phdr(read_gen, &g);
     const char *override = lz_getenv(lib->env_var);
     const struct lz_dry *kept = dry_kept(lib, &g, override);
-    if (kept)
-        return lz_elfimage_value(kept->path, d->name, out, d->size);
+    /* The kept file, unless it is no longer there to read (replaced by
+     * something else, gone): then the search again, which says so. */
+    int got = kept ? lz_elfimage_value(kept->path, d->name, out, d->size) : -1;
+    if (got >= 0)
+        return got;
     lz_request req = {.in_linker = 1};
     lz_result *res = malloc(sizeof *res);
     char *report = malloc(LZ_MESSAGE_MAX);
@@ -258,7 +261,7 @@ static int file_value_or_stop(const lz_lib *lib, const lz_datum *d, const char *
     if (found) { /* or not known: out of memory */
         if (res && res->found)
             dry_keep(lib, &g, override, res->path);
-        int filled = res && res->found && lz_elfimage_value(res->path, d->name, out, d->size);
+        int filled = res && res->found && lz_elfimage_value(res->path, d->name, out, d->size) == 1;
         free(res);
         free(report);
         return filled;

@@ -14,9 +14,10 @@
 /* Copies into out (size bytes) the value the file at path gives its
  * variable name where no relocation writes into it (lz_elfmem_plain_value:
  * bytes that hold no address), as the file holds it before any constructor
- * runs. 0, out untouched, where the file is no shared object of this
- * machine, does not define name with that size, or a relocation writes
- * into it. */
+ * runs: 1. Out untouched: 0 where the file does not define name with that
+ * size, or a relocation writes into it; -1 where there is no file to read
+ * (gone, no regular file, no shared object of this machine, or one ld.so
+ * would not place). */
 LZ_HIDDEN int lz_elfimage_value(const char *path, const char *name, void *out, size_t size);
 
 #endif

@@ -172,6 +172,11 @@ int lz_elfview_phdrs(lz_elfview *v, ElfW(Phdr) *ph, unsigned long long *tls, cha
         return lz_elfview_fail(why, n, "truncated ELF: the program headers cannot be read");
     v->nph = eh->e_phnum;
     int loads = 0;
+    /* The smallest page ld.so runs with (this code runs in the audit
+     * module too, which has no libc): a kernel of larger pages refuses
+     * more, and the dlopen of such a file then says so itself. */
+    const unsigned long long page = 4096;
+    unsigned long long mappable = (v->size + page - 1) & ~(page - 1);
     for (unsigned i = 0; i < v->nph; i++) {
         const ElfW(Phdr) *p = &v->ph[i];
         if (p->p_type == PT_DYNAMIC)
@@ -181,8 +186,12 @@ int lz_elfview_phdrs(lz_elfview *v, ElfW(Phdr) *ph, unsigned long long *tls, cha
         if (p->p_type != PT_LOAD)
             continue;
         loads++;
-        /* what mmap would map past the end of the file: SIGBUS on first touch */
-        if (p->p_offset > v->size || p->p_filesz > v->size - p->p_offset)
+        /* ld.so's words (dl-load.c): it maps each segment at its offset */
+        if ((p->p_vaddr - p->p_offset) & (page - 1))
+            return lz_elfview_fail(why, n, "ELF load command address/offset not page-aligned");
+        /* what mmap would map a whole page past the end of the file: SIGBUS
+         * on first touch (the rest of the last page reads as zeros) */
+        if (p->p_offset > mappable || p->p_filesz > mappable - p->p_offset)
             return lz_elfview_fail(why, n, "truncated ELF: a loadable segment ends at byte %llu, the file has %llu",
                         (unsigned long long)p->p_offset + p->p_filesz, v->size);
         if (p->p_filesz > p->p_memsz)

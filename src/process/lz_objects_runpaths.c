@@ -19,10 +19,6 @@
 
 /* --- run paths ------------------------------------------------------------ */
 
-/* Objects above a requester whose DT_RPATH is followed, at most: ld.so
- * has no bound, a chain of loaders this long none seen. */
-enum { LZ_LOADER_CHAIN = 64 };
-
 struct runpaths {
     const char *const *sonames;
     const char *self_soname;
@@ -177,9 +173,12 @@ static size_t loader_of(const struct runpaths *q, size_t i)
     const char *so = lz_elfmem_soname(&q->seen[i].m);
     const char *name = q->seen[i].name, *slash = name ? strrchr(name, '/') : NULL;
     const char *base = slash ? slash + 1 : name;
+    /* A DT_NEEDED with a slash is loaded by that path, which ld.so keeps
+     * as the object's name. */
     for (size_t j = 0; j < i; j++)
         if ((so && lz_elfmem_needs(&q->seen[j].m, so)) ||
-            (base && *base && lz_elfmem_needs(&q->seen[j].m, base)))
+            (base && *base && lz_elfmem_needs(&q->seen[j].m, base)) ||
+            (slash && lz_elfmem_needs(&q->seen[j].m, name)))
             return q->seen[j].program ? 0 : j;
     return 0;
 }
@@ -188,9 +187,10 @@ static size_t loader_of(const struct runpaths *q, size_t i)
  * that of the object that loaded it, of the one that loaded that, and on
  * up (an object's DT_RUNPATH leaves out its own DT_RPATH, not the chain
  * above it); the program's comes last (program_too). Each object's once. */
-static void add_loaders(struct runpaths *q, size_t i)
+static void add_loaders(struct runpaths *q, size_t i, lz_strlist *out)
 {
-    for (size_t j = loader_of(q, i), k = 0; j && k < LZ_LOADER_CHAIN; j = loader_of(q, j), k++) {
+    /* Ends: each loader comes before the object it loaded. */
+    for (size_t j = loader_of(q, i); j; j = loader_of(q, j)) {
         struct seen *o = &q->seen[j];
         if (!o->rpath || o->added)
             continue;
@@ -199,7 +199,7 @@ static void add_loaders(struct runpaths *q, size_t i)
         struct dl_phdr_info info = {.dlpi_addr = o->m.base, .dlpi_name = o->name,
                                     .dlpi_phdr = o->m.ph, .dlpi_phnum = (ElfW(Half))o->m.phnum};
         lz_objview v = {.m = o->m, .info = &info};
-        add_list(q, &info, &v, DT_RPATH, &q->out->rpath);
+        add_list(q, &info, &v, DT_RPATH, out);
     }
 }
 
@@ -253,13 +253,25 @@ static int runpath_cb(struct dl_phdr_info *info, size_t size, void *data)
          * never gets the program's). */
         q->own_no_runpath = !has_runpath;
         q->own_nodeflib = nodeflib;
-    } else if (q->requesters++ == 0)
+    } else if (q->requesters++ == 0) {
         q->out->nodeflib = nodeflib;
-    else
+    } else {
         /* ld.so loads the library once, for the first object in load
          * order that needs it (breadth first at start, the first dlopen
-         * after): a later one's run paths are never searched for it. */
+         * after), and never searches a later one's run paths for it: they
+         * come last, for where it would have refused that first one. */
+        lz_strlist *later = &q->out->later;
+        if (rpath)
+            add_list(q, info, &v, DT_RPATH, later);
+        if (known) {
+            q->seen[q->nseen - 1].added = 1;
+            if (!has_runpath && !program)
+                add_loaders(q, q->nseen - 1, later);
+        }
+        if (has_runpath)
+            add_list(q, info, &v, DT_RUNPATH, later);
         return 0;
+    }
     if (!has_runpath && !v.self) {
         q->program_too = 1;
         q->program_done |= program;
@@ -271,7 +283,7 @@ static int runpath_cb(struct dl_phdr_info *info, size_t size, void *data)
     if (known) {
         q->seen[q->nseen - 1].added = 1;
         if (!has_runpath && !v.self && !program)
-            add_loaders(q, q->nseen - 1);
+            add_loaders(q, q->nseen - 1, &q->out->rpath);
     }
     if (has_runpath)
         add_list(q, info, &v, DT_RUNPATH, &q->out->runpath);
@@ -304,6 +316,7 @@ void lz_runpaths_free(lz_runpaths *r)
 {
     free(r->rpath.buf);
     free(r->runpath.buf);
+    free(r->later.buf);
     *r = (lz_runpaths){0};
 }
 

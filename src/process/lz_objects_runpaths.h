@@ -27,6 +27,12 @@ LZ_HIDDEN int lz_objects_runpaths(const char *const *sonames, int runpath,
  * DT_RUNPATH list, and nodeflib. Given back with lz_runpaths_free. */
 typedef struct lz_runpaths {
     lz_strlist rpath, runpath;
+    /* The run paths of the objects needing the library after the
+     * requester (each one's DT_RPATH and its loaders', then its
+     * DT_RUNPATH, in load order): ld.so never searches them, as it loads
+     * the library for the requester; searched only where ld.so's own
+     * search finds nothing, where it would have refused the requester. */
+    lz_strlist later;
     int nodeflib;
 } lz_runpaths;
 LZ_HIDDEN void lz_objects_runpaths_read(const char *const *sonames, lz_runpaths *out);

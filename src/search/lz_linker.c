@@ -300,6 +300,15 @@ static int step_system(struct linker_search *ls)
     return rc;
 }
 
+/* The run paths of the objects needing the library after the requester,
+ * which ld.so never searches (lz_runpaths.later): reached only where its
+ * own search found nothing, where it would have refused to load the
+ * requester at all, which laziness has loaded. */
+static int step_later(struct linker_search *ls)
+{
+    return ls->by == BY_LOADED && lz_strlist_visit(&ls->loaded.later, visit_runpath, ls);
+}
+
 /* ld.so's order, written once: every requester walks these rows. */
 static const struct linker_row {
     const char *name, *what;
@@ -314,6 +323,8 @@ static const struct linker_row {
      step_cache},
     {LZ_STEP_SYSTEM_DIRS, "the system directories ld.so was built with, unless DF_1_NODEFLIB",
      step_system},
+    {LZ_STEP_RUN_PATH, "run paths of the objects needing it after the requester, where ld.so "
+     "would have refused the requester", step_later},
 };
 enum { LINKER_FIRST_SYSTEM_ROW = 3 };
 
