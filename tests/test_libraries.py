@@ -420,6 +420,38 @@ def a_later_requester_where_the_first_finds_none():
 
 
 @case
+def variables_kept_file_replaced_by_a_fifo():
+    """A plugin binds a variable (the search's file kept), then the file is
+    replaced by a FIFO, and dlsym binds another: the resolver, which holds
+    the dynamic linker's lock, does not wait on the FIFO; the kept file
+    gone, it searches again, which refuses the FIFO, and the process stops
+    as with the library absent (exit 127, the reason said)."""
+    v = Vars("vars_kept_fifo")
+    lib = os.path.join(v.d, "copy", "libvars.so.1")
+    os.makedirs(os.path.dirname(lib), exist_ok=True)
+    shutil.copy(v.real, lib)
+    plug = os.path.join(v.d, "one.c")
+    with open(plug, "w") as f:
+        f.write("extern int vars_counter;\nint one_counter(void) { return vars_counter; }\n")
+    one = t.compile_c(os.path.join(v.d, "one.so"), [plug, f"-L{v.d}", f"-llazy{v.id}", f"-Wl,-rpath,{v.d}"],
+                      t.sanitizer_link_args(), shared=True)
+    host = os.path.join(v.d, "swap.c")
+    with open(host, "w") as f:
+        f.write("#include <dlfcn.h>\n#include <stdio.h>\n#include <sys/stat.h>\n#include <unistd.h>\n"
+                "int main(int c, char **v) { (void)c; void *h = dlopen(v[1], RTLD_NOW);\n"
+                "  int (*f)(void) = h ? (int (*)(void))dlsym(h, \"one_counter\") : 0;\n"
+                "  if (!f) return 1;\n  printf(\"counter %d\\n\", f()); fflush(stdout);\n"
+                "  unlink(v[2]); mkfifo(v[2], 0600);\n"
+                "  int *t = dlsym(RTLD_DEFAULT, \"vars_table\");\n"
+                "  printf(\"table %d\\n\", t ? t[0] : -1); return 0; }\n")
+    exe = t.compile_c(os.path.join(v.d, "host"), [host, "-Wl,--no-as-needed", f"-L{v.d}", f"-llazy{v.id}",
+                                                  f"-Wl,-rpath,{v.d}", "-ldl"], t.sanitizer_link_args())
+    r = t.run(["timeout", "20", exe, one, lib], env={"LAZYVARS_LIBPATH": lib})
+    t.equal((r.returncode, r.stdout), (127, "counter 41\n"), f"the second binding\n{r.stderr[-1500:]}")
+    t.contains(r.stderr, f"{lib}: rejected: not a regular file", "the search again, which says why")
+
+
+@case
 def variables_bound_inside_the_linker_call_no_program_code():
     """A plugin binding a variable makes the shim search inside the dynamic
     linker, its lock held. The program's log callback takes a mutex that
