@@ -206,12 +206,23 @@ def misaligned(b):
     return bytes(b)
 
 
+def last_load_end(b):
+    """Where the file image of b's last loadable segment ends."""
+    phoff, = struct.unpack_from("<Q", b, 0x20)
+    phentsize, phnum = struct.unpack_from("<HH", b, 0x36)
+    ends = [struct.unpack_from("<Q", b, phoff + i * phentsize + 8)[0] +
+            struct.unpack_from("<Q", b, phoff + i * phentsize + 32)[0]
+            for i in range(phnum) if struct.unpack_from("<I", b, phoff + i * phentsize)[0] == 1]
+    return max(ends)
+
+
 @case
 def elffile_rejects_bad_files():
     """Broken files give the reason and no facts: empty, text, a header only,
     program headers past the end, a loadable segment past the end, one
     whose address and file offset are not a whole number of pages apart
-    (ld.so's words), no dynamic segment (an object file)."""
+    (ld.so's words), no dynamic segment (an object file). A file cut inside
+    its last page is read, as ld.so maps it."""
     d = t.workdir("elffile_bad")
     exe = dumper(d)
     good = t.fake_nccl(f"{d}/good")
@@ -228,6 +239,13 @@ def elffile_rejects_bad_files():
             f.write(data)
         out = t.run([exe, p]).stdout
         t.check(out.startswith("error=" + reason), f"{name}: {out}")
+    # Cut inside the last page of the last loadable segment: ld.so maps it
+    # (the rest of the page reads as zeros), so the probe takes it.
+    p = f"{d}/cut_in_last_page.so"
+    with open(p, "wb") as f:
+        f.write(b[:last_load_end(b) - 8])
+    out = t.run([exe, p]).stdout
+    t.check(not out.startswith("error="), f"cut inside the last page: {out}")
     obj = t.compile_c(f"{d}/x.o", [os.path.join(t.PROGS, "elffile_dump.c")],
                       ["-c", f"-I{os.path.join(t.SOURCE, 'src')}"])
     out = t.run([exe, obj]).stdout
