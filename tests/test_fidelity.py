@@ -471,6 +471,38 @@ def fidelity_rpath_of_the_objects_above_the_requester():
 
 
 @case
+def fidelity_a_long_chain_of_loaders():
+    """An extension with a DT_RPATH at the top of a chain of 70 libraries
+    without run paths, the last needing the shim, LD_LIBRARY_PATH naming
+    another NCCL: ld.so follows the chain to its top however long, and so
+    does the first call (it stopped after 64 objects)."""
+    j = Job("long_chain")
+    host = dlopen_host(j, "ext_version")
+    libs = os.path.join(j.d, "libs")
+    os.makedirs(libs, exist_ok=True)
+    depth = 70
+    src = os.path.join(j.d, "last.c")
+    with open(src, "w") as f:
+        f.write("#include <nccl.h>\nint link_0(void) { int v = 0; ncclGetVersion(&v); return v; }\n")
+    t.compile_c(os.path.join(libs, "liblink0.so"), [src, "-Wl,-soname,liblink0.so", f"-I{t.NCCL_INCLUDE}",
+                                                     f"-I{t.CUDA_INCLUDE}", *t.link_shim_args("nccl"),
+                                                     "-Wl,--disable-new-dtags"], shared=True)
+    for i in range(1, depth):
+        src = os.path.join(j.d, f"link{i}.c")
+        with open(src, "w") as f:
+            f.write(f"int link_{i - 1}(void);\nint link_{i}(void) {{ return link_{i - 1}(); }}\n")
+        t.compile_c(os.path.join(libs, f"liblink{i}.so"), [src, f"-Wl,-soname,liblink{i}.so", f"-L{libs}",
+                                                            f"-l:liblink{i - 1}.so"], shared=True)
+    ext = os.path.join(j.d, "ext.c")
+    with open(ext, "w") as f:
+        f.write(f"int link_{depth - 1}(void);\nint ext_version(void) {{ return link_{depth - 1}(); }}\n")
+    top = t.compile_c(os.path.join(j.d, "ext.so"), [ext, f"-L{libs}", f"-l:liblink{depth - 1}.so",
+                                                    "-Wl,--disable-new-dtags", f"-Wl,-rpath,{libs}:{j.dirs['rpath']}"],
+                      shared=True)
+    same_job([host, top], {"LD_LIBRARY_PATH": j.dirs["ldpath"]}, want="version 22505")
+
+
+@case
 def fidelity_the_first_requester_decides():
     """Two plugins need NCCL, dlopened one after the other: the first with
     a DT_RUNPATH into one copy, the second with a DT_RPATH into another.
