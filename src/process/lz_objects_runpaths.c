@@ -253,40 +253,32 @@ static int runpath_cb(struct dl_phdr_info *info, size_t size, void *data)
          * never gets the program's). */
         q->own_no_runpath = !has_runpath;
         q->own_nodeflib = nodeflib;
-    } else if (q->requesters++ == 0) {
-        q->out->nodeflib = nodeflib;
-    } else {
-        /* ld.so loads the library once, for the first object in load
-         * order that needs it (breadth first at start, the first dlopen
-         * after), and never searches a later one's run paths for it: they
-         * come last, for where it would have refused that first one. */
-        lz_strlist *later = &q->out->later;
-        if (rpath)
-            add_list(q, info, &v, DT_RPATH, later);
-        if (known) {
-            q->seen[q->nseen - 1].added = 1;
-            if (!has_runpath && !program)
-                add_loaders(q, q->nseen - 1, later);
-        }
-        if (has_runpath)
-            add_list(q, info, &v, DT_RUNPATH, later);
-        return 0;
     }
-    if (!has_runpath && !v.self) {
-        q->program_too = 1;
-        q->program_done |= program;
+    /* ld.so loads the library once, for the first object in load order
+     * that needs it (breadth first at start, the first dlopen after), and
+     * never searches a later one's run paths for it: they come last, for
+     * where it would have refused that first one. */
+    int requester = !v.self && q->requesters++ == 0, later = !v.self && !requester;
+    lz_strlist *rpaths = later ? &q->out->later : &q->out->rpath;
+    lz_strlist *runpaths = later ? &q->out->later : &q->out->runpath;
+    if (requester) {
+        q->out->nodeflib = nodeflib;
+        if (!has_runpath) {
+            q->program_too = 1;
+            q->program_done |= program;
+        }
     }
     if (rpath)
-        add_list(q, info, &v, DT_RPATH, &q->out->rpath);
+        add_list(q, info, &v, DT_RPATH, rpaths);
     /* Its DT_RPATH is in the list now: a requester after it whose loader
      * it is adds it not twice. */
     if (known) {
         q->seen[q->nseen - 1].added = 1;
         if (!has_runpath && !v.self && !program)
-            add_loaders(q, q->nseen - 1, &q->out->rpath);
+            add_loaders(q, q->nseen - 1, rpaths);
     }
     if (has_runpath)
-        add_list(q, info, &v, DT_RUNPATH, &q->out->runpath);
+        add_list(q, info, &v, DT_RUNPATH, runpaths);
     return 0;
 }
 
