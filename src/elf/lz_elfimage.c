@@ -2,7 +2,6 @@
  * A library file's loadable segments, placed for reading (lz_elfimage.h). */
 #include "elf/lz_elfimage.h"
 #include "elf/lz_elfmem.h"
-#include "elf/lz_elfverify.h"
 #include "elf/lz_elfview.h"
 
 #include <elf.h>
@@ -19,19 +18,16 @@
  * others, in one reservation (read-only, its bytes past a segment's file
  * size zero, as ld.so leaves them): *base the load address, *span the
  * reservation's size. NULL where it cannot be placed. */
-static void *place(int fd, off_t file_size, const ElfW(Phdr) *ph, size_t phnum, uintptr_t *base,
-                   size_t *span)
+static void *place(int fd, const ElfW(Phdr) *ph, size_t phnum, uintptr_t *base, size_t *span)
 {
     uintptr_t page = (uintptr_t)getpagesize(), lo = UINTPTR_MAX, hi = 0;
-    /* A whole page past the file's end would be a SIGBUS when read; the
-     * rest of the last page reads as zeros, for ld.so too. */
-    uint64_t mappable = ((uint64_t)file_size + page - 1) & ~(uint64_t)(page - 1);
+    /* The segments lie in the file and fit in memory (lz_elfview_phdrs
+     * judged them); here, what placing needs: offset and address congruent
+     * to this machine's page, and an end that does not wrap. */
     for (size_t i = 0; i < phnum; i++) {
         if (ph[i].p_type != PT_LOAD)
             continue;
-        if (ph[i].p_filesz > ph[i].p_memsz || (ph[i].p_vaddr - ph[i].p_offset) % page ||
-            ph[i].p_vaddr + ph[i].p_memsz < ph[i].p_vaddr || ph[i].p_offset > mappable ||
-            ph[i].p_filesz > mappable - ph[i].p_offset)
+        if ((ph[i].p_vaddr - ph[i].p_offset) % page || ph[i].p_vaddr + ph[i].p_memsz < ph[i].p_vaddr)
             return NULL;
         lo = ph[i].p_vaddr < lo ? ph[i].p_vaddr : lo;
         hi = ph[i].p_vaddr + ph[i].p_memsz > hi ? ph[i].p_vaddr + ph[i].p_memsz : hi;
@@ -72,33 +68,39 @@ int lz_elfimage_value(const char *path, const char *name, void *out, size_t size
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     if (fd < 0)
         return -1;
-    ElfW(Ehdr) eh;
+    struct {
+        lz_elfview v;
+        unsigned char win[LZ_ELF_WINDOW];
+    } *file = malloc(sizeof *file);
     ElfW(Phdr) *ph = NULL;
     struct stat sb;
-    const char *words;
-    int done = -1;
-    /* Only a file ld.so would map (its open_verify, lz_elfverify.h), with
-     * no more program headers than the search's probe reads. */
-    if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && pread(fd, &eh, sizeof eh, 0) == (ssize_t)sizeof eh &&
-        lz_elf_verify((const unsigned char *)&eh, sizeof eh, &words) == LZ_LD_MAPS &&
-        eh.e_phnum <= LZ_ELF_MAX_PHDRS && (ph = malloc(eh.e_phnum * sizeof *ph + 1)) &&
-        pread(fd, ph, eh.e_phnum * sizeof *ph, (off_t)eh.e_phoff) == (ssize_t)(eh.e_phnum * sizeof *ph)) {
-        uintptr_t base;
-        size_t span;
-        void *room = place(fd, sb.st_size, ph, eh.e_phnum, &base, &span);
-        lz_elfmem m;
-        const void *at;
-        if (room && lz_elfmem_view(&m, base, ph, eh.e_phnum)) {
-            done = 0;
-            if ((at = lz_elfmem_plain_value(&m, name, size))) {
-                memcpy(out, at, size);
-                done = 1;
+    int elf_class, done = -1;
+    unsigned machine;
+    unsigned long long tls;
+    /* Only a file the search's probe reads as ld.so would (lz_elfview: its
+     * open_verify, the program headers' bounds). */
+    if (file && fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode)) {
+        lz_elfview_init(&file->v, fd, (unsigned long long)sb.st_size, file->win, LZ_ELF_WINDOW, 1);
+        if (lz_elfview_head(&file->v, &elf_class, &machine, NULL, 0) == 0 && machine == lz_elf_own_machine() &&
+            (ph = malloc(file->v.eh.e_phnum * sizeof *ph)) && lz_elfview_phdrs(&file->v, ph, &tls, NULL, 0) == 0) {
+            uintptr_t base;
+            size_t span;
+            void *room = place(fd, ph, file->v.nph, &base, &span);
+            lz_elfmem m;
+            const void *at;
+            if (room && lz_elfmem_view(&m, base, ph, file->v.nph)) {
+                done = 0;
+                if ((at = lz_elfmem_plain_value(&m, name, size))) {
+                    memcpy(out, at, size);
+                    done = 1;
+                }
             }
+            if (room)
+                munmap(room, span);
         }
-        if (room)
-            munmap(room, span);
     }
     free(ph);
+    free(file);
     close(fd);
     return done;
 }
