@@ -236,6 +236,22 @@ def compile_c(out, sources, args=(), shared=False):
     return out
 
 
+def dlopen_host(d, symbol, link=()):
+    """A program in d that dlopens the objects its arguments name, in
+    order, then prints what each one's int function symbol() returns
+    ("version N", a line each), linked with link."""
+    main = os.path.join(d, "host.c")
+    with open(main, "w") as f:
+        f.write("#include <dlfcn.h>\n#include <stdio.h>\n"
+                "int main(int c, char **v) { void *h[16];\n"
+                "  for (int i = 1; i < c && i < 16; i++) if (!(h[i] = dlopen(v[i], RTLD_NOW))) {\n"
+                "    printf(\"dlopen: %s\\n\", dlerror()); return 1; }\n"
+                "  for (int i = 1; i < c && i < 16; i++) {\n"
+                f"    int (*f)(void) = (int (*)(void))dlsym(h[i], \"{symbol}\");\n"
+                "    printf(\"version %d\\n\", f()); }\n  return 0; }\n")
+    return compile_c(os.path.join(d, "host"), [main, "-ldl", *link])
+
+
 def shim(lib, static=False):
     name = f"liblazy{lib}.a" if static else f"liblazy{lib}.so"
     return os.path.join(SHIMS, name)

@@ -361,22 +361,6 @@ def fidelity_ld_library_path_as_at_start():
         t.check(rows[(plain, how)] != (0, "rc 0 version 22101\n"), f"{how}: not the listed NCCL")
 
 
-def dlopen_host(j, symbol, link=()):
-    """A program that dlopens the objects its arguments name, in order, then
-    prints what each one's int function symbol() returns ("version N", a
-    line each), linked with link."""
-    main = os.path.join(j.d, "host.c")
-    with open(main, "w") as f:
-        f.write("#include <dlfcn.h>\n#include <stdio.h>\n"
-                "int main(int c, char **v) { void *h[16];\n"
-                "  for (int i = 1; i < c && i < 16; i++) if (!(h[i] = dlopen(v[i], RTLD_NOW))) {\n"
-                "    printf(\"dlopen: %s\\n\", dlerror()); return 1; }\n"
-                "  for (int i = 1; i < c && i < 16; i++) {\n"
-                f"    int (*f)(void) = (int (*)(void))dlsym(h[i], \"{symbol}\");\n"
-                "    printf(\"version %d\\n\", f()); }\n  return 0; }\n")
-    return t.compile_c(os.path.join(j.d, "host"), [main, "-ldl", *link])
-
-
 @case
 def fidelity_plugin_follows_the_programs_rpath():
     """A program with a DT_RPATH (conda's python3: $ORIGIN/../lib) dlopens a
@@ -386,7 +370,7 @@ def fidelity_plugin_follows_the_programs_rpath():
     lazynccl-run. A plugin with a DT_RUNPATH never gets the program's
     DT_RPATH: LD_LIBRARY_PATH's copy, else its DT_RUNPATH's."""
     j = Job("program_rpath")
-    host = dlopen_host(j, "plugin_version", [f"-Wl,-rpath,{j.dirs['rpath']}", "-Wl,--disable-new-dtags"])
+    host = t.dlopen_host(j.d, "plugin_version", [f"-Wl,-rpath,{j.dirs['rpath']}", "-Wl,--disable-new-dtags"])
     plug = os.path.join(j.d, "plugin.c")
     with open(plug, "w") as f:
         f.write("#include <nccl.h>\nint plugin_version(void) { int v = 0; ncclGetVersion(&v); return v; }\n")
@@ -426,7 +410,7 @@ def fidelity_rpath_of_the_objects_above_the_requester():
     own DT_RPATH, not the chain above it, and where the extension needs the
     library (one without a soname) by its path."""
     j = Job("loader_chain")
-    host = dlopen_host(j, "ext_version")
+    host = t.dlopen_host(j.d, "ext_version")
     src = os.path.join(j.d, "need.c")
     with open(src, "w") as f:
         f.write("#include <nccl.h>\nint need_version(void) { int v = 0; ncclGetVersion(&v); return v; }\n")
@@ -477,7 +461,7 @@ def fidelity_a_long_chain_of_loaders():
     another NCCL: ld.so follows the chain to its top however long, and so
     does the first call (it stopped after 64 objects)."""
     j = Job("long_chain")
-    host = dlopen_host(j, "ext_version")
+    host = t.dlopen_host(j.d, "ext_version")
     libs = os.path.join(j.d, "libs")
     os.makedirs(libs, exist_ok=True)
     depth = 70
@@ -512,7 +496,7 @@ def fidelity_the_first_requester_decides():
     (a first call searching every requester's run paths took the
     second's DT_RPATH, which ld.so tries before any DT_RUNPATH)."""
     j = Job("first_requester")
-    host = dlopen_host(j, "plugin_version")
+    host = t.dlopen_host(j.d, "plugin_version")
     plug = os.path.join(j.d, "plugin.c")
     with open(plug, "w") as f:
         f.write("#include <nccl.h>\nint plugin_version(void) { int v = 0; ncclGetVersion(&v); return v; }\n")
