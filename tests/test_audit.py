@@ -48,7 +48,8 @@ def sanitizer_skip():
 def audit_module(out, extra=()):
     """The audit module built by hand, as src/audit/meson.build builds it."""
     src = os.path.join(t.SOURCE, "src")
-    return t.compile_c(out, [os.path.join(src, "audit", f) for f in ("lz_audit.c", "lz_cache.c", "lz_loadlog.c", "lz_memobj.c", "lz_sys.c", "lz_tlsfit.c")] + [
+    files = ("lz_audit.c", "lz_cache.c", "lz_loadlog.c", "lz_memobj.c", "lz_remote.c", "lz_sys.c", "lz_tlsfit.c")
+    return t.compile_c(out, [os.path.join(src, "audit", f) for f in files] + [
                              os.path.join(src, "elf", f) for f in ("lz_elfpeek.c", "lz_elfview.c", "lz_elfmem.c")],
                        list(extra) + ["-O2", "-fvisibility=hidden", "-D_GNU_SOURCE", "-I" + src,
                                       "-ffreestanding", "-fno-builtin", "-fno-tree-loop-distribute-patterns",

@@ -272,7 +272,8 @@ def launcher_slurm_single_node():
     """A real single-node Slurm (Debian's slurm-wlm and munge): in each of 2
     tasks, `srun lazynccl-run prog`, `lazynccl-run srun prog`, sbatch with
     the eval in its script and srun with --export=NONE and the launcher in
-    the task: lazy, then one copy, the file asked for; jemalloc and TSan
+    the task: lazy, then one copy, the file asked for; a task maps the
+    module's node copy, and a srun nested in it the installed module; jemalloc and TSan
     ranks start through `lazynccl-run srun`; lazynccl-info --doctor inside a
     task says whether the wrapper reached it."""
     a.sanitizer_skip()
@@ -292,6 +293,13 @@ def launcher_slurm_single_node():
             r = t.run(["timeout", "120"] + c, env=env)
             t.equal(r.returncode, 0, f"{way}: {r.stdout}{r.stderr}")
             check_ranks(d, 2, way)
+        # A task maps the module's node copy, the default there; a srun it
+        # runs hands on the installed module, which every node has.
+        show = "grep -o '[^ ]*liblazynccl-audit.so' /proc/self/maps | sort -u"
+        r = t.run(["timeout", "60"] + srun[:1] + ["-n", "1", RUN, "sh", "-c",
+                                                  f"{show}; srun --overlap -n 1 sh -c \"{show}\""], env=env)
+        t.equal(r.stdout.split(), [a.node_copy(), a.MODULE_HERE],
+                f"srun lazynccl-run, a srun nested in its task: {r.stderr}")
         for kind, (exe, extra) in progs.items():
             r = t.run(["timeout", "120", RUN] + srun + rank_cmd(d, exe), env=dict(env, **extra))
             t.equal(r.returncode, 0, f"{kind}: {r.stdout}{r.stderr}")

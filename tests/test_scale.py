@@ -160,6 +160,39 @@ def scale_node_copy():
 
 
 @case
+def scale_node_copy_in_a_task():
+    """In a task that srun or mpirun started (their marks: SLURM_STEP_ID,
+    OMPI_COMM_WORLD_RANK, PMIX_RANK, PMI_RANK, FLUX_TASK_RANK), the launcher
+    names the module's node copy without being asked; --no-node-copy names
+    the installed one. A remote launcher below it (a program named srun,
+    sbatch, mpirun.openmpi, mpiexec.hydra: common/lz_nodecopy.h) finds
+    LD_AUDIT naming the installed module, lazynccl's entry swapped and a
+    user's own module kept; one of another name (srunx, torchrun) keeps the
+    copy. The real srun, nested in a task: launcher_slurm_single_node."""
+    a.sanitizer_skip()
+    want, module = a.node_copy(), a.MODULE_HERE
+    for mark in ("SLURM_STEP_ID", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "FLUX_TASK_RANK"):
+        t.equal(audit_of({mark: "0"}, [RUN]), (want, [want]), f"{mark} set")
+    t.equal(audit_of({"SLURM_STEP_ID": "0"}, [RUN, "--no-node-copy"]), (a.MODULE_ENTRY, [module]),
+            "--no-node-copy in a task")
+    t.equal(audit_of({"SLURM_JOB_ID": "1", "SLURM_PROCID": "0"}, [RUN]), (a.MODULE_ENTRY, [module]),
+            "a batch script (no step): the installed module")
+    d = t.workdir("scale_node_copy_in_a_task")
+    user = t.compile_c(f"{d}/user-audit.so", [os.path.join(a.HERE, "user_audit.c")], [], shared=True)
+    printenv = shutil.which("printenv")
+    for name, remote in (("srun", 1), ("sbatch", 1), ("mpirun.openmpi", 1), ("mpiexec.hydra", 1),
+                         ("srunx", 0), ("torchrun", 0)):
+        prog = os.path.join(d, name)
+        shutil.copy(printenv, prog)
+        for others, what in (("", "alone"), (":" + user, "with a user's module")):
+            env = {"SLURM_STEP_ID": "0", "LD_AUDIT": others[1:]} if others else {"SLURM_STEP_ID": "0"}
+            r = t.run([RUN, prog, "LD_AUDIT"], env=env, check_rc=0)
+            first = module if remote else want
+            t.equal(r.stdout.strip(), first + others, f"{name}, {what}")
+            t.equal(r.stderr, "", f"{name}, {what}: nothing said")
+
+
+@case
 def scale_node_copy_noexec():
     """A directory on a filesystem mounted noexec (where ld.so could not map
     the module) is passed over: the installed module is named."""

@@ -42,6 +42,7 @@
 #include "common/lz_ldsodirs.h"
 #include "lz_cache.h"
 #include "lz_loadlog.h"
+#include "lz_remote.h"
 #include "lz_memobj.h"
 #include "lz_rule.h"
 #include "lz_tlsfit.h"
@@ -240,6 +241,7 @@ static void configure(void *stack_end, lz_mem_obj *ldso)
         return;
     }
     lz_sys_set_debug(lz_debug_wanted(lz_sys_getenv(LZ_DEBUG_ENV)));
+    lz_remote_name_installed();
     const char *llp = lz_sys_getenv_last("LD_LIBRARY_PATH");
     llp_at_start = llp && *llp;
     read_targets(lz_sys_getenv(LZ_DROPINS_ENV));

@@ -36,8 +36,9 @@ static void usage(FILE *out)
 {
     const char *more = run_family_names(1);
     fprintf(out,
-        "usage: lazynccl-run [--only LIST] [--preload|--no-audit] [--quiet-32bit] [--node-copy]\n"
-        "                    [--cache FILE] [--report DIR] [--] CMD [ARGS...]\n"
+        "usage: lazynccl-run [--only LIST] [--preload|--no-audit] [--quiet-32bit]\n"
+        "                    [--node-copy|--no-node-copy] [--cache FILE] [--report DIR]\n"
+        "                    [--] CMD [ARGS...]\n"
         "       lazynccl-run [OPTIONS] --print-env[=SHELL]\n"
         "Run CMD (and every process it starts) with lazy drop-ins of the NVIDIA libraries.\n"
         "  --only LIST    comma-separated library ids (each one's family: the newest\n"
@@ -55,9 +56,11 @@ static void usage(FILE *out)
         "  --node-copy    name a copy of the audit module on this node's memory\n"
         "                 filesystem ($LAZYNCCL_NODE_DIR, else $XDG_RUNTIME_DIR or\n"
         "                 /dev/shm), so that no process opens it on a shared\n"
-        "                 filesystem; only where a launcher runs on each node\n"
-        "                 (srun lazynccl-run --node-copy CMD): the copy exists on this\n"
-        "                 node alone (docs/guides/large-jobs.md)\n"
+        "                 filesystem; the default in a task that srun or mpirun\n"
+        "                 started (srun lazynccl-run CMD); srun, mpirun and the like\n"
+        "                 below hand on the installed module, since the copy exists\n"
+        "                 on this node alone (docs/guides/large-jobs.md)\n"
+        "  --no-node-copy name the installed audit module, in a task too\n"
         "  --cache FILE   resolve each library once per job: the first process\n"
         "                 records where the dynamic linker found each library it\n"
         "                 loaded by name; later ones, on any node, open that file\n"
@@ -135,7 +138,8 @@ int main(int argc, char **argv)
     const char *only = NULL, *cache = NULL, *report = NULL;
     int printing = 0, shell = 0;
     enum run_mode mode = RUN_AUDIT;
-    int quiet32 = 0, node_copy = 0;
+    int quiet32 = 0;
+    enum run_node_copy node_copy = RUN_NODE_COPY_DEFAULT;
     int i = 1;
     for (; i < argc; i++) {
         const char *a = argv[i];
@@ -165,7 +169,9 @@ int main(int argc, char **argv)
         } else if (strcmp(a, "--quiet-32bit") == 0) {
             quiet32 = 1;
         } else if (strcmp(a, "--node-copy") == 0) {
-            node_copy = 1;
+            node_copy = RUN_NODE_COPY_ASKED;
+        } else if (strcmp(a, "--no-node-copy") == 0) {
+            node_copy = RUN_NODE_COPY_OFF;
         } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             usage(stdout);
             return 0;

@@ -2,6 +2,7 @@
 /* The environment lazynccl-run gives a command (run_env.h). */
 #include "run_env.h"
 #include "common/lz_dropins.h"
+#include "common/lz_nodecopy.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -138,6 +139,10 @@ int run_env_build(const run_parts *p, enum run_mode mode, run_env *e)
         int held = has_entry(old, ":", p->module) || held_ours(old) ||
                    (p->audit_lib_entry[0] && has_entry(old, ":", p->audit_lib_entry));
         rc |= set(e, "LD_AUDIT", held ? strdup(old) : joined(p->audit_entry, ":", old));
+        /* The node copy's path exists on this node alone: what a remote
+         * launcher below hands on instead (common/lz_nodecopy.h). */
+        if (!held && p->node_module[0] && strcmp(p->audit_entry, p->node_module) == 0)
+            rc |= set(e, LZ_AUDIT_INSTALLED_ENV, strdup(p->module));
         rc |= set(e, LZ_DROPINS_ENV, dropin_list(p));
         const char *vg = getenv("VALGRIND_OPTS");
         rc |= set(e, "VALGRIND_OPTS", has_entry(vg, " \t\n", VALGRIND_FREERES) ? strdup(vg)

@@ -15,7 +15,7 @@ enum run_mode {
     RUN_NO_AUDIT, /* the drop-ins alone preloaded */
 };
 
-#define RUN_MAX_VARS 6
+#define RUN_MAX_VARS 8
 
 typedef struct run_env {
     struct {

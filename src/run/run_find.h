@@ -8,6 +8,7 @@
 #define RUN_FIND_H
 
 #include "run_manifest.h"
+#include "run_nodecopy.h"
 
 #include <limits.h>
 #include <stddef.h>
@@ -19,7 +20,7 @@ typedef struct run_parts {
     char module[PATH_MAX];   /* the audit module, or "" */
     char module_tried[PATH_MAX]; /* where it was looked for last */
     int quiet32;             /* --quiet-32bit: name the module through $LIB */
-    int node_copy;           /* --node-copy: name the module's node copy */
+    enum run_node_copy node_copy; /* --node-copy, --no-node-copy or neither */
     char audit_entry[PATH_MAX]; /* what LD_AUDIT names: the module, or with
                                  * quiet32 its $LIB form where there is one */
     char audit_lib_entry[PATH_MAX]; /* the module through $LIB, where its copies

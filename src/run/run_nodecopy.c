@@ -148,7 +148,23 @@ static int copy_under(const char *base, const char *module, const struct stat *s
     return ok;
 }
 
-int run_nodecopy(const char *module, int asked, char *out, size_t size, char *why, size_t whysize)
+/* 1 when this launcher runs as a task that a launcher started on this node
+ * (srun's, mpirun's: each marks its tasks): the job's processes below it
+ * stay on this node, but for a remote launcher one of them starts, which
+ * hands on the installed module (common/lz_nodecopy.h). */
+static int in_task(void)
+{
+    static const char *const marks[] = {"SLURM_STEP_ID", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK",
+                                        "FLUX_TASK_RANK"};
+    for (unsigned i = 0; i < sizeof marks / sizeof *marks; i++) {
+        const char *v = getenv(marks[i]);
+        if (v && *v)
+            return 1;
+    }
+    return 0;
+}
+
+int run_nodecopy(const char *module, enum run_node_copy want, char *out, size_t size, char *why, size_t whysize)
 {
     const char *named = getenv(RUN_NODE_DIR_ENV);
     struct stat src;
@@ -156,7 +172,9 @@ int run_nodecopy(const char *module, int asked, char *out, size_t size, char *wh
     why[0] = '\0';
     if (named && !*named)
         named = NULL;
-    if ((!asked && !named) || module[0] != '/' || stat(module, &src) != 0 || !S_ISREG(src.st_mode))
+    int asked = want == RUN_NODE_COPY_ASKED || (want == RUN_NODE_COPY_DEFAULT && named);
+    if (want == RUN_NODE_COPY_OFF || (!asked && !in_task()) || module[0] != '/' || stat(module, &src) != 0 ||
+        !S_ISREG(src.st_mode))
         return 0;
     if (named) {
         if (usable(named, 1) && copy_under(named, module, &src, out, size))
@@ -175,7 +193,10 @@ int run_nodecopy(const char *module, int asked, char *out, size_t size, char *wh
     for (unsigned i = 0; i < sizeof bases / sizeof *bases; i++)
         if (usable(bases[i], 0) && copy_under(bases[i], module, &src, out, size))
             return 1;
-    snprintf(why, whysize, "--node-copy: no memory filesystem of this user's alone could hold the copy "
-                           "($XDG_RUNTIME_DIR, /dev/shm): the installed module is named instead");
+    /* Said only where asked for: a task that cannot have one runs as
+     * before, naming the installed module. */
+    if (asked)
+        snprintf(why, whysize, "--node-copy: no memory filesystem of this user's alone could hold the copy "
+                               "($XDG_RUNTIME_DIR, /dev/shm): the installed module is named instead");
     return 0;
 }
