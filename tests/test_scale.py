@@ -168,7 +168,9 @@ def scale_node_copy_in_a_task():
     sbatch, mpirun.openmpi, mpiexec.hydra: common/lz_nodecopy.h) finds
     LD_AUDIT naming the installed module, lazynccl's entry swapped and a
     user's own module kept; one of another name (srunx, torchrun) keeps the
-    copy. The real srun, nested in a task: launcher_slurm_single_node."""
+    copy. Under a job script's --print-env variables, a task's launcher
+    swaps the installed module's entry for the node copy. The real srun,
+    nested in a task: launcher_slurm_single_node."""
     a.sanitizer_skip()
     want, module = a.node_copy(), a.MODULE_HERE
     for mark in ("SLURM_STEP_ID", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "FLUX_TASK_RANK"):
@@ -177,6 +179,13 @@ def scale_node_copy_in_a_task():
             "--no-node-copy in a task")
     t.equal(audit_of({"SLURM_JOB_ID": "1", "SLURM_PROCID": "0"}, [RUN]), (a.MODULE_ENTRY, [module]),
             "a batch script (no step): the installed module")
+    # Under a job script's --print-env (the installed module already in
+    # LD_AUDIT), a task's launcher swaps that entry for the node copy.
+    given = dict(line.split("=", 1) for line in
+                 t.run([RUN, "--print-env"], check_rc=0).stdout.replace("export ", "").replace("'", "").split("\n")
+                 if "=" in line)
+    t.equal(audit_of(dict(given, SLURM_STEP_ID="0"), [RUN]), (want, [want]), "a task under --print-env's variables")
+    t.equal(audit_of(given, [RUN]), (a.MODULE_ENTRY, [module]), "--print-env's variables, no task")
     d = t.workdir("scale_node_copy_in_a_task")
     user = t.compile_c(f"{d}/user-audit.so", [os.path.join(a.HERE, "user_audit.c")], [], shared=True)
     printenv = shutil.which("printenv")
@@ -184,6 +193,9 @@ def scale_node_copy_in_a_task():
                          ("srunx", 0), ("torchrun", 0)):
         prog = os.path.join(d, name)
         shutil.copy(printenv, prog)
+        r = t.run([RUN, prog, "LD_AUDIT"], env=dict(given, SLURM_STEP_ID="0", LD_AUDIT=f"{user}:{module}"),
+                  check_rc=0)
+        t.equal(r.stdout.strip(), f"{user}:{module if remote else want}", f"{name}, under --print-env's variables")
         for others, what in (("", "alone"), (":" + user, "with a user's module")):
             env = {"SLURM_STEP_ID": "0", "LD_AUDIT": others[1:]} if others else {"SLURM_STEP_ID": "0"}
             r = t.run([RUN, prog, "LD_AUDIT"], env=env, check_rc=0)

@@ -62,6 +62,32 @@ static char *joined(const char *head, const char *sep, const char *old)
     return v;
 }
 
+/* The ':'-separated list with each entry that is from replaced by to;
+ * malloc'd. */
+static char *replaced(const char *list, const char *from, const char *to)
+{
+    size_t flen = strlen(from), tlen = strlen(to), n = 1, k = 1;
+    for (const char *p = list; *p; p++)
+        k += *p == ':';
+    n += strlen(list) + k * (tlen > flen ? tlen - flen : 0);
+    char *v = malloc(n);
+    if (!v)
+        return NULL;
+    size_t at = 0;
+    for (const char *p = list;;) {
+        size_t len = strcspn(p, ":");
+        int hit = len == flen && strncmp(p, from, len) == 0;
+        memcpy(v + at, hit ? to : p, hit ? tlen : len);
+        at += hit ? tlen : len;
+        if (!p[len])
+            break;
+        v[at++] = ':';
+        p += len + 1;
+    }
+    v[at] = '\0';
+    return v;
+}
+
 /* items joined by sep, leaving out those already entries of skip_in
  * (separated by any of skip_seps); malloc'd. */
 static char *join_items(const char *const *items, int k, char sep, const char *skip_in,
@@ -138,10 +164,17 @@ int run_env_build(const run_parts *p, enum run_mode mode, run_env *e)
         /* Under a wrapped parent, its entry stays whichever form it took. */
         int held = has_entry(old, ":", p->module) || held_ours(old) ||
                    (p->audit_lib_entry[0] && has_entry(old, ":", p->audit_lib_entry));
-        rc |= set(e, "LD_AUDIT", held ? strdup(old) : joined(p->audit_entry, ":", old));
+        int copied = p->node_module[0] && strcmp(p->audit_entry, p->node_module) == 0;
+        /* Under a wrapped parent, its entry stays whichever form it took,
+         * but for the installed module's where this launch names the node
+         * copy (a task under a job script's --print-env: its processes stay
+         * on this node). */
+        int swap = held && copied && has_entry(old, ":", p->module);
+        rc |= set(e, "LD_AUDIT", swap ? replaced(old, p->module, p->node_module)
+                                 : held ? strdup(old) : joined(p->audit_entry, ":", old));
         /* The node copy's path exists on this node alone: what a remote
          * launcher below hands on instead (common/lz_nodecopy.h). */
-        if (!held && p->node_module[0] && strcmp(p->audit_entry, p->node_module) == 0)
+        if (copied && (!held || swap))
             rc |= set(e, LZ_AUDIT_INSTALLED_ENV, strdup(p->module));
         rc |= set(e, LZ_DROPINS_ENV, dropin_list(p));
         const char *vg = getenv("VALGRIND_OPTS");
