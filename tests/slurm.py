@@ -4,6 +4,7 @@ munge, slurmctld and slurmd from Debian's packages, a slurm.conf in a
 temporary directory, the daemons stopped by PID at the end. Raises
 lztest.Skip with the reason where they cannot start, never silently."""
 import contextlib
+import fcntl
 import os
 import shutil
 import signal
@@ -57,6 +58,10 @@ def cluster(d):
     if not os.path.exists("/etc/munge/munge.key"):
         raise t.Skip("/etc/munge/munge.key is missing (the munge package creates it)")
     os.makedirs(d, exist_ok=True)
+    # One cluster at a time on this machine: two would share munged (one
+    # socket), and the first to end would stop it under the other.
+    lock = open("/run/lazynccl-test-slurm.lock", "w")
+    fcntl.flock(lock, fcntl.LOCK_EX)
     os.makedirs("/run/munge", exist_ok=True)
     shutil.chown("/run/munge", "munge", "munge")
     munge_pid = f"/run/munge/lazynccl-test-{os.getpid()}.pid"
@@ -127,3 +132,4 @@ PartitionName=debug Nodes=localhost Default=YES OverSubscribe=YES State=UP
         _stop(procs)
         if started_munge:
             _stop_pidfile(munge_pid)
+        lock.close()

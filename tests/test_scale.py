@@ -168,8 +168,12 @@ def scale_node_copy_in_a_task():
     sbatch, mpirun.openmpi, mpiexec.hydra: common/lz_nodecopy.h) finds
     LD_AUDIT naming the installed module, lazynccl's entry swapped and a
     user's own module kept; one of another name (srunx, torchrun) keeps the
-    copy. Under a job script's --print-env variables, a task's launcher
-    swaps the installed module's entry for the node copy. The real srun,
+    copy, as does a program named mpirun. with nothing after the dot.
+    Under a job script's --print-env variables, a task's launcher swaps
+    the installed module's entry for the node copy; below a task's
+    launcher, --print-env and --no-node-copy name the installed module; a
+    LAZYNCCL_AUDIT_INSTALLED that is not an absolute path to a file named
+    as the module, or that holds a ':', is not handed on. The real srun,
     nested in a task: launcher_slurm_single_node."""
     a.sanitizer_skip()
     want, module = a.node_copy(), a.MODULE_HERE
@@ -189,8 +193,8 @@ def scale_node_copy_in_a_task():
     d = t.workdir("scale_node_copy_in_a_task")
     user = t.compile_c(f"{d}/user-audit.so", [os.path.join(a.HERE, "user_audit.c")], [], shared=True)
     printenv = shutil.which("printenv")
-    for name, remote in (("srun", 1), ("sbatch", 1), ("mpirun.openmpi", 1), ("mpiexec.hydra", 1),
-                         ("srunx", 0), ("torchrun", 0)):
+    for name, remote in (("srun", 1), ("sbatch", 1), ("mpirun.openmpi", 1), ("mpiexec.hydra", 1), ("qrsh", 1),
+                         ("mpiexec_mpt", 1), ("srunx", 0), ("torchrun", 0), ("mpirun.", 0)):
         prog = os.path.join(d, name)
         shutil.copy(printenv, prog)
         r = t.run([RUN, prog, "LD_AUDIT"], env=dict(given, SLURM_STEP_ID="0", LD_AUDIT=f"{user}:{module}"),
@@ -202,6 +206,17 @@ def scale_node_copy_in_a_task():
             first = module if remote else want
             t.equal(r.stdout.strip(), first + others, f"{name}, {what}")
             t.equal(r.stderr, "", f"{name}, {what}: nothing said")
+    # What the copy's parent hands on where the copy may not go: printed
+    # variables, a --no-node-copy below it; a crafted installed module is
+    # not taken.
+    inner = f"{RUN} --print-env | head -1; {RUN} --no-node-copy printenv LD_AUDIT; {RUN} printenv LD_AUDIT"
+    out = t.run([RUN, "sh", "-c", inner], env={"SLURM_STEP_ID": "0"}, check_rc=0).stdout.splitlines()
+    t.equal(out, [f"export LD_AUDIT='{a.MODULE_ENTRY}'", module, want], "below a task's launcher: "
+            "--print-env and --no-node-copy name the installed module, a launcher given neither the copy")
+    for crafted in ("/etc/passwd", f"/x/liblazynccl-audit.so:{module}", "relative/liblazynccl-audit.so"):
+        r = t.run([RUN, "sh", "-c", f'LAZYNCCL_AUDIT_INSTALLED="{crafted}" exec {d}/srun LD_AUDIT'],
+                  env={"SLURM_STEP_ID": "0"}, check_rc=0)
+        t.equal(r.stdout.strip(), want, f"LAZYNCCL_AUDIT_INSTALLED={crafted}: not taken")
 
 
 @case

@@ -2,7 +2,6 @@
 /* LD_AUDIT as a remote launcher hands it on (lz_remote.h). */
 #include "lz_remote.h"
 #include "lz_sys.h"
-#include "common/lz_dropins.h"
 #include "common/lz_nodecopy.h"
 
 #include <elf.h>
@@ -23,42 +22,22 @@ static const char *program_name(void)
 void lz_remote_name_installed(void)
 {
     const char *installed = lz_sys_getenv(LZ_AUDIT_INSTALLED_ENV);
-    const char *name = installed && installed[0] == '/' ? program_name() : 0;
+    size_t ilen = installed ? strlen(installed) : 0;
+    const char *name = lz_nodecopy_installed_ok(installed, ilen) ? program_name() : 0;
     if (!name || !lz_remote_launcher(name))
         return;
-    size_t ilen = strlen(installed);
     char **env = lz_sys_environ();
     /* Every LD_AUDIT entry of the array: the program reads the first,
      * and hands on all of them. */
     for (long i = 0; env && env[i]; i++) {
         if (memcmp(env[i], "LD_AUDIT=", 9) != 0)
             continue;
-        const char *old = env[i] + 9;
-        /* Each of lazynccl's entries becomes the installed module; the
-         * others stay as they are. At most as long as ilen per entry. */
-        size_t entries = 1, len = strlen(old);
-        for (const char *p = old; *p; p++)
-            entries += *p == ':';
-        size_t size = 9 + len + entries * ilen + 1;
+        size_t size = 9 + lz_nodecopy_handoff_size(env[i] + 9, ilen);
         char *v = lz_sys_alloc(size);
         if (!v)
             return;
         memcpy(v, "LD_AUDIT=", 9);
-        size_t at = 9;
-        int changed = 0;
-        for (const char *p = old;;) {
-            size_t n = (size_t)(lz_sys_find(p, ':') - p);
-            int swap = lz_audit_entry_ours(p, n) && !(n == ilen && memcmp(p, installed, n) == 0);
-            memcpy(v + at, swap ? installed : p, swap ? ilen : n);
-            at += swap ? ilen : n;
-            changed |= swap;
-            if (!p[n])
-                break;
-            v[at++] = ':';
-            p += n + 1;
-        }
-        v[at] = '\0';
-        if (!changed) {
+        if (!lz_nodecopy_handoff(env[i] + 9, installed, ilen, v + 9)) {
             lz_sys_free(v, size);
             continue;
         }

@@ -203,6 +203,7 @@ int main(int argc, char **argv)
     }
     p->quiet32 = quiet32;
     p->node_copy = node_copy;
+    p->printing = printing;
     run_modules_find(p);
     if (run_dropins_check(p, why, sizeof why) < 0)
         return fail(why);

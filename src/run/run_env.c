@@ -88,6 +88,16 @@ static char *replaced(const char *list, const char *from, const char *to)
     return v;
 }
 
+/* list as it goes to other nodes (common/lz_nodecopy.h); malloc'd. */
+static char *handed_on(const char *list, const char *installed)
+{
+    size_t ilen = strlen(installed);
+    char *v = malloc(lz_nodecopy_handoff_size(list, ilen));
+    if (v)
+        lz_nodecopy_handoff(list, installed, ilen, v);
+    return v;
+}
+
 /* items joined by sep, leaving out those already entries of skip_in
  * (separated by any of skip_seps); malloc'd. */
 static char *join_items(const char *const *items, int k, char sep, const char *skip_in,
@@ -170,8 +180,15 @@ int run_env_build(const run_parts *p, enum run_mode mode, run_env *e)
          * copy (a task under a job script's --print-env: its processes stay
          * on this node). */
         int swap = held && copied && has_entry(old, ":", p->module);
-        rc |= set(e, "LD_AUDIT", swap ? replaced(old, p->module, p->node_module)
-                                 : held ? strdup(old) : joined(p->audit_entry, ":", old));
+        /* A parent's node copy goes where the copy may not be: into
+         * printed variables, and where --no-node-copy is asked for. */
+        const char *installed = getenv(LZ_AUDIT_INSTALLED_ENV);
+        int back = held && !swap && (p->printing || p->node_copy == RUN_NODE_COPY_OFF) && installed &&
+                   lz_nodecopy_installed_ok(installed, strlen(installed));
+        rc |= set(e, "LD_AUDIT", swap   ? replaced(old, p->module, p->node_module)
+                                 : back ? handed_on(old, installed)
+                                 : held ? strdup(old)
+                                        : joined(p->audit_entry, ":", old));
         /* The node copy's path exists on this node alone: what a remote
          * launcher below hands on instead (common/lz_nodecopy.h). */
         if (copied && (!held || swap))

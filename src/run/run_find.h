@@ -21,6 +21,7 @@ typedef struct run_parts {
     char module_tried[PATH_MAX]; /* where it was looked for last */
     int quiet32;             /* --quiet-32bit: name the module through $LIB */
     enum run_node_copy node_copy; /* --node-copy, --no-node-copy or neither */
+    int printing;            /* --print-env: the variables may serve other nodes */
     char audit_entry[PATH_MAX]; /* what LD_AUDIT names: the module, or with
                                  * quiet32 its $LIB form where there is one */
     char audit_lib_entry[PATH_MAX]; /* the module through $LIB, where its copies
