@@ -24,6 +24,21 @@ static int in(const lz_elfmem *v, uintptr_t addr, size_t len)
     return lz_elfmem_mapped(v->base, v->ph, v->phnum, addr, len);
 }
 
+/* [addr, addr + len) within the bytes a loadable segment takes from the
+ * file, where every linker puts the hash table, the symbols and their
+ * versions: a hash chain followed through a segment's zero-filled rest (a
+ * crafted file's gigabytes of it) would run for as long as that. */
+static int in_file(const lz_elfmem *v, uintptr_t addr, size_t len)
+{
+    for (size_t i = 0; i < v->phnum; i++) {
+        uintptr_t lo = v->base + v->ph[i].p_vaddr;
+        size_t n = v->ph[i].p_filesz < v->ph[i].p_memsz ? v->ph[i].p_filesz : v->ph[i].p_memsz;
+        if (v->ph[i].p_type == PT_LOAD && addr >= lo && len <= n && addr - lo <= n - len)
+            return 1;
+    }
+    return 0;
+}
+
 /* glibc relocates these entries in place where the dynamic section is
  * writable (the architectures built here) and leaves them relative
  * elsewhere: a value below the load address is relative. */
@@ -69,7 +84,7 @@ int lz_elfmem_view(lz_elfmem *v, uintptr_t base, const ElfW(Phdr) *ph, size_t ph
         v->nsyms = ((const uint32_t *)hash)[1];
     else if (symtab && v->gnu_hash)
         v->nsyms = v->gnu_hash[1];
-    if (v->nsyms && in(v, symtab, v->nsyms * sizeof(ElfW(Sym))))
+    if (v->nsyms && in_file(v, symtab, v->nsyms * sizeof(ElfW(Sym))))
         v->symtab = (const ElfW(Sym) *)symtab;
     else
         v->nsyms = 0;
@@ -175,8 +190,8 @@ static int mem_chain_word(void *ctx, unsigned long long k, uint32_t *out)
     const struct mem_chain *c = ctx;
     const uint32_t *w = c->words + k;
     uint32_t nbuckets = c->v->gnu_hash[0], symoffset = c->v->gnu_hash[1];
-    if (!in(c->v, (uintptr_t)w, 4) ||
-        (k >= nbuckets && !in(c->v, (uintptr_t)&c->v->symtab[symoffset + (k - nbuckets)], sizeof(ElfW(Sym)))))
+    if (!in_file(c->v, (uintptr_t)w, 4) ||
+        (k >= nbuckets && !in_file(c->v, (uintptr_t)&c->v->symtab[symoffset + (k - nbuckets)], sizeof(ElfW(Sym)))))
         return -1;
     *out = *w;
     return 0;
@@ -187,7 +202,7 @@ static int mem_chain_is(void *ctx, unsigned long long i)
     const struct mem_chain *c = ctx;
     const ElfW(Sym) *s = &c->v->symtab[i];
     const char *n;
-    return in(c->v, (uintptr_t)s, sizeof *s) && s->st_shndx != SHN_UNDEF && s->st_name &&
+    return in_file(c->v, (uintptr_t)s, sizeof *s) && s->st_shndx != SHN_UNDEF && s->st_name &&
            (n = lz_elfmem_str(c->v, s->st_name)) && same(n, c->name) &&
            (!c->at || c->v->base + s->st_value == c->at) && (!c->want || c->want(c->v, (uint32_t)i));
 }
@@ -201,7 +216,7 @@ static const ElfW(Sym) *chain_find_at(const lz_elfmem *v, const char *name,
     if (!h || !v->symtab)
         return NULL;
     struct mem_chain c = {v, name, want, (const uint32_t *)((uintptr_t)(h + 4) + (uintptr_t)h[2] * sizeof(ElfW(Addr))), at};
-    if (!h[0] || !in(v, (uintptr_t)c.words, (size_t)h[0] * 4)) /* every bucket in the segments */
+    if (!h[0] || !in_file(v, (uintptr_t)c.words, (size_t)h[0] * 4)) /* every bucket in the segments */
         return NULL;
     long long i = lz_gnuhash_find(h[0], h[1], name, mem_chain_word, mem_chain_is, &c, 1ull << 32);
     return i < 0 ? NULL : &v->symtab[i];
@@ -235,7 +250,7 @@ const ElfW(Sym) *lz_elfmem_lookup_default(const lz_elfmem *v, const char *name)
 static int not_hidden(const lz_elfmem *v, uint32_t i)
 {
     const ElfW(Half) *e = v->versym ? v->versym + i : NULL;
-    return !e || (in(v, (uintptr_t)e, sizeof *e) && !(*e & 0x8000));
+    return !e || (in_file(v, (uintptr_t)e, sizeof *e) && !(*e & 0x8000));
 }
 
 int lz_elfmem_defines(const lz_elfmem *v, const char *name)

@@ -27,7 +27,7 @@ def main(target, seconds):
     shutil.copytree(f"{work}/seeds/{kind}", corpus)
     regress = glob.glob(os.path.join(t.SOURCE, "tests", "fuzz", "regressions", kind, "*"))
     if regress:  # replay every crash found before
-        r = t.run([exe] + regress)
+        r = t.run([exe, "-timeout=10"] + regress)
         if r.returncode != 0:
             print(r.stderr[-4000:])
             print("FAIL: a regression input crashes again")
