@@ -32,7 +32,7 @@ void lz_remote_name_installed(void)
     for (long i = 0; env && env[i]; i++) {
         if (memcmp(env[i], "LD_AUDIT=", 9) != 0)
             continue;
-        size_t size = 9 + lz_nodecopy_handoff_size(env[i] + 9, ilen);
+        size_t size = 9 + lz_nodecopy_rewrite_size(env[i] + 9, ilen);
         char *v = lz_sys_alloc(size);
         if (!v)
             return;

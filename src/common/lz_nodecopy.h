@@ -61,38 +61,32 @@ static inline __attribute__((unused)) int lz_nodecopy_installed_ok(const char *v
     return 1;
 }
 
-/* The bytes lz_nodecopy_handoff may write for list (its NUL included). */
-static inline __attribute__((unused)) size_t lz_nodecopy_handoff_size(const char *list, size_t ilen)
+/* The bytes lz_nodecopy_rewrite may write for list when it puts an entry
+ * of tlen bytes in place of some (its NUL included). */
+static inline __attribute__((unused)) size_t lz_nodecopy_rewrite_size(const char *list, size_t tlen)
 {
     size_t entries = 1, len = 0;
     for (; list[len]; len++)
         entries += list[len] == ':';
-    return len + entries * ilen + 1;
+    return len + entries * tlen + 1;
 }
 
-/* The LD_AUDIT list as it goes to other nodes, into out: each of
- * lazynccl's entries that is a path of this node's (a node copy: not
- * installed, and no '$' token) replaced by installed (ilen bytes, which
- * lz_nodecopy_installed_ok took); the others as they are. Returns how many
- * it replaced. The audit module applies it in a remote launcher
- * (lz_remote.c), lazynccl-run where it prints its variables or is told
- * --no-node-copy under a parent that named a copy (run_env.c). */
-static inline __attribute__((unused)) int lz_nodecopy_handoff(const char *list, const char *installed,
-                                                               size_t ilen, char *out)
+/* The ':'-separated LD_AUDIT list into out, each entry that pick(ctx,
+ * entry, its length) takes replaced by to (tlen bytes), the others as
+ * they are: how many it replaced. */
+static inline __attribute__((unused)) int lz_nodecopy_rewrite(const char *list,
+                                                               int (*pick)(const char *ctx, const char *e, size_t n),
+                                                               const char *ctx, const char *to, size_t tlen, char *out)
 {
     size_t at = 0;
     int replaced = 0;
     for (const char *p = list;;) {
         size_t n = 0;
-        int token = 0;
-        for (; p[n] && p[n] != ':'; n++)
-            token |= p[n] == '$';
-        int same = n == ilen;
-        for (size_t i = 0; same && i < n; i++)
-            same = p[i] == installed[i];
-        int swap = !token && !same && lz_audit_entry_ours(p, n);
-        const char *from = swap ? installed : p;
-        for (size_t i = 0, k = swap ? ilen : n; i < k; i++)
+        while (p[n] && p[n] != ':')
+            n++;
+        int swap = pick(ctx, p, n);
+        const char *from = swap ? to : p;
+        for (size_t i = 0, k = swap ? tlen : n; i < k; i++)
             out[at++] = from[i];
         replaced += swap;
         if (!p[n])
@@ -102,6 +96,39 @@ static inline __attribute__((unused)) int lz_nodecopy_handoff(const char *list, 
     }
     out[at] = '\0';
     return replaced;
+}
+
+/* 1 when the n bytes at e are the string s. */
+static inline __attribute__((unused)) int lz_nodecopy_is(const char *s, const char *e, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (s[i] != e[i])
+            return 0;
+    return s[n] == '\0';
+}
+
+/* An entry that is a node copy's, given the installed module: lazynccl's,
+ * a path of this node's (no '$' token, which each process expands), not
+ * the installed module. */
+static inline __attribute__((unused)) int lz_nodecopy_is_copy(const char *installed, const char *e, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (e[i] == '$')
+            return 0;
+    return lz_audit_entry_ours(e, n) && !lz_nodecopy_is(installed, e, n);
+}
+
+/* The LD_AUDIT list as it goes to other nodes, into out (at least
+ * lz_nodecopy_rewrite_size(list, ilen) bytes): each node copy's entry
+ * replaced by installed (ilen bytes, which lz_nodecopy_installed_ok
+ * took). Returns how many it replaced. The audit module applies it in a
+ * remote launcher (lz_remote.c), lazynccl-run where it prints its
+ * variables or is told --no-node-copy under a parent that named a copy
+ * (run_env.c). */
+static inline __attribute__((unused)) int lz_nodecopy_handoff(const char *list, const char *installed,
+                                                               size_t ilen, char *out)
+{
+    return lz_nodecopy_rewrite(list, lz_nodecopy_is_copy, installed, installed, ilen, out);
 }
 
 #endif

@@ -7,21 +7,28 @@
 #include <elf.h>
 #include <string.h>
 
-int lz_elfmem_mapped(uintptr_t base, const ElfW(Phdr) *ph, size_t phnum, uintptr_t addr,
-                     size_t len)
+/* [addr, addr + len) within a loadable segment: its memory, or, where
+ * file_only, the bytes it takes from the file. */
+static int within(uintptr_t base, const ElfW(Phdr) *ph, size_t phnum, uintptr_t addr, size_t len, int file_only)
 {
     for (size_t i = 0; i < phnum; i++) {
         uintptr_t lo = base + ph[i].p_vaddr;
-        if (ph[i].p_type == PT_LOAD && addr >= lo && len <= ph[i].p_memsz &&
-            addr - lo <= ph[i].p_memsz - len)
+        size_t n = file_only && ph[i].p_filesz < ph[i].p_memsz ? ph[i].p_filesz : ph[i].p_memsz;
+        if (ph[i].p_type == PT_LOAD && addr >= lo && len <= n && addr - lo <= n - len)
             return 1;
     }
     return 0;
 }
 
+int lz_elfmem_mapped(uintptr_t base, const ElfW(Phdr) *ph, size_t phnum, uintptr_t addr,
+                     size_t len)
+{
+    return within(base, ph, phnum, addr, len, 0);
+}
+
 static int in(const lz_elfmem *v, uintptr_t addr, size_t len)
 {
-    return lz_elfmem_mapped(v->base, v->ph, v->phnum, addr, len);
+    return within(v->base, v->ph, v->phnum, addr, len, 0);
 }
 
 /* [addr, addr + len) within the bytes a loadable segment takes from the
@@ -30,13 +37,7 @@ static int in(const lz_elfmem *v, uintptr_t addr, size_t len)
  * crafted file's gigabytes of it) would run for as long as that. */
 static int in_file(const lz_elfmem *v, uintptr_t addr, size_t len)
 {
-    for (size_t i = 0; i < v->phnum; i++) {
-        uintptr_t lo = v->base + v->ph[i].p_vaddr;
-        size_t n = v->ph[i].p_filesz < v->ph[i].p_memsz ? v->ph[i].p_filesz : v->ph[i].p_memsz;
-        if (v->ph[i].p_type == PT_LOAD && addr >= lo && len <= n && addr - lo <= n - len)
-            return 1;
-    }
-    return 0;
+    return within(v->base, v->ph, v->phnum, addr, len, 1);
 }
 
 /* glibc relocates these entries in place where the dynamic section is

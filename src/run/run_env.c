@@ -62,29 +62,13 @@ static char *joined(const char *head, const char *sep, const char *old)
     return v;
 }
 
-/* The ':'-separated list with each entry that is from replaced by to;
- * malloc'd. */
+/* list with each entry that is from replaced by to; malloc'd. */
 static char *replaced(const char *list, const char *from, const char *to)
 {
-    size_t flen = strlen(from), tlen = strlen(to), n = 1, k = 1;
-    for (const char *p = list; *p; p++)
-        k += *p == ':';
-    n += strlen(list) + k * (tlen > flen ? tlen - flen : 0);
-    char *v = malloc(n);
-    if (!v)
-        return NULL;
-    size_t at = 0;
-    for (const char *p = list;;) {
-        size_t len = strcspn(p, ":");
-        int hit = len == flen && strncmp(p, from, len) == 0;
-        memcpy(v + at, hit ? to : p, hit ? tlen : len);
-        at += hit ? tlen : len;
-        if (!p[len])
-            break;
-        v[at++] = ':';
-        p += len + 1;
-    }
-    v[at] = '\0';
+    size_t tlen = strlen(to);
+    char *v = malloc(lz_nodecopy_rewrite_size(list, tlen));
+    if (v)
+        lz_nodecopy_rewrite(list, lz_nodecopy_is, from, to, tlen, v);
     return v;
 }
 
@@ -92,7 +76,7 @@ static char *replaced(const char *list, const char *from, const char *to)
 static char *handed_on(const char *list, const char *installed)
 {
     size_t ilen = strlen(installed);
-    char *v = malloc(lz_nodecopy_handoff_size(list, ilen));
+    char *v = malloc(lz_nodecopy_rewrite_size(list, ilen));
     if (v)
         lz_nodecopy_handoff(list, installed, ilen, v);
     return v;
