@@ -142,15 +142,6 @@ static room *judging LZ_HOT_DATA;
  * later). */
 static unsigned char llp_at_start LZ_HOT_DATA;
 
-static const char *base_name(const char *p)
-{
-    const char *b = p;
-    for (; *p; p++)
-        if (*p == '/')
-            b = p + 1;
-    return b;
-}
-
 /* LAZYNCCL_AUDIT_DROPINS (lz_dropins.h) into targets: the list copied once
  * (the environment's own strings may be overwritten by the program:
  * setproctitle), then read in place, each entry's separator made its NUL.
@@ -558,7 +549,7 @@ LZ_COLD static int usable(target *t)
 /* The target whose real library the file at name is, with the file's id. */
 LZ_COLD static target *real_file(const char *name, struct stat *id)
 {
-    const char *base = base_name(name);
+    const char *base = lz_sys_base_name(name);
     int maybe = 0;
     for (int i = 0; i < ntargets && !maybe; i++)
         maybe = memcmp(base, targets[i].soname, targets[i].stem) == 0;
@@ -604,7 +595,7 @@ LZ_COLD static int loaded_as(const char *name, int every)
         const char *so;
         if (m->l_name && lz_sys_same(m->l_name, name))
             return 1;
-        if ((every || (m->l_name && lz_sys_same(base_name(m->l_name), name))) && from_map(m, &o) &&
+        if ((every || (m->l_name && lz_sys_same(lz_sys_base_name(m->l_name), name))) && from_map(m, &o) &&
             (so = lz_mem_soname(&o)) && lz_sys_same(so, name))
             return 1;
     }
@@ -753,7 +744,7 @@ static int in_dir(const char *path, const char *dir, const char *name)
  * a run path entry); else NULL. */
 static const char *below_dir_of(const char *path, const char *file)
 {
-    const char *end = base_name(file);
+    const char *end = lz_sys_base_name(file);
     for (; file < end && *path == *file; path++, file++)
         ;
     if (file != end)
@@ -772,7 +763,7 @@ static const char *below_dir_of(const char *path, const char *file)
 /* The directory of file followed by name, into out: 1 when it fits. */
 static int beside_of(const char *file, const char *name, char *out, size_t size)
 {
-    size_t dir = (size_t)(base_name(file) - file), len = strlen(name);
+    size_t dir = (size_t)(lz_sys_base_name(file) - file), len = strlen(name);
     if (dir + len + 1 > size)
         return 0;
     memcpy(out, file, dir);
@@ -920,7 +911,7 @@ LZ_COLD static char *beside_first(target *t, const char *soname)
 LZ_COLD static char *candidate(const char *name, unsigned int flag)
 {
     target *t = byname.t;
-    const char *base = base_name(name);
+    const char *base = lz_sys_base_name(name);
     if (!lz_sys_same(base, t->soname))
         return (char *)name;
     const char *rel;

@@ -12,11 +12,8 @@
  * which is no launcher. */
 static const char *program_name(void)
 {
-    const char *path = (const char *)lz_sys_getauxval(AT_EXECFN), *name = path;
-    for (const char *p = path; p && *p; p++)
-        if (*p == '/')
-            name = p + 1;
-    return name;
+    const char *path = (const char *)lz_sys_getauxval(AT_EXECFN);
+    return path ? lz_sys_base_name(path) : 0;
 }
 
 void lz_remote_name_installed(void)

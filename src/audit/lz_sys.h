@@ -72,6 +72,15 @@ static inline int lz_sys_same(const char *a, const char *b)
         a++, b++;
     return *a == *b;
 }
+/* The part of path after its last '/' (all of it where there is none). */
+static inline const char *lz_sys_base_name(const char *path)
+{
+    const char *b = path;
+    for (; *path; path++)
+        if (*path == '/')
+            b = path + 1;
+    return b;
+}
 LZ_SYS_API const char *lz_sys_getenv(const char *name);
 /* The value of name's last entry in the environment array, where
  * lz_sys_getenv takes the first: ld.so takes the last of its own
