@@ -106,10 +106,13 @@ def build(gen, a, cc):
         o = os.path.join(work, os.path.splitext(os.path.basename(source))[0] + tag + ".o")
         return o, cc + ["-c", source, "-o", o] + flags
 
-    jobs = [obj(c, runtime_flags) for c in runtime_c]
+    # The small runtime, in the archive beside the full one (src/meson.build).
+    # At -Os, as Meson builds the runtime: it runs once per process.
+    small_c = os.path.join(SRC, "small", "lz_small.c")
+    jobs = [obj(c, runtime_flags) for c in runtime_c] + [obj(small_c, runtime_flags + ["-Os"])]
     ours = list(files.values())
     jobs += [obj(c, shim_flags + ["-DLZ_IFUNC_EXPORTS"], ".shared") for c in ours]
-    jobs += [obj(c, shim_flags, ".static") for c in ours]
+    jobs += [obj(c, shim_flags + ["-DLZ_STATIC_SHIM"], ".static") for c in ours]
     maps = {}
     for soname in spec.sonames:
         tag = _tag(soname)
@@ -146,7 +149,7 @@ def build(gen, a, cc):
     archive = os.path.join(out, f"lib{spec.shim}.a")
     if os.path.exists(archive):
         os.remove(archive)
-    _run(["ar", "rcs", archive] + objs(".static") + runtime_o, archive)
+    _run(["ar", "rcs", archive] + objs(".static") + runtime_o + [obj(small_c, [])[0]], archive)
     os.makedirs(os.path.join(out, "dropin"), exist_ok=True)
     for soname, (m, tag) in maps.items():
         linked = os.path.join(work, soname)

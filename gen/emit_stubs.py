@@ -243,13 +243,27 @@ def _per_function(e, macro, *middle):
     return f"{macro}{'_VOID' if e.fn.ret == 'void' else ''}({', '.join(args)})"
 
 
+def small_runtime(spec, exports, has_variables):
+    """Whether the static shim takes the small runtime (src/small/lz_small.c),
+    which leaves the search to the dynamic linker: the library uses nothing
+    that runtime lacks. One soname (the dynamic linker searches name after
+    name, the full runtime directory after directory); no variables, own
+    answers or versioned names; none of the search's own steps (wheels, a
+    release, companions, unsupported sonames, "system")."""
+    return (len(spec.sonames) == 1 and not has_variables and not spec.own_answers
+            and not any(e.family for e in exports) and not spec.hidden
+            and not (spec.wheel_dirs or spec.released_with or spec.companions
+                     or spec.unsupported) and spec.search == "full")
+
+
 class ShimWriter:
     """The shim's C text, one small writer per section, in file order
     (write()). Every file-scope name carries the spec's id, so several shims
     can share one translation unit (the amalgamation)."""
 
     def __init__(self, spec, spec_display, headers, functions, macros, control_prefix=None,
-                 inline_extras=False, arch="x86_64", library_functions=(), enums=None):
+                 inline_extras=False, arch="x86_64", library_functions=(), enums=None,
+                 has_variables=True):
         self.spec, self.spec_display, self.headers = spec, spec_display, headers
         self.enums = enums or {}
         self.functions, self.macros, self.inline_extras = functions, macros, inline_extras
@@ -271,6 +285,7 @@ class ShimWriter:
                 raise GenError(f"{spec.path} [own_answers]",
                                f"'{e.name}' returns '{e.fn.ret}'; only 'const char *' can be answered")
         self.version = version_function(spec, self.exports)
+        self.small = small_runtime(spec, self.exports, has_variables)
         self.id = spec.id
         self.out = []
         # Where the assembly forward exists, a function that only stops
@@ -320,6 +335,9 @@ class ShimWriter:
                     self.w(f"/* ---- stubs/{os.path.basename(path)} ---- */\n{f.read()}\n")
             else:
                 self.w(f'#include "{os.path.basename(path)}"\n')
+        if self.small:
+            self.w("/* The static shim's runtime is the small one (src/small/lz_small.h). */\n"
+                   '#ifdef LZ_STATIC_SHIM\n#include "small/lz_small.h"\n#endif\n')
         self.w('#include <dlfcn.h>\n#include <stdio.h>\n#include "arch/lz_thunk.h"\n#include "common/lz_note.h"\n\n')
         self.w("/* Thunks of deprecated functions are still exported; forwarding is not use. */\n")
         self.w('#pragma GCC diagnostic ignored "-Wdeprecated-declarations"\n')
@@ -575,12 +593,13 @@ class ShimWriter:
 
 
 def emit(spec, spec_display, headers, functions, macros, control_prefix=None,
-         inline_extras=False, arch="x86_64", library_functions=(), enums=None):
+         inline_extras=False, arch="x86_64", library_functions=(), enums=None, has_variables=True):
     """The shim's C text, its exports and the generator's notes (ShimWriter).
     library_functions: the real library's function names, for those no
-    header declares; enums: a C++ header's enumerators (model.enumerators)."""
+    header declares; enums: a C++ header's enumerators (model.enumerators);
+    has_variables: whether the shim serves variables too (emit_data)."""
     writer = ShimWriter(spec, spec_display, headers, functions, macros, control_prefix,
-                        inline_extras, arch, library_functions, enums)
+                        inline_extras, arch, library_functions, enums, has_variables)
     return writer.write(), writer.exports, writer.notes
 
 

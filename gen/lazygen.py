@@ -305,10 +305,10 @@ def cmd_generate(a, cc):
     # The functions and the variables are checked apart, and every problem
     # of both named in one run.
     problems = Problems()
+    data = problems.check(emit_data, spec, spec_display, headers, variables, library, arch)
     shim = problems.check(emit, spec, spec_display, headers, functions, macros, arch=arch,
                           library_functions=library.functions - library.vague
-                          if library else (), enums=enums)
-    data = problems.check(emit_data, spec, spec_display, headers, variables, library, arch)
+                          if library else (), enums=enums, has_variables=not data or bool(data[2]))
     problems.raise_any()
     c_text, exports, notes = shim
     d_text, hook_text, data_names, data_notes = data

@@ -774,5 +774,98 @@ def dlopen_flags_from_the_spec():
                "named")
 
 
+
+WHERE_LIBZ = r"""
+#include <stdio.h>
+#include <string.h>
+#include <zlib.h>
+const char *lazyzlib_loaded_step(void) __attribute__((weak));
+int main(void)
+{
+    const char *v = zlibVersion();
+    char line[4096], where[4096] = "none";
+    FILE *f = fopen("/proc/self/maps", "r");
+    while (f && fgets(line, sizeof line, f)) {
+        char *p = strchr(line, '/');
+        if (p && strstr(p, "/libz.so")) {
+            p[strcspn(p, "\n")] = '\0';
+            snprintf(where, sizeof where, "%s", p);
+        }
+    }
+    printf("version %s mapped %s step %s\n", v, where,
+           lazyzlib_loaded_step ? lazyzlib_loaded_step() : "-");
+    return 0;
+}
+"""
+
+
+@case
+def small_runtime_loads_what_ld_so_would():
+    """zlib's static shim takes the small runtime (its spec uses nothing
+    but the dynamic linker's search): the program's link takes no member of
+    the full runtime's search, and its first call is dlopen by name from
+    the program. A program linked -lz and the same program linked to the
+    static shim map the same libz, row by row: a copy on a ';'-separated
+    LD_LIBRARY_PATH, a copy in a DT_RUNPATH with $ORIGIN, a DT_RPATH copy
+    before LD_LIBRARY_PATH's, the system's; the shim's step is "dynamic
+    linker". LAZYZLIB_LIBPATH still comes first and is authoritative; with
+    it naming nothing, the calls get the spec's failure values and the
+    report names the candidate."""
+    archive = os.path.join(t.SHIMS, "liblazyzlib.a")
+    if not os.path.exists(archive):
+        raise t.Skip("no zlib shim in this build (zlib.h is not installed)")
+    d = t.workdir("onelib_small_runtime")
+    src = f"{d}/where.c"
+    with open(src, "w") as f:
+        f.write(WHERE_LIBZ)
+    system = os.path.realpath(t.real_library("libz.so.1"))
+    for sub in ("ldlp", "bin/lib", "rpath"):
+        os.makedirs(f"{d}/{sub}")
+        shutil.copy(system, f"{d}/{sub}/libz.so.1")
+    os.makedirs(f"{d}/bin/none", exist_ok=True)
+
+    def both(name, args):
+        plain = t.compile_c(f"{d}/bin/{name}-plain", [src], args + ["-lz"])
+        mapfile = f"{d}/{name}.map"
+        shim = t.compile_c(f"{d}/bin/{name}-shim", [src], args + [
+            f"-Wl,-Map={mapfile}", archive, "-ldl", "-lpthread"] + t.sanitizer_link_args())
+        # The map's first section: each archive member the link took, one a
+        # line ("ARCHIVE(MEMBER)", or a thin archive's member path).
+        with open(mapfile) as f:
+            first = f.read().split("\n\n")[1]
+        taken = [os.path.basename(m.split("(")[-1].rstrip(")")) for m in first.splitlines()
+                 if m and not m[0].isspace()]
+        return plain, shim, taken
+
+    plain, shim, taken = both("where", [])
+    t.check("lz_small" in " ".join(taken) and not any("search" in m or "linker" in m for m in taken),
+            f"the small runtime, and nothing of the full one's search: {taken}")
+    runpath = both("runpath", ["-Wl,--enable-new-dtags", "-Wl,-rpath,$ORIGIN/lib"])[:2]
+    rpath = both("rpath", ["-Wl,--disable-new-dtags", f"-Wl,-rpath,{d}/rpath"])[:2]
+    rows = [
+        ("the system's", (plain, shim), {}, system),
+        ("';'-separated LD_LIBRARY_PATH", (plain, shim), {"LD_LIBRARY_PATH": f"{d}/bin/none;{d}/ldlp"},
+         f"{d}/ldlp/libz.so.1"),
+        ("DT_RUNPATH with $ORIGIN", runpath, {}, f"{d}/bin/lib/libz.so.1"),
+        ("LD_LIBRARY_PATH before DT_RUNPATH", runpath, {"LD_LIBRARY_PATH": f"{d}/ldlp"},
+         f"{d}/ldlp/libz.so.1"),
+        ("DT_RPATH before LD_LIBRARY_PATH", rpath, {"LD_LIBRARY_PATH": f"{d}/ldlp"},
+         f"{d}/rpath/libz.so.1"),
+    ]
+    for what, (p, s), env, want in rows:
+        a = t.run([p], env=env, check_rc=0).stdout
+        b = t.run([s], env=env, check_rc=0).stdout
+        t.equal(a.split(" step ")[0], b.split(" step ")[0], f"{what}: plain and the static shim")
+        t.contains(b, f"mapped {os.path.realpath(want) if want == system else want} step dynamic linker",
+                   f"{what}: the file and the step")
+    r = t.run([shim], env={"LAZYZLIB_LIBPATH": f"{d}/rpath", "LD_LIBRARY_PATH": f"{d}/ldlp"}, check_rc=0)
+    t.contains(r.stdout, f"mapped {d}/rpath/libz.so.1 step LAZYZLIB_LIBPATH", "the override first")
+    r = t.run([shim], env={"LAZYZLIB_LIBPATH": f"{d}/nowhere"}, check_rc=0)
+    t.equal(r.stdout, "version lazyzlib: zlib could not be loaded; candidates tried:\n"
+            f"  [LAZYZLIB_LIBPATH] {d}/nowhere: rejected: No such file or directory\n"
+            "  LAZYZLIB_LIBPATH is set, so nothing else was tried\n mapped none step (null)\n",
+            "absent: the failure value, the report")
+
+
 if __name__ == "__main__":
     raise SystemExit(t.main())

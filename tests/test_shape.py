@@ -225,7 +225,7 @@ def meson_install():
 SOURCE_EXT = (".c", ".h", ".py", ".sh", ".toml", ".build", ".pml", ".in")
 
 
-RUNTIME_DIRS = ("arch", "common", "base", "elf", "process", "search", "load", "api")
+RUNTIME_DIRS = ("arch", "common", "base", "elf", "process", "search", "load", "api", "small")
 
 
 def runtime_modules():

@@ -4,6 +4,8 @@
  * inspection API tools use. The loading itself is lz_once.c's. */
 #include "api/lz_api.h"
 #include "base/lz_asked.h"
+#include "base/lz_msg.h"
+#include "base/lz_stop.h"
 #include "load/lz_open.h"
 #include "load/lz_once.h"
 #include "base/lz_lock.h"
@@ -54,18 +56,6 @@ static const char *refusal(const lz_lib *lib)
     return m && g && g == now + 1 ? m->text : NULL;
 }
 
-void lz_message_push(lz_msg **list, const char *text)
-{
-    size_t len = strlen(text);
-    lz_msg *m = malloc(sizeof *m + len + 1);
-    if (!m)
-        return;
-    memcpy(m->text, text, len + 1);
-    m->next = __atomic_load_n(list, __ATOMIC_ACQUIRE);
-    while (!__atomic_compare_exchange_n(list, &m->next, m, 1, __ATOMIC_RELEASE, __ATOMIC_ACQUIRE))
-        ;
-}
-
 const char *lz_message(const lz_lib *lib)
 {
     int status = lz_status(lib);
@@ -73,50 +63,14 @@ const char *lz_message(const lz_lib *lib)
     return m ? m : status == LZ_LOADED ? lib->no_error : lib->not_loaded;
 }
 
-/* The spec's say_unavailable: the report's head (its first line, which
- * names the shim, and its first candidate) as one line on stderr, in one
- * write (no stdio: the caller may hold its locks). */
-static void say(const lz_lib *lib)
-{
-    const char *m = lz_message(lib);
-    size_t n = strcspn(m, "\n");
-    const char *next = m[n] ? m + n + 1 : "";
-    next += strspn(next, " ");
-    size_t n2 = strcspn(next, "\n");
-    int more = next[n2] && next[n2 + 1];
-    char line[1024];
-    int k = snprintf(line, sizeof line, "%.*s%s%.*s%s%s%s\n", (int)n, m, n2 ? " " : "", (int)n2,
-                     next, more ? " (the whole report: " : "", more ? lib->debug_env : "",
-                     more ? "=1)" : "");
-    if (k > 0 && write(2, line, (size_t)k < sizeof line ? (size_t)k : sizeof line - 1) < 0)
-        return; /* nowhere to say it */
-}
-
-/* The report after head (k bytes of size), then exit 127: what the
- * dynamic linker does at start when a library cannot be loaded. */
-static __attribute__((noreturn)) void stop_with(const char *m, const char *head, int k, size_t size)
-{
-    size_t len = strlen(m);
-    if (k > 0 && write(2, head, (size_t)k < size ? (size_t)k : size - 1) >= 0 &&
-        write(2, m, len) >= 0 && (!len || m[len - 1] != '\n'))
-        (void)!write(2, "\n", 1);
-    _exit(127);
-}
-
 static __attribute__((noreturn)) void stop(const lz_lib *lib, const char *head, int k, size_t size)
 {
-    stop_with(lz_message(lib), head, k, size);
+    lz_stop_with(lz_message(lib), head, k, size);
 }
 
 void lz_stop(const lz_lib *lib, const char *name)
 {
-    char head[768];
-    int k = snprintf(head, sizeof head, "%s: %s was called, and no failure value is known for it "
-                     "(its API has none, the spec's [failure] names none for it, or no header "
-                     "declares it): stopping, as the dynamic "
-                     "linker would have at start (error while loading shared libraries: %s)\n",
-                     lib->prefix, name, lib->sonames[0]);
-    stop(lib, head, k, sizeof head);
+    lz_stop_uncalled(lib, name, lz_message(lib));
 }
 
 void lz_stop_busy(const lz_lib *lib, const char *name)
@@ -136,7 +90,7 @@ void lz_stop_variables(const lz_lib *lib, const char *who, const char *report)
     int k = snprintf(head, sizeof head, "%s: %s cannot be loaded, and its variables are used (%s): "
                      "stopping, as the dynamic linker would have at start (error while loading "
                      "shared libraries: %s)\n", lib->prefix, lib->display, who, lib->sonames[0]);
-    stop_with(report ? report : lz_message(lib), head, k, sizeof head);
+    lz_stop_with(report ? report : lz_message(lib), head, k, sizeof head);
 }
 
 void lz_stop_unbound(const lz_lib *lib, const char *name, const char *who, const char *version)
@@ -176,7 +130,7 @@ void lz_failed_call(const lz_lib *lib)
                                      __ATOMIC_SEQ_CST))
         return;
     if (lib->say_unavailable && lz_status(lib) == LZ_FAILED)
-        say(lib);
+        lz_say_unavailable(lib, lz_message(lib));
     for (size_t i = 0; lib->answers && i < lib->nsyms; i++) {
         lz_fn answer = lz_fn_at(lib->answers, i);
         lz_fn real = answer ? __atomic_load_n(&lib->reals[i], __ATOMIC_SEQ_CST) : NULL;

@@ -10,9 +10,6 @@
 /* The message a failing function reports (library not loaded, or symbol
  * missing): always a valid string. */
 LZ_HIDDEN const char *lz_message(const lz_lib *lib);
-/* Add a copy of text to a list of messages, without a lock (earlier ones
- * stay valid: a caller may still be reading one; out of memory: not added). */
-LZ_HIDDEN void lz_message_push(lz_msg **list, const char *text);
 
 /* Called by a failure function before it returns the failure value. */
 LZ_HIDDEN void lz_failed_call(const lz_lib *lib);

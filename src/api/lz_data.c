@@ -12,6 +12,7 @@
 #include "process/lz_objects.h"
 #include "process/lz_objects_imports.h"
 #include "base/lz_report.h"
+#include "base/lz_log.h"
 #include "base/lz_text.h"
 
 #include <link.h>

@@ -1,59 +1,14 @@
 /* SPDX-License-Identifier: MIT
- * The report and the log. The report listens to a search (lz_emit.c's
- * events) and writes its lines, each of which the log gets too. The log
- * is silent unless asked: the spec's debug variable (LAZYNCCL_DEBUG=1)
- * prints to stderr, a callback set through <shim>_set_log_callback
- * receives lines. */
+ * The report: it listens to a search (lz_emit.c's events) and writes its
+ * lines, each of which the log (lz_log.c) gets too. */
 #include "base/lz_report.h"
-#include "common/lz_debug.h"
-#include "base/lz_env.h"
+#include "base/lz_log.h"
 #include "base/lz_text.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int to_stderr(const lz_lib *lib)
-{
-    return lz_debug_wanted(lz_getenv(lib->debug_env));
-}
-
-int lz_logging(const lz_lib *lib)
-{
-    return __atomic_load_n(&lib->st->log_fn, __ATOMIC_ACQUIRE) || to_stderr(lib);
-}
-
-/* callback 0: the program's log callback is not called (a search inside
- * the dynamic linker); the line goes to stderr where the debug variable
- * asks for it. */
-static void lz_vlog(const lz_lib *lib, int callback, const char *fmt, va_list ap)
-{
-    lz_log_fn fn = callback ? __atomic_load_n(&lib->st->log_fn, __ATOMIC_ACQUIRE) : NULL;
-    if (!fn && !to_stderr(lib))
-        return;
-    char line[1024 + 1]; /* and the newline */
-    int n = snprintf(line, sizeof line - 1, "%s: ", lib->prefix);
-    vsnprintf(line + n, sizeof line - 1 - (size_t)n, fmt, ap);
-    if (fn) {
-        fn(lib->st->log_user, line);
-        return;
-    }
-    /* One fwrite of the line and its newline: fprintf to an unbuffered
-     * stderr formats through a buffer of BUFSIZ on the stack, more than a
-     * thread's smallest stack leaves a first call. */
-    size_t len = strlen(line);
-    line[len] = '\n';
-    fwrite(line, 1, len + 1, stderr);
-}
-
-void lz_log(const lz_lib *lib, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    lz_vlog(lib, 1, fmt, ap);
-    va_end(ap);
-}
 
 /* A line of the log from a report: never the callback inside the linker. */
 static void report_log(const lz_report *rep, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: MIT
- * The report and the log (lz_report.c): listeners of a search's events,
- * and the log's own lines. */
+ * The report (lz_report.c): a listener of a search's events. */
 #ifndef LZ_REPORT_H
 #define LZ_REPORT_H
 
@@ -31,12 +30,5 @@ LZ_HIDDEN int lz_report_init(lz_report *rep, const lz_lib *lib, char *text, size
                              size_t len);
 /* The report's listener (lz_listen's heard, rep its ctx). */
 LZ_HIDDEN void lz_report_heard(void *rep, const lz_event *ev);
-
-/* Log a line when logging is on (LAZYNCCL_DEBUG or a callback). */
-LZ_HIDDEN void lz_log(const lz_lib *lib, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-/* 1 when the library's log is on (a callback, or the debug variable). */
-LZ_HIDDEN int lz_logging(const lz_lib *lib);
 
 #endif

@@ -20,6 +20,7 @@
 #define LZ_STEP_RUN_PATH "run path"                    /* found_via: system-search */
 #define LZ_STEP_LDCACHE "ld.so.cache"                  /* found_via: system-search */
 #define LZ_STEP_SYSTEM_DIRS "system directories"       /* found_via: system-search */
+#define LZ_STEP_LINKER "dynamic linker"                /* found_via: system-search */
 #define LZ_STEP_DEFAULT_DIRS "default directories"     /* found_via: system-search */
 
 #endif

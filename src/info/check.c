@@ -10,6 +10,7 @@
  * library itself, the dynamic linker's choice, which a drop-in under
  * lazynccl-run keeps, unless the library's override names another. */
 #include "info.h"
+#include "common/lz_stepnames.h"
 #include "base/lz_env.h"
 #include "base/lz_path.h"
 
@@ -296,7 +297,7 @@ static int check_family(FILE *f, const lz_lib *lib, const check_closure *c, int 
             return 0;
         }
         req.chosen = linked;
-        req.chosen_step = "dynamic linker";
+        req.chosen_step = LZ_STEP_LINKER;
     }
     static lz_result res;
     static char report[LZ_MESSAGE_MAX];

@@ -21,7 +21,7 @@
 #include "load/lz_open.h"
 #include "base/lz_dl.h"
 #include "base/lz_lock.h"
-#include "base/lz_report.h"
+#include "base/lz_log.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -14,6 +14,7 @@
 #include "process/lz_objects.h"
 #include "elf/lz_probe.h"
 #include "base/lz_report.h"
+#include "base/lz_log.h"
 #include "search/lz_emit.h"
 #include "search/lz_order.h"
 

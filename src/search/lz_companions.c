@@ -12,6 +12,7 @@
 #include "base/lz_path.h"
 #include "elf/lz_probe.h"
 #include "base/lz_report.h"
+#include "base/lz_log.h"
 #include "search/lz_emit.h"
 
 #include <dirent.h>

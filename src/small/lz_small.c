@@ -1,0 +1,543 @@
+/* SPDX-License-Identifier: MIT
+ * The small runtime: the static shim of a library that uses nothing but
+ * the dynamic linker's search (gen/emit_stubs.py, small_runtime) takes it
+ * instead of the full runtime, and adds a few kilobytes to a program
+ * (docs/reference/search-order.md, "The small runtime").
+ *
+ * Why it can leave the search to the dynamic linker: a static shim is
+ * compiled into the object that would have needed the library (the
+ * program, or an extension that vendors it), and dlopen by name from
+ * code in an object is the search the dynamic linker makes for that
+ * object's DT_NEEDED (glibc's _dl_map_object, with the caller's link map
+ * as the loader: its DT_RPATH and its loaders', LD_LIBRARY_PATH, its
+ * DT_RUNPATH, ld.so.cache, the system directories, NODEFLIB, hwcaps). So
+ * the full runtime's model of that search, its reader of ELF files and
+ * its probe have nothing to do here. Before it come the steps a program
+ * sets (adopted, LAZY<ID>_LIBPATH, the chooser, the search list) and a
+ * copy already loaded; after it, the spec's roots and default
+ * directories.
+ *
+ * No lock: every thread that finds the library untried searches, dlopen
+ * hands each the same object, and the first to publish it wins (a
+ * compare-and-swap of the handle). Nothing here can be held across fork.
+ * Strings a search may read (the search list, the required names, the
+ * adopted file) are replaced whole and never freed. */
+#include "small/lz_small.h"
+#include "base/lz_env.h"
+#include "base/lz_log.h"
+#include "base/lz_msg.h"
+#include "base/lz_stop.h"
+#include "common/lz_stepnames.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <link.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static int status_of(const lz_lib *lib)
+{
+    return __atomic_load_n(&lib->st->status, __ATOMIC_ACQUIRE);
+}
+
+/* One search's report: a line for each candidate refused, as the full
+ * runtime writes them ("  [step] path: rejected: why"), each logged too. */
+typedef struct {
+    const lz_lib *lib;
+    char *text;  /* LZ_MESSAGE_MAX bytes, or NULL (out of memory: the log alone) */
+    size_t len;
+} report;
+
+/* An indented line of the report, and of the log. */
+static void line(report *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void line(report *r, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    if (r->text && r->len + 4 < LZ_MESSAGE_MAX) {
+        va_list copy;
+        va_copy(copy, ap);
+        size_t room = LZ_MESSAGE_MAX - r->len - 3;
+        int n = vsnprintf(r->text + r->len + 2, room, fmt, copy);
+        va_end(copy);
+        if (n > 0 && (size_t)n < room) { /* the whole line, or none of it */
+            memcpy(r->text + r->len, "  ", 2);
+            memcpy(r->text + r->len + 2 + n, "\n", 2);
+            r->len += (size_t)n + 3;
+        }
+        r->text[r->len] = '\0';
+    }
+    lz_vlog(r->lib, 1, fmt, ap);
+    va_end(ap);
+}
+
+static void refused(report *r, const char *step, const char *path, const char *why)
+{
+    line(r, "[%s] %s: rejected: %s", step, *path ? path : "empty entry", why);
+}
+
+/* The file the dynamic linker loaded for handle h, copied (NULL: none). */
+static char *file_of(void *h)
+{
+    struct link_map *lm = NULL;
+    if (dlinfo(h, RTLD_DI_LINKMAP, &lm) != 0 || !lm || !lm->l_name || !lm->l_name[0]) {
+        dlerror(); /* cleared: the program's next dlerror is its own */
+        return NULL;
+    }
+    return strdup(lm->l_name);
+}
+
+/* dlopen of one name (a path, or a soname for the dynamic linker's own
+ * search), its error in the report: ld.so's words, less the name it
+ * repeats. */
+static void *open_one(report *r, const char *step, const char *name, int more)
+{
+    void *h = dlopen(name, RTLD_LAZY | RTLD_LOCAL | r->lib->dlopen_flags | more);
+    /* The names the spec says every copy exports, asked of the loaded
+     * file (the full runtime reads them in the file first). */
+    for (const char *const *q = r->lib->required; h && q && *q; q++) {
+        if (dlsym(h, *q))
+            continue;
+        dlerror();
+        char why[256];
+        snprintf(why, sizeof why, "does not export %s, which every copy of %s does", *q,
+                 r->lib->display);
+        refused(r, step, name, why);
+        dlclose(h);
+        return NULL;
+    }
+    if (h) {
+        lz_log(r->lib, "[%s] %s: chosen", step, name);
+        return h;
+    }
+    const char *e = dlerror();
+    size_t n = strlen(name);
+    if (e && strncmp(e, name, n) == 0 && e[n] == ':' && e[n + 1] == ' ')
+        e += n + 2;
+    if (!(more & RTLD_NOLOAD))
+        refused(r, step, name, e ? e : "not loaded");
+    return NULL;
+}
+
+/* Each soname in directory dir, in the spec's order. */
+static void *open_in(report *r, const char *step, const char *dir)
+{
+    for (const char *const *s = r->lib->sonames; *s; s++) {
+        char path[PATH_MAX];
+        if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, *s) >= sizeof path) {
+            refused(r, step, dir, "name too long");
+            continue;
+        }
+        void *h = open_one(r, step, path, 0);
+        if (h)
+            return h;
+    }
+    return NULL;
+}
+
+/* One entry of a list the program or the environment gives: an absolute
+ * file, or a directory holding one of the sonames. */
+static void *open_entry(report *r, const char *step, const char *entry)
+{
+    struct stat sb;
+    if (entry[0] != '/') {
+        refused(r, step, entry, "not an absolute path");
+        return NULL;
+    }
+    if (stat(entry, &sb) != 0) {
+        refused(r, step, entry, strerror(errno));
+        return NULL;
+    }
+    return S_ISDIR(sb.st_mode) ? open_in(r, step, entry) : open_one(r, step, entry, 0);
+}
+
+/* A ':'-separated list, authoritative: when it finds nothing, nothing
+ * else is tried. */
+static void *open_list(report *r, const char *step, const char *list)
+{
+    char *copy = strdup(list);
+    void *h = NULL;
+    for (char *entry = copy, *end; entry && !h; entry = end ? end + 1 : NULL) {
+        end = strchr(entry, ':');
+        if (end)
+            *end = '\0';
+        h = open_entry(r, step, entry);
+    }
+    if (!copy)
+        refused(r, step, list, "out of memory");
+    free(copy);
+    if (!h)
+        line(r, "%s is set, so nothing else was tried", step);
+    return h;
+}
+
+/* Below each prefix a spec's roots name ($CUDA_HOME/lib64, ...); *step:
+ * the variable of the one that served. */
+static void *open_roots(report *r, const lz_root *roots, const char **step)
+{
+    for (const lz_root *root = roots; root && root->var; root++) {
+        *step = root->var;
+        const char *prefix = lz_getenv(root->var);
+        for (const char *const *sub = root->subdirs; prefix && *prefix && *sub; sub++) {
+            char dir[PATH_MAX];
+            if ((size_t)snprintf(dir, sizeof dir, "%s/%s", prefix, *sub) >= sizeof dir)
+                continue;
+            void *h = open_in(r, root->var, dir);
+            if (h)
+                return h;
+        }
+    }
+    return NULL;
+}
+
+/* The search, in order (docs/reference/search-order.md, "The small
+ * runtime"): the library's handle and the step that found it, or NULL
+ * with every candidate in the report. */
+static void *search(const lz_lib *lib, report *r, const char **step)
+{
+    lz_state *st = lib->st;
+    const char *adopted = __atomic_load_n(&st->adopted, __ATOMIC_ACQUIRE);
+    if (adopted) {
+        *step = LZ_STEP_ADOPTED;
+        return open_one(r, *step, adopted, 0);
+    }
+    const char *env = lz_getenv(lib->env_var);
+    if (env && *env) {
+        *step = lib->env_var;
+        return open_list(r, *step, env);
+    }
+    lz_choose_fn choose = __atomic_load_n(&st->chooser, __ATOMIC_ACQUIRE);
+    if (choose) {
+        char path[PATH_MAX] = "";
+        void *h = choose(__atomic_load_n(&st->chooser_user, __ATOMIC_ACQUIRE), path, sizeof path);
+        *step = LZ_STEP_CHOSEN;
+        if (h || path[0]) {
+            path[sizeof path - 1] = '\0';
+            if (!h && !(h = open_one(r, *step, path, 0)))
+                line(r, "the program's chooser answered, so nothing else was tried");
+            return h;
+        }
+    }
+    const char *list = __atomic_load_n(&st->search_list, __ATOMIC_ACQUIRE);
+    if (list) {
+        *step = LZ_STEP_SEARCH_LIST;
+        return open_list(r, *step, list);
+    }
+    void *h = NULL;
+    *step = LZ_STEP_LOADED;
+    for (const char *const *s = lib->sonames; *s && !h; s++)
+        h = open_one(r, *step, *s, RTLD_NOLOAD);
+    if (!h)
+        h = open_roots(r, lib->roots_before, step);
+    if (!h)
+        *step = LZ_STEP_LINKER;
+    for (const char *const *s = lib->sonames; *s && !h; s++)
+        h = open_one(r, *step, *s, 0);
+    if (!h)
+        h = open_roots(r, lib->roots_after, step);
+    if (!h)
+        *step = LZ_STEP_DEFAULT_DIRS;
+    for (const char *const *d = lib->default_dirs; !h && d && *d; d++)
+        h = open_in(r, *step, *d);
+    return h;
+}
+
+/* How many of the names the program said it needs (LAZY<ID>_REQUIRE,
+ * <shim>_require) the loaded library h lacks; with say, each is said by
+ * _last_error. The dynamic linker gave one file: there is no other to
+ * prefer. */
+static int required_missing(const lz_lib *lib, void *h, const char *path, int say)
+{
+    const char *lists[] = {lz_getenv(lib->require_env),
+                           __atomic_load_n(&lib->st->required, __ATOMIC_ACQUIRE)};
+    int n = 0;
+    for (size_t k = 0; k < 2; k++) {
+        char *copy = lists[k] ? strdup(lists[k]) : NULL, *save = NULL;
+        for (char *name = copy ? strtok_r(copy, ",", &save) : NULL; name;
+             name = strtok_r(NULL, ",", &save)) {
+            if (dlsym(h, name))
+                continue;
+            dlerror();
+            n++;
+            if (!say)
+                continue;
+            char text[1024];
+            snprintf(text, sizeof text, "%s: %s: not exported by %s (required)", lib->prefix, name,
+                     path);
+            lz_message_push(&lib->st->sym_msgs, text);
+            lz_log(lib, "%s", text + strlen(lib->prefix) + 2);
+        }
+        free(copy);
+    }
+    return n;
+}
+
+/* Search and publish: the status that results. */
+static int load(const lz_lib *lib)
+{
+    lz_state *st = lib->st;
+    report r = {lib, malloc(LZ_MESSAGE_MAX), 0};
+    if (r.text)
+        r.len = (size_t)snprintf(r.text, LZ_MESSAGE_MAX, "%s: %s could not be loaded; candidates "
+                                 "tried:\n", lib->prefix, lib->display);
+    const char *step = NULL;
+    void *h = search(lib, &r, &step);
+    if (h) {
+        char *path = file_of(h);
+        void *none = NULL;
+        if (__atomic_compare_exchange_n(&st->handle, &none, h, 0, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_ACQUIRE)) {
+            st->step = step;
+            st->path = path ? path : lib->sonames[0];
+            required_missing(lib, h, st->path, 1);
+            lz_log(lib, "loaded %s (found by: %s)", st->path, step);
+            __atomic_store_n(&st->status, LZ_LOADED, __ATOMIC_RELEASE);
+        } else {
+            free(path); /* another thread published the same object first */
+            while (status_of(lib) != LZ_LOADED)
+                sched_yield();
+        }
+        free(r.text);
+        return LZ_LOADED;
+    }
+    if (r.text)
+        lz_message_push(&st->fail_msg, r.text);
+    free(r.text);
+    int untried = LZ_UNTRIED;
+    __atomic_compare_exchange_n(&st->status, &untried, LZ_FAILED, 0, __ATOMIC_ACQ_REL,
+                                __ATOMIC_ACQUIRE);
+    return status_of(lib);
+}
+
+static int ensure_loaded(const lz_lib *lib)
+{
+    int s = status_of(lib);
+    return s == LZ_UNTRIED ? load(lib) : s;
+}
+
+static const char *state_message(const lz_lib *lib, int status)
+{
+    lz_msg *m = __atomic_load_n(status == LZ_FAILED   ? &lib->st->fail_msg
+                                : status == LZ_LOADED ? &lib->st->sym_msgs
+                                                      : &lib->st->refusals, __ATOMIC_ACQUIRE);
+    return m ? m->text : status == LZ_FAILED ? "could not be loaded (out of memory for its report)"
+                                             : NULL;
+}
+
+const char *lz_message(const lz_lib *lib)
+{
+    int status = status_of(lib);
+    const char *m = state_message(lib, status);
+    return m ? m : status == LZ_LOADED ? lib->no_error : lib->not_loaded;
+}
+
+void lz_failed_call(const lz_lib *lib)
+{
+    int none = 0;
+    if (!__atomic_load_n(&lib->st->failed_calls, __ATOMIC_RELAXED) &&
+        __atomic_compare_exchange_n(&lib->st->failed_calls, &none, 1, 0, __ATOMIC_SEQ_CST,
+                                    __ATOMIC_SEQ_CST) &&
+        lib->say_unavailable && status_of(lib) == LZ_FAILED)
+        lz_say_unavailable(lib, lz_message(lib));
+}
+
+/* What a call gets when its function cannot be had: its failure function,
+ * or, where the API has none, the stop. */
+static lz_fn failure(const lz_lib *lib, size_t i)
+{
+    lz_fn f = lz_fn_at(lib->fails, i);
+    if (!f)
+        lz_stop_uncalled(lib, lz_sym_name(lib, &lib->syms[i]), lz_message(lib));
+    return f;
+}
+
+/* The first to publish export i wins; what the slot then holds. */
+static lz_fn publish(const lz_lib *lib, size_t i, lz_fn f)
+{
+    lz_fn expect = lz_fn_at(lib->resolvers, i);
+    if (!__atomic_compare_exchange_n(&lib->slots[i], &expect, f, 0, __ATOMIC_SEQ_CST,
+                                     __ATOMIC_ACQUIRE))
+        return expect;
+    return f;
+}
+
+/* Export i in the loaded library, or NULL with why in the messages. */
+static void *find(const lz_lib *lib, size_t i)
+{
+    const char *name = lz_sym_name(lib, &lib->syms[i]);
+    void *p = dlsym(lib->st->handle, name);
+    if (!p) {
+        dlerror();
+        char text[1024];
+        snprintf(text, sizeof text, "%s: %s: not exported by %s", lib->prefix, name,
+                 lib->st->path);
+        lz_message_push(&lib->st->sym_msgs, text);
+        lz_log(lib, "%s", text + strlen(lib->prefix) + 2);
+    }
+    return p;
+}
+
+lz_fn lz_resolve_from(const lz_lib *lib, size_t i, const void *caller)
+{
+    (void)caller; /* the full runtime's, to name an importer: a static shim has none */
+    if (ensure_loaded(lib) != LZ_LOADED)
+        return failure(lib, i); /* not published: a retry may load it */
+    void *p = find(lib, i);
+    return publish(lib, i, p ? (lz_fn)p : failure(lib, i));
+}
+
+int lz_api_load(const lz_lib *lib)
+{
+    /* After a failure, search again: the environment may have been fixed. */
+    int failed = LZ_FAILED;
+    __atomic_compare_exchange_n(&lib->st->status, &failed, LZ_UNTRIED, 0, __ATOMIC_ACQ_REL,
+                                __ATOMIC_ACQUIRE);
+    return ensure_loaded(lib) == LZ_LOADED ? 0 : -1;
+}
+
+int lz_api_is_loaded(const lz_lib *lib)
+{
+    return status_of(lib) == LZ_LOADED;
+}
+
+const char *lz_api_loaded_path(const lz_lib *lib)
+{
+    return status_of(lib) == LZ_LOADED ? lib->st->path : NULL;
+}
+
+const char *lz_api_loaded_step(const lz_lib *lib)
+{
+    return status_of(lib) == LZ_LOADED ? lib->st->step : NULL;
+}
+
+const char *lz_api_last_error(const lz_lib *lib)
+{
+    return state_message(lib, status_of(lib));
+}
+
+/* A string a search may be reading is replaced, never freed. */
+static int replace(const lz_lib *lib, const char **field, const char *value)
+{
+    char *copy = value ? strdup(value) : NULL;
+    if (status_of(lib) == LZ_LOADED || (value && !copy)) {
+        free(copy);
+        return -1;
+    }
+    __atomic_store_n(field, copy, __ATOMIC_RELEASE);
+    return 0;
+}
+
+int lz_api_set_search_path(const lz_lib *lib, const char *list)
+{
+    return replace(lib, (const char **)&lib->st->search_list, list);
+}
+
+int lz_api_require(const lz_lib *lib, const char *names)
+{
+    const char *old = __atomic_load_n(&lib->st->required, __ATOMIC_ACQUIRE);
+    if (!names)
+        return -1;
+    char both[4096];
+    if ((size_t)snprintf(both, sizeof both, "%s,%s", old ? old : "", names) >= sizeof both)
+        return -1;
+    return replace(lib, &lib->st->required, both);
+}
+
+void lz_api_set_chooser(const lz_lib *lib, lz_choose_fn fn, void *user)
+{
+    __atomic_store_n(&lib->st->chooser_user, user, __ATOMIC_RELEASE);
+    __atomic_store_n(&lib->st->chooser, fn, __ATOMIC_RELEASE);
+}
+
+void lz_api_set_log_callback(const lz_lib *lib, lz_log_fn fn, void *user)
+{
+    __atomic_store_n(&lib->st->log_user, user, __ATOMIC_RELEASE);
+    __atomic_store_n(&lib->st->log_fn, fn, __ATOMIC_RELEASE);
+}
+
+int lz_api_adopt(const lz_lib *lib, void *handle)
+{
+    char *path = handle && handle != RTLD_NEXT && handle != RTLD_DEFAULT ? file_of(handle) : NULL;
+    char why[PATH_MAX + 256] = "";
+    if (!path)
+        snprintf(why, sizeof why, "the dynamic linker names no file for it (the program itself, "
+                 "or not a handle dlopen returned)");
+    else if (status_of(lib) == LZ_LOADED && strcmp(path, lib->st->path) != 0)
+        snprintf(why, sizeof why, "%s is loaded already (%s)", lib->display, lib->st->path);
+    if (why[0]) {
+        char text[sizeof why + 256];
+        snprintf(text, sizeof text, "%s: the handle offered to %s_adopt was refused:\n  %s",
+                 lib->prefix, lib->shim, why);
+        lz_message_push(&lib->st->refusals, text);
+        free(path);
+        return -1;
+    }
+    if (status_of(lib) == LZ_LOADED) {
+        free(path);
+        return 0;
+    }
+    __atomic_store_n(&lib->st->adopted, path, __ATOMIC_RELEASE); /* never freed */
+    return lz_api_load(lib) == 0 && strcmp(lib->st->path, path) == 0 ? 0 : -1;
+}
+
+int lz_api_resolve_all(const lz_lib *lib, char *missing, size_t size)
+{
+    if (missing && size)
+        missing[0] = '\0';
+    if (lz_api_load(lib) != 0) {
+        if (missing && size)
+            snprintf(missing, size, "%s", lz_message(lib));
+        return -1;
+    }
+    /* Every export bound now, as its first call would bind it; those the
+     * library lacks counted (a function with no failure value is left to
+     * its first call, which stops). */
+    int others = 0;
+    for (size_t i = 0; i < lib->nsyms; i++) {
+        int bound = __atomic_load_n(&lib->slots[i], __ATOMIC_ACQUIRE) != lz_fn_at(lib->resolvers, i);
+        void *p = dlsym(lib->st->handle, lz_sym_name(lib, &lib->syms[i]));
+        if (!p)
+            dlerror();
+        if (!bound && (p || lz_fn_at(lib->fails, i)))
+            publish(lib, i, p ? (lz_fn)p : lz_fn_at(lib->fails, i));
+        others += !p;
+    }
+    int n = required_missing(lib, lib->st->handle, lib->st->path, 0);
+    if (missing && size && (n || others))
+        snprintf(missing, size, "%s: %s at %s lacks %d of the functions this process declared it "
+                 "needs; %d functions of its header are not in it", lib->prefix, lib->display,
+                 lib->st->path, n, others);
+    return n;
+}
+
+const char *lz_api_asked_path(const lz_lib *lib)
+{
+    (void)lib; /* only a drop-in is asked for by path, and a drop-in is never small */
+    return NULL;
+}
+
+int lz_api_loaded_version(const lz_lib *lib, char *buf, size_t size)
+{
+    if (!buf || !size || !lib->version || status_of(lib) != LZ_LOADED)
+        return 0;
+    return lib->version(buf, size) == 0;
+}
+
+int lz_api_would_load(const lz_lib *lib, char *path, size_t size)
+{
+    if (status_of(lib) == LZ_LOADED) {
+        if (path && size)
+            snprintf(path, size, "%s", lib->st->path);
+        return 1;
+    }
+    /* The dynamic linker's search cannot be asked without loading. */
+    if (path && size)
+        snprintf(path, size, "%s: %s would be searched for by the dynamic linker, which cannot be "
+                 "asked without loading it (a static shim's small runtime: "
+                 "docs/reference/search-order.md)", lib->prefix, lib->sonames[0]);
+    return 0;
+}
