@@ -11,7 +11,7 @@
 #include "base/lz_lock.h"
 #include "common/lz_stepnames.h"
 #include "base/lz_dl.h"
-#include "base/lz_env.h"
+#include "base/lz_startenv.h"
 #include "process/lz_ldlock.h"
 #include "base/lz_report.h"
 #include "search/lz_emit.h"

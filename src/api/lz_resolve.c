@@ -9,6 +9,7 @@
 #include "process/lz_needed.h"
 #include "load/lz_once.h"
 #include "base/lz_env.h"
+#include "base/lz_startenv.h"
 #include "base/lz_report.h"
 #include "base/lz_log.h"
 #include "base/lz_dl.h"

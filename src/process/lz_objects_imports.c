@@ -2,7 +2,7 @@
  * The names the loaded objects import (lz_objects_imports.h). */
 #include "elf/lz_elfmem.h"
 #include "base/lz_dl.h"
-#include "base/lz_env.h"
+#include "base/lz_startenv.h"
 #include "base/lz_path.h"
 #include "process/lz_objects.h"
 #include "process/lz_objects_imports.h"

@@ -5,6 +5,7 @@
  * above it. */
 #include "search/lz_linker.h"
 #include "base/lz_env.h"
+#include "base/lz_startenv.h"
 #include "common/lz_ldsodirs.h"
 #include "common/lz_stepnames.h"
 #include "elf/lz_ldcache.h"
