@@ -954,5 +954,35 @@ def small_runtime_first_calls_at_once():
         t.equal(bad, [], f"64 threads' first calls at once{' forking' if fork else ''}")
 
 
+
+@case
+def small_runtime_on_the_smallest_thread_stack():
+    """zlib's first call through the small runtime on a thread whose stack
+    is PTHREAD_STACK_MIN: loaded, and absent with its report (a chooser's
+    path, a directory entry and a root each built on the heap), with the
+    log on and off, answer what they answer on a large stack."""
+    if t.SANITIZE not in ("", "none"):
+        raise t.Skip("a sanitizer's frames are several times a plain build's; the default "
+                     "build runs it")
+    archive = os.path.join(t.SHIMS, "liblazyzlib.a")
+    if not os.path.exists(archive):
+        raise t.Skip("no zlib shim in this build (zlib.h is not installed)")
+    d = t.workdir("onelib_small_stack")
+    exe = t.compile_c(f"{d}/small_stack", [os.path.join(t.PROGS, "small_stack_zlib.c"), f"-I{t.PROGS}",
+                                           archive, "-ldl", "-lpthread"])
+    plain = t.run([exe], env={"LAZYNCCL_DEBUG": "0"}, check_rc=0).stdout
+    for log in ({}, {"LAZYNCCL_DEBUG": "1"}):
+        t.equal(t.run([exe], env=log, check_rc=0).stdout, plain, f"loaded {log}")
+        r = t.run([exe], env={**log, "LAZYZLIB_LIBPATH": f"{d}/nowhere:{d}"})
+        t.equal((r.returncode, r.stdout), (0, "zlibVersion: lazyzlib: zlib could not be loaded; "
+                                              "candidates tried:\n"
+                                              f"  [LAZYZLIB_LIBPATH] {d}/nowhere: rejected: No such file or "
+                                              "directory\n"
+                                              f"  [LAZYZLIB_LIBPATH] {d}/libz.so.1: rejected: cannot open "
+                                              "shared object file: No such file or directory\n"
+                                              "  LAZYZLIB_LIBPATH is set, so nothing else was tried\n\n"),
+                f"absent {log}: {r.stderr[-400:]}")
+
+
 if __name__ == "__main__":
     raise SystemExit(t.main())

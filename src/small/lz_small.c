@@ -123,20 +123,33 @@ static void *open_one(report *r, const char *step, const char *name, int more)
     return NULL;
 }
 
+/* "a/b" on the heap (NULL: out of memory): a first call may run on the
+ * smallest thread stack, which holds no path-sized buffer. */
+static char *joined(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    char *p = malloc(la + lb + 2);
+    if (p) {
+        memcpy(p, a, la);
+        p[la] = '/';
+        memcpy(p + la + 1, b, lb + 1);
+    }
+    return p;
+}
+
 /* Each soname in directory dir, in the spec's order. */
 static void *open_in(report *r, const char *step, const char *dir)
 {
-    for (const char *const *s = r->lib->sonames; *s; s++) {
-        char path[PATH_MAX];
-        if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, *s) >= sizeof path) {
-            refused(r, step, dir, "name too long");
-            continue;
-        }
-        void *h = open_one(r, step, path, 0);
-        if (h)
-            return h;
+    void *h = NULL;
+    for (const char *const *s = r->lib->sonames; *s && !h; s++) {
+        char *path = joined(dir, *s);
+        if (path)
+            h = open_one(r, step, path, 0);
+        else
+            refused(r, step, dir, "out of memory");
+        free(path);
     }
-    return NULL;
+    return h;
 }
 
 /* One entry of a list the program or the environment gives: an absolute
@@ -183,10 +196,9 @@ static void *open_roots(report *r, const lz_root *roots, const char **step)
         *step = root->var;
         const char *prefix = lz_getenv(root->var);
         for (const char *const *sub = root->subdirs; prefix && *prefix && *sub; sub++) {
-            char dir[PATH_MAX];
-            if ((size_t)snprintf(dir, sizeof dir, "%s/%s", prefix, *sub) >= sizeof dir)
-                continue;
-            void *h = open_in(r, root->var, dir);
+            char *dir = joined(prefix, *sub);
+            void *h = dir ? open_in(r, root->var, dir) : NULL;
+            free(dir);
             if (h)
                 return h;
         }
@@ -211,16 +223,17 @@ static void *search(const lz_lib *lib, report *r, const char **step)
         return open_list(r, *step, env);
     }
     lz_choose_fn choose = __atomic_load_n(&st->chooser, __ATOMIC_ACQUIRE);
-    if (choose) {
-        char path[PATH_MAX] = "";
-        void *h = choose(__atomic_load_n(&st->chooser_user, __ATOMIC_ACQUIRE), path, sizeof path);
+    char *path = choose ? calloc(1, PATH_MAX) : NULL;
+    if (path) {
+        void *h = choose(__atomic_load_n(&st->chooser_user, __ATOMIC_ACQUIRE), path, PATH_MAX);
         *step = LZ_STEP_CHOSEN;
-        if (h || path[0]) {
-            path[sizeof path - 1] = '\0';
-            if (!h && !(h = open_one(r, *step, path, 0)))
-                line(r, "the program's chooser answered, so nothing else was tried");
+        path[PATH_MAX - 1] = '\0';
+        int answered = h || path[0];
+        if (answered && !h && !(h = open_one(r, *step, path, 0)))
+            line(r, "the program's chooser answered, so nothing else was tried");
+        free(path);
+        if (answered)
             return h;
-        }
     }
     const char *list = __atomic_load_n(&st->search_list, __ATOMIC_ACQUIRE);
     if (list) {
@@ -441,10 +454,14 @@ int lz_api_require(const lz_lib *lib, const char *names)
     const char *old = __atomic_load_n(&lib->st->required, __ATOMIC_ACQUIRE);
     if (!names)
         return -1;
-    char both[4096];
-    if ((size_t)snprintf(both, sizeof both, "%s,%s", old ? old : "", names) >= sizeof both)
+    size_t size = (old ? strlen(old) : 0) + strlen(names) + 2;
+    char *both = malloc(size);
+    if (!both)
         return -1;
-    return replace(lib, &lib->st->required, both);
+    snprintf(both, size, "%s,%s", old ? old : "", names);
+    int rc = replace(lib, &lib->st->required, both);
+    free(both);
+    return rc;
 }
 
 void lz_api_set_chooser(const lz_lib *lib, lz_choose_fn fn, void *user)
@@ -462,26 +479,30 @@ void lz_api_set_log_callback(const lz_lib *lib, lz_log_fn fn, void *user)
 int lz_api_adopt(const lz_lib *lib, void *handle)
 {
     char *path = handle && handle != RTLD_NEXT && handle != RTLD_DEFAULT ? file_of(handle) : NULL;
-    char why[PATH_MAX + 256] = "";
-    if (!path)
-        snprintf(why, sizeof why, "the dynamic linker names no file for it (the program itself, "
-                 "or not a handle dlopen returned)");
-    else if (status_of(lib) == LZ_LOADED && strcmp(path, lib->st->path) != 0)
-        snprintf(why, sizeof why, "%s is loaded already (%s)", lib->display, lib->st->path);
-    if (why[0]) {
-        char text[sizeof why + 256];
-        snprintf(text, sizeof text, "%s: the handle offered to %s_adopt was refused:\n  %s",
-                 lib->prefix, lib->shim, why);
+    const char *loaded = status_of(lib) == LZ_LOADED ? lib->st->path : NULL;
+    if (path && (!loaded || strcmp(path, loaded) == 0)) {
+        if (loaded) {
+            free(path); /* the library this shim loaded: adopting it again changes nothing */
+            return 0;
+        }
+        __atomic_store_n(&lib->st->adopted, path, __ATOMIC_RELEASE); /* never freed */
+        return lz_api_load(lib) == 0 && strcmp(lib->st->path, path) == 0 ? 0 : -1;
+    }
+    size_t size = (loaded ? strlen(loaded) : 0) + 512;
+    char *text = malloc(size);
+    if (text) {
+        int n = snprintf(text, size, "%s: the handle offered to %s_adopt was refused:\n  ", lib->prefix,
+                         lib->shim);
+        if (!path)
+            snprintf(text + n, size - (size_t)n, "the dynamic linker names no file for it (the "
+                     "program itself, or not a handle dlopen returned)");
+        else
+            snprintf(text + n, size - (size_t)n, "%s is loaded already (%s)", lib->display, loaded);
         lz_message_push(&lib->st->refusals, text);
-        free(path);
-        return -1;
     }
-    if (status_of(lib) == LZ_LOADED) {
-        free(path);
-        return 0;
-    }
-    __atomic_store_n(&lib->st->adopted, path, __ATOMIC_RELEASE); /* never freed */
-    return lz_api_load(lib) == 0 && strcmp(lib->st->path, path) == 0 ? 0 : -1;
+    free(text);
+    free(path);
+    return -1;
 }
 
 int lz_api_resolve_all(const lz_lib *lib, char *missing, size_t size)
