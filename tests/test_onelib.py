@@ -807,8 +807,9 @@ def small_runtime_loads_what_ld_so_would():
     the program. A program linked -lz and the same program linked to the
     static shim map the same libz, row by row: a copy on a ';'-separated
     LD_LIBRARY_PATH, a copy in a DT_RUNPATH with $ORIGIN, a DT_RPATH copy
-    before LD_LIBRARY_PATH's, the system's; the shim's step is "dynamic
-    linker". LAZYZLIB_LIBPATH still comes first and is authoritative; with
+    before LD_LIBRARY_PATH's, the system's, and under a preloaded object
+    that wraps dlopen (the C library's own dlopen is called, so the search
+    is still the program's); the shim's step is "dynamic linker". LAZYZLIB_LIBPATH still comes first and is authoritative; with
     it naming nothing, the calls get the spec's failure values and the
     report names the candidate."""
     archive = os.path.join(t.SHIMS, "liblazyzlib.a")
@@ -842,7 +843,19 @@ def small_runtime_loads_what_ld_so_would():
             f"the small runtime, and nothing of the full one's search: {taken}")
     runpath = both("runpath", ["-Wl,--enable-new-dtags", "-Wl,-rpath,$ORIGIN/lib"])[:2]
     rpath = both("rpath", ["-Wl,--disable-new-dtags", f"-Wl,-rpath,{d}/rpath"])[:2]
-    rows = [
+    # A preloaded object that wraps dlopen, as a sanitizer or a profiler
+    # does: glibc would search on its behalf, were it the caller.
+    with open(f"{d}/wrap.c", "w") as f:
+        f.write("#define _GNU_SOURCE\n#include <dlfcn.h>\n"
+                "void *dlopen(const char *f, int m) { void *(*real)(const char *, int) = "
+                "(void *(*)(const char *, int))dlsym(RTLD_NEXT, \"dlopen\"); return real(f, m); }\n")
+    wrap = t.compile_c(f"{d}/wrap.so", [f"{d}/wrap.c", "-fPIC", "-ldl"], shared=True)
+    # (A sanitizer's runtime must come first in the process: under one, it
+    # is the wrapper, and the other rows are that row.)
+    wrapped = [] if t.SANITIZE not in ("", "none") else [
+        ("DT_RUNPATH, under a preloaded dlopen wrapper", runpath, {"LD_PRELOAD": wrap},
+         f"{d}/bin/lib/libz.so.1")]
+    rows = wrapped + [
         ("the system's", (plain, shim), {}, system),
         ("';'-separated LD_LIBRARY_PATH", (plain, shim), {"LD_LIBRARY_PATH": f"{d}/bin/none;{d}/ldlp"},
          f"{d}/ldlp/libz.so.1"),
@@ -982,6 +995,89 @@ def small_runtime_on_the_smallest_thread_stack():
                                               "shared object file: No such file or directory\n"
                                               "  LAZYZLIB_LIBPATH is set, so nothing else was tried\n\n"),
                 f"absent {log}: {r.stderr[-400:]}")
+
+
+
+JUDGED_LIBZ = r"""
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdio.h>
+#include <string.h>
+#include <zlib.h>
+int lazyzlib_set_chooser(void *(*fn)(void *, char *, size_t), void *user);
+const char *lazyzlib_loaded_path(void);
+static const char *mode;
+static void *choose(void *user, char *path, size_t size)
+{
+    (void)user;
+    if (strcmp(mode, "next") == 0)
+        return RTLD_NEXT;
+    if (strcmp(mode, "program") == 0)
+        return dlopen(NULL, RTLD_LAZY);
+    snprintf(path, size, "%s", mode);
+    return NULL;
+}
+int main(int argc, char **argv)
+{
+    if (argc > 1) {
+        mode = argv[1];
+        lazyzlib_set_chooser((void *(*)(void *, char *, size_t))choose, NULL);
+    }
+    const char *v = zlibVersion(), *path = lazyzlib_loaded_path();
+    printf("%s\nloaded %s\n", strcmp(v, ZLIB_VERSION) == 0 ? "the version" : v, path ? path : "-");
+    return 0;
+}
+"""
+
+
+@case
+def small_runtime_judges_what_it_is_given():
+    """The small runtime judges each object it is given once loaded: the
+    dynamic linker must answer the soname with it. A chooser's RTLD_NEXT, a
+    chooser's handle of the program, a chooser's bare name, and, in
+    LAZYZLIB_LIBPATH, a library that needs libz (SONAME libneedz.so) or the
+    shared shim are each refused with the failure value and a line saying
+    why, where they crashed, hung or were taken. A relative LD_LIBRARY_PATH
+    entry gives an absolute loaded path. A report of 3,000 entries says how
+    many lines it left out and still ends with its closing line."""
+    archive = os.path.join(t.SHIMS, "liblazyzlib.a")
+    if not os.path.exists(archive):
+        raise t.Skip("no zlib shim in this build (zlib.h is not installed)")
+    d = t.workdir("onelib_small_judged")
+    with open(f"{d}/judged.c", "w") as f:
+        f.write(JUDGED_LIBZ)
+    exe = t.compile_c(f"{d}/judged", [f"{d}/judged.c", "-rdynamic", archive, "-ldl", "-lpthread"]
+                      + t.sanitizer_link_args())
+    with open(f"{d}/needz.c", "w") as f:
+        f.write("#include <zlib.h>\nconst char *needz(void) { return zlibVersion(); }\n")
+    needz = t.compile_c(f"{d}/libneedz.so", [f"{d}/needz.c", "-fPIC", "-Wl,-soname,libneedz.so", "-lz"],
+                        shared=True)
+    head = "lazyzlib: zlib could not be loaded; candidates tried:\n"
+    not_it = ("the dynamic linker does not answer its soname with it (another SONAME, or none: not "
+              "this library)")
+    rows = [
+        (["next"], {}, f"  [chosen by the program] the handle it returned: rejected: a handle that "
+                       "names no object\n"),
+        (["program"], {}, f"  [chosen by the program] the handle it returned: rejected: {not_it}\n"),
+        (["libz.so.1"], {}, "  [chosen by the program] libz.so.1: rejected: not an absolute path\n"),
+        ([], {"LAZYZLIB_LIBPATH": needz}, f"  [LAZYZLIB_LIBPATH] {needz}: rejected: {not_it}\n"),
+        ([], {"LAZYZLIB_LIBPATH": os.path.join(t.SHIMS, "liblazyzlib.so")},
+         f"  [LAZYZLIB_LIBPATH] {os.path.join(t.SHIMS, 'liblazyzlib.so')}: rejected: {not_it}\n"),
+    ]
+    for args, env, want in rows:
+        r = t.run([exe, *args], env=env, timeout=30)
+        t.equal(r.returncode, 0, f"{args} {env}: exit status: {r.stderr[-400:]}")
+        t.check(r.stdout.startswith(head + want), f"{args} {env}: the report: {r.stdout}")
+        t.check(r.stdout.endswith("\nloaded -\n"), f"{args} {env}: nothing loaded: {r.stdout}")
+    os.makedirs(f"{d}/lib", exist_ok=True)
+    shutil.copy(os.path.realpath(t.real_library("libz.so.1")), f"{d}/lib/libz.so.1")
+    r = t.run([exe], env={"LD_LIBRARY_PATH": "."}, cwd=f"{d}/lib", check_rc=0)
+    # absolute, as the dynamic linker and the full runtime name it
+    t.equal(r.stdout, f"the version\nloaded {d}/lib/./libz.so.1\n", "a relative LD_LIBRARY_PATH entry")
+    r = t.run([exe], env={"LAZYZLIB_LIBPATH": ":".join(f"/lz-none/{i}" for i in range(3000))}, check_rc=0)
+    t.check(re.search(r"\n  LAZYZLIB_LIBPATH is set, so nothing else was tried\n  \.\.\. \d+ more lines left "
+                      r"out \(a report holds 8192 bytes\)\n\nloaded -\n$", r.stdout),
+            f"a long report's end: {r.stdout[-400:]}")
 
 
 if __name__ == "__main__":

@@ -50,7 +50,12 @@ typedef struct {
     const lz_lib *lib;
     char *text;  /* LZ_MESSAGE_MAX bytes, or NULL (out of memory: the log alone) */
     size_t len;
+    size_t dropped;  /* lines that did not fit */
+    int closing;     /* its closing lines may use the room kept for them */
 } report;
+
+/* Room kept at the end of a report for its closing lines. */
+enum { REPORT_RESERVE = 512 };
 
 /* An indented line of the report, and of the log. */
 static void line(report *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -58,18 +63,23 @@ static void line(report *r, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    if (r->text && r->len + 4 < LZ_MESSAGE_MAX) {
+    size_t limit = LZ_MESSAGE_MAX - (r->closing ? 0 : REPORT_RESERVE);
+    if (r->text && r->len + 4 < limit) {
         va_list copy;
         va_copy(copy, ap);
-        size_t room = LZ_MESSAGE_MAX - r->len - 3;
+        size_t room = limit - r->len - 3;
         int n = vsnprintf(r->text + r->len + 2, room, fmt, copy);
         va_end(copy);
         if (n > 0 && (size_t)n < room) { /* the whole line, or none of it */
             memcpy(r->text + r->len, "  ", 2);
             memcpy(r->text + r->len + 2 + n, "\n", 2);
             r->len += (size_t)n + 3;
+        } else {
+            r->dropped++;
         }
         r->text[r->len] = '\0';
+    } else if (r->text) {
+        r->dropped++;
     }
     lz_vlog(r->lib, 1, fmt, ap);
     va_end(ap);
@@ -80,32 +90,138 @@ static void refused(report *r, const char *step, const char *path, const char *w
     line(r, "[%s] %s: rejected: %s", step, *path ? path : "empty entry", why);
 }
 
-/* The file the dynamic linker loaded for handle h, copied (NULL: none). */
-static char *file_of(void *h)
+/* "a/b" on the heap (NULL: out of memory): a first call may run on the
+ * smallest thread stack, which holds no path-sized buffer. */
+static char *joined(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    char *p = malloc(la + lb + 2);
+    if (p) {
+        memcpy(p, a, la);
+        p[la] = '/';
+        memcpy(p + la + 1, b, lb + 1);
+    }
+    return p;
+}
+
+/* The object of handle h (NULL: none; RTLD_DEFAULT and RTLD_NEXT are no
+ * objects, and dlinfo would read them as one). */
+static struct link_map *map_of(void *h)
 {
     struct link_map *lm = NULL;
-    if (dlinfo(h, RTLD_DI_LINKMAP, &lm) != 0 || !lm || !lm->l_name || !lm->l_name[0]) {
+    if (!h || h == RTLD_NEXT || h == RTLD_DEFAULT || dlinfo(h, RTLD_DI_LINKMAP, &lm) != 0) {
         dlerror(); /* cleared: the program's next dlerror is its own */
         return NULL;
     }
-    return strdup(lm->l_name);
+    return lm;
 }
 
-/* dlopen of one name (a path, or a soname for the dynamic linker's own
- * search), its error in the report: ld.so's words, less the name it
- * repeats. */
+/* The file the dynamic linker loaded for handle h, absolute, copied (NULL:
+ * none, the program itself included). A name found through a relative
+ * entry of LD_LIBRARY_PATH ("./libz.so.1") is made absolute from the
+ * object's origin, as the full runtime names it. */
+static char *file_of(void *h)
+{
+    struct link_map *lm = map_of(h);
+    if (!lm || !lm->l_name || !lm->l_name[0])
+        return NULL;
+    if (lm->l_name[0] == '/')
+        return strdup(lm->l_name);
+    char *origin = malloc(PATH_MAX), *path = NULL;
+    const char *base = strrchr(lm->l_name, '/');
+    if (origin && dlinfo(h, RTLD_DI_ORIGIN, origin) == 0)
+        path = joined(origin, base ? base + 1 : lm->l_name);
+    dlerror();
+    free(origin);
+    return path ? path : strdup(lm->l_name);
+}
+
+typedef void *(*dlopen_fn)(const char *file, int mode);
+
+/* The C library's own dlopen (NULL: not found; a static program has
+ * none), looked up in the scope of libc.so.6 (glibc 2.34 on) or libdl.so.2
+ * (before), where no preloaded object comes first. */
+static dlopen_fn libc_dlopen(void)
+{
+    static const char *const owners[] = {"libc.so.6", "libdl.so.2"};
+    dlopen_fn f = NULL;
+    for (size_t i = 0; !f && i < sizeof owners / sizeof owners[0]; i++) {
+        void *h = dlopen(owners[i], RTLD_LAZY | RTLD_NOLOAD);
+        f = h ? (dlopen_fn)dlsym(h, "dlopen") : NULL;
+        if (h)
+            dlclose(h);
+    }
+    dlerror();
+    return f;
+}
+
+/* ThreadSanitizer's, where it runs: what its own dlopen interceptor does
+ * around the call (the dynamic linker's accesses are ordered by its lock,
+ * which it does not see). Weak: absent everywhere else. */
+extern void __tsan_ignore_thread_begin(void) __attribute__((weak));
+extern void __tsan_ignore_thread_end(void) __attribute__((weak));
+
+/* dlopen of a bare name, searched for on behalf of the object holding the
+ * shim. glibc searches for the object its dlopen was called from; where
+ * a preloaded object wraps dlopen (a sanitizer, a profiler), that is the
+ * wrapper (ASan: its own run path, not the program's), so the C library's
+ * own is called. */
+static void *open_by_name(const char *name, int mode)
+{
+    static dlopen_fn own;
+    dlopen_fn f = __atomic_load_n(&own, __ATOMIC_ACQUIRE);
+    if (!f) {
+        f = libc_dlopen();
+        f = f ? f : dlopen;
+        __atomic_store_n(&own, f, __ATOMIC_RELEASE);
+    }
+    if (f == dlopen)
+        return dlopen(name, mode);
+    if (__tsan_ignore_thread_begin)
+        __tsan_ignore_thread_begin();
+    void *h = f(name, mode);
+    if (__tsan_ignore_thread_end)
+        __tsan_ignore_thread_end();
+    return h;
+}
+
+/* Why the object of handle h is not the library (NULL: it is), judged
+ * once it is loaded (the full runtime reads the file first): the dynamic
+ * linker must answer one of the sonames with it, which an object of
+ * another SONAME (one that needs the library, this shim, the program)
+ * never is; and it must itself define the names the spec says every copy
+ * exports (dlsym on a handle also searches its dependencies). */
+static const char *misjudged(const lz_lib *lib, void *h)
+{
+    struct link_map *lm = map_of(h), *def = NULL;
+    int named = 0;
+    for (const char *const *s = lib->sonames; lm && *s && !named; s++) {
+        void *g = dlopen(*s, RTLD_LAZY | RTLD_NOLOAD);
+        named = g == h;
+        if (g)
+            dlclose(g);
+    }
+    dlerror();
+    if (!named)
+        return "the dynamic linker does not answer its soname with it (another SONAME, or "
+               "none: not this library)";
+    for (const char *const *q = lib->required; q && *q; q++) {
+        Dl_info info;
+        void *p = dlsym(h, *q);
+        if (!p || !dladdr1(p, &info, (void **)&def, RTLD_DL_LINKMAP) || def != lm) {
+            dlerror();
+            return "it does not define every name the spec's 'required' lists";
+        }
+    }
+    return NULL;
+}
+
 static void *open_one(report *r, const char *step, const char *name, int more)
 {
-    void *h = dlopen(name, RTLD_LAZY | RTLD_LOCAL | r->lib->dlopen_flags | more);
-    /* The names the spec says every copy exports, asked of the loaded
-     * file (the full runtime reads them in the file first). */
-    for (const char *const *q = r->lib->required; h && q && *q; q++) {
-        if (dlsym(h, *q))
-            continue;
-        dlerror();
-        char why[256];
-        snprintf(why, sizeof why, "does not export %s, which every copy of %s does", *q,
-                 r->lib->display);
+    int mode = RTLD_LAZY | RTLD_LOCAL | r->lib->dlopen_flags | more;
+    void *h = strchr(name, '/') ? dlopen(name, mode) : open_by_name(name, mode);
+    const char *why = h ? misjudged(r->lib, h) : NULL;
+    if (why) {
         refused(r, step, name, why);
         dlclose(h);
         return NULL;
@@ -121,20 +237,6 @@ static void *open_one(report *r, const char *step, const char *name, int more)
     if (!(more & RTLD_NOLOAD))
         refused(r, step, name, e ? e : "not loaded");
     return NULL;
-}
-
-/* "a/b" on the heap (NULL: out of memory): a first call may run on the
- * smallest thread stack, which holds no path-sized buffer. */
-static char *joined(const char *a, const char *b)
-{
-    size_t la = strlen(a), lb = strlen(b);
-    char *p = malloc(la + lb + 2);
-    if (p) {
-        memcpy(p, a, la);
-        p[la] = '/';
-        memcpy(p + la + 1, b, lb + 1);
-    }
-    return p;
 }
 
 /* Each soname in directory dir, in the spec's order. */
@@ -183,8 +285,10 @@ static void *open_list(report *r, const char *step, const char *list)
     if (!copy)
         refused(r, step, list, "out of memory");
     free(copy);
-    if (!h)
+    if (!h) {
+        r->closing = 1;
         line(r, "%s is set, so nothing else was tried", step);
+    }
     return h;
 }
 
@@ -229,9 +333,18 @@ static void *search(const lz_lib *lib, report *r, const char **step)
         *step = LZ_STEP_CHOSEN;
         path[PATH_MAX - 1] = '\0';
         int answered = h || path[0];
-        if (answered && !h && !(h = open_one(r, *step, path, 0)))
-            line(r, "the program's chooser answered, so nothing else was tried");
+        const char *why = h ? (map_of(h) ? misjudged(lib, h) : "a handle that names no object")
+                          : path[0] && path[0] != '/' ? "not an absolute path" : NULL;
+        if (why)
+            refused(r, *step, h ? "the handle it returned" : path, why);
+        else if (answered && !h)
+            h = open_one(r, *step, path, 0);
         free(path);
+        if (why || (answered && !h)) {
+            r->closing = 1;
+            line(r, "the program's chooser answered, so nothing else was tried");
+            return NULL;
+        }
         if (answered)
             return h;
     }
@@ -260,13 +373,17 @@ static void *search(const lz_lib *lib, report *r, const char **step)
 }
 
 /* How many of the names the program said it needs (LAZY<ID>_REQUIRE,
- * <shim>_require) the loaded library h lacks; with say, each is said by
- * _last_error. The dynamic linker gave one file: there is no other to
- * prefer. */
+ * <shim>_require) the loaded library h lacks; with say, _last_error says
+ * which, in one message. The dynamic linker gave one file: there is no
+ * other to prefer. */
 static int required_missing(const lz_lib *lib, void *h, const char *path, int say)
 {
     const char *lists[] = {lz_getenv(lib->require_env),
                            __atomic_load_n(&lib->st->required, __ATOMIC_ACQUIRE)};
+    size_t size = strlen(path) + strlen(lib->display) + 128, len = 0;
+    for (size_t k = 0; k < 2; k++)
+        size += lists[k] ? strlen(lists[k]) + 2 : 0;
+    char *names = say ? malloc(size) : NULL;
     int n = 0;
     for (size_t k = 0; k < 2; k++) {
         char *copy = lists[k] ? strdup(lists[k]) : NULL, *save = NULL;
@@ -275,17 +392,23 @@ static int required_missing(const lz_lib *lib, void *h, const char *path, int sa
             if (dlsym(h, name))
                 continue;
             dlerror();
+            if (names)
+                len += (size_t)snprintf(names + len, size - len, "%s%s", n ? ", " : "", name);
             n++;
-            if (!say)
-                continue;
-            char text[1024];
-            snprintf(text, sizeof text, "%s: %s: not exported by %s (required)", lib->prefix, name,
-                     path);
-            lz_message_push(&lib->st->sym_msgs, text);
-            lz_log(lib, "%s", text + strlen(lib->prefix) + 2);
         }
         free(copy);
     }
+    if (names && n) {
+        char *text = malloc(size + len);
+        if (text) {
+            snprintf(text, size + len, "%s: %s at %s lacks %d of the names the program declared "
+                     "it needs: %s", lib->prefix, lib->display, path, n, names);
+            lz_message_push(&lib->st->sym_msgs, text);
+            lz_log(lib, "%s", text + strlen(lib->prefix) + 2);
+        }
+        free(text);
+    }
+    free(names);
     return n;
 }
 
@@ -293,7 +416,7 @@ static int required_missing(const lz_lib *lib, void *h, const char *path, int sa
 static int load(const lz_lib *lib)
 {
     lz_state *st = lib->st;
-    report r = {lib, malloc(LZ_MESSAGE_MAX), 0};
+    report r = {.lib = lib, .text = malloc(LZ_MESSAGE_MAX)};
     if (r.text)
         r.len = (size_t)snprintf(r.text, LZ_MESSAGE_MAX, "%s: %s could not be loaded; candidates "
                                  "tried:\n", lib->prefix, lib->display);
@@ -316,6 +439,11 @@ static int load(const lz_lib *lib)
         }
         free(r.text);
         return LZ_LOADED;
+    }
+    if (r.dropped) {
+        r.closing = 1;
+        line(&r, "... %zu more line%s left out (a report holds %d bytes)", r.dropped,
+             r.dropped == 1 ? "" : "s", LZ_MESSAGE_MAX);
     }
     if (r.text)
         lz_message_push(&st->fail_msg, r.text);
@@ -382,7 +510,7 @@ static lz_fn publish(const lz_lib *lib, size_t i, lz_fn f)
 static void *find(const lz_lib *lib, size_t i)
 {
     const char *name = lz_sym_name(lib, &lib->syms[i]);
-    void *p = dlsym(lib->st->handle, name);
+    void *p = dlsym(__atomic_load_n(&lib->st->handle, __ATOMIC_ACQUIRE), name);
     if (!p) {
         dlerror();
         char text[1024];
@@ -520,14 +648,16 @@ int lz_api_resolve_all(const lz_lib *lib, char *missing, size_t size)
     int others = 0;
     for (size_t i = 0; i < lib->nsyms; i++) {
         int bound = __atomic_load_n(&lib->slots[i], __ATOMIC_ACQUIRE) != lz_fn_at(lib->resolvers, i);
-        void *p = dlsym(lib->st->handle, lz_sym_name(lib, &lib->syms[i]));
+        void *h = __atomic_load_n(&lib->st->handle, __ATOMIC_ACQUIRE);
+        void *p = dlsym(h, lz_sym_name(lib, &lib->syms[i]));
         if (!p)
             dlerror();
         if (!bound && (p || lz_fn_at(lib->fails, i)))
             publish(lib, i, p ? (lz_fn)p : lz_fn_at(lib->fails, i));
         others += !p;
     }
-    int n = required_missing(lib, lib->st->handle, lib->st->path, 0);
+    void *h = __atomic_load_n(&lib->st->handle, __ATOMIC_ACQUIRE);
+    int n = required_missing(lib, h, lib->st->path, 0);
     if (missing && size && (n || others))
         snprintf(missing, size, "%s: %s at %s lacks %d of the functions this process declared it "
                  "needs; %d functions of its header are not in it", lib->prefix, lib->display,
