@@ -48,7 +48,11 @@ static int status_of(const lz_lib *lib)
  * runtime writes them ("  [step] path: rejected: why"), each logged too. */
 typedef struct {
     const lz_lib *lib;
-    char *text;  /* LZ_MESSAGE_MAX bytes, or NULL (out of memory: the log alone) */
+    /* LZ_MESSAGE_MAX bytes, made at the first line (a search that finds
+     * the library at once allocates nothing), or NULL: out of memory, the
+     * log alone. */
+    char *text;
+    int started;
     size_t len;
     size_t dropped;  /* lines that did not fit */
     int closing;     /* its closing lines may use the room kept for them */
@@ -63,6 +67,13 @@ static void line(report *r, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
+    if (!r->started) {
+        r->started = 1;
+        r->text = malloc(LZ_MESSAGE_MAX);
+        if (r->text)
+            r->len = (size_t)snprintf(r->text, LZ_MESSAGE_MAX, "%s: %s could not be loaded; "
+                                      "candidates tried:\n", r->lib->prefix, r->lib->display);
+    }
     size_t limit = LZ_MESSAGE_MAX - (r->closing ? 0 : REPORT_RESERVE);
     if (r->text && r->len + 4 < limit) {
         va_list copy;
@@ -187,17 +198,15 @@ static void *open_by_name(const char *name, int mode)
 
 /* Why the object of handle h is not the library (NULL: it is), judged
  * once it is loaded (the full runtime reads the file first): the dynamic
- * linker must answer one of the sonames with it, which an object of
- * another SONAME (one that needs the library, this shim, the program)
- * never is; and it must itself define the names the spec says every copy
- * exports (dlsym on a handle also searches its dependencies). */
-static const char *misjudged(const lz_lib *lib, void *h)
+ * linker must answer one of the sonames with it (named: it just did), which
+ * an object of another SONAME or none (one that needs the library, this
+ * shim, the program) never is; and it must define the names the spec says
+ * every copy exports. */
+static const char *misjudged(const lz_lib *lib, void *h, int named)
 {
-    struct link_map *lm = map_of(h), *def = NULL;
-    int named = 0;
-    for (const char *const *s = lib->sonames; lm && *s && !named; s++) {
+    for (const char *const *s = lib->sonames; !named && *s; s++) {
         void *g = dlopen(*s, RTLD_LAZY | RTLD_NOLOAD);
-        named = g == h;
+        named = g && g == h;
         if (g)
             dlclose(g);
     }
@@ -205,22 +214,20 @@ static const char *misjudged(const lz_lib *lib, void *h)
     if (!named)
         return "the dynamic linker does not answer its soname with it (another SONAME, or "
                "none: not this library)";
-    for (const char *const *q = lib->required; q && *q; q++) {
-        Dl_info info;
-        void *p = dlsym(h, *q);
-        if (!p || !dladdr1(p, &info, (void **)&def, RTLD_DL_LINKMAP) || def != lm) {
+    for (const char *const *q = lib->required; q && *q; q++)
+        if (!dlsym(h, *q)) {
             dlerror();
             return "it does not define every name the spec's 'required' lists";
         }
-    }
     return NULL;
 }
 
 static void *open_one(report *r, const char *step, const char *name, int more)
 {
     int mode = RTLD_LAZY | RTLD_LOCAL | r->lib->dlopen_flags | more;
-    void *h = strchr(name, '/') ? dlopen(name, mode) : open_by_name(name, mode);
-    const char *why = h ? misjudged(r->lib, h) : NULL;
+    int path = strchr(name, '/') != NULL;
+    void *h = path ? dlopen(name, mode) : open_by_name(name, mode);
+    const char *why = h ? misjudged(r->lib, h, !path) : NULL;
     if (why) {
         refused(r, step, name, why);
         dlclose(h);
@@ -333,7 +340,7 @@ static void *search(const lz_lib *lib, report *r, const char **step)
         *step = LZ_STEP_CHOSEN;
         path[PATH_MAX - 1] = '\0';
         int answered = h || path[0];
-        const char *why = h ? (map_of(h) ? misjudged(lib, h) : "a handle that names no object")
+        const char *why = h ? (map_of(h) ? misjudged(lib, h, 0) : "a handle that names no object")
                           : path[0] && path[0] != '/' ? "not an absolute path" : NULL;
         if (why)
             refused(r, *step, h ? "the handle it returned" : path, why);
@@ -416,10 +423,7 @@ static int required_missing(const lz_lib *lib, void *h, const char *path, int sa
 static int load(const lz_lib *lib)
 {
     lz_state *st = lib->st;
-    report r = {.lib = lib, .text = malloc(LZ_MESSAGE_MAX)};
-    if (r.text)
-        r.len = (size_t)snprintf(r.text, LZ_MESSAGE_MAX, "%s: %s could not be loaded; candidates "
-                                 "tried:\n", lib->prefix, lib->display);
+    report r = {.lib = lib};
     const char *step = NULL;
     void *h = search(lib, &r, &step);
     if (h) {
@@ -440,11 +444,12 @@ static int load(const lz_lib *lib)
         free(r.text);
         return LZ_LOADED;
     }
-    if (r.dropped) {
-        r.closing = 1;
+    r.closing = 1;
+    if (r.dropped)
         line(&r, "... %zu more line%s left out (a report holds %d bytes)", r.dropped,
              r.dropped == 1 ? "" : "s", LZ_MESSAGE_MAX);
-    }
+    else if (!r.started) /* nothing was tried: the spec names no soname */
+        line(&r, "no candidate");
     if (r.text)
         lz_message_push(&st->fail_msg, r.text);
     free(r.text);
