@@ -1080,5 +1080,31 @@ def small_runtime_judges_what_it_is_given():
             f"a long report's end: {r.stdout[-400:]}")
 
 
+
+@case
+def small_runtime_for_the_libraries_that_need_nothing_else():
+    """Which static shims take the small runtime (their generated code
+    names its entry points), as docs/reference/search-order.md's rule says:
+    zlib and liblzma (one soname, nothing but the dynamic linker's search)
+    do; NCCL (wheels, own answers), SQLite (variables), nvJitLink
+    (versioned names) and NVRTC (two sonames) keep the full one. Each
+    shared shim keeps the full one."""
+    want = {"zlib": True, "lzma": True, "nccl": False, "sqlite": False, "nvjitlink": False,
+            "nvrtc": False}
+    got = {}
+    for lib in want:
+        archive = os.path.join(t.SHIMS, f"liblazy{lib}.a")
+        if not os.path.exists(archive):
+            continue
+        undefined = t.run([os.environ.get("LZ_NM", "nm"), "-u", archive], check_rc=0).stdout
+        got[lib] = "lz_small_resolve_from" in undefined
+        shared = t.run([os.environ.get("LZ_NM", "nm"), os.path.join(t.SHIMS, f"liblazy{lib}.so")],
+                       check_rc=0).stdout
+        t.check("lz_small" not in shared, f"{lib}'s shared shim carries the full runtime alone")
+    if len(got) < 2:
+        raise t.Skip("fewer than two of the libraries' shims are built here")
+    t.equal(got, {k: v for k, v in want.items() if k in got}, "the static shims that take the small runtime")
+
+
 if __name__ == "__main__":
     raise SystemExit(t.main())
