@@ -948,9 +948,9 @@ def small_runtime_first_calls_at_once():
     """64 threads make their first calls into zlib's static shim (the small
     runtime, which takes no lock: every thread searches, the first to
     publish wins) at once, 20 runs, and the same with every sixteenth
-    thread forking a child that calls in: every answer right (each
-    thread's crc32 again once loaded), no crash, no hang, and one copy of
-    libz mapped."""
+    thread forking a child that calls in, and with a first candidate every
+    thread refuses and unloads: every answer right (each thread's crc32
+    again once loaded), no crash, no hang, and one copy of libz mapped."""
     archive = os.path.join(t.SHIMS, "liblazyzlib.a")
     if not os.path.exists(archive):
         raise t.Skip("no zlib shim in this build (zlib.h is not installed)")
@@ -958,13 +958,20 @@ def small_runtime_first_calls_at_once():
     with open(f"{d}/race.c", "w") as f:
         f.write(RACE_LIBZ)
     exe = t.compile_c(f"{d}/race", [f"{d}/race.c", archive, "-ldl", "-lpthread"] + t.sanitizer_link_args())
-    for fork in ((), ("fork",)):
+    # A candidate every thread refuses (and unloads) before the one it takes.
+    with open(f"{d}/needz.c", "w") as f:
+        f.write("#include <zlib.h>\nconst char *needz(void) { return zlibVersion(); }\n")
+    needz = t.compile_c(f"{d}/libneedz.so", [f"{d}/needz.c", "-fPIC", "-Wl,-soname,libneedz.so", "-lz"],
+                        shared=True)
+    refused = {"LAZYZLIB_LIBPATH": f"{needz}:{os.path.realpath(t.real_library('libz.so.1'))}"}
+    for fork, env in (((), {}), (("fork",), {}), ((), refused)):
         bad = []
         for _ in range(20):
-            r = t.run([exe, "64", *fork], timeout=60)
+            r = t.run([exe, "64", *fork], env=env, timeout=60)
             if (r.returncode, r.stdout) != (0, "64 threads: 0 wrong, 1 copy of libz\n"):
                 bad.append(f"rc {r.returncode}: {r.stdout}{r.stderr[-600:]}")
-        t.equal(bad, [], f"64 threads' first calls at once{' forking' if fork else ''}")
+        t.equal(bad, [], f"64 threads' first calls at once{' forking' if fork else ''}"
+                         f"{' after a refused candidate' if env else ''}")
 
 
 
@@ -1005,7 +1012,9 @@ JUDGED_LIBZ = r"""
 #include <string.h>
 #include <zlib.h>
 int lazyzlib_set_chooser(void *(*fn)(void *, char *, size_t), void *user);
+int lazyzlib_adopt(void *handle);
 const char *lazyzlib_loaded_path(void);
+const char *lazyzlib_last_error(void);
 static const char *mode;
 static void *choose(void *user, char *path, size_t size)
 {
@@ -1019,7 +1028,12 @@ static void *choose(void *user, char *path, size_t size)
 }
 int main(int argc, char **argv)
 {
-    if (argc > 1) {
+    if (argc > 1 && strncmp(argv[1], "adopt:", 6) == 0) {
+        int rc = lazyzlib_adopt(dlopen(argv[1] + 6, RTLD_LAZY));
+        printf("adopt %d: %s\n", rc, rc ? lazyzlib_last_error() : "");
+    } else if (argc > 1 && strncmp(argv[1], "open:", 5) == 0) {
+        dlopen(argv[1] + 5, RTLD_LAZY); /* before the first call */
+    } else if (argc > 1) {
         mode = argv[1];
         lazyzlib_set_chooser((void *(*)(void *, char *, size_t))choose, NULL);
     }
@@ -1055,12 +1069,15 @@ def small_runtime_judges_what_it_is_given():
     head = "lazyzlib: zlib could not be loaded; candidates tried:\n"
     not_it = ("the dynamic linker does not answer its soname with it (another SONAME, or none: not "
               "this library)")
+    # libneedz brings the system's libz in: the soname's answer is that one
+    other = (f"the dynamic linker answers its soname with another object ({{}}): a second copy, or not "
+             "this library")
     rows = [
         (["next"], {}, f"  [chosen by the program] the handle it returned: rejected: a handle that "
                        "names no object\n"),
         (["program"], {}, f"  [chosen by the program] the handle it returned: rejected: {not_it}\n"),
         (["libz.so.1"], {}, "  [chosen by the program] libz.so.1: rejected: not an absolute path\n"),
-        ([], {"LAZYZLIB_LIBPATH": needz}, f"  [LAZYZLIB_LIBPATH] {needz}: rejected: {not_it}\n"),
+        ([], {"LAZYZLIB_LIBPATH": needz}, f"  [LAZYZLIB_LIBPATH] {needz}: rejected: "),
         ([], {"LAZYZLIB_LIBPATH": os.path.join(t.SHIMS, "liblazyzlib.so")},
          f"  [LAZYZLIB_LIBPATH] {os.path.join(t.SHIMS, 'liblazyzlib.so')}: rejected: {not_it}\n"),
     ]
@@ -1071,6 +1088,16 @@ def small_runtime_judges_what_it_is_given():
         t.check(r.stdout.endswith("\nloaded -\n"), f"{args} {env}: nothing loaded: {r.stdout}")
     os.makedirs(f"{d}/lib", exist_ok=True)
     shutil.copy(os.path.realpath(t.real_library("libz.so.1")), f"{d}/lib/libz.so.1")
+    # A handle refused by adopt changes nothing: the search then runs as usual.
+    r = t.run([exe, f"adopt:{needz}"], check_rc=0)
+    t.check(re.match(r"adopt -1: lazyzlib: the handle offered to lazyzlib_adopt was refused:\n  "
+                     + re.escape(other.format("@")).replace("@", "/[^)]*libz[^)]*")
+                     + r"\nthe version\nloaded /", r.stdout), f"a refused adopt changes nothing: {r.stdout}")
+    # A second copy while one is loaded (brought in by libneedz) is refused, naming that one.
+    r = t.run([exe, f"open:{needz}"], env={"LAZYZLIB_LIBPATH": f"{d}/lib/libz.so.1"}, check_rc=0)
+    t.check(re.match(re.escape(head + f"  [LAZYZLIB_LIBPATH] {d}/lib/libz.so.1: rejected: "
+                               + other.format("@")).replace("@", "/[^)]*libz[^)]*"), r.stdout),
+            f"a second copy: {r.stdout}")
     r = t.run([exe], env={"LD_LIBRARY_PATH": "."}, cwd=f"{d}/lib", check_rc=0)
     # absolute, as the dynamic linker and the full runtime name it
     t.equal(r.stdout, f"the version\nloaded {d}/lib/./libz.so.1\n", "a relative LD_LIBRARY_PATH entry")

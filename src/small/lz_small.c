@@ -115,6 +115,31 @@ static char *joined(const char *a, const char *b)
     return p;
 }
 
+/* ThreadSanitizer's, where it runs. The dynamic linker's memory (its
+ * link maps) is ordered by its lock, which TSan does not see: what this
+ * runtime does inside the dynamic linker, or reads of its memory, is left
+ * out of TSan's view, as its own dlopen interceptor leaves out the call.
+ * Weak: absent everywhere else. */
+extern void __tsan_ignore_thread_begin(void) __attribute__((weak));
+extern void __tsan_ignore_thread_end(void) __attribute__((weak));
+
+static void unseen(int begin)
+{
+    if (begin && __tsan_ignore_thread_begin)
+        __tsan_ignore_thread_begin();
+    else if (!begin && __tsan_ignore_thread_end)
+        __tsan_ignore_thread_end();
+}
+
+/* dlclose of a handle this runtime opened: the object may have been
+ * mapped by another thread's dlopen. */
+static void unload(void *h)
+{
+    unseen(1);
+    dlclose(h);
+    unseen(0);
+}
+
 /* The object of handle h (NULL: none; RTLD_DEFAULT and RTLD_NEXT are no
  * objects, and dlinfo would read them as one). */
 static struct link_map *map_of(void *h)
@@ -134,17 +159,21 @@ static struct link_map *map_of(void *h)
 static char *file_of(void *h)
 {
     struct link_map *lm = map_of(h);
-    if (!lm || !lm->l_name || !lm->l_name[0])
-        return NULL;
-    if (lm->l_name[0] == '/')
-        return strdup(lm->l_name);
-    char *origin = malloc(PATH_MAX), *path = NULL;
-    const char *base = strrchr(lm->l_name, '/');
-    if (origin && dlinfo(h, RTLD_DI_ORIGIN, origin) == 0)
-        path = joined(origin, base ? base + 1 : lm->l_name);
-    dlerror();
-    free(origin);
-    return path ? path : strdup(lm->l_name);
+    char *path = NULL;
+    unseen(1);
+    if (lm && lm->l_name && lm->l_name[0] == '/') {
+        path = strdup(lm->l_name);
+    } else if (lm && lm->l_name && lm->l_name[0]) {
+        char *origin = malloc(PATH_MAX);
+        const char *base = strrchr(lm->l_name, '/');
+        if (origin && dlinfo(h, RTLD_DI_ORIGIN, origin) == 0)
+            path = joined(origin, base ? base + 1 : lm->l_name);
+        dlerror();
+        free(origin);
+        path = path ? path : strdup(lm->l_name);
+    }
+    unseen(0);
+    return path;
 }
 
 typedef void *(*dlopen_fn)(const char *file, int mode);
@@ -160,17 +189,11 @@ static dlopen_fn libc_dlopen(void)
         void *h = dlopen(owners[i], RTLD_LAZY | RTLD_NOLOAD);
         f = h ? (dlopen_fn)dlsym(h, "dlopen") : NULL;
         if (h)
-            dlclose(h);
+            unload(h);
     }
     dlerror();
     return f;
 }
-
-/* ThreadSanitizer's, where it runs: what its own dlopen interceptor does
- * around the call (the dynamic linker's accesses are ordered by its lock,
- * which it does not see). Weak: absent everywhere else. */
-extern void __tsan_ignore_thread_begin(void) __attribute__((weak));
-extern void __tsan_ignore_thread_end(void) __attribute__((weak));
 
 /* dlopen of a bare name, searched for on behalf of the object holding the
  * shim. glibc searches for the object its dlopen was called from; where
@@ -188,36 +211,50 @@ static void *open_by_name(const char *name, int mode)
     }
     if (f == dlopen)
         return dlopen(name, mode);
-    if (__tsan_ignore_thread_begin)
-        __tsan_ignore_thread_begin();
+    unseen(1);
     void *h = f(name, mode);
-    if (__tsan_ignore_thread_end)
-        __tsan_ignore_thread_end();
+    unseen(0);
     return h;
 }
 
-/* Why the object of handle h is not the library (NULL: it is), judged
- * once it is loaded (the full runtime reads the file first): the dynamic
- * linker must answer one of the sonames with it (named: it just did), which
- * an object of another SONAME or none (one that needs the library, this
- * shim, the program) never is; and it must define the names the spec says
- * every copy exports. */
-static const char *misjudged(const lz_lib *lib, void *h, int named)
+/* Why the object of handle h, given by path, is not the library (NULL:
+ * it is; why is written otherwise), judged once it is loaded (the full
+ * runtime reads the file first): the dynamic linker must answer one of
+ * the sonames with it, which an object of another SONAME or none (one
+ * that needs the library, this shim, the program) never is, nor a second
+ * copy while another is loaded; and it must export the names the spec
+ * says every copy exports. What the dynamic linker found by the name is
+ * taken as it is (named), as plain takes it. */
+static const char *misjudged(const lz_lib *lib, void *h, int named, char *why, size_t size)
 {
+    void *other = NULL;
     for (const char *const *s = lib->sonames; !named && *s; s++) {
         void *g = dlopen(*s, RTLD_LAZY | RTLD_NOLOAD);
         named = g && g == h;
-        if (g)
-            dlclose(g);
+        if (g && !named && !other)
+            other = g;
+        else if (g)
+            unload(g);
     }
     dlerror();
-    if (!named)
-        return "the dynamic linker does not answer its soname with it (another SONAME, or "
-               "none: not this library)";
+    if (!named) {
+        char *at = other ? file_of(other) : NULL;
+        if (other) /* which of the two needs the file's own SONAME, unread here */
+            snprintf(why, size, "the dynamic linker answers its soname with another object (%s): "
+                     "a second copy, or not this library", at ? at : "?");
+        else
+            snprintf(why, size, "the dynamic linker does not answer its soname with it (another "
+                     "SONAME, or none: not this library)");
+        free(at);
+        if (other)
+            unload(other);
+        return why;
+    }
     for (const char *const *q = lib->required; q && *q; q++)
         if (!dlsym(h, *q)) {
             dlerror();
-            return "it does not define every name the spec's 'required' lists";
+            snprintf(why, size, "it does not export %s, which the spec's 'required' lists", *q);
+            return why;
         }
     return NULL;
 }
@@ -227,10 +264,11 @@ static void *open_one(report *r, const char *step, const char *name, int more)
     int mode = RTLD_LAZY | RTLD_LOCAL | r->lib->dlopen_flags | more;
     int path = strchr(name, '/') != NULL;
     void *h = path ? dlopen(name, mode) : open_by_name(name, mode);
-    const char *why = h ? misjudged(r->lib, h, !path) : NULL;
+    char text[PATH_MAX / 8];
+    const char *why = h ? misjudged(r->lib, h, !path, text, sizeof text) : NULL;
     if (why) {
         refused(r, step, name, why);
-        dlclose(h);
+        unload(h);
         return NULL;
     }
     if (h) {
@@ -340,7 +378,9 @@ static void *search(const lz_lib *lib, report *r, const char **step)
         *step = LZ_STEP_CHOSEN;
         path[PATH_MAX - 1] = '\0';
         int answered = h || path[0];
-        const char *why = h ? (map_of(h) ? misjudged(lib, h, 0) : "a handle that names no object")
+        char text[PATH_MAX / 8];
+        const char *why = h ? (map_of(h) ? misjudged(lib, h, 0, text, sizeof text)
+                                         : "a handle that names no object")
                           : path[0] && path[0] != '/' ? "not an absolute path" : NULL;
         if (why)
             refused(r, *step, h ? "the handle it returned" : path, why);
@@ -611,29 +651,30 @@ void lz_api_set_log_callback(const lz_lib *lib, lz_log_fn fn, void *user)
 
 int lz_api_adopt(const lz_lib *lib, void *handle)
 {
-    char *path = handle && handle != RTLD_NEXT && handle != RTLD_DEFAULT ? file_of(handle) : NULL;
+    /* Judged before it is kept: a handle refused changes nothing. */
+    char *path = file_of(handle), text[PATH_MAX / 8];
     const char *loaded = status_of(lib) == LZ_LOADED ? lib->st->path : NULL;
-    if (path && (!loaded || strcmp(path, loaded) == 0)) {
-        if (loaded) {
-            free(path); /* the library this shim loaded: adopting it again changes nothing */
-            return 0;
-        }
+    const char *why = !path ? "the dynamic linker names no file for it (the program itself, or "
+                              "not a handle dlopen returned)"
+                      : loaded ? NULL : misjudged(lib, handle, 0, text, sizeof text);
+    if (!why && loaded && strcmp(path, loaded) == 0) {
+        free(path); /* the library this shim loaded: adopting it again changes nothing */
+        return 0;
+    }
+    if (!why && !loaded) {
         __atomic_store_n(&lib->st->adopted, path, __ATOMIC_RELEASE); /* never freed */
         return lz_api_load(lib) == 0 && strcmp(lib->st->path, path) == 0 ? 0 : -1;
     }
-    size_t size = (loaded ? strlen(loaded) : 0) + 512;
-    char *text = malloc(size);
-    if (text) {
-        int n = snprintf(text, size, "%s: the handle offered to %s_adopt was refused:\n  ", lib->prefix,
-                         lib->shim);
-        if (!path)
-            snprintf(text + n, size - (size_t)n, "the dynamic linker names no file for it (the "
-                     "program itself, or not a handle dlopen returned)");
-        else
-            snprintf(text + n, size - (size_t)n, "%s is loaded already (%s)", lib->display, loaded);
-        lz_message_push(&lib->st->refusals, text);
+    size_t size = (loaded ? strlen(loaded) : 0) + strlen(lib->display) + sizeof text + 256;
+    char *message = malloc(size);
+    if (message) {
+        int n = snprintf(message, size, "%s: the handle offered to %s_adopt was refused:\n  ",
+                         lib->prefix, lib->shim);
+        snprintf(message + n, size - (size_t)n, why ? "%s" : "%s is loaded already (%s)",
+                 why ? why : lib->display, loaded);
+        lz_message_push(&lib->st->refusals, message);
     }
-    free(text);
+    free(message);
     free(path);
     return -1;
 }
