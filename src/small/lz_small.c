@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT
  * The small runtime: the static shim of a library that uses nothing but
  * the dynamic linker's search (gen/emit_stubs.py, small_runtime) takes it
- * instead of the full runtime, and adds a few kilobytes to a program
+ * instead of the full runtime, and adds a tenth of what that one does to a program
  * (docs/reference/search-order.md, "The small runtime").
  *
  * Why it can leave the search to the dynamic linker: a static shim is
