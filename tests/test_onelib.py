@@ -775,6 +775,23 @@ def dlopen_flags_from_the_spec():
 
 
 
+def zlib_static_shim():
+    """The build's static zlib shim (the small runtime's), or Skip."""
+    archive = os.path.join(t.SHIMS, "liblazyzlib.a")
+    if not os.path.exists(archive):
+        raise t.Skip("no zlib shim in this build (zlib.h is not installed)")
+    return archive
+
+
+def needs_libz(d):
+    """A library of SONAME libneedz.so that needs libz, in d: never libz
+    itself, and it brings the system's libz in."""
+    with open(f"{d}/needz.c", "w") as f:
+        f.write("#include <zlib.h>\nconst char *needz(void) { return zlibVersion(); }\n")
+    return t.compile_c(f"{d}/libneedz.so", [f"{d}/needz.c", "-fPIC", "-Wl,-soname,libneedz.so", "-lz"],
+                       shared=True)
+
+
 WHERE_LIBZ = r"""
 #include <stdio.h>
 #include <string.h>
@@ -812,9 +829,7 @@ def small_runtime_loads_what_ld_so_would():
     is still the program's); the shim's step is "dynamic linker". LAZYZLIB_LIBPATH still comes first and is authoritative; with
     it naming nothing, the calls get the spec's failure values and the
     report names the candidate."""
-    archive = os.path.join(t.SHIMS, "liblazyzlib.a")
-    if not os.path.exists(archive):
-        raise t.Skip("no zlib shim in this build (zlib.h is not installed)")
+    archive = zlib_static_shim()
     d = t.workdir("onelib_small_runtime")
     src = f"{d}/where.c"
     with open(src, "w") as f:
@@ -951,18 +966,13 @@ def small_runtime_first_calls_at_once():
     thread forking a child that calls in, and with a first candidate every
     thread refuses and unloads: every answer right (each thread's crc32
     again once loaded), no crash, no hang, and one copy of libz mapped."""
-    archive = os.path.join(t.SHIMS, "liblazyzlib.a")
-    if not os.path.exists(archive):
-        raise t.Skip("no zlib shim in this build (zlib.h is not installed)")
+    archive = zlib_static_shim()
     d = t.workdir("onelib_small_race")
     with open(f"{d}/race.c", "w") as f:
         f.write(RACE_LIBZ)
     exe = t.compile_c(f"{d}/race", [f"{d}/race.c", archive, "-ldl", "-lpthread"] + t.sanitizer_link_args())
     # A candidate every thread refuses (and unloads) before the one it takes.
-    with open(f"{d}/needz.c", "w") as f:
-        f.write("#include <zlib.h>\nconst char *needz(void) { return zlibVersion(); }\n")
-    needz = t.compile_c(f"{d}/libneedz.so", [f"{d}/needz.c", "-fPIC", "-Wl,-soname,libneedz.so", "-lz"],
-                        shared=True)
+    needz = needs_libz(d)
     refused = {"LAZYZLIB_LIBPATH": f"{needz}:{os.path.realpath(t.real_library('libz.so.1'))}"}
     for fork, env in (((), {}), (("fork",), {}), ((), refused)):
         bad = []
@@ -984,9 +994,7 @@ def small_runtime_on_the_smallest_thread_stack():
     if t.SANITIZE not in ("", "none"):
         raise t.Skip("a sanitizer's frames are several times a plain build's; the default "
                      "build runs it")
-    archive = os.path.join(t.SHIMS, "liblazyzlib.a")
-    if not os.path.exists(archive):
-        raise t.Skip("no zlib shim in this build (zlib.h is not installed)")
+    archive = zlib_static_shim()
     d = t.workdir("onelib_small_stack")
     exe = t.compile_c(f"{d}/small_stack", [os.path.join(t.PROGS, "small_stack_zlib.c"), f"-I{t.PROGS}",
                                            archive, "-ldl", "-lpthread"])
@@ -1054,18 +1062,13 @@ def small_runtime_judges_what_it_is_given():
     why, where they crashed, hung or were taken. A relative LD_LIBRARY_PATH
     entry gives an absolute loaded path. A report of 3,000 entries says how
     many lines it left out and still ends with its closing line."""
-    archive = os.path.join(t.SHIMS, "liblazyzlib.a")
-    if not os.path.exists(archive):
-        raise t.Skip("no zlib shim in this build (zlib.h is not installed)")
+    archive = zlib_static_shim()
     d = t.workdir("onelib_small_judged")
     with open(f"{d}/judged.c", "w") as f:
         f.write(JUDGED_LIBZ)
     exe = t.compile_c(f"{d}/judged", [f"{d}/judged.c", "-rdynamic", archive, "-ldl", "-lpthread"]
                       + t.sanitizer_link_args())
-    with open(f"{d}/needz.c", "w") as f:
-        f.write("#include <zlib.h>\nconst char *needz(void) { return zlibVersion(); }\n")
-    needz = t.compile_c(f"{d}/libneedz.so", [f"{d}/needz.c", "-fPIC", "-Wl,-soname,libneedz.so", "-lz"],
-                        shared=True)
+    needz = needs_libz(d)
     head = "lazyzlib: zlib could not be loaded; candidates tried:\n"
     not_it = ("the dynamic linker does not answer its soname with it (another SONAME, or none: not "
               "this library)")
