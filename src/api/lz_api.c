@@ -22,7 +22,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 static const char out_of_memory[] = "could not be loaded (out of memory for its report)";
 
