@@ -886,6 +886,27 @@ def small_runtime_loads_what_ld_so_would():
         t.equal(a.split(" step ")[0], b.split(" step ")[0], f"{what}: plain and the static shim")
         t.contains(b, f"mapped {os.path.realpath(want) if want == system else want} step dynamic linker",
                    f"{what}: the file and the step")
+    # A copy loaded before the first call (preloaded): the dlopen by name
+    # finds it and loads nothing new, and the step says so.
+    # (Not under a sanitizer, whose runtime must come first.)
+    if t.SANITIZE in ("", "none"):
+        env = {"LD_PRELOAD": f"{d}/ldlp/libz.so.1"}
+        a, b = (t.run([p], env=env, check_rc=0).stdout for p in (plain, shim))
+        t.equal(b, a.replace(" step -", " step already loaded"), "a preloaded copy: plain and the static shim")
+    # What the first call asks of the filesystem: what plain's start asks,
+    # and the cache opened once more (ld.so unmaps it after the start, and
+    # any dlopen by name opens and stats it again).
+    if shutil.which("strace") and t.SANITIZE in ("", "none"):
+        opened = []
+        for exe in (plain, shim):
+            t.run(["strace", "-f", "-qq", "-e", "trace=%file", "-o", f"{d}/trace", exe], check_rc=0)
+            with open(f"{d}/trace") as f:
+                calls = [c for c in f.read().splitlines() if "execve(" not in c and "+++" not in c]
+            cache = sum("ld.so.cache" in c for c in calls)
+            opened.append((len(calls) - 2 * cache, sum(" = -1 " in c for c in calls),
+                           sum("libz.so" in c and "openat(" in c for c in calls)))
+        t.equal(opened[1], opened[0], "(file calls but the cache's, failed, opens of libz): the static "
+                                      "shim's and plain's")
     r = t.run([shim], env={"LAZYZLIB_LIBPATH": f"{d}/rpath", "LD_LIBRARY_PATH": f"{d}/ldlp"}, check_rc=0)
     t.contains(r.stdout, f"mapped {d}/rpath/libz.so.1 step LAZYZLIB_LIBPATH", "the override first")
     r = t.run([shim], env={"LAZYZLIB_LIBPATH": f"{d}/nowhere"}, check_rc=0)

@@ -355,6 +355,21 @@ static void *open_roots(report *r, const lz_root *roots, const char **step)
     return NULL;
 }
 
+static int count_loads(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    *(unsigned long long *)data = info->dlpi_adds;
+    return 1;
+}
+
+/* How many objects the dynamic linker has loaded in this process. */
+static unsigned long long loads(void)
+{
+    unsigned long long n = 0;
+    dl_iterate_phdr(count_loads, &n);
+    return n;
+}
+
 /* The search, in order (docs/reference/search-order.md, "The small
  * runtime"): the library's handle and the step that found it, or NULL
  * with every candidate in the report. */
@@ -400,16 +415,26 @@ static void *search(const lz_lib *lib, report *r, const char **step)
         *step = LZ_STEP_SEARCH_LIST;
         return open_list(r, *step, list);
     }
+    /* A copy already loaded: glibc's RTLD_NOLOAD still searches for a name
+     * it has not loaded (and opens the file, to compare it with what is),
+     * so it is asked only where a step comes before the dynamic linker's;
+     * elsewhere the dlopen by name finds a loaded copy first, and said so
+     * by loading nothing new. */
     void *h = NULL;
+    int roots = 0;
+    for (const lz_root *root = lib->roots_before; root && root->var; root++)
+        roots |= lz_getenv(root->var) && *lz_getenv(root->var);
     *step = LZ_STEP_LOADED;
-    for (const char *const *s = lib->sonames; *s && !h; s++)
+    for (const char *const *s = lib->sonames; roots && *s && !h; s++)
         h = open_one(r, *step, *s, RTLD_NOLOAD);
-    if (!h)
+    if (!h && roots)
         h = open_roots(r, lib->roots_before, step);
+    unsigned long long before = loads();
     if (!h)
         *step = LZ_STEP_LINKER;
     for (const char *const *s = lib->sonames; *s && !h; s++)
-        h = open_one(r, *step, *s, 0);
+        if ((h = open_one(r, *step, *s, 0)) && loads() == before)
+            *step = LZ_STEP_LOADED;
     if (!h)
         h = open_roots(r, lib->roots_after, step);
     if (!h)
