@@ -907,6 +907,18 @@ def small_runtime_loads_what_ld_so_would():
                            sum("libz.so" in c and "openat(" in c for c in calls)))
         t.equal(opened[1], opened[0], "(file calls but the cache's, failed, opens of libz): the static "
                                       "shim's and plain's")
+    # What the first call asks of the C library: each function a program
+    # calls for the first time is looked up in every object of the process
+    # (lazy binding), so the runtime binds none it can do without.
+    if t.SANITIZE in ("", "none"):
+        bound = []
+        for exe in (plain, shim):
+            err = t.run([exe], env={"LD_DEBUG": "bindings"}, check_rc=0).stderr
+            bound.append({m.group(1) for m in re.finditer(
+                r"binding file \S+ \[0\] to \S+/libc\.so\.6 \[0\]: normal symbol `([^']+)'", err)})
+        extra = sorted(bound[1] - bound[0])
+        t.check(set(extra) <= {"dlopen", "dlsym", "dlinfo", "dl_iterate_phdr", "secure_getenv"},
+                f"the C library functions the static shim binds beyond plain's: {extra}")
     r = t.run([shim], env={"LAZYZLIB_LIBPATH": f"{d}/rpath", "LD_LIBRARY_PATH": f"{d}/ldlp"}, check_rc=0)
     t.contains(r.stdout, f"mapped {d}/rpath/libz.so.1 step LAZYZLIB_LIBPATH", "the override first")
     r = t.run([shim], env={"LAZYZLIB_LIBPATH": f"{d}/nowhere"}, check_rc=0)

@@ -10,9 +10,11 @@ int lz_secure(void)
     return getauxval(AT_SECURE) != 0;
 }
 
+/* secure_getenv asks the same (glibc's and musl's answer from AT_SECURE),
+ * in one function of the C library where a first call binds two. */
 const char *lz_getenv(const char *name)
 {
-    return lz_secure() ? NULL : getenv(name);
+    return secure_getenv(name);
 }
 
 int lz_override_set(const char *name)

@@ -56,6 +56,8 @@ typedef struct {
     size_t len;
     size_t dropped;  /* lines that did not fit */
     int closing;     /* its closing lines may use the room kept for them */
+    int log;         /* lz_logging, asked once: the quiet path logs nothing */
+    int own;         /* the dlopen this object binds is the C library's */
 } report;
 
 /* Room kept at the end of a report for its closing lines. */
@@ -178,12 +180,60 @@ static char *file_of(void *h)
 
 typedef void *(*dlopen_fn)(const char *file, int mode);
 
+/* What one walk of the loaded objects (dl_iterate_phdr) tells: how many
+ * the dynamic linker has loaded, and whether the object holding address
+ * fn (where set) is the C library's (libc.so.6, or libdl.so.2 before
+ * glibc 2.34), the owner of dlopen. */
+typedef struct {
+    unsigned long long loads;
+    ElfW(Addr) fn;
+    int owner;
+} walk;
+
+static const char *const owners[] = {"libc.so.6", "libdl.so.2"};
+
+/* 1 when path's last component is name. */
+static int named_as(const char *path, const char *name)
+{
+    const char *base = path;
+    for (const char *p = path; *p; p++)
+        if (*p == '/')
+            base = p + 1;
+    while (*base && *base == *name)
+        base++, name++;
+    return *base == *name;
+}
+
+static int walk_one(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    walk *w = data;
+    w->loads = info->dlpi_adds;
+    for (ElfW(Half) i = 0; w->fn && i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        ElfW(Addr) start = info->dlpi_addr + ph->p_vaddr;
+        if (ph->p_type != PT_LOAD || w->fn < start || w->fn - start >= ph->p_memsz)
+            continue;
+        for (size_t k = 0; k < sizeof owners / sizeof owners[0]; k++)
+            w->owner |= info->dlpi_name && named_as(info->dlpi_name, owners[k]);
+        return 1;
+    }
+    return !w->fn; /* the count alone: one object tells it */
+}
+
+/* One walk: loads, and with fn, whether fn is the C library's. */
+static walk walked(ElfW(Addr) fn)
+{
+    walk w = {.fn = fn};
+    dl_iterate_phdr(walk_one, &w);
+    return w;
+}
+
 /* The C library's own dlopen (NULL: not found; a static program has
  * none), looked up in the scope of libc.so.6 (glibc 2.34 on) or libdl.so.2
  * (before), where no preloaded object comes first. */
 static dlopen_fn libc_dlopen(void)
 {
-    static const char *const owners[] = {"libc.so.6", "libdl.so.2"};
     dlopen_fn f = NULL;
     for (size_t i = 0; !f && i < sizeof owners / sizeof owners[0]; i++) {
         void *h = dlopen(owners[i], RTLD_LAZY | RTLD_NOLOAD);
@@ -199,15 +249,17 @@ static dlopen_fn libc_dlopen(void)
  * shim. glibc searches for the object its dlopen was called from; where
  * a preloaded object wraps dlopen (a sanitizer, a profiler), that is the
  * wrapper (ASan: its own run path, not the program's), so the C library's
- * own is called. */
-static void *open_by_name(const char *name, int mode)
+ * own is called. Whether the dlopen this object binds is the C library's
+ * comes from the walk that counts the loaded objects, which is made
+ * anyway; only where it is not is the C library's looked up. */
+static void *open_by_name(const char *name, int mode, int own)
 {
-    static dlopen_fn own;
-    dlopen_fn f = __atomic_load_n(&own, __ATOMIC_ACQUIRE);
+    static dlopen_fn found;
+    dlopen_fn f = own ? dlopen : __atomic_load_n(&found, __ATOMIC_ACQUIRE);
     if (!f) {
         f = libc_dlopen();
         f = f ? f : dlopen;
-        __atomic_store_n(&own, f, __ATOMIC_RELEASE);
+        __atomic_store_n(&found, f, __ATOMIC_RELEASE);
     }
     if (f == dlopen)
         return dlopen(name, mode);
@@ -231,12 +283,13 @@ static const char *misjudged(const lz_lib *lib, void *h, int named, char *why, s
     for (const char *const *s = lib->sonames; !named && *s; s++) {
         void *g = dlopen(*s, RTLD_LAZY | RTLD_NOLOAD);
         named = g && g == h;
-        if (g && !named && !other)
+        if (!g)
+            dlerror();
+        else if (!named && !other)
             other = g;
-        else if (g)
+        else
             unload(g);
     }
-    dlerror();
     if (!named) {
         char *at = other ? file_of(other) : NULL;
         if (other) /* which of the two needs the file's own SONAME, unread here */
@@ -259,11 +312,21 @@ static const char *misjudged(const lz_lib *lib, void *h, int named, char *why, s
     return NULL;
 }
 
+/* 1 when name holds a '/' (a path, which dlopen does not search for).
+ * Not strchr: a first call binds no C library function it can do
+ * without (each costs a lookup in every object of the process). */
+static int has_slash(const char *name)
+{
+    while (*name && *name != '/')
+        name++;
+    return *name == '/';
+}
+
 static void *open_one(report *r, const char *step, const char *name, int more)
 {
     int mode = RTLD_LAZY | RTLD_LOCAL | r->lib->dlopen_flags | more;
-    int path = strchr(name, '/') != NULL;
-    void *h = path ? dlopen(name, mode) : open_by_name(name, mode);
+    int path = has_slash(name);
+    void *h = path ? dlopen(name, mode) : open_by_name(name, mode, r->own);
     char text[PATH_MAX / 8];
     const char *why = h ? misjudged(r->lib, h, !path, text, sizeof text) : NULL;
     if (why) {
@@ -272,7 +335,8 @@ static void *open_one(report *r, const char *step, const char *name, int more)
         return NULL;
     }
     if (h) {
-        lz_log(r->lib, "[%s] %s: chosen", step, name);
+        if (r->log)
+            lz_log(r->lib, "[%s] %s: chosen", step, name);
         return h;
     }
     const char *e = dlerror();
@@ -355,21 +419,6 @@ static void *open_roots(report *r, const lz_root *roots, const char **step)
     return NULL;
 }
 
-static int count_loads(struct dl_phdr_info *info, size_t size, void *data)
-{
-    (void)size;
-    *(unsigned long long *)data = info->dlpi_adds;
-    return 1;
-}
-
-/* How many objects the dynamic linker has loaded in this process. */
-static unsigned long long loads(void)
-{
-    unsigned long long n = 0;
-    dl_iterate_phdr(count_loads, &n);
-    return n;
-}
-
 /* The search, in order (docs/reference/search-order.md, "The small
  * runtime"): the library's handle and the step that found it, or NULL
  * with every candidate in the report. */
@@ -429,11 +478,12 @@ static void *search(const lz_lib *lib, report *r, const char **step)
         h = open_one(r, *step, *s, RTLD_NOLOAD);
     if (!h && roots)
         h = open_roots(r, lib->roots_before, step);
-    unsigned long long before = loads();
+    walk before = walked(h ? 0 : (ElfW(Addr))dlopen);
+    r->own = before.owner;
     if (!h)
         *step = LZ_STEP_LINKER;
     for (const char *const *s = lib->sonames; *s && !h; s++)
-        if ((h = open_one(r, *step, *s, 0)) && loads() == before)
+        if ((h = open_one(r, *step, *s, 0)) && walked(0).loads == before.loads)
             *step = LZ_STEP_LOADED;
     if (!h)
         h = open_roots(r, lib->roots_after, step);
@@ -452,6 +502,8 @@ static int required_missing(const lz_lib *lib, void *h, const char *path, int sa
 {
     const char *lists[] = {lz_getenv(lib->require_env),
                            __atomic_load_n(&lib->st->required, __ATOMIC_ACQUIRE)};
+    if (!lists[0] && !lists[1])
+        return 0;
     size_t size = strlen(path) + strlen(lib->display) + 128, len = 0;
     for (size_t k = 0; k < 2; k++)
         size += lists[k] ? strlen(lists[k]) + 2 : 0;
@@ -488,25 +540,33 @@ static int required_missing(const lz_lib *lib, void *h, const char *path, int sa
 static int load(const lz_lib *lib)
 {
     lz_state *st = lib->st;
-    report r = {.lib = lib};
+    report r = {.lib = lib, .log = lz_logging(lib)};
     const char *step = NULL;
     void *h = search(lib, &r, &step);
     if (h) {
-        char *path = file_of(h);
+        /* The dynamic linker's own name of the object where it is
+         * absolute: the library is never unloaded once published. */
+        struct link_map *lm = map_of(h);
+        unseen(1);
+        const char *name = lm && lm->l_name && lm->l_name[0] == '/' ? lm->l_name : NULL;
+        unseen(0);
+        char *path = name ? NULL : file_of(h);
         void *none = NULL;
         if (__atomic_compare_exchange_n(&st->handle, &none, h, 0, __ATOMIC_ACQ_REL,
                                         __ATOMIC_ACQUIRE)) {
             st->step = step;
-            st->path = path ? path : lib->sonames[0];
+            st->path = name ? name : path ? path : lib->sonames[0];
             required_missing(lib, h, st->path, 1);
-            lz_log(lib, "loaded %s (found by: %s)", st->path, step);
+            if (r.log)
+                lz_log(lib, "loaded %s (found by: %s)", st->path, step);
             __atomic_store_n(&st->status, LZ_LOADED, __ATOMIC_RELEASE);
         } else {
             free(path); /* another thread published the same object first */
             while (status_of(lib) != LZ_LOADED)
                 sched_yield();
         }
-        free(r.text);
+        if (r.text) /* not free(NULL): a first call binds no function it can do without */
+            free(r.text);
         return LZ_LOADED;
     }
     r.closing = 1;
