@@ -78,12 +78,13 @@ def build(gen, a, cc):
         for w in warnings:
             print(f"lazygen: {w}", file=sys.stderr)
         library = find_library.find(spec, spec.sonames[0], cc, arch, hdir, ())[0]
-    files = {k: os.path.join(work, f"{spec.id}_{k}.c") for k in ("stubs", "data", "hooks")}
+    files = {k: os.path.join(work, f"{spec.id}_{k}.c") for k in ("stubs", "data", "hooks", "control")}
     exports = os.path.join(work, f"{spec.id}_exports.txt")
     gen.cmd_generate(types.SimpleNamespace(
         spec=a.spec, include_dir=[hdir] + [d for d in include if d != hdir], library=library,
         out_c=files["stubs"], out_h=None,
-        out_list=exports, out_data=files["data"], out_hooks=files["hooks"]), cc)
+        out_list=exports, out_data=files["data"], out_hooks=files["hooks"],
+        out_control=files["control"]), cc)
 
     # The runtime, with the internal libelf shim where its headers are.
     runtime_c = [os.path.join(SRC, f) for f in runtime_files(SRC)[1]]
@@ -108,8 +109,8 @@ def build(gen, a, cc):
 
     # The small runtime, in the archive beside the full one (src/meson.build).
     # At -Os, as Meson builds the runtime: it runs once per process.
-    small_c = os.path.join(SRC, "small", "lz_small.c")
-    jobs = [obj(c, runtime_flags) for c in runtime_c] + [obj(small_c, runtime_flags + ["-Os"])]
+    small_c = [os.path.join(SRC, "small", f) for f in ("lz_small.c", "lz_small_control.c")]
+    jobs = [obj(c, runtime_flags) for c in runtime_c] + [obj(c, runtime_flags + ["-Os"]) for c in small_c]
     ours = list(files.values())
     jobs += [obj(c, shim_flags + ["-DLZ_IFUNC_EXPORTS"], ".shared") for c in ours]
     jobs += [obj(c, shim_flags + ["-DLZ_STATIC_SHIM"], ".static") for c in ours]
@@ -149,7 +150,7 @@ def build(gen, a, cc):
     archive = os.path.join(out, f"lib{spec.shim}.a")
     if os.path.exists(archive):
         os.remove(archive)
-    _run(["ar", "rcs", archive] + objs(".static") + runtime_o + [obj(small_c, [])[0]], archive)
+    _run(["ar", "rcs", archive] + objs(".static") + runtime_o + [obj(c, [])[0] for c in small_c], archive)
     os.makedirs(os.path.join(out, "dropin"), exist_ok=True)
     for soname, (m, tag) in maps.items():
         linked = os.path.join(work, soname)

@@ -306,9 +306,11 @@ def cmd_generate(a, cc):
     # of both named in one run.
     problems = Problems()
     data = problems.check(emit_data, spec, spec_display, headers, variables, library, arch)
+    control = [] if getattr(a, "out_control", None) else None
     shim = problems.check(emit, spec, spec_display, headers, functions, macros, arch=arch,
                           library_functions=library.functions - library.vague
-                          if library else (), enums=enums, has_variables=not data or bool(data[2]))
+                          if library else (), enums=enums, has_variables=not data or bool(data[2]),
+                          control=control)
     problems.raise_any()
     c_text, exports, notes = shim
     d_text, hook_text, data_names, data_notes = data
@@ -318,6 +320,8 @@ def cmd_generate(a, cc):
     if a.out_data:
         write_if_changed(a.out_data, d_text)
         write_if_changed(a.out_hooks, hook_text)
+    if control:
+        write_if_changed(a.out_control, control[0])
     h_text = emit_header(spec, exports) if a.out_h else None
     _write_shim(a, notes + data_notes, c_text, h_text,
                 export_names(spec, exports) + (data_names if a.out_data else []))
@@ -449,6 +453,8 @@ def parser():
             p.add_argument("--out-h", help="declarations of the shim's symbols (hidden shims)")
             p.add_argument("--out-data", help="the C file defining the library's variables")
             p.add_argument("--out-hooks", help="the C file defining its function-pointer variables")
+            p.add_argument("--out-control", help="the static archive's control API, a C file of its "
+                                                 "own (compiled with -DLZ_STATIC_SHIM)")
             p.add_argument("--library", metavar="PATH",
                            help="also serve the functions of this real library no header "
                                 "declares")

@@ -840,11 +840,15 @@ def small_runtime_loads_what_ld_so_would():
         shutil.copy(system, f"{d}/{sub}/libz.so.1")
     os.makedirs(f"{d}/bin/none", exist_ok=True)
 
-    def both(name, args):
+    def both(name, args, control=True):
         plain = t.compile_c(f"{d}/bin/{name}-plain", [src], args + ["-lz"])
         mapfile = f"{d}/{name}.map"
+        # The program names the control API weakly (so that its plain build
+        # links): -u takes the control API's member, as a strong reference
+        # would.
         shim = t.compile_c(f"{d}/bin/{name}-shim", [src], args + [
-            f"-Wl,-Map={mapfile}", archive, "-ldl", "-lpthread"] + t.sanitizer_link_args())
+            f"-Wl,-Map={mapfile}", archive, "-ldl", "-lpthread"] + t.sanitizer_link_args() +
+            (["-Wl,-u,lazyzlib_loaded_step"] if control else []))
         # The map's first section: each archive member the link took, one a
         # line ("ARCHIVE(MEMBER)", or a thin archive's member path).
         with open(mapfile) as f:
@@ -856,6 +860,16 @@ def small_runtime_loads_what_ld_so_would():
     plain, shim, taken = both("where", [])
     t.check("lz_small" in " ".join(taken) and not any("search" in m or "linker" in m for m in taken),
             f"the small runtime, and nothing of the full one's search: {taken}")
+    t.check(any("lz_small_control" in m for m in taken) and any("zlib_control" in m for m in taken),
+            f"a program calling the control API takes its members: {taken}")
+    # One that calls none of it (a weak reference takes no member) takes
+    # none of the control API, and still loads libz.
+    quiet, taken_quiet = (lambda p: (p[1], p[2]))(both("quiet", [], control=False))
+    t.check(any("lz_small" in m for m in taken_quiet)
+            and not any("control" in m for m in taken_quiet),
+            f"a program calling none of the control API takes none of it: {taken_quiet}")
+    t.contains(t.run([quiet], check_rc=0).stdout, f"mapped {system} step -",
+               "without the control API: the calls load the library")
     runpath = both("runpath", ["-Wl,--enable-new-dtags", "-Wl,-rpath,$ORIGIN/lib"])[:2]
     rpath = both("rpath", ["-Wl,--disable-new-dtags", f"-Wl,-rpath,{d}/rpath"])[:2]
     # A preloaded object that wraps dlopen, as a sanitizer or a profiler

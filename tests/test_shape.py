@@ -171,21 +171,26 @@ def hot_path():
 def generator_deterministic():
     """Two runs of the generator give identical output, with its provenance."""
     d = t.workdir("generator_deterministic")
-    outs = []
+    outs, controls = [], []
     for i in range(2):
-        out = os.path.join(d, f"nccl{i}.c")
+        out, control = os.path.join(d, f"nccl{i}.c"), os.path.join(d, f"nccl{i}_control.c")
         t.run([sys.executable, os.path.join(t.SOURCE, "gen", "lazygen.py"), "generate",
                os.path.join(t.SOURCE, "stubs", "nccl.toml"), "--include-dir", t.NCCL_INCLUDE,
-               "--cc", " ".join(t.CC), "--out-c", out], check_rc=0)
+               "--cc", " ".join(t.CC), "--out-c", out, "--out-control", control], check_rc=0)
         with open(out) as f:
             outs.append(f.read())
+        with open(control) as f:
+            controls.append(f.read())
     t.equal(outs[0], outs[1], "generated text of two runs")
+    t.equal(controls[0], controls[1], "the control API's file of two runs")
     head = outs[0][:600]
     for part in ("Spec:    stubs/nccl.toml", os.path.join(t.NCCL_INCLUDE, "nccl.h"),
                  "NCCL_MAJOR = 2", "do not edit"):
         t.contains(head, part, "provenance comment")
     with open(os.path.join(t.SHIMS, "nccl_stubs.c")) as f:
         t.equal(f.read(), outs[0], "the build's generated file vs a fresh run")
+    with open(os.path.join(t.SHIMS, "nccl_control.c")) as f:
+        t.equal(f.read(), controls[0], "the build's control API file vs a fresh run")
 
 
 @case

@@ -39,11 +39,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-static int status_of(const lz_lib *lib)
-{
-    return __atomic_load_n(&lib->st->status, __ATOMIC_ACQUIRE);
-}
-
 /* One search's report: a line for each candidate refused, as the full
  * runtime writes them ("  [step] path: rejected: why"), each logged too. */
 typedef struct {
@@ -158,7 +153,7 @@ static struct link_map *map_of(void *h)
  * none, the program itself included). A name found through a relative
  * entry of LD_LIBRARY_PATH ("./libz.so.1") is made absolute from the
  * object's origin, as the full runtime names it. */
-static char *file_of(void *h)
+char *lz_small_file_of(void *h)
 {
     struct link_map *lm = map_of(h);
     char *path = NULL;
@@ -277,7 +272,7 @@ static void *open_by_name(const char *name, int mode, int own)
  * copy while another is loaded; and it must export the names the spec
  * says every copy exports. What the dynamic linker found by the name is
  * taken as it is (named), as plain takes it. */
-static const char *misjudged(const lz_lib *lib, void *h, int named, char *why, size_t size)
+const char *lz_small_misjudged(const lz_lib *lib, void *h, int named, char *why, size_t size)
 {
     void *other = NULL;
     for (const char *const *s = lib->sonames; !named && *s; s++) {
@@ -291,7 +286,7 @@ static const char *misjudged(const lz_lib *lib, void *h, int named, char *why, s
             unload(g);
     }
     if (!named) {
-        char *at = other ? file_of(other) : NULL;
+        char *at = other ? lz_small_file_of(other) : NULL;
         if (other) /* which of the two needs the file's own SONAME, unread here */
             snprintf(why, size, "the dynamic linker answers its soname with another object (%s): "
                      "a second copy, or not this library", at ? at : "?");
@@ -328,7 +323,7 @@ static void *open_one(report *r, const char *step, const char *name, int more)
     int path = has_slash(name);
     void *h = path ? dlopen(name, mode) : open_by_name(name, mode, r->own);
     char text[PATH_MAX / 8];
-    const char *why = h ? misjudged(r->lib, h, !path, text, sizeof text) : NULL;
+    const char *why = h ? lz_small_misjudged(r->lib, h, !path, text, sizeof text) : NULL;
     if (why) {
         refused(r, step, name, why);
         unload(h);
@@ -443,7 +438,7 @@ static void *search(const lz_lib *lib, report *r, const char **step)
         path[PATH_MAX - 1] = '\0';
         int answered = h || path[0];
         char text[PATH_MAX / 8];
-        const char *why = h ? (map_of(h) ? misjudged(lib, h, 0, text, sizeof text)
+        const char *why = h ? (map_of(h) ? lz_small_misjudged(lib, h, 0, text, sizeof text)
                                          : "a handle that names no object")
                           : path[0] && path[0] != '/' ? "not an absolute path" : NULL;
         if (why)
@@ -498,7 +493,7 @@ static void *search(const lz_lib *lib, report *r, const char **step)
  * <shim>_require) the loaded library h lacks; with say, _last_error says
  * which, in one message. The dynamic linker gave one file: there is no
  * other to prefer. */
-static int required_missing(const lz_lib *lib, void *h, const char *path, int say)
+int lz_small_required_missing(const lz_lib *lib, void *h, const char *path, int say)
 {
     const char *lists[] = {lz_getenv(lib->require_env),
                            __atomic_load_n(&lib->st->required, __ATOMIC_ACQUIRE)};
@@ -550,19 +545,19 @@ static int load(const lz_lib *lib)
         unseen(1);
         const char *name = lm && lm->l_name && lm->l_name[0] == '/' ? lm->l_name : NULL;
         unseen(0);
-        char *path = name ? NULL : file_of(h);
+        char *path = name ? NULL : lz_small_file_of(h);
         void *none = NULL;
         if (__atomic_compare_exchange_n(&st->handle, &none, h, 0, __ATOMIC_ACQ_REL,
                                         __ATOMIC_ACQUIRE)) {
             st->step = step;
             st->path = name ? name : path ? path : lib->sonames[0];
-            required_missing(lib, h, st->path, 1);
+            lz_small_required_missing(lib, h, st->path, 1);
             if (r.log)
                 lz_log(lib, "loaded %s (found by: %s)", st->path, step);
             __atomic_store_n(&st->status, LZ_LOADED, __ATOMIC_RELEASE);
         } else {
             free(path); /* another thread published the same object first */
-            while (status_of(lib) != LZ_LOADED)
+            while (lz_small_status(lib) != LZ_LOADED)
                 sched_yield();
         }
         if (r.text) /* not free(NULL): a first call binds no function it can do without */
@@ -581,16 +576,16 @@ static int load(const lz_lib *lib)
     int untried = LZ_UNTRIED;
     __atomic_compare_exchange_n(&st->status, &untried, LZ_FAILED, 0, __ATOMIC_ACQ_REL,
                                 __ATOMIC_ACQUIRE);
-    return status_of(lib);
+    return lz_small_status(lib);
 }
 
-static int ensure_loaded(const lz_lib *lib)
+int lz_small_ensure_loaded(const lz_lib *lib)
 {
-    int s = status_of(lib);
+    int s = lz_small_status(lib);
     return s == LZ_UNTRIED ? load(lib) : s;
 }
 
-static const char *state_message(const lz_lib *lib, int status)
+const char *lz_small_state_message(const lz_lib *lib, int status)
 {
     lz_msg *m = __atomic_load_n(status == LZ_FAILED   ? &lib->st->fail_msg
                                 : status == LZ_LOADED ? &lib->st->sym_msgs
@@ -601,8 +596,8 @@ static const char *state_message(const lz_lib *lib, int status)
 
 const char *lz_message(const lz_lib *lib)
 {
-    int status = status_of(lib);
-    const char *m = state_message(lib, status);
+    int status = lz_small_status(lib);
+    const char *m = lz_small_state_message(lib, status);
     return m ? m : status == LZ_LOADED ? lib->no_error : lib->not_loaded;
 }
 
@@ -612,7 +607,7 @@ void lz_failed_call(const lz_lib *lib)
     if (!__atomic_load_n(&lib->st->failed_calls, __ATOMIC_RELAXED) &&
         __atomic_compare_exchange_n(&lib->st->failed_calls, &none, 1, 0, __ATOMIC_SEQ_CST,
                                     __ATOMIC_SEQ_CST) &&
-        lib->say_unavailable && status_of(lib) == LZ_FAILED)
+        lib->say_unavailable && lz_small_status(lib) == LZ_FAILED)
         lz_say_unavailable(lib, lz_message(lib));
 }
 
@@ -627,7 +622,7 @@ static lz_fn failure(const lz_lib *lib, size_t i)
 }
 
 /* The first to publish export i wins; what the slot then holds. */
-static lz_fn publish(const lz_lib *lib, size_t i, lz_fn f)
+lz_fn lz_small_publish(const lz_lib *lib, size_t i, lz_fn f)
 {
     lz_fn expect = lz_fn_at(lib->resolvers, i);
     if (!__atomic_compare_exchange_n(&lib->slots[i], &expect, f, 0, __ATOMIC_SEQ_CST,
@@ -655,171 +650,9 @@ static void *find(const lz_lib *lib, size_t i)
 lz_fn lz_resolve_from(const lz_lib *lib, size_t i, const void *caller)
 {
     (void)caller; /* the full runtime's, to name an importer: a static shim has none */
-    if (ensure_loaded(lib) != LZ_LOADED)
+    if (lz_small_ensure_loaded(lib) != LZ_LOADED)
         return failure(lib, i); /* not published: a retry may load it */
     void *p = find(lib, i);
-    return publish(lib, i, p ? (lz_fn)p : failure(lib, i));
+    return lz_small_publish(lib, i, p ? (lz_fn)p : failure(lib, i));
 }
 
-int lz_api_load(const lz_lib *lib)
-{
-    /* After a failure, search again: the environment may have been fixed. */
-    int failed = LZ_FAILED;
-    __atomic_compare_exchange_n(&lib->st->status, &failed, LZ_UNTRIED, 0, __ATOMIC_ACQ_REL,
-                                __ATOMIC_ACQUIRE);
-    return ensure_loaded(lib) == LZ_LOADED ? 0 : -1;
-}
-
-int lz_api_is_loaded(const lz_lib *lib)
-{
-    return status_of(lib) == LZ_LOADED;
-}
-
-const char *lz_api_loaded_path(const lz_lib *lib)
-{
-    return status_of(lib) == LZ_LOADED ? lib->st->path : NULL;
-}
-
-const char *lz_api_loaded_step(const lz_lib *lib)
-{
-    return status_of(lib) == LZ_LOADED ? lib->st->step : NULL;
-}
-
-const char *lz_api_last_error(const lz_lib *lib)
-{
-    return state_message(lib, status_of(lib));
-}
-
-/* A string a search may be reading is replaced, never freed. */
-static int replace(const lz_lib *lib, const char **field, const char *value)
-{
-    char *copy = value ? strdup(value) : NULL;
-    if (status_of(lib) == LZ_LOADED || (value && !copy)) {
-        free(copy);
-        return -1;
-    }
-    __atomic_store_n(field, copy, __ATOMIC_RELEASE);
-    return 0;
-}
-
-int lz_api_set_search_path(const lz_lib *lib, const char *list)
-{
-    return replace(lib, (const char **)&lib->st->search_list, list);
-}
-
-int lz_api_require(const lz_lib *lib, const char *names)
-{
-    const char *old = __atomic_load_n(&lib->st->required, __ATOMIC_ACQUIRE);
-    if (!names)
-        return -1;
-    size_t size = (old ? strlen(old) : 0) + strlen(names) + 2;
-    char *both = malloc(size);
-    if (!both)
-        return -1;
-    snprintf(both, size, "%s,%s", old ? old : "", names);
-    int rc = replace(lib, &lib->st->required, both);
-    free(both);
-    return rc;
-}
-
-void lz_api_set_chooser(const lz_lib *lib, lz_choose_fn fn, void *user)
-{
-    __atomic_store_n(&lib->st->chooser_user, user, __ATOMIC_RELEASE);
-    __atomic_store_n(&lib->st->chooser, fn, __ATOMIC_RELEASE);
-}
-
-void lz_api_set_log_callback(const lz_lib *lib, lz_log_fn fn, void *user)
-{
-    __atomic_store_n(&lib->st->log_user, user, __ATOMIC_RELEASE);
-    __atomic_store_n(&lib->st->log_fn, fn, __ATOMIC_RELEASE);
-}
-
-int lz_api_adopt(const lz_lib *lib, void *handle)
-{
-    /* Judged before it is kept: a handle refused changes nothing. */
-    char *path = file_of(handle), text[PATH_MAX / 8];
-    const char *loaded = status_of(lib) == LZ_LOADED ? lib->st->path : NULL;
-    const char *why = !path ? "the dynamic linker names no file for it (the program itself, or "
-                              "not a handle dlopen returned)"
-                      : loaded ? NULL : misjudged(lib, handle, 0, text, sizeof text);
-    if (!why && loaded && strcmp(path, loaded) == 0) {
-        free(path); /* the library this shim loaded: adopting it again changes nothing */
-        return 0;
-    }
-    if (!why && !loaded) {
-        __atomic_store_n(&lib->st->adopted, path, __ATOMIC_RELEASE); /* never freed */
-        return lz_api_load(lib) == 0 && strcmp(lib->st->path, path) == 0 ? 0 : -1;
-    }
-    size_t size = (loaded ? strlen(loaded) : 0) + strlen(lib->display) + sizeof text + 256;
-    char *message = malloc(size);
-    if (message) {
-        int n = snprintf(message, size, "%s: the handle offered to %s_adopt was refused:\n  ",
-                         lib->prefix, lib->shim);
-        snprintf(message + n, size - (size_t)n, why ? "%s" : "%s is loaded already (%s)",
-                 why ? why : lib->display, loaded);
-        lz_message_push(&lib->st->refusals, message);
-    }
-    free(message);
-    free(path);
-    return -1;
-}
-
-int lz_api_resolve_all(const lz_lib *lib, char *missing, size_t size)
-{
-    if (missing && size)
-        missing[0] = '\0';
-    if (lz_api_load(lib) != 0) {
-        if (missing && size)
-            snprintf(missing, size, "%s", lz_message(lib));
-        return -1;
-    }
-    /* Every export bound now, as its first call would bind it; those the
-     * library lacks counted (a function with no failure value is left to
-     * its first call, which stops). */
-    int others = 0;
-    for (size_t i = 0; i < lib->nsyms; i++) {
-        int bound = __atomic_load_n(&lib->slots[i], __ATOMIC_ACQUIRE) != lz_fn_at(lib->resolvers, i);
-        void *h = __atomic_load_n(&lib->st->handle, __ATOMIC_ACQUIRE);
-        void *p = dlsym(h, lz_sym_name(lib, &lib->syms[i]));
-        if (!p)
-            dlerror();
-        if (!bound && (p || lz_fn_at(lib->fails, i)))
-            publish(lib, i, p ? (lz_fn)p : lz_fn_at(lib->fails, i));
-        others += !p;
-    }
-    void *h = __atomic_load_n(&lib->st->handle, __ATOMIC_ACQUIRE);
-    int n = required_missing(lib, h, lib->st->path, 0);
-    if (missing && size && (n || others))
-        snprintf(missing, size, "%s: %s at %s lacks %d of the functions this process declared it "
-                 "needs; %d functions of its header are not in it", lib->prefix, lib->display,
-                 lib->st->path, n, others);
-    return n;
-}
-
-const char *lz_api_asked_path(const lz_lib *lib)
-{
-    (void)lib; /* only a drop-in is asked for by path, and a drop-in is never small */
-    return NULL;
-}
-
-int lz_api_loaded_version(const lz_lib *lib, char *buf, size_t size)
-{
-    if (!buf || !size || !lib->version || status_of(lib) != LZ_LOADED)
-        return 0;
-    return lib->version(buf, size) == 0;
-}
-
-int lz_api_would_load(const lz_lib *lib, char *path, size_t size)
-{
-    if (status_of(lib) == LZ_LOADED) {
-        if (path && size)
-            snprintf(path, size, "%s", lib->st->path);
-        return 1;
-    }
-    /* The dynamic linker's search cannot be asked without loading. */
-    if (path && size)
-        snprintf(path, size, "%s: %s would be searched for by the dynamic linker, which cannot be "
-                 "asked without loading it (a static shim's small runtime: "
-                 "docs/reference/search-order.md)", lib->prefix, lib->sonames[0]);
-    return 0;
-}
