@@ -289,16 +289,20 @@ class ShimWriter:
         self.small = small_runtime(spec, self.exports, has_variables)
         self.id = spec.id
         self.out = []
-        # Where the assembly forward exists, a function that only stops
-        # without its library needs no typed code of its own: its first
-        # call goes through the forward (every argument register kept) and
-        # its failure through an untyped stop, as Implib.so's stubs do. Its
-        # thunk keeps the compiler's check of its type against the header.
+        # Where the assembly forward exists, a function's first call needs
+        # no typed code of its own: it goes through the forward, every
+        # argument register kept, to what the runtime answers (the library's
+        # function, or the typed failure function, with the same
+        # arguments), as Implib.so's stubs do. A function that only stops
+        # without its library has no failure function either (untyped).
+        # Its thunk keeps the compiler's check of its type against the
+        # header.
+        self.forwarded = {e.name for e in self.exports
+                          if arch in ("x86_64", "aarch64") and not e.fn.variadic
+                          and not e.fn.wide_vector  # AVX/SVE registers: typed
+                          and e.name not in spec.own_answers and not spec.hidden}
         self.untyped = {e.name for e in self.exports
-                        if arch in ("x86_64", "aarch64") and not e.fn.variadic
-                        and not e.fn.wide_vector  # AVX/SVE registers: typed
-                        and e.name not in spec.own_answers and not spec.hidden
-                        and failure_value(spec, e.fn) is None}
+                        if e.name in self.forwarded and failure_value(spec, e.fn) is None}
 
     def w(self, text):
         self.out.append(text)
@@ -380,10 +384,10 @@ class ShimWriter:
 
     def write_resolvers(self):
         self.w("/* First-call resolvers: load, resolve, publish, call. */\n")
-        if any(e.fn.variadic or e.name in self.untyped for e in self.exports):
+        if any(e.fn.variadic or e.name in self.forwarded for e in self.exports):
             self.w("LZ_VARIADIC_HELPER\n")
         for i, e in enumerate(self.exports):
-            if e.fn.variadic or e.name in self.untyped:
+            if e.fn.variadic or e.name in self.forwarded:
                 self.w(f"LZ_RESOLVER_VARIADIC({e.sym}, {i})\n")
                 continue
             line = _per_function(e, "LZ_RESOLVER")

@@ -943,6 +943,47 @@ def small_runtime_loads_what_ld_so_would():
 
 
 
+THROWING_CHOOSER = r"""
+#include <cstdio>
+#include <stdexcept>
+#include <zlib.h>
+extern "C" void lazyzlib_set_chooser(void *(*fn)(void *, char *, size_t), void *user);
+static void *chooser(void *, char *, size_t) { throw std::runtime_error("from the chooser"); }
+int main()
+{
+    lazyzlib_set_chooser(chooser, nullptr);
+    try {
+        std::printf("version %s\n", zlibVersion());
+    } catch (const std::exception &e) {
+        std::printf("caught: %s\n", e.what());
+    }
+    lazyzlib_set_chooser(nullptr, nullptr);
+    std::printf("then %s\n", zlibVersion());
+    return 0;
+}
+"""
+
+
+@case
+def first_call_unwinds_to_its_caller():
+    """A C++ exception thrown by a callback of the first call (the
+    program's chooser) reaches the program's handler through the shim's
+    frames: the assembly forward a first call goes through has its unwind
+    entry, as the runtime's C functions have theirs. The static shim (the
+    small runtime holds no lock) then loads at the next call."""
+    archive = zlib_static_shim()
+    d = t.workdir("onelib_unwinds")
+    src = f"{d}/throw.cc"
+    with open(src, "w") as f:
+        f.write(THROWING_CHOOSER)
+    exe = f"{d}/throw"
+    t.run(["c++", "-O2", "-o", exe, src, archive, "-ldl", "-lpthread"] + t.sanitizer_link_args(), check_rc=0)
+    r = t.run([exe], check_rc=0)
+    version = t.run([sys.executable, "-c", "import zlib; print(zlib.ZLIB_RUNTIME_VERSION)"],
+                    check_rc=0).stdout.strip()
+    t.equal(r.stdout, f"caught: from the chooser\nthen {version}\n", "the handler, then the next call")
+
+
 RACE_LIBZ = r"""
 #include <pthread.h>
 #include <stdio.h>

@@ -67,16 +67,20 @@
             "lea " LZ_XSTR(LZ_LIB) "(%rip), %rdi\n\tmov $" #idx ", %esi\n\t" \
             "lea " str ".lzj(%rip), %rdx\n\tjmp lz_bind_pick\n\t.size " str ",.-" str \
             "\n\t.popsection");
-/* The first call of a function served untyped (variadic, or one that only
- * stops without its library): every argument register (and %al, the count
- * of vector registers used) is saved, the function is resolved, the
- * registers are restored and the call goes on as if made directly. One such
- * routine per shim (a local label); each function's own entry is two
- * instructions that put its index in %r11, which no argument uses. The
- * helper gets the index and the call's return address (the call site). */
+/* The first call of a function served through the assembly forward (every
+ * one but those passing vector registers or answered by the shim): every
+ * argument register (and %al, the count of vector registers used) is
+ * saved, the function is resolved, the registers are restored and the call
+ * goes on as if made directly. One such routine per shim (a local label);
+ * each function's own entry is two instructions that put its index in
+ * %r11, which no argument uses. The helper gets the index and the call's
+ * return address (the call site). Its unwind entry (.cfi_*) lets a thread
+ * cancelled, or a C++ exception thrown, in a callback of the first call
+ * unwind through it. */
 #define LZ_ASM_FORWARD_COMMON(label, helper) \
     __asm__(".pushsection .text\n\t.p2align 4\n\t.type " label ",@function\n" label ":\n\t" \
-            "push %rbp\n\tmov %rsp, %rbp\n\tsub $192, %rsp\n\t" \
+            ".cfi_startproc\n\tpush %rbp\n\t.cfi_def_cfa_offset 16\n\t.cfi_offset %rbp, -16\n\t" \
+            "mov %rsp, %rbp\n\t.cfi_def_cfa_register %rbp\n\tsub $192, %rsp\n\t" \
             "mov %rdi, 0(%rsp)\n\tmov %rsi, 8(%rsp)\n\tmov %rdx, 16(%rsp)\n\t" \
             "mov %rcx, 24(%rsp)\n\tmov %r8, 32(%rsp)\n\tmov %r9, 40(%rsp)\n\tmov %rax, 48(%rsp)\n\t" \
             "movaps %xmm0, 64(%rsp)\n\tmovaps %xmm1, 80(%rsp)\n\tmovaps %xmm2, 96(%rsp)\n\t" \
@@ -88,7 +92,8 @@
             "movaps 64(%rsp), %xmm0\n\tmovaps 80(%rsp), %xmm1\n\tmovaps 96(%rsp), %xmm2\n\t" \
             "movaps 112(%rsp), %xmm3\n\tmovaps 128(%rsp), %xmm4\n\tmovaps 144(%rsp), %xmm5\n\t" \
             "movaps 160(%rsp), %xmm6\n\tmovaps 176(%rsp), %xmm7\n\t" \
-            "leave\n\tjmp *%r11\n\t.size " label ",.-" label "\n\t.popsection");
+            "leave\n\t.cfi_def_cfa %rsp, 8\n\t.cfi_restore %rbp\n\tjmp *%r11\n\t.cfi_endproc\n\t" \
+            ".size " label ",.-" label "\n\t.popsection");
 #define LZ_ASM_FORWARD(label, common, idx) \
     __asm__(".pushsection .text\n\t.globl " label "\n\t.hidden " label "\n\t.type " label \
             ",@function\n" label ":\n\tmov $" LZ_XSTR(idx) ", %r11d\n\tjmp " common "\n\t" \
@@ -116,15 +121,17 @@
             "adrp x0, " LZ_XSTR(LZ_LIB) "\n\tadd x0, x0, :lo12:" LZ_XSTR(LZ_LIB) "\n\t" \
             "mov x1, #" #idx "\n\tadr x2, " str ".lzj\n\tb lz_bind_pick\n\t" \
             ".size " str ",.-" str "\n\t.popsection");
-/* The first call of a function served untyped: x0-x7, x8 (the indirect
- * result register) and q0-q7 saved around the runtime's resolution, then a
+/* The first call of a function served through the assembly forward: x0-x7,
+ * x8 (the indirect result register) and q0-q7 saved around the runtime's
+ * resolution (with its unwind entry, as on x86-64), then a
  * branch to the function with everything as the caller left it. One such
  * routine per shim; each function's entry puts its index in x17 (IP1, a
  * scratch register no argument uses) and branches to it. The helper gets
  * the index and the call's return address (x30 as the caller left it). */
 #define LZ_ASM_FORWARD_COMMON(label, helper) \
     __asm__(".pushsection .text\n\t.p2align 4\n\t.type " label ",%function\n" label ":\n\t" \
-            "stp x29, x30, [sp, #-224]!\n\tmov x29, sp\n\t" \
+            ".cfi_startproc\n\tstp x29, x30, [sp, #-224]!\n\t.cfi_def_cfa_offset 224\n\t" \
+            ".cfi_offset x29, -224\n\t.cfi_offset x30, -216\n\tmov x29, sp\n\t" \
             "stp x0, x1, [sp, #16]\n\tstp x2, x3, [sp, #32]\n\tstp x4, x5, [sp, #48]\n\t" \
             "stp x6, x7, [sp, #64]\n\tstr x8, [sp, #80]\n\t" \
             "stp q0, q1, [sp, #96]\n\tstp q2, q3, [sp, #128]\n\tstp q4, q5, [sp, #160]\n\t" \
@@ -134,7 +141,8 @@
             "ldp x6, x7, [sp, #64]\n\tldr x8, [sp, #80]\n\t" \
             "ldp q0, q1, [sp, #96]\n\tldp q2, q3, [sp, #128]\n\tldp q4, q5, [sp, #160]\n\t" \
             "ldp q6, q7, [sp, #192]\n\t" \
-            "ldp x29, x30, [sp], #224\n\tbr x16\n\t.size " label ",.-" label \
+            "ldp x29, x30, [sp], #224\n\t.cfi_def_cfa_offset 0\n\t.cfi_restore x29\n\t" \
+            ".cfi_restore x30\n\tbr x16\n\t.cfi_endproc\n\t.size " label ",.-" label \
             "\n\t.popsection");
 #define LZ_ASM_FORWARD(label, common, idx) \
     __asm__(".pushsection .text\n\t.globl " label "\n\t.hidden " label "\n\t.type " label \
