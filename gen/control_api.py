@@ -42,7 +42,8 @@ CONTROL_API = [
      "It returns a handle from dlopen to use that library; or NULL, having\n"
      "written an absolute path, to load that file; or NULL with path left\n"
      "empty, to search as usual. The file is judged like any candidate and\n"
-     "nothing else is tried. fn must not call the library's functions. NULL\n"
+     "nothing else is tried. fn must not call the library's functions, and\n"
+     "must return (no exception or longjmp out of it). NULL\n"
      "turns it off. Cost: a lock; then one call of fn per search."),
     ("adopt", "int", "void *handle", "handle",
      "Use a library the program has already opened (a handle dlopen\n"
@@ -59,7 +60,7 @@ CONTROL_API = [
     ("set_log_callback", "void", "void (*fn)(void *user, const char *line), void *user",
      "fn, user",
      "Receive log lines (each search step and candidate) instead of stderr.\n"
-     "NULL turns it off. Cost: a lock."),
+     "fn must return, as the chooser must. NULL turns it off. Cost: a lock."),
     ("asked_path", "const char *", "void", "",
      "The file the program asked for by path (PyTorch's preload, a ctypes\n"
      "load) when lazynccl-run's audit module redirected that load to this\n"

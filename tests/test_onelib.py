@@ -6,6 +6,7 @@ shims without the project's build, the real library's own tools on its
 drop-in, and, with the library absent, an exit status and the soname named,
 never a made-up answer. Debian's GSL (266 headers, exported data,
 callbacks) and libjpeg (errors through a callback that longjmps)."""
+import errno
 import os
 import re
 import shlex
@@ -881,9 +882,15 @@ def small_runtime_loads_what_ld_so_would():
     wrap = t.compile_c(f"{d}/wrap.so", [f"{d}/wrap.c", "-fPIC", "-ldl"], shared=True)
     # (A sanitizer's runtime must come first in the process: under one, it
     # is the wrapper, and the other rows are that row.)
+    # The same wrapper under the C library's file name: the C library is
+    # known by what it holds (glibc's gnu_get_libc_version), not its name.
+    os.makedirs(f"{d}/named", exist_ok=True)
+    shutil.copy(wrap, f"{d}/named/libc.so.6")
     wrapped = [] if t.SANITIZE not in ("", "none") else [
         ("DT_RUNPATH, under a preloaded dlopen wrapper", runpath, {"LD_PRELOAD": wrap},
-         f"{d}/bin/lib/libz.so.1")]
+         f"{d}/bin/lib/libz.so.1"),
+        ("DT_RUNPATH, under a preloaded dlopen wrapper named libc.so.6", runpath,
+         {"LD_PRELOAD": f"{d}/named/libc.so.6"}, f"{d}/bin/lib/libz.so.1")]
     rows = wrapped + [
         ("the system's", (plain, shim), {}, system),
         ("';'-separated LD_LIBRARY_PATH", (plain, shim), {"LD_LIBRARY_PATH": f"{d}/bin/none;{d}/ldlp"},
@@ -931,7 +938,11 @@ def small_runtime_loads_what_ld_so_would():
             bound.append({m.group(1) for m in re.finditer(
                 r"binding file \S+ \[0\] to \S+/libc\.so\.6 \[0\]: normal symbol `([^']+)'", err)})
         extra = sorted(bound[1] - bound[0])
-        t.check(set(extra) <= {"dlopen", "dlsym", "dlinfo", "dl_iterate_phdr", "secure_getenv"},
+        # (__errno_location: errno kept as the program left it;
+        # gnu_get_libc_version: its address alone, which tells the C
+        # library among the loaded objects.)
+        t.check(set(extra) <= {"dlopen", "dlsym", "dlinfo", "dl_iterate_phdr", "secure_getenv",
+                               "__errno_location", "gnu_get_libc_version"},
                 f"the C library functions the static shim binds beyond plain's: {extra}")
     r = t.run([shim], env={"LAZYZLIB_LIBPATH": f"{d}/rpath", "LD_LIBRARY_PATH": f"{d}/ldlp"}, check_rc=0)
     t.contains(r.stdout, f"mapped {d}/rpath/libz.so.1 step LAZYZLIB_LIBPATH", "the override first")
@@ -966,13 +977,13 @@ int main()
 
 @case
 def first_call_unwinds_to_its_caller():
-    """A C++ exception thrown by a callback of the first call (the
-    program's log callback, at the line naming the file chosen) reaches the
-    program's handler through the shim's frames: the assembly forward a
-    first call goes through has its unwind entry, as the runtime's C
-    functions have theirs. The static shim (the small runtime holds no
-    lock) then loads at the next call. (C frames run no cleanup: memory the
-    runtime held there would be left behind, none at that line.)"""
+    """The assembly forward a first call goes through has its unwind entry,
+    as the runtime's C functions have theirs: an unwinder (a debugger's
+    backtrace, a profiler's, a C++ exception's) passes through it. Seen
+    with an exception thrown by the program's log callback at the line
+    naming the file chosen, which reaches the program's handler through the
+    static shim, whose small runtime holds no lock: the next call loads.
+    (Callbacks must still return: docs/reference/api.md.)"""
     archive = zlib_static_shim()
     d = t.workdir("onelib_unwinds")
     src = f"{d}/throw.cc"
@@ -984,6 +995,73 @@ def first_call_unwinds_to_its_caller():
     version = t.run([sys.executable, "-c", "import zlib; print(zlib.ZLIB_RUNTIME_VERSION)"],
                     check_rc=0).stdout.strip()
     t.equal(r.stdout, f"caught: from the log callback\nthen {version}\n", "the handler, then the next call")
+
+
+
+@case
+def first_call_entries_are_landing_pads():
+    """Built for indirect branch tracking (x86-64 -fcf-protection, AArch64
+    -mbranch-protection, where the compiler marks the object as having a
+    landing pad at every indirect branch's target), every thunk and every
+    first call's entry, which are written in assembly, starts with one
+    (endbr64, bti c): the compiler's mark is true of them too."""
+    stubs = os.path.join(t.SHIMS, "zlib_stubs.c")
+    if not os.path.exists(stubs):
+        raise t.Skip("no zlib shim in this build (zlib.h is not installed)")
+    d = t.workdir("onelib_landing")
+    spec_dir = os.path.join(t.SOURCE, "tests", "specs")
+    targets = [("cc", "-fcf-protection=full", "objdump", "endbr64")]
+    if shutil.which("aarch64-linux-gnu-gcc") and shutil.which("aarch64-linux-gnu-objdump"):
+        targets.append(("aarch64-linux-gnu-gcc", "-mbranch-protection=standard",
+                        "aarch64-linux-gnu-objdump", "bti\tc"))
+    for cc, flag, objdump, pad in targets:
+        obj = f"{d}/{cc}.o"
+        t.run([cc, flag, "-c", "-O2", "-fPIC", "-fvisibility=hidden", "-D_GNU_SOURCE",
+               f"-I{t.SOURCE}/src", f"-I{t.BUILD}", f"-I{spec_dir}", stubs, "-o", obj], check_rc=0)
+        text = t.run([objdump, "-d", "--no-show-raw-insn", obj], check_rc=0).stdout
+        first = dict(re.findall(r"^[0-9a-f]+ <([^>]+)>:\n\s+[0-9a-f]+:\s+([^\n]+)", text, re.M))
+        entries = {n: i for n, i in first.items() if n.startswith("lz_r_") or n in ("zlibVersion", "crc32",
+                                                                                   "gzprintf")}
+        t.check(len(entries) > 80, f"{cc}: the entries found: {len(entries)}")
+        bare = sorted(n for n, i in entries.items() if not i.strip().startswith(pad.replace("\\t", "\t")))
+        t.equal(bare, [], f"{cc} {flag}: entries without a landing pad")
+
+ERRNO_LIBZ = r"""
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <zlib.h>
+int main(void)
+{
+    errno = 1234;
+    const char *v = zlibVersion();
+    printf("%s errno %d\n", strcmp(v, ZLIB_VERSION) == 0 ? "version" : "failure", errno);
+    return 0;
+}
+"""
+
+
+@case
+def first_call_leaves_errno_as_it_was():
+    """A first call the library serves finds errno as the program left it,
+    as plain's call does: the search's failed opens and probes are the
+    runtime's own, through the shared shim (the full runtime) and the
+    static shim (the small one). One that gets its failure value finds
+    errno saying a library is missing (ELIBACC)."""
+    archive = zlib_static_shim()
+    d = t.workdir("onelib_errno")
+    src = f"{d}/errno.c"
+    with open(src, "w") as f:
+        f.write(ERRNO_LIBZ)
+    plain = t.compile_c(f"{d}/plain", [src, "-lz"])
+    shared = t.compile_c(f"{d}/shared", [src, f"-L{t.SHIMS}", "-llazyzlib", f"-Wl,-rpath,{t.SHIMS}"]
+                         + t.sanitizer_link_args())
+    static = t.compile_c(f"{d}/static", [src, archive, "-ldl", "-lpthread"] + t.sanitizer_link_args())
+    t.equal(t.run([plain], check_rc=0).stdout, "version errno 1234\n", "plain")
+    for exe in (shared, static):
+        t.equal(t.run([exe], check_rc=0).stdout, "version errno 1234\n", f"{os.path.basename(exe)} shim")
+        t.equal(t.run([exe], env={"LAZYZLIB_LIBPATH": f"{d}/nowhere"}, check_rc=0).stdout,
+                f"failure errno {errno.ELIBACC}\n", f"{os.path.basename(exe)} shim, the library absent")
 
 
 RACE_LIBZ = r"""

@@ -19,6 +19,7 @@
 #include "base/lz_text.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <link.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -180,7 +181,7 @@ lz_fn lz_resolve(const lz_lib *lib, size_t i)
     return lz_resolve_from(lib, i, NULL);
 }
 
-lz_fn lz_resolve_from(const lz_lib *lib, size_t i, const void *caller)
+static lz_fn resolve_from(const lz_lib *lib, size_t i, const void *caller)
 {
     for (;;) {
         int status = lz_ensure_loaded(lib, &lib->syms[i]);
@@ -321,7 +322,7 @@ int lz_api_resolve_all(const lz_lib *lib, char *missing, size_t size)
     return n;
 }
 
-lz_fn lz_resolve_version(const lz_lib *lib, size_t i, const char *node, lz_fn *slot)
+static lz_fn resolve_version(const lz_lib *lib, size_t i, const char *node, lz_fn *slot)
 {
     lz_fn done = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
     if (done)
@@ -352,5 +353,25 @@ lz_fn lz_resolve_version(const lz_lib *lib, size_t i, const char *node, lz_fn *s
     lz_fn expect = NULL;
     if (!__atomic_compare_exchange_n(slot, &expect, f, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
         f = expect;
+    return f;
+}
+
+/* The first call leaves errno as the program left it: the search's failed
+ * opens and probes are its own, and a call the library serves sets errno
+ * as the library does (plain, the call finds errno untouched); one that
+ * gets its failure function finds it set there (LZ_FAIL_ERRNO). */
+lz_fn lz_resolve_from(const lz_lib *lib, size_t i, const void *caller)
+{
+    int saved = errno;
+    lz_fn f = resolve_from(lib, i, caller);
+    errno = saved;
+    return f;
+}
+
+lz_fn lz_resolve_version(const lz_lib *lib, size_t i, const char *node, lz_fn *slot)
+{
+    int saved = errno;
+    lz_fn f = resolve_version(lib, i, node, slot);
+    errno = saved;
     return f;
 }

@@ -50,21 +50,32 @@
 #endif
 
 #if defined(__x86_64__)
+/* The landing pad an indirect branch needs where the code is built for
+ * indirect branch tracking (-fcf-protection: the compiler then marks the
+ * object as having one at every such target, the assembly's included):
+ * the thunks (reached through a PLT entry or a function pointer), the
+ * exports' indirect functions and each first call's entry (reached by the
+ * thunk's jump). A no-op elsewhere. */
+#if defined(__CET__) && (__CET__ & 1)
+#define LZ_LANDING "endbr64\n\t"
+#else
+#define LZ_LANDING ""
+#endif
 /* Written in assembly: a C thunk with stack-passed arguments (more than six)
  * makes GCC copy them onto themselves before the jump, and one with "..."
  * cannot be written at all. */
 #define LZ_ASM_THUNK(str, idx, extra) \
     __asm__(".pushsection .text\n\t.p2align 4\n\t.globl " str "\n\t" extra ".type " str \
-            ",@function\n" str ":\n\tjmp *" LZ_XSTR(LZ_SLOTS) "+8*" #idx "(%rip)\n\t.size " \
+            ",@function\n" str ":\n\t" LZ_LANDING "jmp *" LZ_XSTR(LZ_SLOTS) "+8*" #idx "(%rip)\n\t.size " \
             str ",.-" str "\n\t.popsection");
 /* An own-answer export of a shared shim (LZ_IFUNC_EXPORTS, lz_bind.h): the
  * thunk under a local name, and the exported name a GNU indirect function
  * whose resolver asks lz_bind_pick which of the two a caller is bound to. */
 #define LZ_ASM_EXPORT(str, idx) \
     __asm__(".pushsection .text\n\t.p2align 4\n\t.type " str ".lzj,@function\n" str ".lzj:\n\t" \
-            "jmp *" LZ_XSTR(LZ_SLOTS) "+8*" #idx "(%rip)\n\t.size " str ".lzj,.-" str ".lzj\n\t" \
+            LZ_LANDING "jmp *" LZ_XSTR(LZ_SLOTS) "+8*" #idx "(%rip)\n\t.size " str ".lzj,.-" str ".lzj\n\t" \
             ".globl " str "\n\t.type " str ",@gnu_indirect_function\n" str ":\n\t" \
-            "lea " LZ_XSTR(LZ_LIB) "(%rip), %rdi\n\tmov $" #idx ", %esi\n\t" \
+            LZ_LANDING "lea " LZ_XSTR(LZ_LIB) "(%rip), %rdi\n\tmov $" #idx ", %esi\n\t" \
             "lea " str ".lzj(%rip), %rdx\n\tjmp lz_bind_pick\n\t.size " str ",.-" str \
             "\n\t.popsection");
 /* The first call of a function served through the assembly forward (every
@@ -96,7 +107,7 @@
             ".size " label ",.-" label "\n\t.popsection");
 #define LZ_ASM_FORWARD(label, common, idx) \
     __asm__(".pushsection .text\n\t.globl " label "\n\t.hidden " label "\n\t.type " label \
-            ",@function\n" label ":\n\tmov $" LZ_XSTR(idx) ", %r11d\n\tjmp " common "\n\t" \
+            ",@function\n" label ":\n\t" LZ_LANDING "mov $" LZ_XSTR(idx) ", %r11d\n\tjmp " common "\n\t" \
             ".size " label ",.-" label "\n\t.popsection");
 #elif defined(__aarch64__)
 /* AArch64: the address of the slot (adrp + add), a load-acquire of it and a
@@ -106,19 +117,27 @@
  * nothing: neither a branch nor the callee's own loads depend on the
  * loaded value as an address). x16 is the intra-procedure-call scratch
  * register the AAPCS64 gives veneers and PLT entries. */
+/* The landing pad of an indirect branch under branch target identification
+ * (-mbranch-protection: as on x86-64). "bti c" takes calls and the
+ * branches through x16 and x17 that PLT entries and the thunks make. */
+#if defined(__ARM_FEATURE_BTI_DEFAULT) && __ARM_FEATURE_BTI_DEFAULT
+#define LZ_LANDING "bti c\n\t"
+#else
+#define LZ_LANDING ""
+#endif
 #define LZ_ASM_THUNK(str, idx, extra) \
     __asm__(".pushsection .text\n\t.p2align 4\n\t.globl " str "\n\t" extra ".type " str \
-            ",%function\n" str ":\n\tadrp x16, " LZ_XSTR(LZ_SLOTS) "+8*" #idx "\n\t" \
+            ",%function\n" str ":\n\t" LZ_LANDING "adrp x16, " LZ_XSTR(LZ_SLOTS) "+8*" #idx "\n\t" \
             "add x16, x16, :lo12:" LZ_XSTR(LZ_SLOTS) "+8*" #idx "\n\tldar x16, [x16]\n\t" \
             "br x16\n\t.size " str ",.-" str "\n\t.popsection");
 /* An own-answer export of a shared shim: as on x86-64. */
 #define LZ_ASM_EXPORT(str, idx) \
     __asm__(".pushsection .text\n\t.p2align 4\n\t.type " str ".lzj,%function\n" str ".lzj:\n\t" \
-            "adrp x16, " LZ_XSTR(LZ_SLOTS) "+8*" #idx "\n\t" \
+            LZ_LANDING "adrp x16, " LZ_XSTR(LZ_SLOTS) "+8*" #idx "\n\t" \
             "add x16, x16, :lo12:" LZ_XSTR(LZ_SLOTS) "+8*" #idx "\n\tldar x16, [x16]\n\t" \
             "br x16\n\t.size " str ".lzj,.-" str ".lzj\n\t" \
             ".globl " str "\n\t.type " str ",%gnu_indirect_function\n" str ":\n\t" \
-            "adrp x0, " LZ_XSTR(LZ_LIB) "\n\tadd x0, x0, :lo12:" LZ_XSTR(LZ_LIB) "\n\t" \
+            LZ_LANDING "adrp x0, " LZ_XSTR(LZ_LIB) "\n\tadd x0, x0, :lo12:" LZ_XSTR(LZ_LIB) "\n\t" \
             "mov x1, #" #idx "\n\tadr x2, " str ".lzj\n\tb lz_bind_pick\n\t" \
             ".size " str ",.-" str "\n\t.popsection");
 /* The first call of a function served through the assembly forward: x0-x7,
@@ -146,7 +165,7 @@
             "\n\t.popsection");
 #define LZ_ASM_FORWARD(label, common, idx) \
     __asm__(".pushsection .text\n\t.globl " label "\n\t.hidden " label "\n\t.type " label \
-            ",%function\n" label ":\n\tmov x17, #" LZ_XSTR(idx) "\n\tb " common "\n\t" \
+            ",%function\n" label ":\n\t" LZ_LANDING "mov x17, #" LZ_XSTR(idx) "\n\tb " common "\n\t" \
             ".size " label ",.-" label "\n\t.popsection");
 #endif
 

@@ -177,26 +177,26 @@ typedef void *(*dlopen_fn)(const char *file, int mode);
 
 /* What one walk of the loaded objects (dl_iterate_phdr) tells: how many
  * the dynamic linker has loaded, and whether the object holding address
- * fn (where set) is the C library's (libc.so.6, or libdl.so.2 before
- * glibc 2.34), the owner of dlopen. */
+ * fn (where set) is the C library, the one that holds
+ * gnu_get_libc_version (glibc's own: no wrapper of dlopen defines it). */
 typedef struct {
     unsigned long long loads;
-    ElfW(Addr) fn;
-    int owner;
+    ElfW(Addr) fn, libc;
+    int at, fn_at, libc_at; /* objects walked; where fn and libc lie (0: not yet) */
 } walk;
 
-static const char *const owners[] = {"libc.so.6", "libdl.so.2"};
+extern const char *gnu_get_libc_version(void) __attribute__((weak));
 
-/* 1 when path's last component is name. */
-static int named_as(const char *path, const char *name)
+/* 1 when the object of info holds address a. */
+static int holds(const struct dl_phdr_info *info, ElfW(Addr) a)
 {
-    const char *base = path;
-    for (const char *p = path; *p; p++)
-        if (*p == '/')
-            base = p + 1;
-    while (*base && *base == *name)
-        base++, name++;
-    return *base == *name;
+    for (ElfW(Half) i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        ElfW(Addr) start = info->dlpi_addr + ph->p_vaddr;
+        if (ph->p_type == PT_LOAD && a >= start && a - start < ph->p_memsz)
+            return 1;
+    }
+    return 0;
 }
 
 static int walk_one(struct dl_phdr_info *info, size_t size, void *data)
@@ -204,23 +204,23 @@ static int walk_one(struct dl_phdr_info *info, size_t size, void *data)
     (void)size;
     walk *w = data;
     w->loads = info->dlpi_adds;
-    for (ElfW(Half) i = 0; w->fn && i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        ElfW(Addr) start = info->dlpi_addr + ph->p_vaddr;
-        if (ph->p_type != PT_LOAD || w->fn < start || w->fn - start >= ph->p_memsz)
-            continue;
-        for (size_t k = 0; k < sizeof owners / sizeof owners[0]; k++)
-            w->owner |= info->dlpi_name && named_as(info->dlpi_name, owners[k]);
-        return 1;
-    }
-    return !w->fn; /* the count alone: one object tells it */
+    w->at++;
+    if (!w->fn || !w->libc)
+        return 1; /* the count alone: one object tells it */
+    if (!w->fn_at && holds(info, w->fn))
+        w->fn_at = w->at;
+    if (!w->libc_at && holds(info, w->libc))
+        w->libc_at = w->at;
+    return w->fn_at && w->libc_at;
 }
 
-/* One walk: loads, and with fn, whether fn is the C library's. */
-static walk walked(ElfW(Addr) fn)
+/* One walk: loads, and with fn, whether fn is the C library's (owner). */
+static walk walked(ElfW(Addr) fn, int *owner)
 {
-    walk w = {.fn = fn};
+    walk w = {.fn = fn, .libc = (ElfW(Addr))gnu_get_libc_version};
     dl_iterate_phdr(walk_one, &w);
+    if (owner)
+        *owner = w.fn_at && w.fn_at == w.libc_at;
     return w;
 }
 
@@ -229,6 +229,7 @@ static walk walked(ElfW(Addr) fn)
  * (before), where no preloaded object comes first. */
 static dlopen_fn libc_dlopen(void)
 {
+    static const char *const owners[] = {"libc.so.6", "libdl.so.2"};
     dlopen_fn f = NULL;
     for (size_t i = 0; !f && i < sizeof owners / sizeof owners[0]; i++) {
         void *h = dlopen(owners[i], RTLD_LAZY | RTLD_NOLOAD);
@@ -473,12 +474,11 @@ static void *search(const lz_lib *lib, report *r, const char **step)
         h = open_one(r, *step, *s, RTLD_NOLOAD);
     if (!h && roots)
         h = open_roots(r, lib->roots_before, step);
-    walk before = walked(h ? 0 : (ElfW(Addr))dlopen);
-    r->own = before.owner;
+    walk before = walked(h ? 0 : (ElfW(Addr))dlopen, &r->own);
     if (!h)
         *step = LZ_STEP_LINKER;
     for (const char *const *s = lib->sonames; *s && !h; s++)
-        if ((h = open_one(r, *step, *s, 0)) && walked(0).loads == before.loads)
+        if ((h = open_one(r, *step, *s, 0)) && walked(0, NULL).loads == before.loads)
             *step = LZ_STEP_LOADED;
     if (!h)
         h = open_roots(r, lib->roots_after, step);
@@ -647,12 +647,19 @@ static void *find(const lz_lib *lib, size_t i)
     return p;
 }
 
+/* errno left as the program left it (api/lz_resolve.c, lz_resolve_from). */
 lz_fn lz_resolve_from(const lz_lib *lib, size_t i, const void *caller)
 {
     (void)caller; /* the full runtime's, to name an importer: a static shim has none */
-    if (lz_small_ensure_loaded(lib) != LZ_LOADED)
-        return failure(lib, i); /* not published: a retry may load it */
-    void *p = find(lib, i);
-    return lz_small_publish(lib, i, p ? (lz_fn)p : failure(lib, i));
+    int saved = errno;
+    lz_fn f;
+    if (lz_small_ensure_loaded(lib) != LZ_LOADED) {
+        f = failure(lib, i); /* not published: a retry may load it */
+    } else {
+        void *p = find(lib, i);
+        f = lz_small_publish(lib, i, p ? (lz_fn)p : failure(lib, i));
+    }
+    errno = saved;
+    return f;
 }
 
