@@ -572,14 +572,18 @@ class ShimWriter:
             self.w(f"{macro}({e.fn.ret}, {typed}, {e.sym}, {_c_string(e.sym)}, {i}, "
                    f"({e.fn.params}), ({e.fn.args}))\n")
 
+    def control_functions(self):
+        """The control API's C functions (gen/control_api.py), under the
+        shim's prefix."""
+        return c_functions(self.control_prefix or self.spec.shim + "_", "LZ_LIB")
+
     def write_control_api(self):
         if self.spec.control_api:
-            prefix = self.control_prefix or self.spec.shim + "_"
             self.w("\n/* The control API (gen/control_api.py). */\n")
             apart = self.control_apart and self.small
             if apart:
                 self.w(f"#ifndef LZ_STATIC_SHIM /* the static archive's is {self.id}_control.c */\n")
-            self.w(c_functions(prefix, "LZ_LIB"))
+            self.w(self.control_functions())
             if apart:
                 self.w("#endif\n")
         self.w("\n")
@@ -604,8 +608,7 @@ class ShimWriter:
         out.append(f"#undef LZ_LIB\n#define LZ_LIB lz_lib_{self.id}\n"
                    "LZ_DECL_DATA const lz_lib LZ_LIB;\n\n")
         if self.spec.control_api:
-            prefix = self.control_prefix or self.spec.shim + "_"
-            out.append("#ifdef LZ_STATIC_SHIM\n" + c_functions(prefix, "LZ_LIB") + "#endif\n")
+            out.append("#ifdef LZ_STATIC_SHIM\n" + self.control_functions() + "#endif\n")
         return "".join(out)
 
     def write_notes(self):

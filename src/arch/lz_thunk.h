@@ -85,9 +85,9 @@
  * goes on as if made directly. One such routine per shim (a local label);
  * each function's own entry is two instructions that put its index in
  * %r11, which no argument uses. The helper gets the index and the call's
- * return address (the call site). Its unwind entry (.cfi_*) lets a thread
- * cancelled, or a C++ exception thrown, in a callback of the first call
- * unwind through it. */
+ * return address (the call site). Its unwind entry (.cfi_*) lets an
+ * unwinder (a debugger's or a profiler's backtrace, a cancellation) pass
+ * through it. */
 #define LZ_ASM_FORWARD_COMMON(label, helper) \
     __asm__(".pushsection .text\n\t.p2align 4\n\t.type " label ",@function\n" label ":\n\t" \
             ".cfi_startproc\n\tpush %rbp\n\t.cfi_def_cfa_offset 16\n\t.cfi_offset %rbp, -16\n\t" \

@@ -149,18 +149,30 @@ static struct link_map *map_of(void *h)
     return lm;
 }
 
+/* The dynamic linker's own name of the object of handle h, where it is
+ * absolute (NULL: a relative name, or no object). */
+static const char *linker_name(void *h)
+{
+    struct link_map *lm = map_of(h);
+    unseen(1);
+    const char *name = lm && lm->l_name && lm->l_name[0] == '/' ? lm->l_name : NULL;
+    unseen(0);
+    return name;
+}
+
 /* The file the dynamic linker loaded for handle h, absolute, copied (NULL:
  * none, the program itself included). A name found through a relative
  * entry of LD_LIBRARY_PATH ("./libz.so.1") is made absolute from the
  * object's origin, as the full runtime names it. */
 char *lz_small_file_of(void *h)
 {
+    const char *name = linker_name(h);
+    if (name)
+        return strdup(name);
     struct link_map *lm = map_of(h);
     char *path = NULL;
     unseen(1);
-    if (lm && lm->l_name && lm->l_name[0] == '/') {
-        path = strdup(lm->l_name);
-    } else if (lm && lm->l_name && lm->l_name[0]) {
+    if (lm && lm->l_name && lm->l_name[0]) {
         char *origin = malloc(PATH_MAX);
         const char *base = strrchr(lm->l_name, '/');
         if (origin && dlinfo(h, RTLD_DI_ORIGIN, origin) == 0)
@@ -541,10 +553,7 @@ static int load(const lz_lib *lib)
     if (h) {
         /* The dynamic linker's own name of the object where it is
          * absolute: the library is never unloaded once published. */
-        struct link_map *lm = map_of(h);
-        unseen(1);
-        const char *name = lm && lm->l_name && lm->l_name[0] == '/' ? lm->l_name : NULL;
-        unseen(0);
+        const char *name = linker_name(h);
         char *path = name ? NULL : lz_small_file_of(h);
         void *none = NULL;
         if (__atomic_compare_exchange_n(&st->handle, &none, h, 0, __ATOMIC_ACQ_REL,
