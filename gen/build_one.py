@@ -108,9 +108,9 @@ def build(gen, a, cc):
         return o, cc + ["-c", source, "-o", o] + flags
 
     # The small runtime, in the archive beside the full one (src/meson.build).
-    # At -Os, as Meson builds the runtime: it runs once per process.
-    small_c = [os.path.join(SRC, "small", f) for f in ("lz_small.c", "lz_small_control.c")]
-    jobs = [obj(c, runtime_flags) for c in runtime_c] + [obj(c, runtime_flags + ["-Os"]) for c in small_c]
+    # Both at -Os, as Meson builds them: they run once per process.
+    small_c = [os.path.join(SRC, "small", f) for f in ("lz_small.c", "lz_small_control.c", "lz_small_roots.c")]
+    jobs = [obj(c, runtime_flags + ["-Os"]) for c in runtime_c + small_c]
     ours = list(files.values())
     jobs += [obj(c, shim_flags + ["-DLZ_IFUNC_EXPORTS"], ".shared") for c in ours]
     jobs += [obj(c, shim_flags + ["-DLZ_STATIC_SHIM"], ".static") for c in ours]

@@ -551,6 +551,23 @@ class ShimWriter:
         self.w("LZ_DEF_DATA const lz_lib LZ_LIB = {\n")
         self.w("".join(f"    .{k} = {v},\n" for k, v in self.lib_fields()))
         self.w("};\n\n")
+        self.write_small_needs()
+
+    def write_small_needs(self):
+        """The small runtime's parts this library needs, named so that the
+        static archive gives them (src/small/lz_small.h): the roots' steps
+        where the spec has roots or default directories, the stop where a
+        function has no failure value or the first failed call speaks."""
+        spec = self.spec
+        roots = bool(spec.roots_before or spec.roots_after or spec.default_dirs)
+        stop = bool(self.stops or spec.say_unavailable)
+        needs = (["lz_small_roots"] if roots else []) + \
+            (["lz_stop_uncalled", "lz_say_unavailable"] if stop else [])
+        if not (self.small and needs):
+            return
+        self.w("#ifdef LZ_STATIC_SHIM\n" + ('#include "base/lz_stop.h"\n' if stop else "")
+               + f"LZ_SMALL_NEEDS({self.id}, {', '.join(f'(void (*)(void)){n}' for n in needs)})\n"
+               "#endif\n\n")
 
     def write_thunks(self):
         hidden = self.spec.hidden

@@ -1304,5 +1304,104 @@ def small_runtime_for_the_libraries_that_need_nothing_else():
     t.equal(got, {k: v for k, v in want.items() if k in got}, "the static shims that take the small runtime")
 
 
+ZZ_H = "int zz_answer(void);\nconst char *zz_name(void);\n"
+ZZ_PROG = r"""
+#include <stdio.h>
+#include "zz.h"
+int main(void)
+{
+    printf("%d\n", zz_answer());
+    fflush(stdout);
+    printf("%s\n", zz_name());
+    return 0;
+}
+"""
+
+
+def members_taken(exe_map):
+    """The archive members a link took, from its map's first section
+    (-Wl,-Map): "ARCHIVE(MEMBER)", or a thin archive's (Meson's) member
+    path, named as `ar x` names it (lz_small.o)."""
+    with open(exe_map) as f:
+        head = f.read().split("\nDiscarded input sections", 1)[0]
+    taken = set()
+    for line in re.findall(r"^(\S.*\.o)\)?$", head, re.M):
+        name = re.sub(r"\.c\.o$", ".o", os.path.basename(line.split("(")[-1]))
+        own = re.search(r"lz_\w+\.o$", name)  # Meson's "small_lz_small.c.o"
+        taken.add(own.group(0) if own else name)
+    return taken
+
+
+@case
+def small_runtime_takes_what_its_library_needs():
+    """The small runtime's parts a library may not need are archive members
+    a static shim takes only where its library needs them: a library with a
+    root and default directories (libzz, made here) and a function with no
+    failure value takes the roots' steps and the stop, and each works: found
+    through its default directory, through its root, and, absent, -1 from
+    the function that has a failure value, then exit 127 with the stop's
+    words from the one that has none. zlib's static shim, called by a
+    program that calls none of the control API, takes neither, nor the
+    control API (docs/concepts/performance.md, "Size")."""
+    if t.SANITIZE not in ("", "none"):
+        raise t.Skip("lazygen build uses the plain compiler whatever the build: checked once, in "
+                     "the default one")
+    d = t.workdir("onelib_small_parts")
+    os.makedirs(f"{d}/src", exist_ok=True)
+    with open(f"{d}/src/zz.h", "w") as f:
+        f.write(ZZ_H)
+    with open(f"{d}/src/zz.c", "w") as f:
+        f.write('int zz_answer(void) { return 42; }\nconst char *zz_name(void) { return "zz"; }\n')
+    with open(f"{d}/src/prog.c", "w") as f:
+        f.write(ZZ_PROG)
+    for where in ("default", "root/lib"):
+        os.makedirs(f"{d}/{where}", exist_ok=True)
+        t.compile_c(f"{d}/{where}/libzz.so.1", [f"{d}/src/zz.c", "-Wl,-soname,libzz.so.1"], shared=True)
+    with open(f"{d}/zz.toml", "w") as f:
+        f.write(f'''[library]
+id = "zz"
+display = "zz"
+shim = "lazyzz"
+headers = ["zz.h"]
+sonames = ["libzz.so.1"]
+function_pattern = "^zz_"
+feature = "zz"
+description = "a library with a root and default directories"
+search_roots_before = ["ZZ_ROOT:lib"]
+default_dirs = ["{d}/default"]
+
+[failure]
+"int" = "-1"
+''')
+    r = lazygen("build", f"{d}/zz.toml", "--out", f"{d}/out", "--include-dir", f"{d}/src",
+                "--library", f"{d}/default/libzz.so.1")
+    t.equal(r.returncode, 0, f"lazygen build: {r.stderr[-2000:]}")
+    archive = f"{d}/out/liblazyzz.a"
+    t.contains(t.run(["nm", "-u", archive], check_rc=0).stdout, "lz_small_resolve_from",
+               "libzz's static shim takes the small runtime")
+    exe = t.compile_c(f"{d}/prog", [f"{d}/src/prog.c", f"-I{d}/src", f"-Wl,-Map={d}/prog.map", archive,
+                                    "-ldl", "-lpthread"])
+    taken = members_taken(f"{d}/prog.map")
+    for member in ("lz_small_roots.o", "lz_stop.o"):
+        t.check(member in taken, f"libzz's program takes {member}: {sorted(taken)}")
+    for env, path in (({}, f"{d}/default/libzz.so.1"), ({"ZZ_ROOT": f"{d}/root"}, f"{d}/root/lib/libzz.so.1")):
+        r = t.run([exe], env={**env, "LAZYNCCL_DEBUG": "1"})
+        t.equal((r.returncode, r.stdout), (0, "42\nzz\n"), f"found {env}: {r.stderr[-600:]}")
+        t.contains(r.stderr, f"loaded {path} (found by: ", f"the file {env}")
+    r = t.run([exe], env={"LAZYZZ_LIBPATH": f"{d}/nowhere"})
+    t.equal((r.returncode, r.stdout), (127, "-1\n"), f"absent: {r.stderr[-600:]}")
+    t.contains(r.stderr, "zz_name was called, and no failure value is known for it", "the stop's words")
+    t.contains(r.stderr, "error while loading shared libraries: libzz.so.1", "the dynamic linker's words")
+    # zlib: every function has a failure value, no root, no default directory.
+    zlib = zlib_static_shim()
+    with open(f"{d}/z.c", "w") as f:
+        f.write("#include <stdio.h>\n#include <zlib.h>\nint main(void) { puts(zlibVersion()); return 0; }\n")
+    t.compile_c(f"{d}/z", [f"{d}/z.c", f"-Wl,-Map={d}/z.map", zlib, "-ldl", "-lpthread"])
+    taken = members_taken(f"{d}/z.map")
+    t.check("lz_small.o" in taken, f"zlib's program takes the small runtime: {sorted(taken)}")
+    t.equal(sorted(taken & {"lz_small_roots.o", "lz_stop.o", "lz_small_control.o"}), [],
+            "zlib's program takes no part it does not need")
+
+
 if __name__ == "__main__":
     raise SystemExit(t.main())

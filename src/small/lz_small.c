@@ -39,21 +39,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-/* One search's report: a line for each candidate refused, as the full
- * runtime writes them ("  [step] path: rejected: why"), each logged too. */
-typedef struct {
-    const lz_lib *lib;
-    /* LZ_MESSAGE_MAX bytes, made at the first line (a search that finds
-     * the library at once allocates nothing), or NULL: out of memory, the
-     * log alone. */
-    char *text;
-    int started;
-    size_t len;
-    size_t dropped;  /* lines that did not fit */
-    int closing;     /* its closing lines may use the room kept for them */
-    int log;         /* lz_logging, asked once: the quiet path logs nothing */
-    int own;         /* the dlopen this object binds is the C library's */
-} report;
+typedef lz_small_report report;
 
 /* Room kept at the end of a report for its closing lines. */
 enum { REPORT_RESERVE = 512 };
@@ -93,14 +79,12 @@ static void line(report *r, const char *fmt, ...)
     va_end(ap);
 }
 
-static void refused(report *r, const char *step, const char *path, const char *why)
+void lz_small_refused(report *r, const char *step, const char *path, const char *why)
 {
     line(r, "[%s] %s: rejected: %s", step, *path ? path : "empty entry", why);
 }
 
-/* "a/b" on the heap (NULL: out of memory): a first call may run on the
- * smallest thread stack, which holds no path-sized buffer. */
-static char *joined(const char *a, const char *b)
+char *lz_small_joined(const char *a, const char *b)
 {
     size_t la = strlen(a), lb = strlen(b);
     char *p = malloc(la + lb + 2);
@@ -176,7 +160,7 @@ char *lz_small_file_of(void *h)
         char *origin = malloc(PATH_MAX);
         const char *base = strrchr(lm->l_name, '/');
         if (origin && dlinfo(h, RTLD_DI_ORIGIN, origin) == 0)
-            path = joined(origin, base ? base + 1 : lm->l_name);
+            path = lz_small_joined(origin, base ? base + 1 : lm->l_name);
         dlerror();
         free(origin);
         path = path ? path : strdup(lm->l_name);
@@ -330,7 +314,7 @@ static int has_slash(const char *name)
     return *name == '/';
 }
 
-static void *open_one(report *r, const char *step, const char *name, int more)
+void *lz_small_open(report *r, const char *step, const char *name, int more)
 {
     int mode = RTLD_LAZY | RTLD_LOCAL | r->lib->dlopen_flags | more;
     int path = has_slash(name);
@@ -338,7 +322,7 @@ static void *open_one(report *r, const char *step, const char *name, int more)
     char text[PATH_MAX / 8];
     const char *why = h ? lz_small_misjudged(r->lib, h, !path, text, sizeof text) : NULL;
     if (why) {
-        refused(r, step, name, why);
+        lz_small_refused(r, step, name, why);
         unload(h);
         return NULL;
     }
@@ -352,20 +336,20 @@ static void *open_one(report *r, const char *step, const char *name, int more)
     if (e && strncmp(e, name, n) == 0 && e[n] == ':' && e[n + 1] == ' ')
         e += n + 2;
     if (!(more & RTLD_NOLOAD))
-        refused(r, step, name, e ? e : "not loaded");
+        lz_small_refused(r, step, name, e ? e : "not loaded");
     return NULL;
 }
 
 /* Each soname in directory dir, in the spec's order. */
-static void *open_in(report *r, const char *step, const char *dir)
+void *lz_small_open_in(report *r, const char *step, const char *dir)
 {
     void *h = NULL;
     for (const char *const *s = r->lib->sonames; *s && !h; s++) {
-        char *path = joined(dir, *s);
+        char *path = lz_small_joined(dir, *s);
         if (path)
-            h = open_one(r, step, path, 0);
+            h = lz_small_open(r, step, path, 0);
         else
-            refused(r, step, dir, "out of memory");
+            lz_small_refused(r, step, dir, "out of memory");
         free(path);
     }
     return h;
@@ -377,19 +361,19 @@ static void *open_entry(report *r, const char *step, const char *entry)
 {
     struct stat sb;
     if (entry[0] != '/') {
-        refused(r, step, entry, "not an absolute path");
+        lz_small_refused(r, step, entry, "not an absolute path");
         return NULL;
     }
     if (stat(entry, &sb) != 0) {
-        refused(r, step, entry, strerror(errno));
+        lz_small_refused(r, step, entry, strerror(errno));
         return NULL;
     }
-    return S_ISDIR(sb.st_mode) ? open_in(r, step, entry) : open_one(r, step, entry, 0);
+    return S_ISDIR(sb.st_mode) ? lz_small_open_in(r, step, entry) : lz_small_open(r, step, entry, 0);
 }
 
 /* A ':'-separated list, authoritative: when it finds nothing, nothing
  * else is tried. */
-static void *open_list(report *r, const char *step, const char *list)
+void *lz_small_open_list(report *r, const char *step, const char *list)
 {
     char *copy = strdup(list);
     void *h = NULL;
@@ -400,7 +384,7 @@ static void *open_list(report *r, const char *step, const char *list)
         h = open_entry(r, step, entry);
     }
     if (!copy)
-        refused(r, step, list, "out of memory");
+        lz_small_refused(r, step, list, "out of memory");
     free(copy);
     if (!h) {
         r->closing = 1;
@@ -409,95 +393,61 @@ static void *open_list(report *r, const char *step, const char *list)
     return h;
 }
 
-/* Below each prefix a spec's roots name ($CUDA_HOME/lib64, ...); *step:
- * the variable of the one that served. */
-static void *open_roots(report *r, const lz_root *roots, const char **step)
+
+/* The report's closing line: it may use the room kept for it. */
+void lz_small_last_line(report *r, const char *text)
 {
-    for (const lz_root *root = roots; root && root->var; root++) {
-        *step = root->var;
-        const char *prefix = lz_getenv(root->var);
-        for (const char *const *sub = root->subdirs; prefix && *prefix && *sub; sub++) {
-            char *dir = joined(prefix, *sub);
-            void *h = dir ? open_in(r, root->var, dir) : NULL;
-            free(dir);
-            if (h)
-                return h;
-        }
-    }
-    return NULL;
+    r->closing = 1;
+    line(r, "%s", text);
 }
+
+int lz_small_is_object(void *h)
+{
+    return map_of(h) != NULL;
+}
+
+void *lz_small_override(report *r, const char **step, int *decided)
+{
+    const char *env = lz_getenv(r->lib->env_var);
+    *decided = env && *env;
+    if (!*decided)
+        return NULL;
+    *step = r->lib->env_var;
+    return lz_small_open_list(r, *step, env);
+}
+
+/* The parts a library or a program may not need (small/lz_small.h): weak,
+ * so that the linker takes them only where something else names them. */
+#pragma weak lz_small_program_steps
+#pragma weak lz_small_roots
+#pragma weak lz_stop_uncalled
+#pragma weak lz_say_unavailable
 
 /* The search, in order (docs/reference/search-order.md, "The small
  * runtime"): the library's handle and the step that found it, or NULL
  * with every candidate in the report. */
 static void *search(const lz_lib *lib, report *r, const char **step)
 {
-    lz_state *st = lib->st;
-    const char *adopted = __atomic_load_n(&st->adopted, __ATOMIC_ACQUIRE);
-    if (adopted) {
-        *step = LZ_STEP_ADOPTED;
-        return open_one(r, *step, adopted, 0);
-    }
-    const char *env = lz_getenv(lib->env_var);
-    if (env && *env) {
-        *step = lib->env_var;
-        return open_list(r, *step, env);
-    }
-    lz_choose_fn choose = __atomic_load_n(&st->chooser, __ATOMIC_ACQUIRE);
-    char *path = choose ? calloc(1, PATH_MAX) : NULL;
-    if (path) {
-        void *h = choose(__atomic_load_n(&st->chooser_user, __ATOMIC_ACQUIRE), path, PATH_MAX);
-        *step = LZ_STEP_CHOSEN;
-        path[PATH_MAX - 1] = '\0';
-        int answered = h || path[0];
-        char text[PATH_MAX / 8];
-        const char *why = h ? (map_of(h) ? lz_small_misjudged(lib, h, 0, text, sizeof text)
-                                         : "a handle that names no object")
-                          : path[0] && path[0] != '/' ? "not an absolute path" : NULL;
-        if (why)
-            refused(r, *step, h ? "the handle it returned" : path, why);
-        else if (answered && !h)
-            h = open_one(r, *step, path, 0);
-        free(path);
-        if (why || (answered && !h)) {
-            r->closing = 1;
-            line(r, "the program's chooser answered, so nothing else was tried");
-            return NULL;
-        }
-        if (answered)
-            return h;
-    }
-    const char *list = __atomic_load_n(&st->search_list, __ATOMIC_ACQUIRE);
-    if (list) {
-        *step = LZ_STEP_SEARCH_LIST;
-        return open_list(r, *step, list);
-    }
+    int decided = 0;
+    void *h = lz_small_program_steps ? lz_small_program_steps(r, step, &decided)
+                                     : lz_small_override(r, step, &decided);
+    if (decided)
+        return h;
     /* A copy already loaded: glibc's RTLD_NOLOAD still searches for a name
      * it has not loaded (and opens the file, to compare it with what is),
-     * so it is asked only where a step comes before the dynamic linker's;
-     * elsewhere the dlopen by name finds a loaded copy first, and said so
-     * by loading nothing new. */
-    void *h = NULL;
-    int roots = 0;
-    for (const lz_root *root = lib->roots_before; root && root->var; root++)
-        roots |= lz_getenv(root->var) && *lz_getenv(root->var);
+     * so it is asked only where a step comes before the dynamic linker's
+     * (lz_small_roots); elsewhere the dlopen by name finds a loaded copy
+     * first, and said so by loading nothing new. */
     *step = LZ_STEP_LOADED;
-    for (const char *const *s = lib->sonames; roots && *s && !h; s++)
-        h = open_one(r, *step, *s, RTLD_NOLOAD);
-    if (!h && roots)
-        h = open_roots(r, lib->roots_before, step);
+    h = lz_small_roots ? lz_small_roots(r, step, 0) : NULL;
     walk before = walked(h ? 0 : (ElfW(Addr))dlopen, &r->own);
     if (!h)
         *step = LZ_STEP_LINKER;
     for (const char *const *s = lib->sonames; *s && !h; s++)
-        if ((h = open_one(r, *step, *s, 0)) && walked(0, NULL).loads == before.loads)
+        if ((h = lz_small_open(r, *step, *s, 0)) && walked(0, NULL).loads == before.loads)
             *step = LZ_STEP_LOADED;
-    if (!h)
-        h = open_roots(r, lib->roots_after, step);
-    if (!h)
-        *step = LZ_STEP_DEFAULT_DIRS;
-    for (const char *const *d = lib->default_dirs; !h && d && *d; d++)
-        h = open_in(r, *step, *d);
+    if (!h && lz_small_roots)
+        h = lz_small_roots(r, step, 1);
     return h;
 }
 

@@ -59,4 +59,57 @@ LZ_HIDDEN int lz_small_required_missing(const lz_lib *lib, void *h, const char *
  * slot then holds. */
 LZ_HIDDEN lz_fn lz_small_publish(const lz_lib *lib, size_t i, lz_fn f);
 
+/* One search's report: a line for each candidate refused, as the full
+ * runtime writes them ("  [step] path: rejected: why"), each logged too. */
+typedef struct lz_small_report {
+    const lz_lib *lib;
+    /* LZ_MESSAGE_MAX bytes, made at the first line (a search that finds
+     * the library at once allocates nothing), or NULL: out of memory, the
+     * log alone. */
+    char *text;
+    int started;
+    size_t len;
+    size_t dropped;  /* lines that did not fit */
+    int closing;     /* its closing lines may use the room kept for them */
+    int log;         /* lz_logging, asked once: the quiet path logs nothing */
+    int own;         /* the dlopen this object binds is the C library's */
+} lz_small_report;
+
+/* The search's pieces its parts use (lz_small.c). A candidate: a file, or
+ * a bare name the dynamic linker searches for (more: RTLD_NOLOAD); each
+ * soname in a directory; a ':'-separated list that decides (when it finds
+ * nothing, nothing else is tried). A candidate refused; the report's
+ * closing line. Whether handle h names an object. */
+LZ_HIDDEN void *lz_small_open(lz_small_report *r, const char *step, const char *name, int more);
+LZ_HIDDEN void *lz_small_open_in(lz_small_report *r, const char *step, const char *dir);
+LZ_HIDDEN void *lz_small_open_list(lz_small_report *r, const char *step, const char *list);
+LZ_HIDDEN void lz_small_refused(lz_small_report *r, const char *step, const char *path,
+                                const char *why);
+LZ_HIDDEN void lz_small_last_line(lz_small_report *r, const char *text);
+LZ_HIDDEN int lz_small_is_object(void *h);
+/* "a/b" on the heap (NULL: out of memory): a first call may run on the
+ * smallest thread stack, which holds no path-sized buffer. */
+LZ_HIDDEN char *lz_small_joined(const char *a, const char *b);
+/* The override (LAZY<ID>_LIBPATH): the handle it found, with *decided set
+ * where it is set (it decides the search). */
+LZ_HIDDEN void *lz_small_override(lz_small_report *r, const char **step, int *decided);
+
+/* The parts of the search a library or a program may not need, each in an
+ * archive member of its own, reached from the first call through a weak
+ * reference (absent: not linked, and not needed):
+ *   lz_small_program_steps  the steps a program sets (adopted, the
+ *       chooser, the search list) around the override, with the control
+ *       API that sets them (lz_small_control.c): linked with it;
+ *   lz_small_roots  the spec's roots before the dynamic linker's search
+ *       (after: 0) or after it and its default directories (after: 1)
+ *       (lz_small_roots.c);
+ *   lz_stop_uncalled, lz_say_unavailable  the stop of a function with no
+ *       failure value, the first failed call's line (base/lz_stop.c).
+ * The generated code of a library that needs the last two names them
+ * (LZ_SMALL_NEEDS, gen/emit_stubs.py), so that the linker takes them. */
+LZ_HIDDEN void *lz_small_program_steps(lz_small_report *r, const char **step, int *decided);
+LZ_HIDDEN void *lz_small_roots(lz_small_report *r, const char **step, int after);
+#define LZ_SMALL_NEEDS(id, ...) \
+    __attribute__((used)) static void (*const lz_small_needs_##id[])(void) = {__VA_ARGS__};
+
 #endif

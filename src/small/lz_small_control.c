@@ -1,16 +1,69 @@
 /* SPDX-License-Identifier: MIT
  * The small runtime's control API: load, inspect, and set the steps a
- * program sets (docs/reference/search-order.md, "The small runtime").
- * Apart from the first call (lz_small.c), so that the static shim of a
- * program that calls none of it carries none of it. */
+ * program sets (docs/reference/search-order.md, "The small runtime"),
+ * and those steps. Apart from the first call (lz_small.c), so that the
+ * static shim of a program that calls none of it carries none of it. */
 #include "small/lz_small.h"
 #include "base/lz_msg.h"
+#include "common/lz_stepnames.h"
 
 #include <dlfcn.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The program's chooser, asked before the search list (a handle, or a
+ * path written): the handle it answers with, or NULL; *decided where it
+ * answered (nothing else is then tried). */
+static void *chosen(lz_small_report *r, const char **step, int *decided)
+{
+    lz_state *st = r->lib->st;
+    lz_choose_fn choose = __atomic_load_n(&st->chooser, __ATOMIC_ACQUIRE);
+    char *path = choose ? calloc(1, PATH_MAX) : NULL;
+    if (!path)
+        return NULL;
+    void *h = choose(__atomic_load_n(&st->chooser_user, __ATOMIC_ACQUIRE), path, PATH_MAX);
+    *step = LZ_STEP_CHOSEN;
+    path[PATH_MAX - 1] = '\0';
+    *decided = h || path[0];
+    char text[PATH_MAX / 8];
+    const char *why = h ? (lz_small_is_object(h) ? lz_small_misjudged(r->lib, h, 0, text, sizeof text)
+                                                 : "a handle that names no object")
+                      : path[0] && path[0] != '/' ? "not an absolute path" : NULL;
+    if (why)
+        lz_small_refused(r, *step, h ? "the handle it returned" : path, why);
+    else if (*decided && !h)
+        h = lz_small_open(r, *step, path, 0);
+    free(path);
+    if (why || (*decided && !h)) {
+        lz_small_last_line(r, "the program's chooser answered, so nothing else was tried");
+        return NULL;
+    }
+    return h;
+}
+
+/* The steps a program sets, around the override, in the search's order:
+ * a handle adopted, LAZY<ID>_LIBPATH, the chooser, the search list. */
+void *lz_small_program_steps(lz_small_report *r, const char **step, int *decided)
+{
+    lz_state *st = r->lib->st;
+    const char *adopted = __atomic_load_n(&st->adopted, __ATOMIC_ACQUIRE);
+    *decided = adopted != NULL;
+    if (adopted) {
+        *step = LZ_STEP_ADOPTED;
+        return lz_small_open(r, *step, adopted, 0);
+    }
+    void *h = lz_small_override(r, step, decided);
+    if (!*decided)
+        h = chosen(r, step, decided);
+    const char *list = __atomic_load_n(&st->search_list, __ATOMIC_ACQUIRE);
+    if (*decided || !list)
+        return h;
+    *decided = 1;
+    *step = LZ_STEP_SEARCH_LIST;
+    return lz_small_open_list(r, *step, list);
+}
 
 int lz_api_load(const lz_lib *lib)
 {
