@@ -156,7 +156,8 @@ static int load(lz_search *w, const char *step, const char *path, lz_probe *p)
         return 0;
     }
     lz_chosen *c = &w->res.chosen;
-    lz_companions_record(w, step, path, p);
+    if (w->lib->companions && w->lib->companions[0]) /* nothing to record elsewhere */
+        lz_companions_record(w, step, path, p);
     c->probed = p != NULL;
     c->dev = dev;
     c->ino = ino;

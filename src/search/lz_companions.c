@@ -139,7 +139,7 @@ static int found_by_name(const char *name, const struct stat *file, const char *
 void lz_companions_record(lz_search *w, const char *step, const char *path, const lz_probe *p)
 {
     const char *slash = strrchr(path, '/');
-    if (!slash || !w->lib->companions || !w->lib->companions[0])
+    if (!slash)
         return;
     struct {
         char dir[PATH_MAX], name[256], file[PATH_MAX];

@@ -9,7 +9,7 @@
 
 /* Record the companions of the file a search chose (path, probed as p or
  * NULL) in the search's result, where the library would not find them by
- * itself. */
+ * itself. For a library whose spec names companions. */
 LZ_HIDDEN void lz_companions_record(lz_search *w, const char *step, const char *path,
                                     const lz_probe *p);
 /* 1 when companions are left to load before the first call of name. */

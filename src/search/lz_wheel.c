@@ -159,8 +159,6 @@ static int wheel_sys_path(lz_search *w)
 
 int lz_step_wheel(lz_search *w)
 {
-    if (!w->lib->wheel_dirs[0])
-        return 0;
     int secure = lz_secure();
     /* lazynccl-info --from stands for a shim elsewhere: the tool's own
      * loaded objects and Python say nothing of that process. */

@@ -8,7 +8,8 @@
 /* The wheel step: the spec's wheel directories below each site directory this
  * process reaches (the shim's own, each loaded object's, PYTHONPATH, the
  * running Python's sys.path; for lazynccl-info --from, the one above that
- * file). 1 when a candidate was chosen. */
+ * file). For a library whose spec names wheel directories (lz_order.c asks
+ * first). 1 when a candidate was chosen. */
 LZ_HIDDEN int lz_step_wheel(lz_search *w);
 
 #endif
