@@ -561,12 +561,11 @@ class ShimWriter:
         spec = self.spec
         roots = bool(spec.roots_before or spec.roots_after or spec.default_dirs)
         stop = bool(self.stops or spec.say_unavailable)
-        needs = (["lz_small_roots"] if roots else []) + \
-            (["lz_stop_uncalled", "lz_say_unavailable"] if stop else [])
+        needs = (["lz_small_roots_part"] if roots else []) + (["lz_stop_part"] if stop else [])
         if not (self.small and needs):
             return
         self.w("#ifdef LZ_STATIC_SHIM\n" + ('#include "base/lz_stop.h"\n' if stop else "")
-               + f"LZ_SMALL_NEEDS({self.id}, {', '.join(f'(void (*)(void)){n}' for n in needs)})\n"
+               + f"LZ_SMALL_NEEDS({self.id}, {', '.join('&' + n for n in needs)})\n"
                "#endif\n\n")
 
     def write_thunks(self):

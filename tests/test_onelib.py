@@ -1318,17 +1318,21 @@ int main(void)
 """
 
 
-def members_taken(exe_map):
-    """The archive members a link took, from its map's first section
-    (-Wl,-Map): "ARCHIVE(MEMBER)", or a thin archive's (Meson's) member
-    path, named as `ar x` names it (lz_small.o)."""
-    with open(exe_map) as f:
-        head = f.read().split("\nDiscarded input sections", 1)[0]
+def linked_taking(out, args):
+    """Link out from args, as t.compile_c does, and the archive members the
+    link took (-Wl,-t,-t: each input as "ARCHIVE(MEMBER)" (gold, lld),
+    "(ARCHIVE)MEMBER" (bfd), or a thin archive's member path), named as
+    `ar x` names them (Meson's "small_lz_small.c.o" is lz_small.o)."""
+    r = t.run(t.CC + ["-o", out] + list(args) + ["-Wl,-t,-t"], check_rc=0)
     taken = set()
-    for line in re.findall(r"^(\S.*\.o)\)?$", head, re.M):
-        name = re.sub(r"\.c\.o$", ".o", os.path.basename(line.split("(")[-1]))
-        own = re.search(r"lz_\w+\.o$", name)  # Meson's "small_lz_small.c.o"
-        taken.add(own.group(0) if own else name)
+    for line in (r.stdout + r.stderr).splitlines():
+        line = line.strip()
+        member = (line[line.index(")") + 1:] if line.startswith("(") and ")" in line
+                  else line[line.index("(") + 1:-1] if line.endswith(".o)") and "(" in line else line)
+        if member.endswith(".o"):
+            name = re.sub(r"\.c\.o$", ".o", os.path.basename(member))
+            own = re.search(r"lz_\w+\.o$", name)
+            taken.add(own.group(0) if own else name)
     return taken
 
 
@@ -1379,29 +1383,76 @@ default_dirs = ["{d}/default"]
     archive = f"{d}/out/liblazyzz.a"
     t.contains(t.run(["nm", "-u", archive], check_rc=0).stdout, "lz_small_resolve_from",
                "libzz's static shim takes the small runtime")
-    exe = t.compile_c(f"{d}/prog", [f"{d}/src/prog.c", f"-I{d}/src", f"-Wl,-Map={d}/prog.map", archive,
-                                    "-ldl", "-lpthread"])
-    taken = members_taken(f"{d}/prog.map")
-    for member in ("lz_small_roots.o", "lz_stop.o"):
-        t.check(member in taken, f"libzz's program takes {member}: {sorted(taken)}")
-    for env, path in (({}, f"{d}/default/libzz.so.1"), ({"ZZ_ROOT": f"{d}/root"}, f"{d}/root/lib/libzz.so.1")):
-        r = t.run([exe], env={**env, "LAZYNCCL_DEBUG": "1"})
-        t.equal((r.returncode, r.stdout), (0, "42\nzz\n"), f"found {env}: {r.stderr[-600:]}")
-        t.contains(r.stderr, f"loaded {path} (found by: ", f"the file {env}")
-    r = t.run([exe], env={"LAZYZZ_LIBPATH": f"{d}/nowhere"})
-    t.equal((r.returncode, r.stdout), (127, "-1\n"), f"absent: {r.stderr[-600:]}")
-    t.contains(r.stderr, "zz_name was called, and no failure value is known for it", "the stop's words")
-    t.contains(r.stderr, "error while loading shared libraries: libzz.so.1", "the dynamic linker's words")
-    # zlib: every function has a failure value, no root, no default directory.
+    # Each linker at hand: gold once took a weak reference, undefined and
+    # hidden, for an address, and a first call jumped into the program.
+    for ld in linkers():
+        exe = f"{d}/prog-{ld}"
+        taken = linked_taking(exe, [f"{d}/src/prog.c", f"-I{d}/src", f"-fuse-ld={ld}", archive, "-ldl",
+                                    "-lpthread"])
+        for member in ("lz_small_roots.o", "lz_stop.o"):
+            t.check(member in taken, f"{ld}: libzz's program takes {member}: {sorted(taken)}")
+        for env, path in (({}, f"{d}/default/libzz.so.1"),
+                          ({"ZZ_ROOT": f"{d}/root"}, f"{d}/root/lib/libzz.so.1")):
+            r = t.run([exe], env={**env, "LAZYNCCL_DEBUG": "1"})
+            t.equal((r.returncode, r.stdout), (0, "42\nzz\n"), f"{ld}: found {env}: {r.stderr[-600:]}")
+            t.contains(r.stderr, f"loaded {path} (found by: ", f"{ld}: the file {env}")
+        r = t.run([exe], env={"LAZYZZ_LIBPATH": f"{d}/nowhere"})
+        t.equal((r.returncode, r.stdout), (127, "-1\n"), f"{ld}: absent: {r.stderr[-600:]}")
+        t.contains(r.stderr, "zz_name was called, and no failure value is known for it", f"{ld}: the stop's words")
+        t.contains(r.stderr, "error while loading shared libraries: libzz.so.1", f"{ld}: the dynamic linker's words")
+    # zlib: every function has a failure value, no root, no default
+    # directory; with the control API, a chooser that answers nothing.
     zlib = zlib_static_shim()
     with open(f"{d}/z.c", "w") as f:
-        f.write("#include <stdio.h>\n#include <zlib.h>\nint main(void) { puts(zlibVersion()); return 0; }\n")
-    t.compile_c(f"{d}/z", [f"{d}/z.c", f"-Wl,-Map={d}/z.map", zlib, "-ldl", "-lpthread"])
-    taken = members_taken(f"{d}/z.map")
-    t.check("lz_small.o" in taken, f"zlib's program takes the small runtime: {sorted(taken)}")
-    t.equal(sorted(taken & {"lz_small_roots.o", "lz_stop.o", "lz_small_control.o"}), [],
-            "zlib's program takes no part it does not need")
+        f.write(ZLIB_CHOOSER_SILENT)
+    for ld in linkers():
+        for chooser in (0, 1):
+            exe = f"{d}/z-{ld}-{chooser}"
+            taken = linked_taking(exe, [f"{d}/z.c", f"-DCHOOSER={chooser}", f"-fuse-ld={ld}", zlib, "-ldl",
+                                        "-lpthread"])
+            t.check("lz_small.o" in taken, f"{ld}: zlib's program takes the small runtime: {sorted(taken)}")
+            t.equal(sorted(taken & {"lz_small_roots.o", "lz_stop.o", "lz_small_control.o"}),
+                    ["lz_small_control.o"] if chooser else [], f"{ld}: the parts zlib's program takes")
+            r = t.run([exe])
+            t.equal((r.returncode, r.stdout), (0, f"the version, {'asked, ' if chooser else ''}dynamic linker\n"),
+                    f"{ld}: zlib's first call{' after a chooser' if chooser else ''}: {r.stderr[-600:]}")
 
+
+def linkers():
+    """The linkers at hand for -fuse-ld (bfd always; gold with binutils)."""
+    return [ld for ld in ("bfd", "gold", "lld") if shutil.which(f"ld.{ld}")]
+
+
+ZLIB_CHOOSER_SILENT = r"""
+#include <stdio.h>
+#include <string.h>
+#include <zlib.h>
+#if CHOOSER
+const char *lazyzlib_loaded_step(void);
+void lazyzlib_set_chooser(void *(*fn)(void *, char *, size_t), void *user);
+static int asked;
+static void *silent(void *user, char *path, size_t size)
+{
+    (void)user, (void)path, (void)size;
+    asked = 1; /* nothing answered: the search goes on */
+    return NULL;
+}
+#endif
+int main(void)
+{
+#if CHOOSER
+    lazyzlib_set_chooser(silent, NULL);
+#endif
+    const char *v = zlibVersion();
+    printf("%s, ", strcmp(v, ZLIB_VERSION) == 0 ? "the version" : v);
+#if CHOOSER
+    printf("%s%s\n", asked ? "asked, " : "", lazyzlib_loaded_step());
+#else
+    printf("dynamic linker\n");
+#endif
+    return 0;
+}
+"""
 
 if __name__ == "__main__":
     raise SystemExit(t.main())

@@ -9,6 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
+LZ_DEF_DATA __attribute__((unused)) const char lz_stop_part = 1;
+
 void lz_say_unavailable(const lz_lib *lib, const char *m)
 {
     size_t n = strcspn(m, "\n");

@@ -38,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 typedef lz_small_report report;
 
@@ -416,12 +417,38 @@ void *lz_small_override(report *r, const char **step, int *decided)
     return lz_small_open_list(r, *step, env);
 }
 
-/* The parts a library or a program may not need (small/lz_small.h): weak,
- * so that the linker takes them only where something else names them. */
-#pragma weak lz_small_program_steps
-#pragma weak lz_small_roots
-#pragma weak lz_stop_uncalled
-#pragma weak lz_say_unavailable
+/* The parts a library or a program may not need (small/lz_small.h), as
+ * they are where their members are not linked: the override alone, no
+ * roots. Within one build the stop is linked wherever it can be called
+ * (every function without a failure value names it); this one only says
+ * the report and stops. */
+__attribute__((weak)) void *lz_small_program_steps(report *r, const char **step, int *decided)
+{
+    return lz_small_override(r, step, decided);
+}
+
+__attribute__((weak)) void *lz_small_roots(report *r, const char **step, int after)
+{
+    (void)r;
+    (void)step;
+    (void)after;
+    return NULL;
+}
+
+__attribute__((weak)) void lz_stop_uncalled(const lz_lib *lib, const char *name, const char *m)
+{
+    (void)lib;
+    (void)name;
+    if (write(2, m, strlen(m)) >= 0)
+        (void)!write(2, "\n", 1);
+    _exit(127);
+}
+
+__attribute__((weak)) void lz_say_unavailable(const lz_lib *lib, const char *m)
+{
+    (void)lib;
+    (void)m;
+}
 
 /* The search, in order (docs/reference/search-order.md, "The small
  * runtime"): the library's handle and the step that found it, or NULL
@@ -429,8 +456,7 @@ void *lz_small_override(report *r, const char **step, int *decided)
 static void *search(const lz_lib *lib, report *r, const char **step)
 {
     int decided = 0;
-    void *h = lz_small_program_steps ? lz_small_program_steps(r, step, &decided)
-                                     : lz_small_override(r, step, &decided);
+    void *h = lz_small_program_steps(r, step, &decided);
     if (decided)
         return h;
     /* A copy already loaded: glibc's RTLD_NOLOAD still searches for a name
@@ -439,14 +465,14 @@ static void *search(const lz_lib *lib, report *r, const char **step)
      * (lz_small_roots); elsewhere the dlopen by name finds a loaded copy
      * first, and said so by loading nothing new. */
     *step = LZ_STEP_LOADED;
-    h = lz_small_roots ? lz_small_roots(r, step, 0) : NULL;
+    h = lz_small_roots(r, step, 0);
     walk before = walked(h ? 0 : (ElfW(Addr))dlopen, &r->own);
     if (!h)
         *step = LZ_STEP_LINKER;
     for (const char *const *s = lib->sonames; *s && !h; s++)
         if ((h = lz_small_open(r, *step, *s, 0)) && walked(0, NULL).loads == before.loads)
             *step = LZ_STEP_LOADED;
-    if (!h && lz_small_roots)
+    if (!h)
         h = lz_small_roots(r, step, 1);
     return h;
 }

@@ -95,21 +95,28 @@ LZ_HIDDEN char *lz_small_joined(const char *a, const char *b);
 LZ_HIDDEN void *lz_small_override(lz_small_report *r, const char **step, int *decided);
 
 /* The parts of the search a library or a program may not need, each in an
- * archive member of its own, reached from the first call through a weak
- * reference (absent: not linked, and not needed):
+ * archive member of its own, which the linker takes only where something
+ * names it:
  *   lz_small_program_steps  the steps a program sets (adopted, the
  *       chooser, the search list) around the override, with the control
- *       API that sets them (lz_small_control.c): linked with it;
+ *       API that sets them (lz_small_control.c): taken with it;
  *   lz_small_roots  the spec's roots before the dynamic linker's search
  *       (after: 0) or after it and its default directories (after: 1)
- *       (lz_small_roots.c);
+ *       (lz_small_roots.c): taken where the generated code names
+ *       lz_small_roots_part;
  *   lz_stop_uncalled, lz_say_unavailable  the stop of a function with no
- *       failure value, the first failed call's line (base/lz_stop.c).
- * The generated code of a library that needs the last two names them
- * (LZ_SMALL_NEEDS, gen/emit_stubs.py), so that the linker takes them. */
+ *       failure value, the first failed call's line (base/lz_stop.c):
+ *       taken where the generated code names lz_stop_part.
+ * lz_small.c defines each weakly as what the search is without it (the
+ * override alone; no roots), which the member's own definition replaces:
+ * a weak definition, not a weak reference, which some linkers (gold)
+ * resolve to an address where it is undefined and hidden. The generated
+ * code of a spec names the members it needs (LZ_SMALL_NEEDS,
+ * gen/emit_stubs.py). */
 LZ_HIDDEN void *lz_small_program_steps(lz_small_report *r, const char **step, int *decided);
 LZ_HIDDEN void *lz_small_roots(lz_small_report *r, const char **step, int after);
+LZ_DECL_DATA const char lz_small_roots_part;
 #define LZ_SMALL_NEEDS(id, ...) \
-    __attribute__((used)) static void (*const lz_small_needs_##id[])(void) = {__VA_ARGS__};
+    __attribute__((used)) static const void *const lz_small_needs_##id[] = {__VA_ARGS__};
 
 #endif

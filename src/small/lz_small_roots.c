@@ -29,6 +29,8 @@ static void *open_roots(lz_small_report *r, const lz_root *roots, const char **s
     return NULL;
 }
 
+LZ_DEF_DATA const char lz_small_roots_part = 1;
+
 void *lz_small_roots(lz_small_report *r, const char **step, int after)
 {
     const lz_lib *lib = r->lib;
