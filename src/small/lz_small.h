@@ -6,10 +6,10 @@
  * the small runtime's, under a name of its own, and the archive, which
  * holds both runtimes, gives the program only the small one. The same
  * declarations (api/lz_api.h, api/lz_resolve.h) check both. The header of
- * both the small runtime's files: its first call (lz_small.c) and its
- * control API (lz_small_control.c), an archive member of its own that
- * the generated <id>_control.c names, so that a program calling none of
- * the control API links none of it. */
+ * the small runtime's files: its first call (lz_small.c), its control API
+ * (lz_small_control.c), an archive member of its own that the generated
+ * <id>_control.c names, so that a program calling none of the control API
+ * links none of it, and its roots' steps (lz_small_roots.c). */
 #ifndef LZ_SMALL_H
 #define LZ_SMALL_H
 
