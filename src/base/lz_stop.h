@@ -17,12 +17,12 @@ LZ_HIDDEN void lz_say_unavailable(const lz_lib *lib, const char *m);
 LZ_HIDDEN __attribute__((noreturn)) void lz_stop_with(const char *m, const char *head, int k,
                                                       size_t size);
 
-/* The stop of a call of name, which has no failure value, its library
- * not to be had: ld.so's words, then the report m. */
 /* Names this archive member: a small library's static shim whose functions
  * may stop names it (small/lz_small.h), so that the linker takes it. */
 LZ_DECL_DATA const char lz_stop_part;
 
+/* The stop of a call of name, which has no failure value, its library
+ * not to be had: ld.so's words, then the report m. */
 LZ_HIDDEN __attribute__((noreturn)) void lz_stop_uncalled(const lz_lib *lib, const char *name,
                                                           const char *m);
 

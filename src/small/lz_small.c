@@ -394,7 +394,6 @@ void *lz_small_open_list(report *r, const char *step, const char *list)
     return h;
 }
 
-
 /* The report's closing line: it may use the room kept for it. */
 void lz_small_last_line(report *r, const char *text)
 {
