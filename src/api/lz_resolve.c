@@ -181,45 +181,58 @@ lz_fn lz_resolve(const lz_lib *lib, size_t i)
     return lz_resolve_from(lib, i, NULL);
 }
 
+/* The failure of a call made while the dynamic linker's lock is held by a
+ * thread that waits for this one, said. The two below are out of line:
+ * their locals are not on the stack under the load, which runs on top of
+ * resolve_from's frame. */
+__attribute__((noinline)) static lz_fn busy_failure(const lz_lib *lib, size_t i)
+{
+    /* On the heap: the caller's stack may be PTHREAD_STACK_MIN bytes. */
+    char small[128];
+    char *text = lz_text_format(small, sizeof small, 512, "%s: %s: %s not loaded: the "
+                                "dynamic linker's lock is held by %s", lib->prefix,
+                                lz_sym_name(lib, &lib->syms[i]), lib->display, lz_ldlock_holder());
+    lz_message_push(&lib->st->sym_msgs, text); /* lz_once.c logged it */
+    lz_text_free(text, small);
+    if (!lz_fn_at(lib->fails, i))
+        lz_stop_busy(lib, lz_sym_name(lib, &lib->syms[i]));
+    return failure(lib, i);
+}
+
+/* Export i of the loaded library, bound and published. */
+__attribute__((noinline)) static lz_fn bind_loaded(const lz_lib *lib, size_t i, const void *caller)
+{
+    /* Loaded, for good: no lock of ours. Each call into the dynamic
+     * linker takes its lock first, as a search's do (lz_once.c). */
+    lz_ldlock_mark outer = lz_ldlock_clear();
+    const lz_dl_guard *outer_guard = lz_dl_guarded(lz_ldlock_guard());
+    lz_companions_load(lib, lz_sym_name(lib, &lib->syms[i]));
+    int busy = 0;
+    void *p = lookup(lib, i, caller, &busy);
+    lz_dl_guarded(outer_guard);
+    lz_ldlock_restore(outer);
+    if (!p && busy) { /* not published: the next call asks dlsym */
+        if (!lz_fn_at(lib->fails, i))
+            lz_stop_busy(lib, lz_sym_name(lib, &lib->syms[i]));
+        return failure(lib, i);
+    }
+    return lz_resolve_publish(lib, i, p);
+}
+
 static lz_fn resolve_from(const lz_lib *lib, size_t i, const void *caller)
 {
     for (;;) {
         int status = lz_ensure_loaded(lib, &lib->syms[i]);
         if (status == LZ_REENTERED)
             return failure(lib, i); /* not published: the next call tries again */
-        if (status == LZ_BUSY) {
-            /* On the heap: the caller's stack may be PTHREAD_STACK_MIN bytes. */
-            char small[128];
-            char *text = lz_text_format(small, sizeof small, 512, "%s: %s: %s not loaded: the "
-                                        "dynamic linker's lock is held by %s", lib->prefix,
-                                        lz_sym_name(lib, &lib->syms[i]), lib->display,
-                                        lz_ldlock_holder());
-            lz_message_push(&lib->st->sym_msgs, text); /* lz_once.c logged it */
-            lz_text_free(text, small);
-            if (!lz_fn_at(lib->fails, i))
-                lz_stop_busy(lib, lz_sym_name(lib, &lib->syms[i]));
-            return failure(lib, i); /* not published either */
-        }
+        if (status == LZ_BUSY)
+            return busy_failure(lib, i); /* not published either */
         if (status == LZ_FAILED) {
             if (lz_publish_failure(lib, i))
                 return failure(lib, i);
             continue; /* a retry reset the library meanwhile */
         }
-        /* Loaded, for good: no lock of ours. Each call into the dynamic
-         * linker takes its lock first, as a search's do (lz_once.c). */
-        lz_ldlock_mark outer = lz_ldlock_clear();
-        const lz_dl_guard *outer_guard = lz_dl_guarded(lz_ldlock_guard());
-        lz_companions_load(lib, lz_sym_name(lib, &lib->syms[i]));
-        int busy = 0;
-        void *p = lookup(lib, i, caller, &busy);
-        lz_dl_guarded(outer_guard);
-        lz_ldlock_restore(outer);
-        if (!p && busy) { /* not published: the next call asks dlsym */
-            if (!lz_fn_at(lib->fails, i))
-                lz_stop_busy(lib, lz_sym_name(lib, &lib->syms[i]));
-            return failure(lib, i);
-        }
-        return lz_resolve_publish(lib, i, p);
+        return bind_loaded(lib, i, caller);
     }
 }
 

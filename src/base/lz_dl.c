@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -57,11 +58,36 @@ int lz_dl_opening(void)
     return opening;
 }
 
+/* This thread's id, while it runs a search: asked of the kernel once per
+ * search, where each of the search's calls into the dynamic linker and its
+ * lock need it (a system call apiece). Forgotten when the outermost search
+ * ends and in a forked child (lz_dl_child, run by the forking thread), whose
+ * thread has an id of its own. */
+static __thread int search_tid;
+
 int lz_dl_searching(int on)
 {
     int was = searching;
     searching = on;
+    if (!was || !on)
+        search_tid = 0;
     return was;
+}
+
+int lz_dl_in_search(void)
+{
+    return searching;
+}
+
+int lz_dl_tid(void)
+{
+    int tid = search_tid;
+    if (tid)
+        return tid;
+    tid = (int)syscall(SYS_gettid);
+    if (searching)
+        search_tid = tid;
+    return tid;
 }
 
 void lz_dl_adopt(void)
@@ -329,6 +355,7 @@ void lz_dl_child(void)
 {
     static const pthread_mutex_t fresh_mu = PTHREAD_MUTEX_INITIALIZER;
     static const pthread_cond_t fresh_cv = PTHREAD_COND_INITIALIZER;
+    search_tid = 0;
     /* Ours, by the count; any thread's while it adds or removes objects,
      * by the dynamic linker's own debugger interface. */
     if (__atomic_load_n(&gate_open, __ATOMIC_RELAXED) > 0 ||

@@ -79,6 +79,12 @@ LZ_HIDDEN void lz_dl_owned(void (*reset)(void), pid_t me);
  * log callback calling a second library of the same runtime). */
 LZ_HIDDEN int lz_dl_searching(int on);
 
+/* 1 while the calling thread runs a search (lz_dl_searching). */
+LZ_HIDDEN int lz_dl_in_search(void);
+
+/* The calling thread's id (gettid), asked once per search. */
+LZ_HIDDEN int lz_dl_tid(void);
+
 /* 1 while the calling thread is inside lz_dlopen (an indirect function's
  * resolver, called while the objects it loads are relocated, asks). */
 LZ_HIDDEN int lz_dl_opening(void);

@@ -66,15 +66,18 @@ const char *lz_start_getenv(const char *name)
     size_t len = strlen(name);
     const char *found = NULL;
     int intact = 0, tunables = 0;
+    /* Each string's first byte is compared before the rest: the
+     * environment holds dozens of strings, and this runs in first calls. */
     for (const char *p = from; top && top >= from ? p < top : *p && strchr(p, '='); p += strlen(p) + 1) {
-        intact |= strchr(p, '=') != NULL;
-        if (strncmp(p, name, len) == 0 && p[len] == '=')
+        if (!intact)
+            intact = strchr(p, '=') != NULL;
+        if (p[0] == name[0] && strncmp(p, name, len) == 0 && p[len] == '=')
             found = p + len + 1;
         /* glibc's start-up cut each GLIBC_TUNABLES string here after every
          * setting it knows (a NUL for each ':'), and points the environment
          * at a copy of its own: what followed in the string is no variable
          * ("...check=0:LD_LIBRARY_PATH=/x"). Skipped by the copy's length. */
-        if (strncmp(p, "GLIBC_TUNABLES=", 15) == 0) {
+        if (p[0] == 'G' && strncmp(p, "GLIBC_TUNABLES=", 15) == 0) {
             const char *copy = nth_tunables(tunables++);
             if (copy && copy != p && strncmp(copy, p, strlen(p)) == 0)
                 p += strlen(copy) - strlen(p);

@@ -150,7 +150,9 @@ static int native(lz_probe *p)
     return LZ_PROBE_OK;
 }
 
-static int judge(const lz_lib *lib, lz_probe *p)
+/* Out of line: its words, inlined into probe, would be on the stack while
+ * the file is read, the deepest point of a first call's search. */
+__attribute__((noinline)) static int judge(const lz_lib *lib, lz_probe *p)
 {
     if (!p->elf.soname[0])
         return reject(p, "no SONAME (want %s)", lib->sonames[0]);

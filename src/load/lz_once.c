@@ -18,6 +18,7 @@
  * has loaded is never unloaded). */
 #include "load/lz_once.h"
 #include "process/lz_ldlock.h"
+#include "process/lz_objects.h"
 #include "load/lz_open.h"
 #include "base/lz_dl.h"
 #include "base/lz_lock.h"
@@ -237,6 +238,8 @@ static int ensure_loaded(const lz_lib *lib, const lz_sym *want)
         int drop;
         int published = end_turn(lib, &t, &out, ready, plan, &drop);
         lz_dl_searching(was_searching);
+        if (!was_searching)
+            lz_objects_search_end();
         if (busy) {
             free(out.path);
             if (status_of(lib) == LZ_LOADED) {
@@ -272,6 +275,20 @@ static int ensure_loaded(const lz_lib *lib, const lz_sym *want)
     }
 }
 
+/* Before any lock, ours or the dynamic linker's (a thread waiting for this
+ * one may hold either): 1, said in the log, where the dynamic linker's lock
+ * is held by a thread that waits for this one. Out of line, so that its
+ * words are not on the stack under the load (the library's dlopen and
+ * constructors run on top of this frame's caller). */
+__attribute__((noinline)) static int ld_busy(const lz_lib *lib)
+{
+    char why[512];
+    if (lz_ldlock_wait(why, sizeof why) == 0)
+        return 0;
+    lz_log(lib, "%s not loaded: %s", lib->display, why);
+    return 1;
+}
+
 int lz_ensure_loaded(const lz_lib *lib, const lz_sym *want)
 {
     /* One read: a failure may be reset to untried by a retry in between. */
@@ -283,14 +300,7 @@ int lz_ensure_loaded(const lz_lib *lib, const lz_sym *want)
      * is acted on at the caller's next cancellation point. */
     int cs;
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cs);
-    /* Before any lock, ours or the dynamic linker's: a thread waiting for
-     * this one may hold either. */
-    char why[512];
-    if (lz_ldlock_wait(why, sizeof why) != 0) {
-        lz_log(lib, "%s not loaded: %s", lib->display, why);
-        s = LZ_BUSY;
-    } else
-        s = ensure_loaded(lib, want);
+    s = ld_busy(lib) ? LZ_BUSY : ensure_loaded(lib, want);
     pthread_setcancelstate(cs, NULL);
     return s;
 }

@@ -22,7 +22,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 enum { WHY_SIZE = 512 }; /* why a chosen file was refused once loaded */
@@ -72,7 +71,7 @@ static void *open_chosen(const lz_lib *lib, const char *path, const lz_chosen *c
     const char *e;
     lz_asked_box *box = lib->st->asked;
     /* A drop-in: its own load, whoever ld.so sees asking (lz_note.h). */
-    int slot = box ? lz_asked_box_enter(box, (int)syscall(SYS_gettid)) : -1;
+    int slot = box ? lz_asked_box_enter(box, lz_dl_tid()) : -1;
     void *handle = lz_dlopen(path, LZ_DLOPEN_FLAGS | lib->dlopen_flags, &e);
     /* A probed file is no shim (the probe saw its exports), so dlopen hands
      * back a shim only where ld.so knows a drop-in by this path: checked in

@@ -81,14 +81,17 @@ struct bit {
 };
 
 /* The C library's leaf function, not another object's of that name (a
- * preloaded one). */
+ * preloaded one). The C library is the object holding the string its
+ * gnu_get_libc_version answers: the one object whose dynamic section is
+ * read. */
 static int leaf_cb(struct dl_phdr_info *info, size_t size, void *data)
 {
     (void)size;
     lz_objview v;
     const char *so;
     const ElfW(Sym) *s;
-    if (!lz_objects_view(info, &v) || !(so = lz_elfmem_soname(&v.m)) || strcmp(so, "libc.so.6") != 0)
+    if (!lz_objects_mapped(info, (uintptr_t)gnu_get_libc_version(), 1) || !lz_objects_view(info, &v) ||
+        !(so = lz_elfmem_soname(&v.m)) || strcmp(so, "libc.so.6") != 0)
         return 0;
     if ((s = lz_elfmem_lookup(&v.m, "__x86_get_cpuid_feature_leaf")) && s->st_shndx != SHN_UNDEF &&
         ELF64_ST_TYPE(s->st_info) == STT_FUNC)
@@ -173,9 +176,10 @@ static unsigned long long hwcap_mask(unsigned long long important)
     static const char key[] = "glibc.cpu.hwcap_mask=", alias[] = "LD_HWCAP_MASK=";
     const char *found = NULL, *first_alias = NULL;
     for (char **e = lz_secure() ? NULL : environ; e && *e; e++) {
-        if (!first_alias && strncmp(*e, alias, sizeof alias - 1) == 0)
+        /* The first byte before the rest: the environment holds dozens. */
+        if (!first_alias && **e == 'L' && strncmp(*e, alias, sizeof alias - 1) == 0)
             first_alias = *e + sizeof alias - 1;
-        if (strncmp(*e, "GLIBC_TUNABLES=", 15) != 0)
+        if (**e != 'G' || strncmp(*e, "GLIBC_TUNABLES=", 15) != 0)
             continue;
         for (const char *p = *e + 15; *p;) {
             size_t n = lz_path_next(p, ":");

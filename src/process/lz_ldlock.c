@@ -10,6 +10,7 @@
  * in dlopen, as before. */
 #include "process/lz_ldlock.h"
 #include "process/lz_objects.h"
+#include "base/lz_dl.h"
 
 #include <dirent.h>
 #include <elf.h>
@@ -298,13 +299,18 @@ static void give_back(pthread_mutex_t *m)
  * free or this thread's (not taken), -1 with the reason in why. */
 static int settle(pthread_mutex_t *lock, int take, char *why, size_t size)
 {
-    int me = (int)syscall(SYS_gettid);
+    /* A free lock is waited for without this thread's id (a system call). */
+    int me = take ? lz_dl_tid() : 0;
     long pause_ns = 100000;
     for (;;) {
         if (take && try_take(lock, me) == 0)
             return 1; /* recursive: this thread's own hold counts once more */
         int owner = __atomic_load_n(&lock->__data.__owner, __ATOMIC_ACQUIRE);
-        if (!take && (owner == 0 || owner == me))
+        if (!take && owner == 0)
+            return 0;
+        if (!me)
+            me = lz_dl_tid();
+        if (!take && owner == me)
             return 0;
         if (owner == me)
             return 0; /* this thread's, and no more holds fit: as it stands */

@@ -27,16 +27,80 @@ int lz_objects_mapped(const struct dl_phdr_info *info, uintptr_t addr, size_t le
     return lz_elfmem_mapped(info->dlpi_addr, info->dlpi_phdr, info->dlpi_phnum, addr, len);
 }
 
+/* The program headers of the object holding this code, once found: that
+ * object stays loaded while its code runs, and no other object's headers
+ * lie in its memory, so a pointer comparison answers every later test
+ * (each walk of the loaded objects asks it of every one). */
+static const ElfW(Phdr) *self_phdr;
+
 int lz_objects_is_self(const struct dl_phdr_info *info)
 {
-    return lz_objects_mapped(info, (uintptr_t)&lz_objects_view, 1);
+    const ElfW(Phdr) *known = __atomic_load_n(&self_phdr, __ATOMIC_RELAXED);
+    if (known)
+        return info->dlpi_phdr == known;
+    if (!lz_objects_mapped(info, (uintptr_t)&lz_objects_view, 1))
+        return 0;
+    __atomic_store_n(&self_phdr, info->dlpi_phdr, __ATOMIC_RELAXED);
+    return 1;
+}
+
+/* A search walks the loaded objects several times (the copies loaded, the
+ * imports, the run paths, the C library), each walk viewing every object.
+ * The views are kept for the search's later walks while the dynamic linker
+ * has added and removed nothing (dl_iterate_phdr's counts, which glibc and
+ * musl pass every callback): every object viewed is then still loaded, and
+ * its view is made once per search. Per thread, as a search is; the
+ * objects past the first VIEWS_KEPT are viewed each time. */
+enum { VIEWS_KEPT = 24 };
+typedef struct kept_views {
+    unsigned long long adds, subs;
+    size_t n;
+    struct {
+        const ElfW(Phdr) *ph;
+        lz_elfmem m;
+        int ok;
+    } v[VIEWS_KEPT];
+} kept_views;
+static __thread kept_views *kept;
+
+static kept_views *views_kept(const struct dl_phdr_info *info)
+{
+    if (!lz_dl_in_search())
+        return NULL;
+    kept_views *k = kept;
+    if (!k && (k = kept = malloc(sizeof *k)))
+        k->n = 0;
+    if (k && (!k->n || k->adds != info->dlpi_adds || k->subs != info->dlpi_subs)) {
+        k->n = 0; /* only the counts and the count of views: the views are written as made */
+        k->adds = info->dlpi_adds;
+        k->subs = info->dlpi_subs;
+    }
+    return k;
+}
+
+void lz_objects_search_end(void)
+{
+    free(kept);
+    kept = NULL;
 }
 
 int lz_objects_view(const struct dl_phdr_info *info, lz_objview *v)
 {
     v->info = info;
     v->self = lz_objects_is_self(info);
-    return lz_elfmem_view(&v->m, info->dlpi_addr, info->dlpi_phdr, info->dlpi_phnum);
+    kept_views *k = views_kept(info);
+    for (size_t i = 0; k && i < k->n; i++)
+        if (k->v[i].ph == info->dlpi_phdr) {
+            v->m = k->v[i].m;
+            return k->v[i].ok;
+        }
+    int ok = lz_elfmem_view(&v->m, info->dlpi_addr, info->dlpi_phdr, info->dlpi_phnum);
+    if (k && k->n < VIEWS_KEPT) {
+        k->v[k->n].ph = info->dlpi_phdr;
+        k->v[k->n].m = v->m;
+        k->v[k->n++].ok = ok;
+    }
+    return ok;
 }
 
 const char *lz_objects_str(const lz_objview *v, size_t off)

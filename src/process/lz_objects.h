@@ -108,8 +108,11 @@ typedef struct lz_objview {
 } lz_objview;
 
 /* Fill v for the object info describes: 1 when it has a dynamic section
- * read in bounds; v->self says whether it holds this code. */
+ * read in bounds; v->self says whether it holds this code. Inside a search
+ * each object's view is made once (lz_objects_search_end lets them go). */
 LZ_HIDDEN int lz_objects_view(const struct dl_phdr_info *info, lz_objview *v);
+/* Called when the calling thread's outermost search ends. */
+LZ_HIDDEN void lz_objects_search_end(void);
 /* 1 when [addr, addr + len) lies inside one loaded segment of the object. */
 LZ_HIDDEN int lz_objects_mapped(const struct dl_phdr_info *info, uintptr_t addr, size_t len);
 /* The string at off of its string table, NULL when out of bounds. */

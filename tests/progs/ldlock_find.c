@@ -13,6 +13,12 @@
 static unsigned char *copy;
 static size_t copy_size;
 
+/* The thread's id, as the runtime asks it (base/lz_dl.c). */
+int lz_dl_tid(void)
+{
+    return (int)syscall(SYS_gettid);
+}
+
 /* The runtime's lookup, answered with the copy. */
 void *lz_objects_ldso_symbol(const char *name, size_t *size)
 {
