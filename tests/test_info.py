@@ -486,8 +486,9 @@ def check_ldd_and_first_call_agree_on_glibc_hwcaps():
     subdirectory this CPU runs; with ld.so run as a command, its
     --glibc-hwcaps-mask (the built-in subdirectories kept to a list) and
     --glibc-hwcaps-prepend (names of one's own, searched first) are
-    followed too. A directory without glibc-hwcaps costs the first call
-    one failed lookup more, not one per subdirectory."""
+    followed too, and a gnu_get_libc_version preloaded from another
+    object changes nothing. A directory without glibc-hwcaps costs the
+    first call one failed lookup more, not one per subdirectory."""
     real = t.real_library("libnccl.so.2")
     if t.HOST_CPU != "x86_64":
         raise t.Skip("the built-in glibc-hwcaps subdirectories tried are x86-64's")
@@ -509,6 +510,18 @@ def check_ldd_and_first_call_agree_on_glibc_hwcaps():
     r = t.run([shimmed], env=dict(env, LAZYNCCL_DEBUG="1"), check_rc=0)
     t.equal(r.stdout, plain, "the first call")
     t.contains(r.stderr, f"loaded {chosen} (found by: LD_LIBRARY_PATH)", "the first call's file")
+    # gnu_get_libc_version preloaded, answering from another object (a
+    # sandbox's, a test harness's): the C library is still found, and with
+    # it the CPU's subdirectories.
+    src = f"{d}/version.c"
+    with open(src, "w") as f:
+        f.write('static const char v[] = "%s";\nconst char *gnu_get_libc_version(void) { return v; }\n'
+                % t.glibc_version())
+    pre = t.compile_c(f"{d}/libversion.so", [src], shared=True)
+    penv = dict(env, LD_PRELOAD=pre)
+    t.equal(t.run([direct], env=penv, check_rc=0).stdout, plain, "plain, gnu_get_libc_version preloaded")
+    t.equal(t.run([shimmed], env=penv, check_rc=0).stdout, plain,
+            "the first call, gnu_get_libc_version preloaded")
     # ld.so as a command: its options choose the subdirectories.
     ldso = t.run(["sh", "-c", "readlink -f /lib64/ld-linux-x86-64.so.2"], check_rc=0).stdout.strip()
     for opts in (["--glibc-hwcaps-mask", "x86-64-v9"], ["--glibc-hwcaps-prepend", "mine"],

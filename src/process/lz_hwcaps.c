@@ -81,22 +81,42 @@ struct bit {
 };
 
 /* The C library's leaf function, not another object's of that name (a
- * preloaded one). The C library is the object holding the string its
- * gnu_get_libc_version answers: the one object whose dynamic section is
- * read. */
+ * preloaded one). The C library is first looked for as the object holding
+ * the string its gnu_get_libc_version answers, whose dynamic section alone
+ * is then read; where that function is another object's (a preloaded
+ * one), as the object whose SONAME is libc.so.6. */
+struct leaf_query {
+    const char *version; /* NULL: by SONAME */
+    uintptr_t leaf;
+    int found;
+};
+
 static int leaf_cb(struct dl_phdr_info *info, size_t size, void *data)
 {
     (void)size;
+    struct leaf_query *q = data;
     lz_objview v;
     const char *so;
     const ElfW(Sym) *s;
-    if (!lz_objects_mapped(info, (uintptr_t)gnu_get_libc_version(), 1) || !lz_objects_view(info, &v) ||
+    if ((q->version && !lz_objects_mapped(info, (uintptr_t)q->version, 1)) || !lz_objects_view(info, &v) ||
         !(so = lz_elfmem_soname(&v.m)) || strcmp(so, "libc.so.6") != 0)
         return 0;
     if ((s = lz_elfmem_lookup(&v.m, "__x86_get_cpuid_feature_leaf")) && s->st_shndx != SHN_UNDEF &&
         ELF64_ST_TYPE(s->st_info) == STT_FUNC)
-        *(uintptr_t *)data = info->dlpi_addr + s->st_value;
+        q->leaf = info->dlpi_addr + s->st_value;
+    q->found = 1;
     return 1;
+}
+
+static uintptr_t leaf_function(void)
+{
+    struct leaf_query q = {.version = gnu_get_libc_version()};
+    lz_dl_iterate_phdr(leaf_cb, &q);
+    if (!q.found) {
+        q.version = NULL;
+        lz_dl_iterate_phdr(leaf_cb, &q);
+    }
+    return q.leaf;
 }
 
 /* 1 when every bit is set: in the usable bits, or (present) in CPUID's. */
@@ -262,9 +282,7 @@ static void legacy(hwcaps_read *r, feature_leaf_fn leaf)
  * once for both. */
 static void cpu_subdirs(hwcaps_read *r, const char *mask, int builtin_on, int legacy_on)
 {
-    uintptr_t leaf = 0;
-    if (builtin_on || legacy_on)
-        lz_dl_iterate_phdr(leaf_cb, &leaf);
+    uintptr_t leaf = builtin_on || legacy_on ? leaf_function() : 0;
     if (builtin_on)
         builtin(r, mask, (feature_leaf_fn)leaf);
     end_list(r);
