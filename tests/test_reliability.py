@@ -201,6 +201,32 @@ def fork_during_first_load():
     t.equal(r.stdout, "during child: rc=0 version=4444 loaded_in_child=yes\n", "output")
 
 
+@case
+def fork_without_handlers_from_a_callback():
+    """The program's log callback, or its chooser, forks with _Fork (no
+    fork handler runs) during a first call; parent and child both go on
+    with it and load, through the shared shim and the static one: the
+    child's calls into the dynamic linker take its lock as the child's
+    thread, not the parent's (a lock taken under the parent's thread id
+    leaves every dlopen of the child waiting)."""
+    d = t.workdir("fork_callback")
+    fake = t.fake_nccl(f"{d}/fake", version=4646)
+    os.makedirs(f"{d}/bad")
+    with open(f"{d}/bad/libnccl.so.2", "w") as f:
+        f.write("not a library\n")  # refused: a log line before the dlopen
+    src = os.path.join(t.PROGS, "fork_in_callback.c")
+    progs = {"shared": t.compile_c(os.path.join(d, "shared"), [src], t.link_shim_args("nccl")),
+             "static": t.compile_c(os.path.join(d, "static"), [src, t.shim("nccl", static=True)],
+                                   t.link_shim_args() + ["-ldl", "-lpthread"])}
+    env = {"LD_LIBRARY_PATH": f"{d}/bad:{os.path.dirname(fake)}"}
+    for kind, exe in progs.items():
+        for how in ("log", "chooser"):
+            r = t.run(["timeout", "30", exe, how], env=env)
+            t.equal((r.returncode, r.stdout),
+                    (0, "child: rc=0 version=4646\nparent: rc=0 version=4646\nchild: exited\n"),
+                    f"{kind} shim, _Fork from the {how}: {r.stderr[-600:]}")
+
+
 def mid_map(d):
     """The fork_mid_map program, and a library whose dependency is a FIFO:
     a dlopen of it stays in the mapping phase (r_debug RT_ADD) until the

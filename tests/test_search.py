@@ -358,6 +358,25 @@ def step_ld_library_path():
 
 
 @case
+def ld_library_path_beside_glibc_tunables():
+    """A GLIBC_TUNABLES entry after LD_LIBRARY_PATH whose value holds
+    ":LD_LIBRARY_PATH=x" (a short directory, relative to the current one)
+    past a setting glibc knows: glibc's start-up cuts that string in place,
+    and what follows the cut is no variable. The first call searches the
+    LD_LIBRARY_PATH ld.so searched, as a program linked -lnccl loads from
+    it."""
+    d = t.workdir("llp_tunables")
+    llp = t.fake_nccl(f"{d}/llp", version=14)
+    decoy = t.fake_nccl(f"{d}/x", version=15)
+    env = {"LD_LIBRARY_PATH": f"{d}/llp", "GLIBC_TUNABLES": "glibc.malloc.check=0:LD_LIBRARY_PATH=x"}
+    direct = t.version_prog(d, "direct", [f"-L{d}/llp", "-l:libnccl.so.2"])
+    t.equal(t.run([direct], env=env, cwd=d, check_rc=0).stdout, "rc=0 version=14\n", "plain")
+    out = t.run([client(d), "call", "ncclGetVersion"], env=env, cwd=d, check_rc=0).stdout
+    t.contains(out, "ncclGetVersion: rc=0 value=14", f"the first call (not {decoy})")
+    t.equal(loaded_line(out), f"loaded={llp} step=LD_LIBRARY_PATH copies=1", "loaded")
+
+
+@case
 def step_ld_so_cache():
     """With no variable set, the real NCCL comes from ld.so.cache."""
     r = t.run(["/sbin/ldconfig", "-p"])

@@ -58,36 +58,35 @@ int lz_dl_opening(void)
     return opening;
 }
 
-/* This thread's id, while it runs a search: asked of the kernel once per
- * search, where each of the search's calls into the dynamic linker and its
- * lock need it (a system call apiece). Forgotten when the outermost search
- * ends and in a forked child (lz_dl_child, run by the forking thread), whose
- * thread has an id of its own. */
-static __thread int search_tid;
+/* The thread's epoch: a new one each time the thread may have become
+ * another process's or another search's (a search begins or ends, a
+ * child's fork handler, a library's constructors, the program's chooser),
+ * any of which can fork, with _Fork without a fork handler: what a search
+ * keeps about its thread (lz_ldlock.c's id) holds for one epoch. */
+static __thread unsigned epoch;
+
+unsigned lz_dl_epoch(void)
+{
+    return epoch;
+}
+
+void lz_dl_epoch_next(void)
+{
+    epoch++;
+}
 
 int lz_dl_searching(int on)
 {
     int was = searching;
     searching = on;
     if (!was || !on)
-        search_tid = 0;
+        epoch++;
     return was;
 }
 
 int lz_dl_in_search(void)
 {
     return searching;
-}
-
-int lz_dl_tid(void)
-{
-    int tid = search_tid;
-    if (tid)
-        return tid;
-    tid = (int)syscall(SYS_gettid);
-    if (searching)
-        search_tid = tid;
-    return tid;
 }
 
 void lz_dl_adopt(void)
@@ -240,6 +239,7 @@ void *lz_dlopen(const char *path, int flags, const char **why)
     opening++;
     void *h = dlopen(path, flags);
     opening--;
+    epoch++; /* the library's constructors ran */
     const char *e = h ? NULL : dlerror();
     leave(taken);
     *why = e ? e : "dlopen failed";
@@ -355,7 +355,7 @@ void lz_dl_child(void)
 {
     static const pthread_mutex_t fresh_mu = PTHREAD_MUTEX_INITIALIZER;
     static const pthread_cond_t fresh_cv = PTHREAD_COND_INITIALIZER;
-    search_tid = 0;
+    epoch++;
     /* Ours, by the count; any thread's while it adds or removes objects,
      * by the dynamic linker's own debugger interface. */
     if (__atomic_load_n(&gate_open, __ATOMIC_RELAXED) > 0 ||

@@ -82,8 +82,11 @@ LZ_HIDDEN int lz_dl_searching(int on);
 /* 1 while the calling thread runs a search (lz_dl_searching). */
 LZ_HIDDEN int lz_dl_in_search(void);
 
-/* The calling thread's id (gettid), asked once per search. */
-LZ_HIDDEN int lz_dl_tid(void);
+/* The calling thread's epoch (lz_dl.c): it changes whenever the thread may
+ * have become another process's or another search's; lz_dl_epoch_next
+ * starts a new one after the program's code ran (its chooser). */
+LZ_HIDDEN unsigned lz_dl_epoch(void);
+LZ_HIDDEN void lz_dl_epoch_next(void);
 
 /* 1 while the calling thread is inside lz_dlopen (an indirect function's
  * resolver, called while the objects it loads are relocated, asks). */

@@ -19,6 +19,8 @@ int lz_logging(const lz_lib *lib)
     return __atomic_load_n(&lib->st->log_fn, __ATOMIC_ACQUIRE) || to_stderr(lib);
 }
 
+LZ_DEF_DATA unsigned long lz_log_callbacks;
+
 void lz_vlog(const lz_lib *lib, int callback, const char *fmt, va_list ap)
 {
     lz_log_fn fn = callback ? __atomic_load_n(&lib->st->log_fn, __ATOMIC_ACQUIRE) : NULL;
@@ -29,6 +31,7 @@ void lz_vlog(const lz_lib *lib, int callback, const char *fmt, va_list ap)
     vsnprintf(line + n, sizeof line - 1 - (size_t)n, fmt, ap);
     if (fn) {
         fn(lib->st->log_user, line);
+        __atomic_fetch_add(&lz_log_callbacks, 1, __ATOMIC_RELAXED);
         return;
     }
     /* One fwrite of the line and its newline: fprintf to an unbuffered

@@ -76,11 +76,13 @@ const char *lz_start_getenv(const char *name)
         /* glibc's start-up cut each GLIBC_TUNABLES string here after every
          * setting it knows (a NUL for each ':'), and points the environment
          * at a copy of its own: what followed in the string is no variable
-         * ("...check=0:LD_LIBRARY_PATH=/x"). Skipped by the copy's length. */
+         * ("...check=0:LD_LIBRARY_PATH=/x"). Skipped by the copy's length,
+         * the whole string's: p is left on its last NUL, which the loop
+         * steps past. */
         if (p[0] == 'G' && strncmp(p, "GLIBC_TUNABLES=", 15) == 0) {
             const char *copy = nth_tunables(tunables++);
             if (copy && copy != p && strncmp(copy, p, strlen(p)) == 0)
-                p += strlen(copy) - strlen(p);
+                p += strlen(copy);
         }
     }
     /* A program that set its process title over these strings

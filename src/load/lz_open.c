@@ -71,7 +71,7 @@ static void *open_chosen(const lz_lib *lib, const char *path, const lz_chosen *c
     const char *e;
     lz_asked_box *box = lib->st->asked;
     /* A drop-in: its own load, whoever ld.so sees asking (lz_note.h). */
-    int slot = box ? lz_asked_box_enter(box, lz_dl_tid()) : -1;
+    int slot = box ? lz_asked_box_enter(box, lz_ldlock_tid()) : -1;
     void *handle = lz_dlopen(path, LZ_DLOPEN_FLAGS | lib->dlopen_flags, &e);
     /* A probed file is no shim (the probe saw its exports), so dlopen hands
      * back a shim only where ld.so knows a drop-in by this path: checked in
@@ -251,6 +251,7 @@ char *lz_chosen_file(const lz_lib *lib, const char **step, int may_choose)
     if (!path)
         return NULL;
     void *handle = fn(user, path, PATH_MAX);
+    lz_dl_epoch_next(); /* the program's code ran */
     path[PATH_MAX - 1] = '\0';
     if (handle && !lz_dl_path_of(handle, path, PATH_MAX))
         snprintf(path, PATH_MAX, "(the chooser returned a handle that names no file: the "

@@ -11,6 +11,7 @@
 #include "process/lz_ldlock.h"
 #include "process/lz_objects.h"
 #include "base/lz_dl.h"
+#include "base/lz_log.h"
 
 #include <dirent.h>
 #include <elf.h>
@@ -294,13 +295,38 @@ static void give_back(pthread_mutex_t *m)
         syscall(SYS_futex, &m->__data.__lock, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
+/* This thread's id, as the lock's owner field holds it: asked of the
+ * kernel once per search, where each of the search's calls into the
+ * dynamic linker takes the lock (a system call apiece), and again in each
+ * new epoch of the thread (lz_dl_epoch) and after the program's log
+ * callback returned (lz_log_callbacks): either may have forked with _Fork,
+ * which runs no fork handler, and an id taken in the parent would hold the
+ * child's lock for a thread it does not have: every dlopen of the child
+ * would wait for it (fork_without_handlers_from_a_callback). */
+static __thread int tid_kept;
+static __thread unsigned tid_epoch;
+static __thread unsigned long tid_callbacks;
+
+int lz_ldlock_tid(void)
+{
+    unsigned e = lz_dl_epoch();
+    unsigned long callbacks = __atomic_load_n(&lz_log_callbacks, __ATOMIC_RELAXED);
+    if (tid_kept && tid_epoch == e && tid_callbacks == callbacks)
+        return tid_kept;
+    int tid = (int)syscall(SYS_gettid);
+    tid_kept = lz_dl_in_search() ? tid : 0;
+    tid_epoch = e;
+    tid_callbacks = callbacks;
+    return tid;
+}
+
 /* Until the lock is free (take: until this thread holds it, trylock
  * succeeding), or its holder waits for this thread for good: 1 taken, 0
  * free or this thread's (not taken), -1 with the reason in why. */
 static int settle(pthread_mutex_t *lock, int take, char *why, size_t size)
 {
     /* A free lock is waited for without this thread's id (a system call). */
-    int me = take ? lz_dl_tid() : 0;
+    int me = take ? lz_ldlock_tid() : 0;
     long pause_ns = 100000;
     for (;;) {
         if (take && try_take(lock, me) == 0)
@@ -309,7 +335,7 @@ static int settle(pthread_mutex_t *lock, int take, char *why, size_t size)
         if (!take && owner == 0)
             return 0;
         if (!me)
-            me = lz_dl_tid();
+            me = lz_ldlock_tid();
         if (!take && owner == me)
             return 0;
         if (owner == me)

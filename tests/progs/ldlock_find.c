@@ -13,11 +13,18 @@
 static unsigned char *copy;
 static size_t copy_size;
 
-/* The thread's id, as the runtime asks it (base/lz_dl.c). */
-int lz_dl_tid(void)
+/* The thread's epoch and the log's callbacks (base/lz_dl.c, lz_log.c). */
+unsigned lz_dl_epoch(void)
 {
-    return (int)syscall(SYS_gettid);
+    return 0;
 }
+
+int lz_dl_in_search(void)
+{
+    return 0;
+}
+
+unsigned long lz_log_callbacks;
 
 /* The runtime's lookup, answered with the copy. */
 void *lz_objects_ldso_symbol(const char *name, size_t *size)
