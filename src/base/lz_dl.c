@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 

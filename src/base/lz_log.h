@@ -17,7 +17,8 @@ LZ_HIDDEN void lz_log(const lz_lib *lib, const char *fmt, ...)
 LZ_HIDDEN void lz_vlog(const lz_lib *lib, int callback, const char *fmt, va_list ap);
 
 /* How many times the program's log callback has returned, in any thread:
- * code the runtime does not own ran (lz_dl.c asks the thread's id again). */
+ * code the runtime does not own ran (process/lz_ldlock.c asks the
+ * thread's id again). */
 LZ_DECL_DATA unsigned long lz_log_callbacks;
 
 /* 1 when the library's log is on (a callback, or the debug variable). */

@@ -41,7 +41,8 @@ LZ_HIDDEN lz_ldlock_mark lz_ldlock_clear(void);
 LZ_HIDDEN void lz_ldlock_restore(lz_ldlock_mark mark);
 
 /* The calling thread's id (gettid), asked once per search and epoch of
- * the thread (lz_dl_epoch). */
+ * the thread (lz_dl_epoch), and again after the program's log callback
+ * returned. */
 LZ_HIDDEN int lz_ldlock_tid(void);
 
 /* lz_ldlock_take and lz_ldlock_give as lz_dl.c's guard. */
