@@ -263,7 +263,7 @@ class ShimWriter:
 
     def __init__(self, spec, spec_display, headers, functions, macros, control_prefix=None,
                  inline_extras=False, arch="x86_64", library_functions=(), enums=None,
-                 has_variables=True, control_apart=False):
+                 has_variables=True, control_apart=False, dependency_functions=()):
         self.spec, self.spec_display, self.headers = spec, spec_display, headers
         self.control_apart = control_apart
         self.enums = enums or {}
@@ -281,6 +281,10 @@ class ShimWriter:
         if stops:
             self.notes.append(stops)
         self.answers = [e for e in self.exports if e.name in spec.own_answers]
+        # What the library's dependencies define for it (ncurses' libtinfo
+        # its curses_version): no candidate's own table holds them, so
+        # none is asked for them; dlsym finds them once it is loaded.
+        self.from_deps = [e for e in self.exports if e.name in dependency_functions and not e.family]
         for e in self.answers:
             if e.fn.ret != "const char *" or e.fn.variadic:
                 raise GenError(f"{spec.path} [own_answers]",
@@ -487,6 +491,15 @@ class ShimWriter:
             own = {e.sym for e in self.answers}
             rel_table(self.w, f"lz_answers_{i_d}", i_d,
                       [f"lz_a_{e.sym}" if e.sym in own else None for e in exports])
+        if self.from_deps:
+            deps = {e.sym for e in self.from_deps}
+            bits = [0] * ((len(exports) + 7) // 8)
+            for k, e in enumerate(exports):
+                if e.sym in deps:
+                    bits[k // 8] |= 1 << (k % 8)
+            self.w(f"/* The {len(deps)} names the library's dependencies define for it, a bit each. */\n"
+                   f"static const unsigned char lz_from_deps_{i_d}[] = {{"
+                   + ", ".join(str(b) for b in bits) + "};\n")
         self.w("\n")
 
     def write_version(self):
@@ -539,6 +552,8 @@ class ShimWriter:
                                                   "companions", "companions_for")]
         if self.answers:
             fields += [("answers", f"lz_answers_{i_d}"), ("reals", f"lz_reals_{i_d}")]
+        if self.from_deps:
+            fields.append(("from_deps", f"lz_from_deps_{i_d}"))
         if self.version:
             fields.append(("version", f"lz_version_{i_d}"))
         fields += [("peers", f"lz_peers_{i_d}"),
@@ -647,16 +662,19 @@ class ShimWriter:
 
 def emit(spec, spec_display, headers, functions, macros, control_prefix=None,
          inline_extras=False, arch="x86_64", library_functions=(), enums=None, has_variables=True,
-         control=None):
+         control=None, dependency_functions=()):
     """The shim's C text, its exports and the generator's notes (ShimWriter).
     library_functions: the real library's function names, for those no
-    header declares; enums: a C++ header's enumerators (model.enumerators);
+    header declares; dependency_functions: the names its dependencies define
+    (find_library.dependency_names) that it does not; enums: a C++ header's
+    enumerators (model.enumerators);
     has_variables: whether the shim serves variables too (emit_data);
     control: a list that receives the text of <id>_control.c, whose
     control API the static archive takes instead of the stubs' own."""
     writer = ShimWriter(spec, spec_display, headers, functions, macros, control_prefix,
                         inline_extras, arch, library_functions, enums, has_variables,
-                        control_apart=control is not None)
+                        control_apart=control is not None,
+                        dependency_functions=dependency_functions)
     text = writer.write()
     if control is not None:
         control.append(writer.control_file())

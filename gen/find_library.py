@@ -116,3 +116,33 @@ def find_libraries(spec, cc, include_dir, library_dirs):
             f"[library] (true: one node named after the SONAME, or the node's name), or name "
             f"its directory with -Dlibrary_dirs=DIR (searched: {', '.join(searched)}{over})")
     return "".join(lines), warnings
+
+
+def dependency_names(library, cc):
+    """The names the real library's dependencies define (its DT_NEEDED and
+    theirs, breadth first, each found beside the library or where the
+    linker looks): where dlsym through the library's handle finds what the
+    library itself does not define (ncurses' curses_version, libtinfo's).
+    Empty where the library or a dependency is not found."""
+    names, seen = set(), set()
+    first = elfvers.read(library)
+    queue, where = list(first.needed), [os.path.dirname(os.path.abspath(library))] + linker_dirs(cc)
+    while queue:
+        soname = queue.pop(0)
+        if soname in seen:
+            continue
+        seen.add(soname)
+        for d in where:
+            path = os.path.join(d, soname)
+            if not os.path.isfile(path):
+                continue
+            try:
+                v = elfvers.read(path)
+            except GenError:
+                continue
+            if v.machine != first.machine:
+                continue
+            names.update(v.symbols)
+            queue += v.needed
+            break
+    return names

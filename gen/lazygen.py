@@ -33,7 +33,7 @@ from emit_data import emit_data  # noqa: E402
 from emit_stubs import emit, emit_header  # noqa: E402
 from exports import export_names  # noqa: E402
 from find_header import find_include, include_path  # noqa: E402
-from find_library import find_libraries  # noqa: E402
+from find_library import dependency_names, find_libraries  # noqa: E402
 from install_tables import control_header, public_header, python_libraries, registry  # noqa: E402
 from model import enumerators, macro_values, parse_functions, preprocess, target_arch  # noqa: E402
 from output import say, write_if_changed  # noqa: E402
@@ -301,6 +301,9 @@ def cmd_generate(a, cc):
     # The spec's symbol list, else the real library found at build time.
     library = symlist.read(spec.symbols) if spec.symbols else \
         elfvers.read(a.library) if a.library else None
+    # What dlsym finds through the library's dependencies and not in it.
+    from_deps = dependency_names(a.library, cc) - set(library.symbols) \
+        if library and a.library and not spec.symbols else set()
     enums = enumerators(cc, spec, a.include_dir) if spec.language == "c++" and headers else None
     # The functions and the variables are checked apart, and every problem
     # of both named in one run.
@@ -310,7 +313,7 @@ def cmd_generate(a, cc):
     shim = problems.check(emit, spec, spec_display, headers, functions, macros, arch=arch,
                           library_functions=library.functions - library.vague
                           if library else (), enums=enums, has_variables=not data or bool(data[2]),
-                          control=control)
+                          control=control, dependency_functions=from_deps)
     problems.raise_any()
     c_text, exports, notes = shim
     d_text, hook_text, data_names, data_notes = data

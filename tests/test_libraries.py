@@ -953,6 +953,40 @@ def ncurses_variables_both_ways():
 
 
 @case
+def ncurses_names_of_its_dependency():
+    """curses.h declares functions that libtinfo, libncursesw's dependency,
+    defines (curses_version, cbreak): the build reads them there, and the
+    first call does not ask a copy of libncursesw for them. A program
+    whose first call is curses_version, and one that requires cbreak
+    (LAZYNCURSES_REQUIRE), through the shared and the static shim: the
+    output is the real library's, and the log chooses the first copy,
+    with no "lacks" line for any."""
+    if not os.path.exists(t.shim("ncurses")):
+        raise t.Skip("liblazyncurses was not built (no curses.h: libncurses-dev)")
+    d = t.workdir("ncurses_dependency_names")
+    src = f"{d}/version.c"
+    with open(src, "w") as f:
+        f.write("#include <curses.h>\n#include <stdio.h>\n"
+                "int main(void) { printf(\"%s\\n\", curses_version()); return 0; }\n")
+    direct = t.compile_c(f"{d}/direct", [src, "-lncursesw"] + t.sanitizer_link_args())
+    shared = t.compile_c(f"{d}/shared", [src] + t.link_shim_args("ncurses"))
+    static = t.compile_c(f"{d}/static", [src, f"-I{t.SOURCE}/include", t.shim("ncurses", static=True),
+                                         os.path.join(t.SHIMS, "liblzruntime.a"), "-ldl", "-lpthread"]
+                         + t.sanitizer_link_args())
+    want = t.run([direct], check_rc=0).stdout
+    t.check(want.startswith("ncurses "), f"curses_version through -lncursesw: {want!r}")
+    for prog in (shared, static):
+        for env in ({}, {"LAZYNCURSES_REQUIRE": "cbreak,curs_set"}):
+            what = f"{os.path.basename(prog)} {env}"
+            r = t.run([prog], env=dict(env, LAZYNCCL_DEBUG="1"), check_rc=0)
+            t.equal(r.stdout, want, what)
+            t.check("lacks" not in r.stderr and "last resort" not in r.stderr,
+                    f"{what}: a copy judged on a name of its dependency:\n{r.stderr}")
+            steps = [line for line in r.stderr.splitlines() if line.endswith(": chosen")]
+            t.equal(len(steps), 1, f"{what}: one candidate judged, chosen:\n{r.stderr}")
+
+
+@case
 def lazygen_by_hand_finds_system_headers():
     """lazygen generate with no --include-dir finds zlib.h where the
     compiler looks, as docs/reference/spec.md says."""

@@ -231,6 +231,10 @@ typedef struct lz_lib {
     const char *const *companions_for;
     const lz_fnrel *answers;        /* own answers once loaded, or 0 entries */
     lz_fn *reals;                   /* the real functions behind them */
+    /* A bit per sym (NULL: none): names the library's dependencies define
+     * for it (ncurses' libtinfo, curses_version), which no candidate's own
+     * table holds; dlsym finds them through the loaded library. */
+    const unsigned char *from_deps;
     const lz_sym *syms;
     const char *names;              /* the syms' names, '\0'-separated */
     const uint32_t *by_name;        /* the syms' indices in their names' strcmp order */
@@ -253,6 +257,12 @@ typedef struct lz_lib {
 static inline __attribute__((unused)) const char *lz_sym_name(const lz_lib *lib, const lz_sym *s)
 {
     return lib->names + s->name;
+}
+
+/* 1 when the library's dependencies define syms[i] for it (lz_lib.from_deps). */
+static inline __attribute__((unused)) int lz_sym_from_deps(const lz_lib *lib, size_t i)
+{
+    return lib->from_deps && (lib->from_deps[i / 8] >> (i % 8) & 1);
 }
 
 /* NULL for a name of no family. */

@@ -53,12 +53,21 @@ static long long symbol_count(lz_elfview *v, const lz_elftags *t)
     unsigned long long boff = lz_elfview_offset(v, buckets, 4ull * nbuckets);
     if (boff == (unsigned long long)-1)
         return -1;
+    /* The buckets a window's worth at a time, not a word each: a library
+     * of a thousand names has hundreds. */
     uint32_t last = 0;
-    for (uint32_t b = 0; b < nbuckets; b++) {
-        if (read_word(v, boff + 4ull * b, &w))
+    size_t per = v->win_cap / 4;
+    for (uint32_t b = 0; b < nbuckets;) {
+        size_t n = nbuckets - b < per ? nbuckets - b : per;
+        const unsigned char *p = lz_elfview_at(v, boff + 4ull * b, 4 * n);
+        if (!p)
             return -1;
-        if (w > last)
-            last = w;
+        for (size_t k = 0; k < n; k++) {
+            memcpy(&w, p + 4 * k, 4);
+            if (w > last)
+                last = w;
+        }
+        b += (uint32_t)n;
     }
     if (last < symoffset)
         return symoffset;

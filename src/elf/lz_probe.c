@@ -220,12 +220,12 @@ static int probe(const lz_lib *lib, const char *path, const char *const *extra, 
         return rc;
     const char *ask[LZ_PROBE_ASK_MAX];
     char marker[128];
-    int lean = lib && !many_questions(lib)
-                   ? lean_questions(lib, extra, ask, LZ_PROBE_ASK_MAX, marker, sizeof marker) : -1;
+    int many = many_questions(lib);
+    int lean = !many ? lean_questions(lib, extra, ask, LZ_PROBE_ASK_MAX, marker, sizeof marker) : -1;
     if (lz_elffile_read(fd, size, lean >= 0 ? ask : NULL, &p->elf, p->reason, sizeof p->reason) != 0) {
         rc = LZ_PROBE_REJECTED;
     } else {
-        if (p->elf.names && (many_questions(lib) || lean < 0)) {
+        if (p->elf.names && (many || lean < 0)) {
             qsort(p->elf.names, p->elf.nnames, sizeof *p->elf.names, by_name);
             p->sorted = 1;
         }

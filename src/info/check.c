@@ -186,7 +186,7 @@ static int missing_names(const lz_lib *lib, const unsigned char *marks, const ch
     for (size_t j = 0; j < lib->nsyms; j++) {
         const lz_sym *s = &lib->syms[j];
         if (!marks[j] || lz_probe_exports(&p, lz_sym_name(lib, s)) ||
-            (lib->answers && lz_fn_at(lib->answers, j)))
+            (lib->answers && lz_fn_at(lib->answers, j)) || lz_sym_from_deps(lib, j))
             continue;
         int older = 0;
         for (size_t k = 0; s->family && s->major >= 0 && k < lib->nsyms && !older; k++)
