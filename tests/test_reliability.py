@@ -227,6 +227,29 @@ def fork_without_handlers_from_a_callback():
                     f"{kind} shim, _Fork from the {how}: {r.stderr[-600:]}")
 
 
+@case
+def fork_handler_first_call_from_a_search():
+    """A fork made from inside NCCL's first call (its log callback forks),
+    in a program whose child fork handler, registered before the shims'
+    (tests/progs/fork_handler_first_call.c), makes NVRTC's first call in
+    the child, both static shims in one program: the child loads NVRTC and
+    exits, where it waited for the lock of the shims' registry that their
+    prepare handler took and their child handler had not yet given back."""
+    t.real_library("libnvrtc.so.13")
+    d = t.workdir("fork_handler_first_call")
+    fake = t.fake_nccl(f"{d}/fake", version=4646)
+    os.makedirs(f"{d}/bad")
+    with open(f"{d}/bad/libnccl.so.2", "w") as f:
+        f.write("not a library\n")  # refused: a log line, and the fork, before the dlopen
+    exe = t.compile_c(os.path.join(d, "prog"),
+                      [os.path.join(t.PROGS, "fork_handler_first_call.c"), t.shim("nccl", static=True),
+                       t.shim("nvrtc", static=True)], t.link_shim_args() + ["-ldl", "-lpthread"])
+    r = t.run(["timeout", "60", exe], env={"LD_LIBRARY_PATH": f"{d}/bad:{os.path.dirname(fake)}"})
+    t.equal((r.returncode, r.stdout),
+            (0, "child: nvrtc rc=0 major>0=1\nparent: rc=0 version=4646\nchild: exited\n"),
+            f"the child's first call from a fork handler: {r.stderr[-600:]}")
+
+
 def mid_map(d):
     """The fork_mid_map program, and a library whose dependency is a FIFO:
     a dlopen of it stays in the mapping phase (r_debug RT_ADD) until the

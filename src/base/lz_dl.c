@@ -45,7 +45,11 @@ void lz_dl_owned(void (*reset)(void), pid_t me)
  * the search ends except by this thread forking (from a log callback), for
  * which this copy's fork handlers, registered long before, run. So
  * lz_dl_adopt skips its check (a getpid: a system call apiece)
- * inside a search: in its windows and in the lock that ends it (lz_once.c). */
+ * inside a search: in its windows and in the lock that ends it (lz_once.c).
+ * Not while a fork is under way: in the child, a handler the program
+ * registered before this copy's runs before this copy's child handler, and
+ * may make a first call of another library of this copy (whose lock the
+ * prepare handler holds) on a thread that still reads as searching. */
 static __thread int searching;
 
 /* Set while this thread is inside lz_dlopen: the objects being relocated
@@ -90,7 +94,7 @@ int lz_dl_in_search(void)
 
 void lz_dl_adopt(void)
 {
-    if (searching)
+    if (searching && !__atomic_load_n(&fork_pending, __ATOMIC_RELAXED))
         return;
     pid_t me = getpid();
     if (__atomic_load_n(&owner_ready, __ATOMIC_ACQUIRE) == me)
@@ -337,7 +341,7 @@ void lz_dl_prefork(void)
     while (gate_open > 0)
         if (pthread_cond_timedwait(&gate_cv, &gate_mu, &until) == ETIMEDOUT)
             break;
-    fork_pending = 1;
+    __atomic_store_n(&fork_pending, 1, __ATOMIC_RELAXED); /* read unlocked by lz_dl_adopt */
     fork_deadline = until;
     pthread_mutex_unlock(&gate_mu);
 }
@@ -345,7 +349,7 @@ void lz_dl_prefork(void)
 void lz_dl_parent(void)
 {
     pthread_mutex_lock(&gate_mu);
-    fork_pending = 0;
+    __atomic_store_n(&fork_pending, 0, __ATOMIC_RELAXED);
     pthread_cond_broadcast(&gate_cv);
     pthread_mutex_unlock(&gate_mu);
 }
@@ -361,7 +365,7 @@ void lz_dl_child(void)
         live_r_debug()->r_state != RT_CONSISTENT)
         __atomic_store_n(&forked_mid_ld, 1, __ATOMIC_RELAXED);
     gate_open = 0;
-    fork_pending = 0;
+    __atomic_store_n(&fork_pending, 0, __ATOMIC_RELAXED);
     gate_mu = fresh_mu;
     gate_cv = fresh_cv;
 }
