@@ -32,8 +32,11 @@ SRC = os.path.normpath(os.path.join(HERE, os.pardir, "src"))
 LIBELF_SPEC = os.path.normpath(os.path.join(HERE, os.pardir, "stubs", "libelf.toml"))
 # What every object of the project is compiled with (meson.build's
 # warning_level=2, werror, c_std=gnu11; src/meson.build's runtime_args).
+# Never link-time optimised (-fno-lto after a --cc that asks for it): the
+# tables are assembly naming C symbols (src/base/lz_runtime.h, lz_fnrel),
+# which LTO's partitions rename or leave in another partition.
 CFLAGS = ["-std=gnu11", "-O2", "-g", "-fPIC", "-fvisibility=hidden", "-D_GNU_SOURCE",
-          "-Wall", "-Wextra", "-Werror"]
+          "-Wall", "-Wextra", "-Werror", "-fno-lto"]
 
 
 def _tag(soname):

@@ -141,6 +141,28 @@ def twodir_built(name, prog):
 
 
 @case
+def build_with_link_time_optimisation_asked():
+    """lazygen build with a --cc that asks for link-time optimisation
+    (-flto=auto, as distributions' package flags do): the shims, whose
+    tables are assembly naming C symbols, are compiled without it, and a
+    program linked with -flto to the shared shim calls zlib."""
+    if not os.path.exists("/usr/include/zlib.h"):
+        raise t.Skip("no zlib.h (zlib1g-dev)")
+    d = t.workdir("lazygen_build_lto")
+    r = lazygen("build", os.path.join(t.SOURCE, "tests", "specs", "zlib.toml"), "--out", f"{d}/out",
+                "--cc", "cc -flto=auto")
+    t.equal((r.returncode, r.stderr[-1500:]), (0, ""), "lazygen build --cc 'cc -flto=auto'")
+    with open(f"{d}/prog.c", "w") as f:
+        f.write('#include <stdio.h>\n#include <zlib.h>\n'
+                'int main(void) { printf("%s\\n", zlibVersion()); return 0; }\n')
+    flags = t.run(["pkg-config", "--cflags", "--libs", "lazyzlib"], env={"PKG_CONFIG_PATH": f"{d}/out"},
+                  check_rc=0).stdout.split()
+    real = t.compile_c(f"{d}/real", [f"{d}/prog.c", "-lz"])
+    shim = t.compile_c(f"{d}/shim", ["-flto=auto", f"{d}/prog.c"] + flags)
+    t.equal(t.run([shim], check_rc=0).stdout, t.run([real], check_rc=0).stdout, "zlibVersion through the shim")
+
+
+@case
 def failure_sets_out_parameters_and_errno():
     """twodir_parse returns NULL and stores an error code when it fails
     (the compile-with-error-code shape); its spec says what the code gets
