@@ -68,16 +68,12 @@ def amalgamate(spec, spec_display, headers, functions, macros, prefix, src_dir, 
            f" * Build it with the {', '.join(spec.headers)} header on the include path,\n"
            f" * -ldl -lpthread on old C libraries, nothing else: the real library is\n"
            f" * loaded on the first call. -DLAZYNCCL_EXPORT_API exports the API from\n"
-           f" * the object it is linked into (hidden by default). */\n",
+           f" * the object it is linked into (hidden by default). Compile it without\n"
+           f" * link-time optimisation (-fno-lto after any -flto): its tables and\n"
+           f" * exports are assembly naming C symbols, which LTO leaves unlinked. */\n",
            _pinned_defines(spec),
            "#ifndef _GNU_SOURCE\n#define _GNU_SOURCE 1\n#endif\n",
            "#define LZ_AMALGAMATION 1\n",
-           # The tables and thunks are assembly naming this file's C symbols:
-           # GCC's link-time optimisation, splitting the file, left a symbol
-           # in another part than the assembly naming it, and the link failed.
-           "/* Kept whole under GCC's -flto: assembly here names C symbols. */\n"
-           "#if defined(__GNUC__) && !defined(__clang__)\n"
-           "#pragma GCC optimize (\"no-toplevel-reorder\")\n#endif\n",
            _source(src_dir, _COMPAT)]
     if libelf:
         out.append("#define LZ_HAVE_LIBELF 1\n")

@@ -123,8 +123,8 @@ def dependency_names(library, cc):
     theirs, breadth first, each found beside the library or where the
     linker looks): where dlsym through the library's handle finds what the
     library itself does not define (ncurses' curses_version, libtinfo's).
-    Empty where the library or a dependency is not found."""
-    names, seen = set(), set()
+    Returns (names, the dependencies not found)."""
+    names, seen, missing = set(), set(), []
     first = elfvers.read(library)
     queue, where = list(first.needed), [os.path.dirname(os.path.abspath(library))] + linker_dirs(cc)
     while queue:
@@ -145,4 +145,6 @@ def dependency_names(library, cc):
             names.update(v.symbols)
             queue += v.needed
             break
-    return names
+        else:
+            missing.append(soname)
+    return names, missing

@@ -302,8 +302,13 @@ def cmd_generate(a, cc):
     library = symlist.read(spec.symbols) if spec.symbols else \
         elfvers.read(a.library) if a.library else None
     # What dlsym finds through the library's dependencies and not in it.
-    from_deps = dependency_names(a.library, cc) - set(library.symbols) \
-        if library and a.library and not spec.symbols else set()
+    from_deps = set()
+    if library and a.library and not spec.symbols:
+        from_deps, missing = dependency_names(a.library, cc)
+        from_deps -= set(library.symbols)
+        if missing:
+            say(f"lazygen: {spec.path}: note: {', '.join(missing)}, needed by {a.library}, not found at "
+                f"build time: a name only it defines is asked of every candidate")
     enums = enumerators(cc, spec, a.include_dir) if spec.language == "c++" and headers else None
     # The functions and the variables are checked apart, and every problem
     # of both named in one run.

@@ -984,6 +984,55 @@ def ncurses_names_of_its_dependency():
                     f"{what}: a copy judged on a name of its dependency:\n{r.stderr}")
             steps = [line for line in r.stderr.splitlines() if line.endswith(": chosen")]
             t.equal(len(steps), 1, f"{what}: one candidate judged, chosen:\n{r.stderr}")
+    # Still needed of the loaded library: lazyncurses_resolve_all counts it,
+    # and names it where the dependency beside the copy lacks it (a libtinfo
+    # whose curses_version is renamed), as the first call then fails.
+    with open(f"{d}/all.c", "w") as f:
+        f.write('#include <curses.h>\n#include <stdio.h>\n#include "lazyncurses_control.h"\n'
+                "int main(void) { char m[4096]; int n = lazyncurses_resolve_all(m, sizeof m);\n"
+                '  printf("%d %s\\n", n, m); return 0; }\n'
+                "const char *(*keep)(void) = curses_version;\n")
+    every = t.compile_c(f"{d}/all", [f"{d}/all.c"] + t.link_shim_args("ncurses"))
+    real = os.path.realpath(t.real_library("libncursesw.so.6"))
+    tinfo = os.path.realpath(os.path.join(os.path.dirname(real), "libtinfo.so.6"))
+    os.makedirs(f"{d}/renamed")
+    shutil.copy(real, f"{d}/renamed/libncursesw.so.6")
+    with open(tinfo, "rb") as f:
+        data = f.read()
+    t.check(data.count(b"\0curses_version\0") == 1, "libtinfo's dynamic string table names curses_version")
+    with open(f"{d}/renamed/libtinfo.so.6", "wb") as f:
+        f.write(data.replace(b"\0curses_version\0", b"\0curses_versioX\0"))
+    for env, want in (({}, "lacks 0 of the 1 functions this process needs"),
+                      ({"LD_LIBRARY_PATH": f"{d}/renamed"},
+                       "lacks 1 of the 1 functions this process needs: curses_version")):
+        r = t.run([every], env=env, check_rc=0)
+        t.contains(r.stdout, want, f"resolve_all {env}")
+        t.check(r.stdout.startswith("0 " if not env else "1 "), f"resolve_all's count {env}: {r.stdout}")
+
+
+@case
+def ncurses_dependency_not_found_at_build_time():
+    """Generated against a copy of libncursesw.so.6 whose DT_NEEDED names a
+    libtinfo that is nowhere: the build says so in a note, and the shim
+    marks no name as its dependency's (every one is asked of a candidate);
+    against the real library, the note is absent and the names are marked."""
+    if not os.path.exists(t.shim("ncurses")):
+        raise t.Skip("liblazyncurses was not built (no curses.h: libncurses-dev)")
+    d = t.workdir("ncurses_dependency_missing")
+    real = os.path.realpath(t.real_library("libncursesw.so.6"))
+    with open(real, "rb") as f:
+        data = f.read()
+    t.check(data.count(b"\0libtinfo.so.6\0") == 1, "libncursesw's DT_NEEDED names libtinfo.so.6")
+    with open(f"{d}/libncursesw.so.6", "wb") as f:
+        f.write(data.replace(b"\0libtinfo.so.6\0", b"\0libtinfX.so.6\0"))
+    spec = os.path.join(t.SOURCE, "tests", "specs", "ncurses.toml")
+    for lib, note in ((real, False), (f"{d}/libncursesw.so.6", True)):
+        r = lazygen("generate", spec, "--library", lib, "--out-c", f"{d}/stubs.c", "--out-data", f"{d}/data.c",
+                    "--out-hooks", f"{d}/hooks.c")
+        t.equal(r.returncode, 0, f"generation against {lib}: {r.stderr[-1500:]}")
+        said = f"libtinfX.so.6, needed by {lib}, not found at build time: a name only it defines is asked of every candidate"
+        t.equal(said in " ".join(r.stderr.split()), note, f"the note, against {lib}:\n{r.stderr}")
+        t.equal(".from_deps = " in open(f"{d}/stubs.c").read(), not note, f"names marked, against {lib}")
 
 
 @case

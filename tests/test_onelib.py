@@ -495,6 +495,25 @@ def extra_spec_relative_to_the_source_root():
 
 
 @case
+def meson_build_with_link_time_optimisation_refused():
+    """The Meson build asked for link-time optimisation (-flto in CFLAGS,
+    as distributions' package flags carry it, or -Db_lto=true) stops at
+    configuration saying why and what to set, where it built shims that
+    export nothing (LTO objects) or failed to link; -fno-lto after it
+    configures."""
+    d = t.workdir("meson_lto")
+    base = ["meson", "setup", "-Dtests=false", "-Dbench=false", "-Ddemo=false"]
+    for what, args, env in (("CFLAGS", [], {"CFLAGS": "-O2 -flto=auto -ffat-lto-objects"}),
+                            ("b_lto", ["-Db_lto=true"], {})):
+        r = t.run(base + [f"{d}/{what}", t.SOURCE] + args, env=env)
+        t.check(r.returncode != 0, f"{what}: refused")
+        t.contains(r.stdout + r.stderr, "lazynccl cannot be built with link-time optimisation (-flto in "
+                   "CFLAGS or LDFLAGS, or -Db_lto=true)", f"{what}: the reason")
+    r = t.run(base + [f"{d}/off", t.SOURCE], env={"CFLAGS": "-flto=auto -fno-lto"})
+    t.equal(r.returncode, 0, f"-fno-lto after -flto: {r.stdout[-1500:]}")
+
+
+@case
 def cmake_package_for_a_shim_not_installed():
     """A shim not installed has a CMake package where it was made, as it
     has a pkg-config file: `lazygen build`'s OUT and the Meson build's

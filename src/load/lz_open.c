@@ -111,9 +111,10 @@ static void *open_chosen(const lz_lib *lib, const char *path, const lz_chosen *c
     return NULL;
 }
 
-/* The names a candidate is asked about: the first call's (unless the
- * library's dependencies define it), then every one marked
- * (NULL-terminated, malloc'd; NULL when out of memory). */
+/* The names a candidate is asked about: the first call's, then every one
+ * marked, but those the library's dependencies define, which no
+ * candidate's own table holds (NULL-terminated, malloc'd; NULL when out of
+ * memory). */
 static const char **asks_of(const lz_lib *lib, const lz_sym *want, const unsigned char *marks)
 {
     size_t n = 0;
@@ -126,7 +127,7 @@ static const char **asks_of(const lz_lib *lib, const lz_sym *want, const unsigne
     if (want && !lz_sym_from_deps(lib, (size_t)(want - lib->syms)))
         asks[k++] = lz_sym_name(lib, want);
     for (size_t i = 0; marks && i < lib->nsyms; i++)
-        if (marks[i] && &lib->syms[i] != want)
+        if (marks[i] && &lib->syms[i] != want && !lz_sym_from_deps(lib, i))
             asks[k++] = lz_sym_name(lib, &lib->syms[i]);
     asks[k] = NULL;
     return asks;

@@ -52,10 +52,11 @@ unsigned char *lz_needed_marks(const lz_lib *lib)
             marks[i] |= listed(env, name) || listed(api, name);
         }
     /* A function the shim answers itself where the library lacks it
-     * (ncclGetLastError) is served by any copy; one its dependencies
-     * define is in no copy's own table. */
-    for (size_t i = 0; (lib->answers || lib->from_deps) && i < lib->nsyms; i++)
-        if ((lib->answers && lz_fn_at(lib->answers, i)) || lz_sym_from_deps(lib, i))
+     * (ncclGetLastError) is served by any copy. (One its dependencies
+     * define stays needed: no candidate is asked for it, lz_open.c, but
+     * the loaded library is, by dlsym.) */
+    for (size_t i = 0; lib->answers && i < lib->nsyms; i++)
+        if (lz_fn_at(lib->answers, i))
             marks[i] = 0;
     return marks;
 }
