@@ -203,4 +203,5 @@ def pkg_config(spec, out, include, static=False, beside=True, flags=()):
             f"Description: {spec.description}\nVersion: 0\n"
             f"Cflags: {cflags}\n"
             f"Libs: {libs}\n"
-            f"Libs.private: -ldl -lpthread\n")
+            # the archive's Libs carry them already (--static would say them twice)
+            + ("" if static else "Libs.private: -ldl -lpthread\n"))

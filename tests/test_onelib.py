@@ -145,7 +145,8 @@ def build_with_link_time_optimisation_asked():
     """lazygen build with a --cc that asks for link-time optimisation
     (-flto=auto, as distributions' package flags do): the shims, whose
     tables are assembly naming C symbols, are compiled without it, and a
-    program linked with -flto to the shared shim calls zlib."""
+    program linked with -flto to the shared shim calls zlib. (And the
+    archive's pkg-config file names -ldl and -lpthread once under --static.)"""
     if not os.path.exists("/usr/include/zlib.h"):
         raise t.Skip("no zlib.h (zlib1g-dev)")
     d = t.workdir("lazygen_build_lto")
@@ -160,6 +161,9 @@ def build_with_link_time_optimisation_asked():
     real = t.compile_c(f"{d}/real", [f"{d}/prog.c", "-lz"])
     shim = t.compile_c(f"{d}/shim", ["-flto=auto", f"{d}/prog.c"] + flags)
     t.equal(t.run([shim], check_rc=0).stdout, t.run([real], check_rc=0).stdout, "zlibVersion through the shim")
+    static = t.run(["pkg-config", "--static", "--libs", "lazyzlib-static"], env={"PKG_CONFIG_PATH": f"{d}/out"},
+                   check_rc=0).stdout.split()
+    t.equal((static.count("-ldl"), static.count("-lpthread")), (1, 1), f"the archive's libraries once: {static}")
 
 
 @case
