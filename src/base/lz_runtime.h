@@ -265,6 +265,15 @@ static inline __attribute__((unused)) int lz_sym_from_deps(const lz_lib *lib, si
     return lib->from_deps && (lib->from_deps[i / 8] >> (i % 8) & 1);
 }
 
+/* 1 when a candidate serves syms[i] whatever its own table holds: the shim
+ * answers it itself where the library lacks it (ncclGetLastError), or the
+ * library's dependencies define it (judged by dlsym once loaded). The one
+ * rule of the first call's judge (lz_candidate.c) and lazynccl-info --check. */
+static inline __attribute__((unused)) int lz_sym_any_copy(const lz_lib *lib, size_t i)
+{
+    return (lib->answers && lz_fn_at(lib->answers, i)) || lz_sym_from_deps(lib, i);
+}
+
 /* NULL for a name of no family. */
 static inline __attribute__((unused)) const char *lz_sym_family(const lz_lib *lib, const lz_sym *s)
 {

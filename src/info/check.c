@@ -172,8 +172,8 @@ static void on_event(void *ctx, const lz_event *ev)
 }
 
 /* The names marked that the file does not export (a versioned one served
- * by an older version of its major, and a name the shim answers itself,
- * are not missing), ", "-separated in out; and the first one's importer. */
+ * by an older version of its major, and one any copy serves,
+ * lz_sym_any_copy, are not missing), ", "-separated in out; and the first one's importer. */
 static int missing_names(const lz_lib *lib, const unsigned char *marks, const char *path,
                          const check_closure *c, char *out, size_t size)
 {
@@ -185,8 +185,7 @@ static int missing_names(const lz_lib *lib, const unsigned char *marks, const ch
         return 0;
     for (size_t j = 0; j < lib->nsyms; j++) {
         const lz_sym *s = &lib->syms[j];
-        if (!marks[j] || lz_probe_exports(&p, lz_sym_name(lib, s)) ||
-            (lib->answers && lz_fn_at(lib->answers, j)) || lz_sym_from_deps(lib, j))
+        if (!marks[j] || lz_probe_exports(&p, lz_sym_name(lib, s)) || lz_sym_any_copy(lib, j))
             continue;
         int older = 0;
         for (size_t k = 0; s->family && s->major >= 0 && k < lib->nsyms && !older; k++)

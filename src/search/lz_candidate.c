@@ -170,12 +170,7 @@ static int load(lz_search *w, const char *step, const char *path, lz_probe *p)
 static int score_name(const lz_search *w, const lz_probe *p, const lz_sym *want)
 {
     const lz_lib *lib = w->lib;
-    /* A function the shim answers itself where the library lacks it is
-     * served by any copy, and so is one the library's dependencies define
-     * (judged by dlsym once loaded). */
-    size_t i = (size_t)(want - lib->syms);
-    if (lz_probe_exports(p, lz_sym_name(lib, want)) ||
-        (lib->answers && lz_fn_at(lib->answers, i)) || lz_sym_from_deps(lib, i))
+    if (lz_probe_exports(p, lz_sym_name(lib, want)) || lz_sym_any_copy(lib, (size_t)(want - lib->syms)))
         return 2;
     if (!want->family)
         return 0;
