@@ -123,10 +123,11 @@ def dependency_names(library, cc):
     theirs, breadth first, each found beside the library or where the
     linker looks): where dlsym through the library's handle finds what the
     library itself does not define (ncurses' curses_version, libtinfo's).
-    Returns (names, the dependencies not found)."""
+    library: the real library as elfvers.read gave it. Returns (names, the
+    dependencies not found)."""
     names, seen, missing = set(), set(), []
-    first = elfvers.read(library)
-    queue, where = list(first.needed), [os.path.dirname(os.path.abspath(library))] + linker_dirs(cc)
+    queue = list(library.needed)
+    where = [os.path.dirname(os.path.abspath(library.path))] + linker_dirs(cc)
     while queue:
         soname = queue.pop(0)
         if soname in seen:
@@ -140,7 +141,7 @@ def dependency_names(library, cc):
                 v = elfvers.read(path)
             except GenError:
                 continue
-            if v.machine != first.machine:
+            if v.machine != library.machine:
                 continue
             names.update(v.symbols)
             queue += v.needed

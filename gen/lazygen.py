@@ -304,7 +304,7 @@ def cmd_generate(a, cc):
     # What dlsym finds through the library's dependencies and not in it.
     from_deps = set()
     if library and a.library and not spec.symbols:
-        from_deps, missing = dependency_names(a.library, cc)
+        from_deps, missing = dependency_names(library, cc)
         from_deps -= set(library.symbols)
         if missing:
             say(f"lazygen: {spec.path}: note: {', '.join(missing)}, needed by {a.library}, not found at "
